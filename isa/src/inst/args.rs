@@ -1,0 +1,267 @@
+//! Operand kinds, their access modes and where their bits sit in the instruction word.
+
+/// What an operand is, which decides how it is parsed, printed, encoded and checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OperandKind {
+    /// `$mN`.
+    MReg,
+    /// `$aN`.
+    AReg,
+    /// `$mN:N+1`, N even.
+    MPair,
+    /// `$aN:N+1`, N even (`$azeros` = `$a14:15`).
+    APair,
+    /// `$aN:N+3`, N a multiple of 4.
+    AQuad,
+    /// `$mN+=`: a register that is read and post-incremented.
+    MRegPostInc,
+    /// `$mN:N+1+=`: a triple-packed address pair that is read and post-incremented.
+    MPairPostInc,
+    /// Unsigned immediate; width from the field.
+    Unsigned,
+    /// Signed (two's complement) immediate; width from the field.
+    Signed,
+    /// Code address: written as a byte address or label, encoded as a word address.
+    Target,
+    /// Lower-space CSR (`get`/`put`): a name like `$WSR` or a number.
+    LowerCsr,
+    /// Upper-space CSR (`uget`/`uput`): a name like `$FP_CTL` or a number.
+    UpperCsr,
+    /// Data word address for `send`: written as a byte address, encoded as a word address.
+    WordAddress,
+}
+
+impl OperandKind {
+    /// How many consecutive registers the operand names (0 for immediates).
+    pub fn register_width(self) -> u8 {
+        match self {
+            OperandKind::MReg | OperandKind::AReg | OperandKind::MRegPostInc => 1,
+            OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => 2,
+            OperandKind::AQuad => 4,
+            OperandKind::Unsigned
+            | OperandKind::Signed
+            | OperandKind::Target
+            | OperandKind::LowerCsr
+            | OperandKind::UpperCsr
+            | OperandKind::WordAddress => 0,
+        }
+    }
+
+    pub fn is_register(self) -> bool {
+        self.register_width() > 0
+    }
+
+    /// The register file of a register operand.
+    pub fn register_file(self) -> Option<crate::registers::RegisterFile> {
+        use crate::registers::RegisterFile;
+        match self {
+            OperandKind::MReg | OperandKind::MPair | OperandKind::MRegPostInc | OperandKind::MPairPostInc => {
+                Some(RegisterFile::M)
+            }
+            OperandKind::AReg | OperandKind::APair | OperandKind::AQuad => Some(RegisterFile::A),
+            OperandKind::Unsigned
+            | OperandKind::Signed
+            | OperandKind::Target
+            | OperandKind::LowerCsr
+            | OperandKind::UpperCsr
+            | OperandKind::WordAddress => None,
+        }
+    }
+
+    /// Human description used in error messages and the reference.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OperandKind::MReg => "an MRF register ($mN)",
+            OperandKind::AReg => "an ARF register ($aN)",
+            OperandKind::MPair => "an aligned MRF pair ($mN:N+1)",
+            OperandKind::APair => "an aligned ARF pair ($aN:N+1)",
+            OperandKind::AQuad => "an aligned ARF quad ($aN:N+3)",
+            OperandKind::MRegPostInc => "a post-incremented MRF register ($mN+=)",
+            OperandKind::MPairPostInc => "a post-incremented MRF pair ($mN:N+1+=)",
+            OperandKind::Unsigned => "an unsigned immediate",
+            OperandKind::Signed => "a signed immediate",
+            OperandKind::Target => "a code address or label",
+            OperandKind::LowerCsr => "a CSR name or index",
+            OperandKind::UpperCsr => "an upper-space CSR name or index",
+            OperandKind::WordAddress => "a word-aligned data address",
+        }
+    }
+}
+
+/// Whether the instruction reads, writes or both reads and writes an operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    Read,
+    Write,
+    ReadWrite,
+    /// Immediates.
+    Constant,
+}
+
+impl Access {
+    pub fn tag(self) -> &'static str {
+        match self {
+            Access::Read => "r",
+            Access::Write => "w",
+            Access::ReadWrite => "rw",
+            Access::Constant => "imm",
+        }
+    }
+}
+
+/// Where an operand's bits sit: pieces `(lowest instruction bit, width)` from the value's low bits up,
+/// after shifting the value right by `shift` (word addresses shift 2; `ld2xst64pace` quads shift 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub pieces: &'static [(u8, u8)],
+    pub shift: u8,
+}
+
+impl Field {
+    pub const fn new(pieces: &'static [(u8, u8)]) -> Field {
+        Field { pieces, shift: 0 }
+    }
+
+    pub const fn shifted(pieces: &'static [(u8, u8)], shift: u8) -> Field {
+        Field { pieces, shift }
+    }
+
+    /// Total number of encoded bits.
+    pub const fn width(&self) -> u32 {
+        let mut total = 0;
+        let mut i = 0;
+        while i < self.pieces.len() {
+            total += self.pieces[i].1 as u32;
+            i += 1;
+        }
+        total
+    }
+
+    /// Mask of the instruction bits this field occupies.
+    pub const fn instruction_mask(&self) -> u32 {
+        let mut mask = 0u32;
+        let mut i = 0;
+        while i < self.pieces.len() {
+            let (lo, width) = self.pieces[i];
+            mask |= (((1u64 << width) - 1) as u32) << lo;
+            i += 1;
+        }
+        mask
+    }
+
+    /// Places an encoded field value (already shifted and range-checked) into instruction bits.
+    pub fn insert(&self, encoded: u32) -> u32 {
+        let mut word = 0;
+        let mut consumed = 0;
+        for &(lo, width) in self.pieces {
+            let part = (encoded >> consumed) & (((1u64 << width) - 1) as u32);
+            word |= part << lo;
+            consumed += width as u32;
+        }
+        word
+    }
+
+    /// Reads the encoded field value out of instruction bits.
+    pub fn extract(&self, word: u32) -> u32 {
+        let mut value = 0;
+        let mut consumed = 0;
+        for &(lo, width) in self.pieces {
+            let part = (word >> lo) & (((1u64 << width) - 1) as u32);
+            value |= part << consumed;
+            consumed += width as u32;
+        }
+        value
+    }
+}
+
+/// One operand of an instruction row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OperandDesc {
+    pub kind: OperandKind,
+    pub access: Access,
+    pub field: Field,
+}
+
+// Field positions shared by many rows. Names give the instruction bits: `B23` = [23:20].
+pub const B23: Field = Field::new(&[(20, 4)]);
+pub const B19: Field = Field::new(&[(16, 4)]);
+pub const B15: Field = Field::new(&[(12, 4)]);
+pub const B7: Field = Field::new(&[(4, 4)]);
+pub const B3: Field = Field::new(&[(0, 4)]);
+pub const IMM2: Field = Field::new(&[(0, 2)]);
+pub const IMM3: Field = Field::new(&[(0, 3)]);
+pub const IMM4: Field = Field::new(&[(0, 4)]);
+pub const IMM8: Field = Field::new(&[(0, 8)]);
+pub const IMM12: Field = Field::new(&[(0, 12)]);
+pub const IMM16: Field = Field::new(&[(0, 16)]);
+pub const IMM20: Field = Field::new(&[(0, 20)]);
+pub const RPT_COUNT12: Field = Field::new(&[(8, 12)]);
+pub const TARGET19: Field = Field::shifted(&[(0, 19)], 2);
+pub const DELAY19: Field = Field::new(&[(0, 19)]);
+/// `run`/`runall` zimm16: value bits [11:0] at [11:0] and [15:12] at [19:16]. [C]
+pub const RUN_IMM16: Field = Field::new(&[(0, 12), (16, 4)]);
+/// `ld2xst64pace` imm6: value bits [3:0] at [3:0] and [5:4] at [9:8]. [C]
+pub const PACE_IMM6: Field = Field::new(&[(0, 4), (8, 2)]);
+/// `ld2xst64pace` destination quad: register number / 2 at [19:17]. [C]
+pub const PACE_QUAD: Field = Field::shifted(&[(17, 3)], 1);
+pub const SEND_COUNT6: Field = Field::new(&[(21, 6)]);
+pub const SEND_ADDR18: Field = Field::shifted(&[(3, 18)], 2);
+pub const SEND_MODE3: Field = Field::new(&[(0, 3)]);
+
+const fn operand(kind: OperandKind, access: Access, field: Field) -> OperandDesc {
+    OperandDesc { kind, access, field }
+}
+pub const fn mr(field: Field) -> OperandDesc {
+    operand(OperandKind::MReg, Access::Read, field)
+}
+pub const fn mw(field: Field) -> OperandDesc {
+    operand(OperandKind::MReg, Access::Write, field)
+}
+pub const fn mrw(field: Field) -> OperandDesc {
+    operand(OperandKind::MReg, Access::ReadWrite, field)
+}
+pub const fn minc(field: Field) -> OperandDesc {
+    operand(OperandKind::MRegPostInc, Access::ReadWrite, field)
+}
+pub const fn mpw(field: Field) -> OperandDesc {
+    operand(OperandKind::MPair, Access::Write, field)
+}
+pub const fn mpinc(field: Field) -> OperandDesc {
+    operand(OperandKind::MPairPostInc, Access::ReadWrite, field)
+}
+pub const fn ar(field: Field) -> OperandDesc {
+    operand(OperandKind::AReg, Access::Read, field)
+}
+pub const fn aw(field: Field) -> OperandDesc {
+    operand(OperandKind::AReg, Access::Write, field)
+}
+pub const fn apr(field: Field) -> OperandDesc {
+    operand(OperandKind::APair, Access::Read, field)
+}
+pub const fn apw(field: Field) -> OperandDesc {
+    operand(OperandKind::APair, Access::Write, field)
+}
+pub const fn aqr(field: Field) -> OperandDesc {
+    operand(OperandKind::AQuad, Access::Read, field)
+}
+pub const fn aqw(field: Field) -> OperandDesc {
+    operand(OperandKind::AQuad, Access::Write, field)
+}
+pub const fn zimm(field: Field) -> OperandDesc {
+    operand(OperandKind::Unsigned, Access::Constant, field)
+}
+pub const fn simm(field: Field) -> OperandDesc {
+    operand(OperandKind::Signed, Access::Constant, field)
+}
+pub const fn target(field: Field) -> OperandDesc {
+    operand(OperandKind::Target, Access::Constant, field)
+}
+pub const fn lcsr(field: Field) -> OperandDesc {
+    operand(OperandKind::LowerCsr, Access::Constant, field)
+}
+pub const fn ucsr(field: Field) -> OperandDesc {
+    operand(OperandKind::UpperCsr, Access::Constant, field)
+}
+pub const fn waddr(field: Field) -> OperandDesc {
+    operand(OperandKind::WordAddress, Access::Constant, field)
+}

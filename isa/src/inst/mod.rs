@@ -1,0 +1,468 @@
+//! The instruction table: one row per instruction. Encoder, decoder, assembler, disassembler,
+//! semantics and the generated reference all derive from these rows.
+//!
+//! A row gives: opcode name, mnemonic, pipeline, contexts, co-issue rule, timing class, family,
+//! basis of its encoding, basis of its behaviour, the fixed bits of its encoding (the mask is
+//! derived: every bit in 30..0 that no operand field occupies is fixed), its operands in assembly
+//! order with access and bit field, and a one-line summary. Bit 31 of every word is the co-issue
+//! flag and belongs to no row.
+
+pub mod args;
+pub mod emit;
+
+use crate::table::{Basis, CoIssue, Contexts, Family, Pipe, TimingClass};
+pub use args::{Access, Field, OperandDesc, OperandKind};
+use args::*;
+
+/// Largest operand count of any row.
+pub const MAX_OPERANDS: usize = 5;
+
+/// Everything the table says about one instruction.
+#[derive(Clone, Copy, Debug)]
+pub struct InstDesc {
+    pub opcode: Opcode,
+    pub mnemonic: &'static str,
+    pub pipe: Pipe,
+    pub contexts: Contexts,
+    pub co_issue: CoIssue,
+    pub timing: TimingClass,
+    pub family: Family,
+    /// Where the encoding comes from (public table or project choice).
+    pub encoding_basis: Basis,
+    /// Where the behaviour comes from.
+    pub semantics_basis: Basis,
+    /// Fixed bits (within `mask`).
+    pub value: u32,
+    /// Bits 30..0 not occupied by any operand field.
+    pub mask: u32,
+    pub operands: &'static [OperandDesc],
+    pub summary: &'static str,
+}
+
+const fn mask_of(operands: &[OperandDesc]) -> u32 {
+    let mut used = 0u32;
+    let mut i = 0;
+    while i < operands.len() {
+        used |= operands[i].field.instruction_mask();
+        i += 1;
+    }
+    0x7fff_ffff & !used
+}
+
+macro_rules! instructions {
+    ($(
+        $op:ident = $mnemonic:literal, $pipe:ident, $ctx:ident, $co:ident, $timing:ident, $family:ident,
+            enc $ebasis:ident $value:literal, sem $sbasis:ident, [$($operand:expr),* $(,)?], $summary:literal;
+    )*) => {
+        /// Every instruction of the table; `Opcode as usize` indexes [`INSTRUCTIONS`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Opcode { $($op,)* }
+
+        /// The table, in `Opcode` order.
+        pub const INSTRUCTIONS: &[InstDesc] = &[
+            $({
+                const OPERANDS: &[OperandDesc] = &[$($operand),*];
+                InstDesc {
+                    opcode: Opcode::$op,
+                    mnemonic: $mnemonic,
+                    pipe: Pipe::$pipe,
+                    contexts: Contexts::$ctx,
+                    co_issue: CoIssue::$co,
+                    timing: TimingClass::$timing,
+                    family: Family::$family,
+                    encoding_basis: Basis::$ebasis,
+                    semantics_basis: Basis::$sbasis,
+                    value: $value,
+                    mask: mask_of(OPERANDS),
+                    operands: OPERANDS,
+                    summary: $summary,
+                }
+            },)*
+        ];
+    };
+}
+
+// Encoding plan for rows the public tables do not give (all [A]): major opcode in bits [30:24];
+// 0x20 MRF three-register ops with a sub-opcode in [7:0]; 0x21..0x2f MRF register-immediate ops;
+// 0x30..0x3c setzi, branches, exits, CSRs and helpers; 0x02..0x0f loads and stores; 0x4d
+// register-offset loads and stores (sub-opcodes in [11:8] and [3:0]); 0x52 unary ARF ops; 0x58 ARF
+// binary ops (operation in [11:8], type in [3:0]); 0x5b AMP; 0x60..0x64 other aux ops; 0x78..0x7f send.
+instructions! {
+    // ---- integer (main) ----
+    Setzi = "setzi", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3000_0000, sem Confirmed, [mw(B23), zimm(IMM20)], "$mD = zero-extended 20-bit immediate.";
+    Mov = "mov", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0018, sem Confirmed, [mw(B19), mr(B23)], "$mD = $mS.";
+    Add = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0001, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA + $mB (wrapping).";
+    AddImm = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2100_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA + simm16.";
+    Sub = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0002, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA - $mB (wrapping).";
+    SubImm = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2200_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA - simm16.";
+    And = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0003, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & $mB.";
+    AndImm = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2300_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & zimm16.";
+    Or = "or", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0004, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA | $mB.";
+    OrImm = "or", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2400_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA | zimm16.";
+    Andc = "andc", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0005, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & !$mB.";
+    AndcImm = "andc", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2500_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & !zimm16.";
+    Xor = "xor", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0017, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA ^ $mB.";
+    Shl = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0006, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA << ($mB & 31).";
+    ShlImm = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2600_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA << (zimm & 31).";
+    Shr = "shr", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0007, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA >> ($mB & 31), logical.";
+    ShrImm = "shr", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2700_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA >> (zimm & 31), logical.";
+    Shrs = "shrs", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0008, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA >> ($mB & 31), arithmetic.";
+    ShrsImm = "shrs", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2800_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA >> (zimm & 31), arithmetic.";
+    Mul = "mul", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0009, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = low 32 bits of $mA * $mB.";
+    MulImm = "mul", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2900_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = low 32 bits of $mA * simm16.";
+    Min = "min", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000a, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = signed minimum.";
+    MinImm = "min", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2a00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = signed minimum with simm16.";
+    Max = "max", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000b, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = signed maximum.";
+    MaxImm = "max", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2b00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = signed maximum with simm16.";
+    Cmpeq = "cmpeq", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000c, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = 1 if equal else 0.";
+    CmpeqImm = "cmpeq", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2c00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = 1 if $mA == simm16 else 0.";
+    Cmpne = "cmpne", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000d, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = 1 if not equal else 0.";
+    CmpneImm = "cmpne", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2d00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = 1 if $mA != simm16 else 0.";
+    Cmpslt = "cmpslt", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000e, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = 1 if $mA < $mB (signed) else 0.";
+    CmpsltImm = "cmpslt", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2e00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = 1 if $mA < simm16 (signed) else 0.";
+    Cmpult = "cmpult", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000f, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = 1 if $mA < $mB (unsigned) else 0.";
+    CmpultImm = "cmpult", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2f00_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = 1 if $mA < zimm16 (unsigned) else 0.";
+    Nop = "nop", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3800_0000, sem Confirmed, [], "No operation in the main pipeline.";
+
+    // ---- permutes on the MRF (main) ----
+    Sort4x16loM = "sort4x16lo", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0010, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "d = {a[15:0], b[15:0]} (low lanes).";
+    Sort4x16hiM = "sort4x16hi", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0011, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "d = {a[31:16], b[31:16]} (high lanes).";
+    Roll16M = "roll16", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0012, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "d = {a[31:16] in lane 0, b[15:0] in lane 1}.";
+    Swap16M = "swap16", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0019, sem Inferred, [mw(B19), mr(B23)], "Swaps the 16-bit halves.";
+    Sort8x8loM = "sort8x8lo", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0013, sem Assumed, [mw(B19), mr(B23), mr(B15)], "d = even bytes of {a, b}: {a0, a2, b0, b2}.";
+    Sort8x8hiM = "sort8x8hi", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0014, sem Assumed, [mw(B19), mr(B23), mr(B15)], "d = odd bytes of {a, b}: {a1, a3, b1, b3}.";
+    Shuf8x8loM = "shuf8x8lo", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0015, sem Assumed, [mw(B19), mr(B23), mr(B15)], "d = interleave of the low bytes: {a0, b0, a1, b1}.";
+    Shuf8x8hiM = "shuf8x8hi", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0016, sem Assumed, [mw(B19), mr(B23), mr(B15)], "d = interleave of the high bytes: {a2, b2, a3, b3}.";
+
+    // ---- control (main) ----
+    Br = "br", Main, Both, Pairable, Branch, Control, enc Assumed 0x3500_0000, sem Confirmed, [mr(B23)], "Branch to the address in $m.";
+    Bri = "bri", Main, Both, Pairable, Branch, Control, enc Assumed 0x3400_0000, sem Confirmed, [target(TARGET19)], "Branch to an absolute address.";
+    Brz = "brz", Main, Both, Pairable, Branch, Control, enc Assumed 0x3200_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m == 0 (0x80000000 is non-zero).";
+    Brnz = "brnz", Main, Both, Pairable, Branch, Control, enc Assumed 0x3208_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m != 0.";
+    Brpos = "brpos", Main, Both, Pairable, Branch, Control, enc Assumed 0x3300_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m > 0 (signed).";
+    Brneg = "brneg", Main, Both, Pairable, Branch, Control, enc Assumed 0x3308_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m < 0 (signed).";
+    Brnzdec = "brnzdec", Main, Both, Pairable, Branch, Control, enc Confirmed 0x1308_0000, sem Confirmed, [mrw(B23), target(TARGET19)], "If $m != 0: $m -= 1 and branch; else fall through.";
+    Call = "call", Main, Both, Pairable, Branch, Control, enc Assumed 0x3600_0000, sem Confirmed, [mw(B23), target(TARGET19)], "$m = return address; branch.";
+    RptReg = "rpt", Main, Worker, Pairable, Repeat, Control, enc Confirmed 0x4300_a000, sem Confirmed, [mr(B23), zimm(IMM8)], "Repeat the next zimm8+1 bundles $m times (16-bit count).";
+    RptImm = "rpt", Main, Worker, Pairable, Repeat, Control, enc Confirmed 0x4000_0000, sem Confirmed, [zimm(RPT_COUNT12), zimm(IMM8)], "Repeat the next zimm8+1 bundles zimm12 times.";
+    Exitz = "exitz", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0000, sem Confirmed, [mr(B23)], "End the worker; status = ($m == 0).";
+    Exitnz = "exitnz", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0001, sem Confirmed, [mr(B23)], "End the worker; status = ($m != 0).";
+    Exitpos = "exitpos", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0002, sem Confirmed, [mr(B23)], "End the worker; status = ($m > 0).";
+    Exitneg = "exitneg", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0003, sem Confirmed, [mr(B23)], "End the worker; status = ($m < 0).";
+
+    // ---- CSRs ----
+    Get = "get", Main, Both, Pairable, Simple, Csr, enc Assumed 0x3900_0000, sem Confirmed, [mw(B23), lcsr(IMM8)], "$m = lower-space CSR.";
+    Put = "put", Main, Both, Pairable, CsrWrite, Csr, enc Assumed 0x3a00_0000, sem Confirmed, [lcsr(IMM8), mr(B23)], "Lower-space CSR = $m.";
+    Uget = "uget", Aux, Worker, Pairable, Simple, Csr, enc Assumed 0x6100_0000, sem Confirmed, [aw(B23), ucsr(IMM8)], "$a = upper-space CSR.";
+    Uput = "uput", Aux, Worker, Pairable, CsrWrite, Csr, enc Assumed 0x6200_0000, sem Confirmed, [ucsr(IMM8), ar(B23)], "Upper-space CSR = $a.";
+    Atom = "atom", Main, Worker, Pairable, Simple, Csr, enc Assumed 0x3b00_0000, sem Confirmed, [mw(B19), ar(B23)], "$m = $a bits (no conversion).";
+
+    // ---- loads and stores: base + delta + scaled offset (main) ----
+    Ld32M = "ld32", Main, Both, Pairable, Load, LoadStore, enc Confirmed 0x0100_0000, sem Confirmed, [mw(B19), mr(B23), mr(B15), zimm(IMM12)], "$m = word at base+delta+4*zimm12.";
+    Ld32A = "ld32", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x0800_0000, sem Confirmed, [aw(B19), mr(B23), mr(B15), zimm(IMM12)], "$a = word at base+delta+4*zimm12.";
+    Ld64 = "ld64", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0900_0000, sem Confirmed, [apw(B19), mr(B23), mr(B15), zimm(IMM12)], "$a pair = 64 bits at base+delta+8*zimm12.";
+    Ld128 = "ld128", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x0b00_0000, sem Confirmed, [aqw(B19), mr(B23), mr(B15), zimm(IMM12)], "$a quad = 128 bits at base+delta+16*zimm12 (interleaved memory only).";
+    Ldz8 = "ldz8", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0200_0000, sem Confirmed, [mw(B19), mr(B23), mr(B15), zimm(IMM12)], "$m = zero-extended byte at base+delta+zimm12.";
+    Lds8 = "lds8", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0300_0000, sem Confirmed, [mw(B19), mr(B23), mr(B15), zimm(IMM12)], "$m = sign-extended byte at base+delta+zimm12.";
+    Ldz16 = "ldz16", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0400_0000, sem Confirmed, [mw(B19), mr(B23), mr(B15), zimm(IMM12)], "$m = zero-extended half at base+delta+2*zimm12.";
+    Lds16 = "lds16", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0500_0000, sem Confirmed, [mw(B19), mr(B23), mr(B15), zimm(IMM12)], "$m = sign-extended half at base+delta+2*zimm12.";
+    Ldb16 = "ldb16", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0c00_0000, sem Confirmed, [aw(B19), mr(B23), mr(B15), zimm(IMM12)], "$a = half at base+delta+2*zimm12, broadcast to both lanes.";
+    Ldb8 = "ldb8", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0d00_0000, sem Inferred, [aw(B19), mr(B23), mr(B15), zimm(IMM12)], "$a = byte at base+delta+zimm12, broadcast to all four bytes.";
+    St32M = "st32", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0600_0000, sem Confirmed, [mr(B19), mr(B23), mr(B15), zimm(IMM12)], "Word at base+delta+4*zimm12 = $m.";
+    St32A = "st32", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0700_0000, sem Confirmed, [ar(B19), mr(B23), mr(B15), zimm(IMM12)], "Word at base+delta+4*zimm12 = $a.";
+    St64 = "st64", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0a00_0000, sem Confirmed, [apr(B19), mr(B23), mr(B15), zimm(IMM12)], "64 bits at base+delta+8*zimm12 = $a pair.";
+    Ld32MReg = "ld32", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x4d00_0001, sem Confirmed, [mw(B7), mr(B23), mr(B15), mr(B19)], "$m = word at base+delta+4*$mOff.";
+    Ld32AReg = "ld32", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x4d00_0002, sem Confirmed, [aw(B7), mr(B23), mr(B15), mr(B19)], "$a = word at base+delta+4*$mOff.";
+    Ld64Reg = "ld64", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x4d00_0003, sem Confirmed, [apw(B7), mr(B23), mr(B15), mr(B19)], "$a pair = 64 bits at base+delta+8*$mOff.";
+    Ld128Reg = "ld128", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4d00_0805, sem Confirmed, [aqw(B7), mr(B23), mr(B15), mr(B19)], "$a quad = 128 bits at base+delta+16*$mOff.";
+    St32MReg = "st32", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x4d00_0004, sem Confirmed, [mr(B7), mr(B23), mr(B15), mr(B19)], "Word at base+delta+4*$mOff = $m.";
+    St32AReg = "st32", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x4d00_0006, sem Confirmed, [ar(B7), mr(B23), mr(B15), mr(B19)], "Word at base+delta+4*$mOff = $a.";
+    St64Reg = "st64", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x4d00_0007, sem Confirmed, [apr(B7), mr(B23), mr(B15), mr(B19)], "64 bits at base+delta+8*$mOff = $a pair.";
+    Ldz8Reg = "ldz8", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x4d00_0101, sem Confirmed, [mw(B7), mr(B23), mr(B15), mr(B19)], "$m = zero-extended byte at base+delta+$mOff.";
+    Lds8Reg = "lds8", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x4d00_0102, sem Confirmed, [mw(B7), mr(B23), mr(B15), mr(B19)], "$m = sign-extended byte at base+delta+$mOff.";
+    Ldz16Reg = "ldz16", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x4d00_0103, sem Confirmed, [mw(B7), mr(B23), mr(B15), mr(B19)], "$m = zero-extended half at base+delta+2*$mOff.";
+    Lds16Reg = "lds16", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x4d00_0104, sem Confirmed, [mw(B7), mr(B23), mr(B15), mr(B19)], "$m = sign-extended half at base+delta+2*$mOff.";
+    Ldb16Reg = "ldb16", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x4d00_0105, sem Confirmed, [aw(B7), mr(B23), mr(B15), mr(B19)], "$a = half at base+delta+2*$mOff, broadcast.";
+    Ldb8Reg = "ldb8", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x4d00_0106, sem Inferred, [aw(B7), mr(B23), mr(B15), mr(B19)], "$a = byte at base+delta+$mOff, broadcast.";
+
+    // ---- step forms: address = base + delta; then delta += stride * size (main) ----
+    Ld32StepM = "ld32step", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0e00_0000, sem Confirmed, [mw(B19), mr(B23), minc(B15), simm(IMM8)], "$m = word at base+delta; delta += 4*simm8.";
+    Ld32StepA = "ld32step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0100, sem Confirmed, [aw(B19), mr(B23), minc(B15), simm(IMM8)], "$a = word at base+delta; delta += 4*simm8.";
+    Ld64Step = "ld64step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0200, sem Confirmed, [apw(B19), mr(B23), minc(B15), simm(IMM8)], "$a pair = 64 bits at base+delta; delta += 8*simm8.";
+    Ld128Step = "ld128step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0300, sem Confirmed, [aqw(B19), mr(B23), minc(B15), simm(IMM8)], "$a quad = 128 bits at base+delta; delta += 16*simm8.";
+    St32StepM = "st32step", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0e00_0400, sem Confirmed, [mr(B19), mr(B23), minc(B15), simm(IMM8)], "Word at base+delta = $m; delta += 4*simm8.";
+    St32StepA = "st32step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0e00_0500, sem Confirmed, [ar(B19), mr(B23), minc(B15), simm(IMM8)], "Word at base+delta = $a; delta += 4*simm8.";
+    St64Step = "st64step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0e00_0600, sem Confirmed, [apr(B19), mr(B23), minc(B15), simm(IMM8)], "64 bits at base+delta = $a pair; delta += 8*simm8.";
+    Ldz8Step = "ldz8step", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0e00_0700, sem Confirmed, [mw(B19), mr(B23), minc(B15), simm(IMM8)], "$m = zero-extended byte at base+delta; delta += simm8.";
+    Ldz16Step = "ldz16step", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0e00_0800, sem Confirmed, [mw(B19), mr(B23), minc(B15), simm(IMM8)], "$m = zero-extended half at base+delta; delta += 2*simm8.";
+    Lds16Step = "lds16step", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0e00_0900, sem Confirmed, [mw(B19), mr(B23), minc(B15), simm(IMM8)], "$m = sign-extended half at base+delta; delta += 2*simm8.";
+    Ldb16Step = "ldb16step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0a00, sem Confirmed, [aw(B19), mr(B23), minc(B15), simm(IMM8)], "$a = half at base+delta, broadcast; delta += 2*simm8.";
+    Ld32StepMReg = "ld32step", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0f00_0000, sem Confirmed, [mw(B19), mr(B23), minc(B15), mr(B3)], "$m = word at base+delta; delta += 4*$mStride.";
+    Ld32StepAReg = "ld32step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0f00_0100, sem Confirmed, [aw(B19), mr(B23), minc(B15), mr(B3)], "$a = word at base+delta; delta += 4*$mStride.";
+    Ld64StepReg = "ld64step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0f00_0200, sem Confirmed, [apw(B19), mr(B23), minc(B15), mr(B3)], "$a pair = 64 bits at base+delta; delta += 8*$mStride.";
+    Ld128StepReg = "ld128step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0f00_0300, sem Confirmed, [aqw(B19), mr(B23), minc(B15), mr(B3)], "$a quad = 128 bits at base+delta; delta += 16*$mStride.";
+    St32StepMReg = "st32step", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0f00_0400, sem Confirmed, [mr(B19), mr(B23), minc(B15), mr(B3)], "Word at base+delta = $m; delta += 4*$mStride.";
+    St32StepAReg = "st32step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0f00_0500, sem Confirmed, [ar(B19), mr(B23), minc(B15), mr(B3)], "Word at base+delta = $a; delta += 4*$mStride.";
+    St64StepReg = "st64step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0f00_0600, sem Confirmed, [apr(B19), mr(B23), minc(B15), mr(B3)], "64 bits at base+delta = $a pair; delta += 8*$mStride.";
+
+    // ---- triple-packed addresses (main) ----
+    Tapack = "tapack", Main, Both, Pairable, Simple, Pace, enc Assumed 0x3c00_0000, sem Assumed, [mpw(B19), mr(B23), mr(B15), mr(B7)], "Pack three byte addresses (load 0, load 1, store) into a pair.";
+    Ld2x64pace = "ld2x64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x4600_0000, sem Confirmed, [apw(B19), apw(B7), mpinc(B15), mr(B23), zimm(IMM4)], "Two 64-bit loads from packed addresses 0 and 1; both post-increment.";
+    Ldst64pace = "ldst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0100, sem Confirmed, [apw(B19), apr(B7), mpinc(B15), mr(B23), zimm(IMM4)], "64-bit load from address 0 and store to address 2; both post-increment.";
+    Ld2xst64pace = "ld2xst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0800, sem Confirmed, [aqw(PACE_QUAD), apr(B7), mpinc(B15), mr(B23), zimm(PACE_IMM6)], "Two 64-bit loads (into a quad) and one 64-bit store; all post-increment.";
+    St64pace = "st64pace", Main, Worker, Pairable, Simple, Pace, enc Assumed 0x5600_0200, sem Confirmed, [apr(B7), mpinc(B15), mr(B23), zimm(IMM2)], "64-bit store to packed address 2; post-increment.";
+
+    // ---- aux: moves and immediates ----
+    Fnop = "fnop", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6000_0000, sem Confirmed, [], "No operation in the aux pipeline.";
+    SetziA = "setzi", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6400_0000, sem Confirmed, [aw(B23), zimm(IMM20)], "$a = zero-extended 20-bit immediate.";
+    MovA = "mov", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5200_7800, sem Confirmed, [aw(B7), ar(B23)], "$aD = $aS.";
+
+    // ---- aux: f16 / f32 arithmetic (op in [11:8], type in [3:0]) ----
+    F16v2add = "f16v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0001, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 add, RNE.";
+    F16v2sub = "f16v2sub", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0101, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 subtract.";
+    F16v2mul = "f16v2mul", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0301, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 multiply.";
+    F16v2max = "f16v2max", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0401, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 maximum.";
+    F16v2min = "f16v2min", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0501, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 minimum.";
+    F16v2cmpeq = "f16v2cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0601, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 ==, 0xffff or 0.";
+    F16v2cmpne = "f16v2cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0701, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 !=.";
+    F16v2cmplt = "f16v2cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0801, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 <.";
+    F16v2cmple = "f16v2cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0901, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 <=.";
+    F16v2cmpgt = "f16v2cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0a01, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 >.";
+    F16v2cmpge = "f16v2cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0b01, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 >=.";
+    F16v4add = "f16v4add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0002, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 add.";
+    F16v4sub = "f16v4sub", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0102, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 subtract.";
+    F16v4mul = "f16v4mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0302, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 multiply.";
+    F16v4max = "f16v4max", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0402, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 maximum.";
+    F16v4min = "f16v4min", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0502, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 minimum.";
+    F16v4cmpeq = "f16v4cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0602, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 ==.";
+    F16v4cmpne = "f16v4cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0702, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 !=.";
+    F16v4cmplt = "f16v4cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0802, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 <.";
+    F16v4cmple = "f16v4cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0902, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 <=.";
+    F16v4cmpgt = "f16v4cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0a02, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 >.";
+    F16v4cmpge = "f16v4cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0b02, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x f16 >=.";
+    F32add = "f32add", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0003, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 add, RNE.";
+    F32sub = "f32sub", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0103, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 subtract.";
+    F32mul = "f32mul", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0303, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 multiply.";
+    F32max = "f32max", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0403, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 maximum.";
+    F32min = "f32min", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0503, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 minimum.";
+    F32cmpeq = "f32cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0603, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 ==, 0xffffffff or 0.";
+    F32cmplt = "f32cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0803, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 <.";
+    F32v2add = "f32v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0004, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 add.";
+    F32v2sub = "f32v2sub", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0104, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 subtract.";
+    F32v2mul = "f32v2mul", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0304, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 multiply.";
+    F32v2max = "f32v2max", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0404, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 maximum.";
+    F32v2min = "f32v2min", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x5800_0504, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 minimum.";
+    F32v2axpy = "f32v2axpy", Aux, Worker, Pairable, Simple, Accumulate, enc Assumed 0x5800_0f04, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "AACC[0,2] = $TAS*x + y; $aD gets the previous AACC[0,2].";
+
+    // ---- aux: accumulators ----
+    F32v4acc = "f32v4acc", Aux, Worker, Pairable, Simple, Accumulate, enc Assumed 0x5200_7900, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += 4 x f32 (f32 RNE).";
+    F16v8acc = "f16v8acc", Aux, Worker, Pairable, Simple, Accumulate, enc Assumed 0x5200_7a00, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += 8 x f16 widened, lanes 2i and 2i+1 into AACC[2i].";
+    F32v2gina = "f32v2gina", Aux, Worker, Pairable, Simple, Accumulate, enc Assumed 0x6300_0000, sem Confirmed, [apw(B19), apr(B23), zimm(IMM12)], "Read AACC[0,2] (zimm bit 0: odd [1,3]); push $aS into AACC[12,14]; shift down.";
+    F16v2gina = "f16v2gina", Aux, Worker, Pairable, Simple, Accumulate, enc Assumed 0x6300_1000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12)], "As f32v2gina, with 2 x f16 in and out (f16 RNE).";
+
+    // ---- aux: transcendental and special ----
+    F32exp = "f32exp", Aux, Worker, Pairable, Simple, Transcendental, enc Assumed 0x5200_7000, sem Assumed, [aw(B7), ar(B23)], "e^x, f32 (correctly rounded: project definition).";
+    F16v2exp = "f16v2exp", Aux, Worker, Pairable, Simple, Transcendental, enc Assumed 0x5200_7100, sem Assumed, [aw(B7), ar(B23)], "2 x e^x, f16.";
+    F32tanh = "f32tanh", Aux, Worker, Pairable, Simple, Transcendental, enc Assumed 0x5200_7200, sem Assumed, [aw(B7), ar(B23)], "tanh, f32.";
+    F16v2tanh = "f16v2tanh", Aux, Worker, Pairable, Simple, Transcendental, enc Assumed 0x5200_7300, sem Assumed, [aw(B7), ar(B23)], "2 x tanh, f16.";
+    F32oorx = "f32oorx", Aux, Worker, Pairable, Simple, Transcendental, enc Assumed 0x5200_7400, sem Assumed, [aw(B7), ar(B23)], "1/sqrt(x), f32.";
+    F32sqrt = "f32sqrt", Aux, Worker, Pairable, Simple, Transcendental, enc Assumed 0x5200_7500, sem Confirmed, [aw(B7), ar(B23)], "sqrt(x), f32, IEEE.";
+    F32oox = "f32oox", Aux, Worker, Pairable, Simple, Transcendental, enc Assumed 0x5200_7600, sem Assumed, [aw(B7), ar(B23)], "1/x, f32.";
+
+    // ---- aux: conversions ----
+    F16v2tof32 = "f16v2tof32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_1400, sem Confirmed, [apw(B7), ar(B23)], "2 x f16 -> 2 x f32 (exact).";
+    F16tof32 = "f16tof32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_0400, sem Confirmed, [aw(B7), ar(B23)], "Low f16 -> f32 (exact).";
+    F32v2tof16 = "f32v2tof16", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6700, sem Confirmed, [aw(B7), apr(B23)], "2 x f32 -> 2 x f16, RNE.";
+    F32tof16 = "f32tof16", Aux, Worker, Pairable, Simple, Convert, enc Assumed 0x5200_6600, sem Confirmed, [aw(B7), ar(B23)], "f32 -> f16, RNE, broadcast to both halves.";
+    F32v4tof16 = "f32v4tof16", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6500, sem Confirmed, [apw(B7), aqr(B23)], "4 x f32 -> 4 x f16, RNE.";
+    F16v2tof8 = "f16v2tof8", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6d00, sem Confirmed, [aw(B7), ar(B23)], "2 x f16 * 2^FP_SCL -> 2 x FP8 ($FP_NFMT) in the low 16 bits; upper 16 bits zeroed [A].";
+    F16v8tof8 = "f16v8tof8", Aux, Worker, Pairable, Simple, Convert, enc Assumed 0x5200_6e00, sem Confirmed, [apw(B7), aqr(B23)], "8 x f16 * 2^FP_SCL -> 8 x FP8.";
+    F8v2tof16 = "f8v2tof16", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6c00, sem Confirmed, [aw(B7), ar(B23)], "2 x FP8 (low 16 bits) * 2^FP_SCL -> 2 x f16.";
+    F8v4tof16 = "f8v4tof16", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6800, sem Confirmed, [apw(B7), ar(B23)], "4 x FP8 * 2^FP_SCL -> 4 x f16.";
+
+    // ---- aux: permutes ----
+    Sort4x16loA = "sort4x16lo", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0c01, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "d = {a[15:0], b[15:0]}.";
+    Sort4x16hiA = "sort4x16hi", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0d01, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "d = {a[31:16], b[31:16]}.";
+    Roll16A = "roll16", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0e01, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "d = {a[31:16] in lane 0, b[15:0] in lane 1}.";
+    Swap16A = "swap16", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5200_7700, sem Inferred, [aw(B7), ar(B23)], "Swaps the 16-bit halves.";
+    Sort4x32lo = "sort4x32lo", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0c04, sem Inferred, [apw(B7), apr(B23), apr(B15)], "d = {a[31:0], b[31:0]}.";
+    Sort4x32hi = "sort4x32hi", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0d04, sem Inferred, [apw(B7), apr(B23), apr(B15)], "d = {a[63:32], b[63:32]}.";
+    Sort8x8loA = "sort8x8lo", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0c06, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Even bytes of {a, b}.";
+    Sort8x8hiA = "sort8x8hi", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0d06, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Odd bytes of {a, b}.";
+    Shuf8x8loA = "shuf8x8lo", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0e06, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Interleave of the low bytes.";
+    Shuf8x8hiA = "shuf8x8hi", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x5800_0f06, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Interleave of the high bytes.";
+
+    // ---- AMP (aux): dst, input, partials, flags ----
+    F16v4hihov4amp = "f16v4hihov4amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0740, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "16-channel f16 AMP step: 4 f16 inputs, 4 f16 partials in, 4 f16 results out.";
+    F8v8hihov4amp = "f8v8hihov4amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0940, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "16-channel FP8 AMP step: 8 FP8 inputs, 4 f16 partials in, 4 f16 results out, scaled by 2^FP_ISCL.";
+    F16v4sisoamp = "f16v4sisoamp", Aux, Worker, Pairable, Simple, Amp, enc Assumed 0x5b00_0300, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "8-channel f16 AMP step with f32 partials: 4 f16 inputs, 2 f32 partials in, 2 f32 results out.";
+
+    // ---- supervisor ----
+    Run = "run", Main, Supervisor, Solo, Launch, Supervisor, enc Confirmed 0x1400_0000, sem Confirmed, [mr(B23), mr(B15), zimm(RUN_IMM16)], "Start one worker at $mEntry with vertex base $mV + 4*zimm16.";
+    Runall = "runall", Main, Supervisor, Solo, Launch, Supervisor, enc Confirmed 0x1500_0000, sem Confirmed, [mr(B23), mr(B15), zimm(RUN_IMM16)], "Start all six workers; worker n gets vertex base $mV + n*4*zimm16.";
+    Sync = "sync", Main, Supervisor, Solo, Sync, Supervisor, enc Secondary 0x4180_0000, sem Confirmed, [zimm(IMM4)], "Barrier on a zone: 2 = local (all workers exited), 3 = internal (all tiles).";
+    Send = "send", Main, Supervisor, Solo, Exchange, Supervisor, enc Secondary 0x7800_0000, sem Assumed, [zimm(SEND_COUNT6), waddr(SEND_ADDR18), zimm(SEND_MODE3)], "Send count+1 words from a word address onto this tile's outgoing wires, one per cycle.";
+    Delay = "delay", Main, Supervisor, Solo, Delay, Supervisor, enc Secondary 0x40a0_0000, sem Secondary, [zimm(DELAY19)], "Stall the supervisor for zimm19 cycles.";
+    Ld64putcs = "ld64putcs", Main, Supervisor, Pairable, Simple, Supervisor, enc Confirmed 0x4100_c000, sem Confirmed, [zimm(IMM8)], "$CWEI[zimm8] = 64 bits at $CCCSLOAD; $CCCSLOAD += 8.";
+    Ld128putcs = "ld128putcs", Main, Supervisor, Pairable, Simple, Supervisor, enc Confirmed 0x4100_d000, sem Confirmed, [zimm(IMM8)], "$CWEI[zimm8], $CWEI[zimm8+1] = 128 bits at $CCCSLOAD; $CCCSLOAD += 16.";
+}
+
+impl Opcode {
+    /// The table row of this opcode.
+    pub fn desc(self) -> &'static InstDesc {
+        &INSTRUCTIONS[self as usize]
+    }
+
+    /// Every opcode, in table order.
+    pub fn all() -> impl Iterator<Item = Opcode> {
+        INSTRUCTIONS.iter().map(|row| row.opcode)
+    }
+}
+
+/// A decoded instruction: its opcode and operand values in assembly order.
+///
+/// Operand values are architectural: register numbers (the first register of a pair or quad),
+/// immediates as two's-complement bits, byte addresses for targets. Unused slots are 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Inst {
+    pub opcode: Opcode,
+    pub operands: [u32; MAX_OPERANDS],
+}
+
+impl Inst {
+    pub fn new(opcode: Opcode, values: &[u32]) -> Inst {
+        let mut operands = [0; MAX_OPERANDS];
+        operands[..values.len()].copy_from_slice(values);
+        Inst { opcode, operands }
+    }
+
+    pub fn desc(&self) -> &'static InstDesc {
+        self.opcode.desc()
+    }
+
+    /// Operand `i` as a register number.
+    #[inline]
+    pub fn reg(&self, i: usize) -> usize {
+        self.operands[i] as usize
+    }
+
+    /// Operand `i` as a signed immediate.
+    #[inline]
+    pub fn simm(&self, i: usize) -> i32 {
+        self.operands[i] as i32
+    }
+
+    /// Operand `i` as an unsigned immediate or address.
+    #[inline]
+    pub fn imm(&self, i: usize) -> u32 {
+        self.operands[i]
+    }
+}
+
+/// One issue: a main instruction, an aux instruction, or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bundle {
+    pub main: Option<Inst>,
+    pub aux: Option<Inst>,
+}
+
+impl Bundle {
+    /// Size in bytes: 8 for a pair, 4 for a single instruction.
+    pub fn size(&self) -> u32 {
+        if self.main.is_some() && self.aux.is_some() {
+            8
+        } else {
+            4
+        }
+    }
+
+    pub fn single(inst: Inst) -> Bundle {
+        match inst.desc().pipe {
+            Pipe::Main => Bundle { main: Some(inst), aux: None },
+            Pipe::Aux => Bundle { main: None, aux: Some(inst) },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_in_opcode_order() {
+        for (i, row) in INSTRUCTIONS.iter().enumerate() {
+            assert_eq!(row.opcode as usize, i, "{}", row.mnemonic);
+        }
+    }
+
+    #[test]
+    fn fixed_bits_lie_inside_the_mask() {
+        for row in INSTRUCTIONS {
+            assert_eq!(row.value & !row.mask, 0, "{:?}: value 0x{:08x} mask 0x{:08x}", row.opcode, row.value, row.mask);
+            assert!(row.operands.len() <= MAX_OPERANDS);
+        }
+    }
+
+    #[test]
+    fn no_two_rows_can_match_the_same_word() {
+        for (i, a) in INSTRUCTIONS.iter().enumerate() {
+            for b in &INSTRUCTIONS[i + 1..] {
+                let common = a.mask & b.mask;
+                assert_ne!(
+                    a.value & common,
+                    b.value & common,
+                    "{:?} and {:?} overlap",
+                    a.opcode,
+                    b.opcode
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn operand_fields_do_not_overlap() {
+        for row in INSTRUCTIONS {
+            let mut used = 0u32;
+            for operand in row.operands {
+                let mask = operand.field.instruction_mask();
+                assert_eq!(used & mask, 0, "{:?}", row.opcode);
+                assert_eq!(mask >> 31, 0, "{:?} uses the co-issue bit", row.opcode);
+                used |= mask;
+            }
+        }
+    }
+
+    #[test]
+    fn public_masks_match_the_reference() {
+        // Masks from shared/reference/isa.md §7 (computed from the Graphcore TableGen files).
+        let expected = [
+            (Opcode::F16v2tof8, 0x7f0fff0f, 0x52006d00),
+            (Opcode::F8v2tof16, 0x7f0fff0f, 0x52006c00),
+            (Opcode::F8v4tof16, 0x7f0fff0f, 0x52006800),
+            (Opcode::F16v2tof32, 0x7f0fff0f, 0x52001400),
+            (Opcode::F16tof32, 0x7f0fff0f, 0x52000400),
+            (Opcode::F32v2tof16, 0x7f0fff0f, 0x52006700),
+            (Opcode::F32v4tof16, 0x7f0fff0f, 0x52006500),
+            (Opcode::F16v4hihov4amp, 0x7f000fc0, 0x5b000740),
+            (Opcode::F8v8hihov4amp, 0x7f000fc0, 0x5b000940),
+            (Opcode::Ld128Reg, 0x7f000f0f, 0x4d000805),
+            (Opcode::Ld128, 0x7f000000, 0x0b000000),
+            (Opcode::Ld32M, 0x7f000000, 0x01000000),
+            (Opcode::Ld32A, 0x7f000000, 0x08000000),
+            (Opcode::Ld2x64pace, 0x7f000f00, 0x46000000),
+            (Opcode::Ldst64pace, 0x7f000f00, 0x56000100),
+            (Opcode::Ld2xst64pace, 0x7f010c00, 0x56000800),
+            (Opcode::RptReg, 0x7f0fff00, 0x4300a000),
+            (Opcode::RptImm, 0x7ff00000, 0x40000000),
+            (Opcode::Brnzdec, 0x7f080000, 0x13080000),
+            (Opcode::Run, 0x7f000000, 0x14000000),
+            (Opcode::Runall, 0x7f000000, 0x15000000),
+            (Opcode::Ld64putcs, 0x7fffff00, 0x4100c000),
+            (Opcode::Ld128putcs, 0x7fffff00, 0x4100d000),
+        ];
+        for (opcode, mask, value) in expected {
+            let row = opcode.desc();
+            assert_eq!((row.mask, row.value), (mask, value), "{opcode:?}");
+        }
+    }
+}
