@@ -1,0 +1,417 @@
+//! Driver and encoding: lex, parse, lay out, then choose each instruction's row and encode it.
+//!
+//! Row choice is by syntax only: the rows with the mnemonic are tried in table order and the
+//! first whose operand kinds match the written operands (register file, width, post-increment,
+//! CSR name, or expression) wins; immediates are range-checked against that row's field.
+
+use super::error::{make, AsmError, AsmErrors, Loc};
+use super::expr::{ConstEnv, Expr};
+use super::layout::{layout, ItemKind, Layout, LayoutOptions, PREDEFINED_SYMBOLS};
+use super::lexer::lex;
+use super::object::{CodeContext, ListingLine, Object, Section};
+use super::parser::{parse, InstStmt, OperandValue, ParsedFile, RegOperand, StmtKind};
+use super::print::{format_bundle, format_inst, kind_syntax};
+use crate::csr::CsrSpace;
+use crate::inst::emit::encode_bundle;
+use crate::inst::{Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS};
+use crate::table::{CoIssue, Contexts, Pipe};
+
+/// Assembles source files (`(file name, text)`, in order) into a placed object.
+///
+/// Returns every diagnostic found, sorted by file, line and column.
+pub fn assemble<N: AsRef<str>, T: AsRef<str>>(sources: &[(N, T)], options: &LayoutOptions) -> Result<Object, AsmErrors> {
+    let mut errors = Vec::new();
+    let files: Vec<ParsedFile> = sources
+        .iter()
+        .map(|(name, text)| {
+            let tokens = lex(name.as_ref(), text.as_ref(), &mut errors);
+            parse(name.as_ref(), &tokens, &mut errors)
+        })
+        .collect();
+    let mut layout = layout(&files, options, &mut errors);
+    let (sections, listing) = encode_sections(&layout, &mut errors);
+    let symbols = layout.object_symbols(&mut errors);
+    if errors.is_empty() {
+        return Ok(Object { sections, symbols, listing });
+    }
+    let order = |loc: &Loc| sources.iter().position(|(name, _)| name.as_ref() == loc.file).unwrap_or(usize::MAX);
+    errors.sort_by_key(|e| (order(e.loc()), e.loc().line, e.loc().col));
+    Err(AsmErrors(errors))
+}
+
+/// Assembles one anonymous file (`<input>`) at the default base.
+pub fn assemble_str(text: &str) -> Result<Object, AsmErrors> {
+    assemble(&[("<input>", text)], &LayoutOptions::default())
+}
+
+/// Parses a single instruction or bundle whose operands are constants (numbers, predefined
+/// symbols); labels and `.` are not available.
+pub fn parse_bundle(text: &str) -> Result<Bundle, AsmErrors> {
+    const FILE: &str = "<input>";
+    let mut errors = Vec::new();
+    let tokens = lex(FILE, text, &mut errors);
+    let parsed = parse(FILE, &tokens, &mut errors);
+    if !errors.is_empty() {
+        return Err(AsmErrors(errors));
+    }
+    let loc = |pos: super::lexer::Pos| Loc::new(FILE, pos.line, pos.col);
+    let insts = match parsed.stmts.as_slice() {
+        [stmt] => match &stmt.kind {
+            StmtKind::Inst(inst) => std::slice::from_ref(inst),
+            StmtKind::Bundle(insts) => insts.as_slice(),
+            _ => return Err(make::Syntax(loc(stmt.pos), "expected one instruction or bundle").into()),
+        },
+        [] => return Err(make::Syntax(Loc::new(FILE, 1, 1), "expected one instruction or bundle, found nothing").into()),
+        [_, second, ..] => return Err(make::Syntax(loc(second.pos), "expected one instruction or bundle, found more").into()),
+    };
+    let env = ConstEnv { file: FILE, symbols: PREDEFINED_SYMBOLS };
+    let eval = |expr: &Expr| super::expr::eval(expr, &env);
+    build_bundle(insts, &eval, &loc, None).map_err(AsmErrors)
+}
+
+/// The word and text of the main-pipeline `nop` row, used for code padding.
+fn nop_word() -> Option<(u32, String)> {
+    let row = INSTRUCTIONS.iter().find(|r| r.mnemonic == "nop" && r.operands.is_empty() && r.pipe == Pipe::Main)?;
+    let inst = Inst::new(row.opcode, &[]);
+    Some((crate::inst::emit::encode(&inst).ok()?, format_inst(&inst)))
+}
+
+fn encode_sections(layout: &Layout<'_>, errors: &mut Vec<AsmError>) -> (Vec<Section>, Vec<ListingLine>) {
+    let mut bytes: Vec<Vec<u8>> = layout.sections.iter().map(|s| vec![0u8; s.size as usize]).collect();
+    let mut listing = Vec::new();
+    let nop = nop_word();
+    for item in &layout.items {
+        let section = &layout.sections[item.section];
+        let address = section.address.wrapping_add(item.offset);
+        let out = &mut bytes[item.section];
+        let start = item.offset as usize;
+        let loc = layout.loc(item.file, item.pos);
+        let dot = Some((item.section, item.offset));
+        match &item.kind {
+            ItemKind::Bytes(data) => out[start..start + data.len()].copy_from_slice(data),
+            ItemKind::Pad { zeros, nops } => {
+                let (word, text) = nop.clone().unwrap_or((0, String::new()));
+                for k in 0..*nops as usize {
+                    let at = start + *zeros as usize + 4 * k;
+                    out[at..at + 4].copy_from_slice(&word.to_le_bytes());
+                    listing.push(ListingLine {
+                        address: address.wrapping_add(*zeros + 4 * k as u32),
+                        words: vec![word],
+                        text: text.clone(),
+                        file: layout.files.get(item.file).copied().unwrap_or("<input>").to_string(),
+                        line: item.pos.line,
+                    });
+                }
+            }
+            ItemKind::Data { width, values } => {
+                let width = *width as usize;
+                for (k, value) in values.iter().enumerate() {
+                    let dot = Some((item.section, item.offset + (k * width) as u32));
+                    let value = match layout.eval(value, item.file, dot) {
+                        Ok(value) => value,
+                        Err(error) => {
+                            errors.push(error);
+                            continue;
+                        }
+                    };
+                    if width < 8 {
+                        let bits = 8 * width as u32;
+                        let (lo, hi) = (-(1i64 << (bits - 1)), (1i64 << bits) - 1);
+                        if !(lo..=hi).contains(&value) {
+                            let at = layout.loc(item.file, values[k].pos());
+                            let directive = match width {
+                                1 => ".byte",
+                                2 => ".short",
+                                _ => ".int",
+                            };
+                            errors.push(make::OutOfRange(at, format!("value {value} does not fit in `{directive}` ({lo}..={hi})")));
+                            continue;
+                        }
+                    }
+                    let at = start + k * width;
+                    out[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+                }
+            }
+            ItemKind::Code(insts) => {
+                let eval = |expr: &Expr| layout.eval(expr, item.file, dot);
+                let loc_of = |pos: super::lexer::Pos| layout.loc(item.file, pos);
+                let bundle = match build_bundle(insts, &eval, &loc_of, item.context) {
+                    Ok(bundle) => bundle,
+                    Err(mut found) => {
+                        errors.append(&mut found);
+                        continue;
+                    }
+                };
+                let mut ok = true;
+                if address % 4 != 0 {
+                    errors.push(make::Misaligned(loc.clone(), format!("instruction at {address:#x} is not 4-byte aligned")));
+                    ok = false;
+                } else if bundle.size() == 8 && address % 8 != 0 {
+                    errors.push(make::Misaligned(
+                        loc.clone(),
+                        format!("bundle at {address:#x} is not 8-byte aligned (add `.align 8` before it)"),
+                    ));
+                    ok = false;
+                }
+                let words = match encode_bundle(&bundle) {
+                    Ok(words) => words,
+                    Err(error) => {
+                        errors.push(make::Encoding(loc.clone(), error.to_string()));
+                        continue;
+                    }
+                };
+                for (k, word) in words.iter().enumerate() {
+                    out[start + 4 * k..start + 4 * k + 4].copy_from_slice(&word.to_le_bytes());
+                }
+                if ok {
+                    listing.push(ListingLine {
+                        address,
+                        words,
+                        text: format_bundle(&bundle),
+                        file: layout.files.get(item.file).copied().unwrap_or("<input>").to_string(),
+                        line: item.pos.line,
+                    });
+                }
+            }
+        }
+    }
+    let sections = layout
+        .sections
+        .iter()
+        .zip(bytes)
+        .map(|(s, bytes)| Section {
+            name: s.name.clone(),
+            address: s.address,
+            bytes,
+            has_code: s.has_code,
+            context: s.context(),
+            align: s.align,
+        })
+        .collect();
+    (sections, listing)
+}
+
+fn context_error(desc: &InstDesc, context: CodeContext, loc: Loc) -> Option<AsmError> {
+    let supervisor = context == CodeContext::Supervisor;
+    if desc.contexts.allows(supervisor) {
+        return None;
+    }
+    let (only, marked) = match desc.contexts {
+        Contexts::Worker => ("worker", "`.supervisor`"),
+        _ => ("supervisor", "`.worker`"),
+    };
+    Some(make::WrongContext(
+        loc,
+        format!("`{}` is a {only}-only instruction, but this code is marked {marked}", desc.mnemonic),
+    ))
+}
+
+/// Resolves and checks the instructions of one statement (one instruction, or a bundle) and
+/// orders a pair main first.
+fn build_bundle(
+    insts: &[InstStmt],
+    eval: &dyn Fn(&Expr) -> Result<i64, AsmError>,
+    loc: &dyn Fn(super::lexer::Pos) -> Loc,
+    context: Option<CodeContext>,
+) -> Result<Bundle, Vec<AsmError>> {
+    let mut errors = Vec::new();
+    let mut resolved = Vec::new();
+    for stmt in insts {
+        match resolve(stmt, eval, loc) {
+            Ok(inst) => {
+                if let Some(error) = context.and_then(|c| context_error(inst.desc(), c, loc(stmt.pos))) {
+                    errors.push(error);
+                }
+                resolved.push((inst, stmt));
+            }
+            Err(error) => errors.push(error),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    match resolved.as_slice() {
+        [(only, _)] => Ok(Bundle::single(*only)),
+        [(a, a_stmt), (b, b_stmt)] => {
+            let (da, db) = (a.desc(), b.desc());
+            for (desc, stmt) in [(da, a_stmt), (db, b_stmt)] {
+                if desc.co_issue == CoIssue::Solo {
+                    errors.push(make::BadBundle(
+                        loc(stmt.pos),
+                        format!("`{}` must issue alone: it cannot be bundled", desc.mnemonic),
+                    ));
+                }
+            }
+            if da.pipe == db.pipe {
+                let pipe = if da.pipe == Pipe::Main { "main" } else { "aux" };
+                errors.push(make::BadBundle(
+                    loc(a_stmt.pos),
+                    format!(
+                        "`{}` and `{}` are both {pipe}-pipeline instructions: a bundle pairs one main and one aux instruction",
+                        da.mnemonic, db.mnemonic
+                    ),
+                ));
+            }
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+            let (main, aux) = if da.pipe == Pipe::Main { (*a, *b) } else { (*b, *a) };
+            Ok(Bundle { main: Some(main), aux: Some(aux) })
+        }
+        _ => Err(vec![make::BadBundle(
+            loc(insts.first().map(|s| s.pos).unwrap_or_default()),
+            "a bundle holds one or two instructions",
+        )]),
+    }
+}
+
+/// Whether a written operand has the syntax of an operand kind.
+pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
+    match value {
+        OperandValue::Reg(reg) => {
+            kind.register_file() == Some(reg.file)
+                && kind.register_width() == reg.width
+                && reg.post_inc == matches!(kind, OperandKind::MRegPostInc | OperandKind::MPairPostInc)
+        }
+        OperandValue::Csr(csr) => matches!(
+            (kind, csr.space),
+            (OperandKind::LowerCsr, CsrSpace::Lower) | (OperandKind::UpperCsr, CsrSpace::Upper)
+        ),
+        OperandValue::Expr(_) => !kind.is_register(),
+    }
+}
+
+fn written_syntax(value: &OperandValue) -> String {
+    match value {
+        OperandValue::Reg(RegOperand { file, width, post_inc, .. }) => {
+            let p = file.prefix();
+            let group = match width {
+                1 => format!("${p}N"),
+                2 => format!("${p}N:N+1"),
+                _ => format!("${p}N:N+3"),
+            };
+            if *post_inc {
+                group + "+="
+            } else {
+                group
+            }
+        }
+        OperandValue::Csr(csr) => match csr.space {
+            CsrSpace::Lower => format!("{} (a lower-space CSR: get/put)", csr.name),
+            CsrSpace::Upper => format!("{} (an upper-space CSR: uget/uput)", csr.name),
+        },
+        OperandValue::Expr(_) => "imm".to_string(),
+    }
+}
+
+/// "`ld32step` expects: $mN|$aN, $mN, $mN+=, imm|$mN" built from the rows of a mnemonic.
+pub fn expects_message(mnemonic: &str) -> String {
+    let rows: Vec<&InstDesc> = INSTRUCTIONS.iter().filter(|r| r.mnemonic == mnemonic).collect();
+    let mut arities: Vec<usize> = Vec::new();
+    for row in &rows {
+        if !arities.contains(&row.operands.len()) {
+            arities.push(row.operands.len());
+        }
+    }
+    let forms: Vec<String> = arities
+        .iter()
+        .map(|&arity| {
+            if arity == 0 {
+                return "no operands".to_string();
+            }
+            (0..arity)
+                .map(|i| {
+                    let mut alternatives: Vec<&str> = Vec::new();
+                    for row in rows.iter().filter(|r| r.operands.len() == arity) {
+                        let syntax = kind_syntax(row.operands[i].kind);
+                        if !alternatives.contains(&syntax) {
+                            alternatives.push(syntax);
+                        }
+                    }
+                    alternatives.join("|")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    format!("`{mnemonic}` expects: {}", forms.join(" or "))
+}
+
+/// Chooses the row of an instruction statement and computes its operand values.
+fn resolve(stmt: &InstStmt, eval: &dyn Fn(&Expr) -> Result<i64, AsmError>, loc: &dyn Fn(super::lexer::Pos) -> Loc) -> Result<Inst, AsmError> {
+    let mut rows = INSTRUCTIONS.iter().filter(|r| r.mnemonic == stmt.mnemonic).peekable();
+    if rows.peek().is_none() {
+        return Err(make::UnknownMnemonic(loc(stmt.pos), format!("unknown instruction `{}`", stmt.mnemonic)));
+    }
+    let row = rows.find(|row| {
+        row.operands.len() == stmt.operands.len()
+            && row.operands.iter().zip(&stmt.operands).all(|(desc, op)| operand_matches(desc.kind, &op.value))
+    });
+    let Some(row) = row else {
+        let got: Vec<String> = stmt.operands.iter().map(|op| written_syntax(&op.value)).collect();
+        let got = if got.is_empty() { "no operands".to_string() } else { got.join(", ") };
+        return Err(make::OperandMismatch(loc(stmt.pos), format!("{}; got: {got}", expects_message(&stmt.mnemonic))));
+    };
+    let mut values = [0u32; MAX_OPERANDS];
+    for (index, (desc, op)) in row.operands.iter().zip(&stmt.operands).enumerate() {
+        values[index] = match &op.value {
+            OperandValue::Reg(reg) => reg.first as u32,
+            OperandValue::Csr(csr) => csr.index as u32,
+            OperandValue::Expr(expr) => {
+                let value = eval(expr)?;
+                check_immediate(row, index, desc, value).map_err(|message| make::OutOfRange(loc(op.pos), message))?
+            }
+        };
+    }
+    Ok(Inst { opcode: row.opcode, operands: values })
+}
+
+/// Addresses echo in hex (negative ones in decimal).
+fn show_address(value: i64) -> String {
+    if value >= 0 {
+        format!("{value:#x}")
+    } else {
+        value.to_string()
+    }
+}
+
+/// Range-checks an expression value against operand `index` of a row; returns the operand value.
+pub fn check_immediate(row: &InstDesc, index: usize, desc: &OperandDesc, value: i64) -> Result<u32, String> {
+    let width = desc.field.width();
+    let shift = desc.field.shift as u32;
+    let what = format!("operand {} of `{}`", index + 1, row.mnemonic);
+    match desc.kind {
+        OperandKind::Signed => {
+            let (lo, hi) = (-(1i64 << (width - 1)), (1i64 << (width - 1)) - 1);
+            if (lo..=hi).contains(&value) {
+                Ok(value as i32 as u32)
+            } else {
+                Err(format!("immediate {value} is out of range for {what} (signed {width}-bit: {lo}..={hi})"))
+            }
+        }
+        OperandKind::Target | OperandKind::WordAddress => {
+            let align = (1i64 << shift).max(4);
+            let max = ((1i64 << width) - 1) << shift;
+            let noun = if desc.kind == OperandKind::Target { "branch target" } else { "word address" };
+            if value % align != 0 {
+                Err(format!("{noun} {} is not {align}-byte aligned", show_address(value)))
+            } else if !(0..=max).contains(&value) {
+                Err(format!("{noun} {} is out of range for {what} (0..={max:#x})", show_address(value)))
+            } else {
+                Ok(value as u32)
+            }
+        }
+        _ => {
+            let max = ((1i64 << width) - 1) << shift;
+            let align = 1i64 << shift;
+            let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) { "CSR index" } else { "immediate" };
+            if !(0..=max).contains(&value) {
+                Err(format!("{noun} {value} is out of range for {what} (unsigned {width}-bit: 0..={max})"))
+            } else if value % align != 0 {
+                Err(format!("{noun} {value} must be a multiple of {align}"))
+            } else {
+                Ok(value as u32)
+            }
+        }
+    }
+}

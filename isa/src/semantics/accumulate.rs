@@ -1,0 +1,205 @@
+//! Accumulator instructions (aux, worker `$AACC`, f32): `f32v2axpy`, `f32v4acc`, `f16v8acc` and
+//! the `gina` read-and-push queue.
+//!
+//! All arithmetic is f32 round-to-nearest-even through [`crate::numerics`]. Project assumptions \[A\]:
+//! * `f32v2axpy $aD, x, y`: `$aD` = (AACC\[0\], AACC\[2\]) as they were; then
+//!   AACC\[0\] = (TAS × x0) + y0 and AACC\[2\] = (TAS × x1) + y1 with two roundings (multiply, then
+//!   add), TAS being the f32 in `$TAS`.
+//! * `f32v4acc q`: AACC\[0\] += q0, AACC\[2\] += q1, AACC\[4\] += q2, AACC\[6\] += q3.
+//! * `f16v8acc q` (8 halves, half 2i and 2i+1 of the quad): AACC\[2i\] += h\[2i\], then
+//!   AACC\[2i\] += h\[2i+1\], each widened exactly.
+//! * `f32v2gina $aD, $aS, zimm12` (the shift pattern is \[C\] from TESS): zimm bit 0 = e selects
+//!   even (0) or odd (1) entries, every other bit must be 0 (`BadFlags`). `$aD` = (AACC\[e\],
+//!   AACC\[2+e\]); then for i in 4, 8, 12: AACC\[i−4+e\] = AACC\[i+e\], AACC\[i−2+e\] = AACC\[i+2+e\];
+//!   then AACC\[12+e\] = in0, AACC\[14+e\] = in1. `f16v2gina` is the same with two f16 in (widened)
+//!   and two f16 out (RNE), lane 0 first. Only the first AMP set's 16 entries take part.
+
+use super::regs::{halves, join_halves, join_singles, read_quad, singles, Pending};
+use super::state::ContextState;
+use super::{Trap, TrapKind};
+use crate::csr::index;
+use crate::inst::Inst;
+use crate::numerics::{f16_to_f32, f32_add, f32_mul, f32_to_f16};
+
+/// `f32v2axpy $aD:D+1, $aX:X+1, $aY:Y+1`.
+pub(super) fn f32v2axpy(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let tas = f32::from_bits(ctx.ucsr[index::TAS as usize]);
+    let x = singles(ctx.read_a64(inst.reg(1)));
+    let y = singles(ctx.read_a64(inst.reg(2)));
+    let acc = out.aacc(ctx);
+    let previous = [acc[0], acc[2]];
+    acc[0] = f32_add(f32_mul(tas, x[0]), y[0]);
+    acc[2] = f32_add(f32_mul(tas, x[1]), y[1]);
+    out.write_a64(inst.reg(0), join_singles(previous));
+}
+
+/// `f32v4acc $aS:S+3`.
+pub(super) fn f32v4acc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let q = read_quad(ctx, inst.reg(0));
+    let acc = out.aacc(ctx);
+    for (i, &s) in q.iter().enumerate() {
+        acc[2 * i] = f32_add(acc[2 * i], f32::from_bits(s));
+    }
+}
+
+/// `f16v8acc $aS:S+3`.
+pub(super) fn f16v8acc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let q = read_quad(ctx, inst.reg(0));
+    let acc = out.aacc(ctx);
+    for (i, &s) in q.iter().enumerate() {
+        let h = halves(s);
+        acc[2 * i] = f32_add(acc[2 * i], f16_to_f32(h[0]));
+        acc[2 * i] = f32_add(acc[2 * i], f16_to_f32(h[1]));
+    }
+}
+
+/// The shared `gina` step: returns the two entries read and pushes `input`.
+fn gina(inst: &Inst, ctx: &ContextState, out: &mut Pending, input: [f32; 2]) -> Result<[f32; 2], Trap> {
+    let flags = inst.imm(2);
+    if flags & !1 != 0 {
+        return Err(TrapKind::BadFlags {
+            mnemonic: inst.desc().mnemonic,
+            flags,
+            reason: "only bit 0 (odd entries) is defined; the other bits must be 0",
+        }
+        .into());
+    }
+    let e = (flags & 1) as usize;
+    let acc = out.aacc(ctx);
+    let read = [acc[e], acc[2 + e]];
+    for i in [4, 8, 12] {
+        acc[i - 4 + e] = acc[i + e];
+        acc[i - 2 + e] = acc[i + 2 + e];
+    }
+    acc[12 + e] = input[0];
+    acc[14 + e] = input[1];
+    Ok(read)
+}
+
+/// `f32v2gina $aD:D+1, $aS:S+1, zimm12`.
+pub(super) fn f32v2gina(inst: &Inst, ctx: &ContextState, out: &mut Pending) -> Result<(), Trap> {
+    let input = singles(ctx.read_a64(inst.reg(1)));
+    let read = gina(inst, ctx, out, input)?;
+    out.write_a64(inst.reg(0), join_singles(read));
+    Ok(())
+}
+
+/// `f16v2gina $aD, $aS, zimm12`.
+pub(super) fn f16v2gina(inst: &Inst, ctx: &ContextState, out: &mut Pending) -> Result<(), Trap> {
+    let h = halves(ctx.read_a(inst.reg(1)));
+    let read = gina(inst, ctx, out, [f16_to_f32(h[0]), f16_to_f32(h[1])])?;
+    out.write_a(inst.reg(0), join_halves([f32_to_f16(read[0]), f32_to_f16(read[1])]));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::csr::index;
+    use crate::inst::Opcode::*;
+    use crate::numerics::{f16_to_f32, f32_add, f32_mul, f32_to_f16};
+    use crate::semantics::test_env::*;
+    use crate::semantics::TrapKind;
+
+    fn f2(lo: f32, hi: f32) -> u64 {
+        lo.to_bits() as u64 | (hi.to_bits() as u64) << 32
+    }
+
+    #[test]
+    fn axpy_is_a_one_stage_pipeline() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        let tas = 1.1f32;
+        ctx.ucsr[index::TAS as usize] = tas.to_bits();
+        ctx.write_a64(2, f2(1.0, 2.0));
+        ctx.write_a64(4, f2(10.0, 20.0));
+        ok(&mut ctx, &mut env, one(F32v2axpy, &[0, 2, 4]));
+        assert_eq!(ctx.read_a64(0), f2(0.0, 0.0), "the previous accumulators come out");
+        let expected = [f32_add(f32_mul(tas, 1.0), 10.0), f32_add(f32_mul(tas, 2.0), 20.0)];
+        assert_eq!((ctx.aacc[0], ctx.aacc[2]), (expected[0], expected[1]));
+        ctx.write_a64(2, f2(3.0, 4.0));
+        ctx.write_a64(4, f2(0.0, 0.0));
+        ok(&mut ctx, &mut env, one(F32v2axpy, &[0, 2, 4]));
+        assert_eq!(ctx.read_a64(0), f2(expected[0], expected[1]));
+        // Two roundings: 0.1f × 3 then + 0.3f differs from a fused multiply-add.
+        let (x, y) = (3.0f32, -0.3f32);
+        ctx.ucsr[index::TAS as usize] = 0.1f32.to_bits();
+        ctx.write_a64(2, f2(x, x));
+        ctx.write_a64(4, f2(y, y));
+        ok(&mut ctx, &mut env, one(F32v2axpy, &[0, 2, 4]));
+        assert_eq!(ctx.aacc[0], f32_add(f32_mul(0.1, x), y));
+        assert_ne!(ctx.aacc[0], 0.1f32.mul_add(x, y));
+    }
+
+    #[test]
+    fn v4acc_and_v8acc_accumulate_into_even_entries() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        for (k, x) in [1.0f32, 2.0, 3.0, 16_777_216.0].iter().enumerate() {
+            ctx.a[4 + k] = x.to_bits();
+        }
+        ok(&mut ctx, &mut env, one(F32v4acc, &[4]));
+        ok(&mut ctx, &mut env, one(F32v4acc, &[4]));
+        assert_eq!(&ctx.aacc[..8], &[2.0, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]);
+        // f16v8acc: lane 2i then lane 2i+1, each rounded. At 2^25 (f32 spacing 4) adding 2.0
+        // twice is lost (each add is a tie, rounded to even), while adding 4.0 at once is not.
+        let h = |x: f32| f32_to_f16(x) as u32;
+        ctx.a[4] = h(0.5) | h(0.25) << 16;
+        ctx.a[5] = h(-1.0) | h(1.0) << 16;
+        ctx.a[6] = h(0.0) | h(0.0) << 16;
+        ctx.a[7] = h(2.0) | h(2.0) << 16;
+        ok(&mut ctx, &mut env, one(F16v8acc, &[4]));
+        assert_eq!(&ctx.aacc[..8], &[2.75, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]);
+        assert_ne!(f32_add(33_554_432.0, 4.0), 33_554_432.0);
+        assert_eq!(ctx.aacc[6], f32_add(f32_add(33_554_432.0, f16_to_f32(h(2.0) as u16)), f16_to_f32(h(2.0) as u16)));
+    }
+
+    #[test]
+    fn gina_walks_the_accumulators_as_a_queue() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        for (k, acc) in ctx.aacc.iter_mut().enumerate().take(16) {
+            *acc = k as f32;
+        }
+        // Even entries: (0,2), (4,6), (8,10), (12,14), then what was pushed.
+        let mut reads = Vec::new();
+        for n in 0..6 {
+            ctx.write_a64(2, f2(100.0 + n as f32, 200.0 + n as f32));
+            ok(&mut ctx, &mut env, one(F32v2gina, &[0, 2, 0]));
+            let out = ctx.read_a64(0);
+            reads.push((f32::from_bits(out as u32), f32::from_bits((out >> 32) as u32)));
+        }
+        assert_eq!(reads, [(0.0, 2.0), (4.0, 6.0), (8.0, 10.0), (12.0, 14.0), (100.0, 200.0), (101.0, 201.0)]);
+        // Odd entries were untouched.
+        for odd in (1..16).step_by(2) {
+            assert_eq!(ctx.aacc[odd], odd as f32);
+        }
+        ok(&mut ctx, &mut env, one(F32v2gina, &[0, 14, 1]));
+        assert_eq!(ctx.read_a64(0), f2(1.0, 3.0));
+        assert_eq!((ctx.aacc[13], ctx.aacc[15]), (0.0, 0.0), "$azeros pushes zeros");
+        let kind = traps(&mut ctx, &mut env, one(F32v2gina, &[0, 2, 2]));
+        assert!(matches!(kind, TrapKind::BadFlags { mnemonic: "f32v2gina", flags: 2, .. }));
+    }
+
+    #[test]
+    fn f16v2gina_widens_in_and_rounds_out() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        ctx.aacc[1] = 1.0 + 1.0 / 4096.0;
+        ctx.aacc[3] = 70000.0;
+        let h = |x: f32| f32_to_f16(x) as u32;
+        ctx.a[2] = h(0.5) | h(-3.0) << 16;
+        ok(&mut ctx, &mut env, one(F16v2gina, &[0, 2, 1]));
+        assert_eq!(ctx.a[0], h(1.0) | 0x7c00 << 16);
+        assert_eq!((ctx.aacc[13], ctx.aacc[15]), (0.5, -3.0));
+        assert!(matches!(traps(&mut ctx, &mut env, one(F16v2gina, &[0, 2, 0x10])), TrapKind::BadFlags { .. }));
+    }
+
+    #[test]
+    fn acc_then_gina_reads_the_sums_back() {
+        // The PopLibs pattern: f32v4acc, then two f32v2gina to read AACC[0,2] and AACC[4,6].
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        for (k, x) in [1.0f32, 2.0, 3.0, 4.0].iter().enumerate() {
+            ctx.a[4 + k] = x.to_bits();
+        }
+        ok(&mut ctx, &mut env, one(F32v4acc, &[4]));
+        ok(&mut ctx, &mut env, one(F32v2gina, &[0, 14, 0]));
+        ok(&mut ctx, &mut env, one(F32v2gina, &[2, 14, 0]));
+        assert_eq!((ctx.read_a64(0), ctx.read_a64(2)), (f2(1.0, 2.0), f2(3.0, 4.0)));
+    }
+}

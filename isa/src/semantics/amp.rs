@@ -1,0 +1,406 @@
+//! The AMP (accumulating matrix product) pipeline of a worker: `f16v4hihov4amp`,
+//! `f8v8hihov4amp` and `f16v4sisoamp`.
+//!
+//! **The model is a project assumption \[A\]** (the public sources give the operand shapes, the
+//! 4-call pipeline depth, the phase-0 partial / phase 1–3 accumulate behaviour and the warm-up
+//! / drain usage, but not the exact flag bits, queue mechanics or rounding points):
+//!
+//! Flags imm6: bits \[1:0\] = phase p; bits \[3:2\] must be 0b11 (E4: all engines; E1/E2 are not
+//! modelled → `BadFlags`); bits \[5:4\] must be 0 (→ `BadFlags`).
+//!
+//! `f16v4hihov4amp` / `f8v8hihov4amp` (16 channels m = 0..15), per call with input pair x,
+//! partial pair P (4 f16) and phase p:
+//! 1. if p == 0 { finished = accumulating; accumulating\[m\] = pending\[m\] for all m }
+//! 2. for every m: accumulating\[m\] = `numerics::amp::amp_phase_f16`(accumulating\[m\], x lanes,
+//!    CWEI\[cwei_index(m, p)\] as 4 f16 lanes) — or `amp_phase_fp8` with the 8 FP8 bytes of x and
+//!    of CWEI, x format = `$FP_INFMT` bit 1, weight format = `$FP_INFMT` bit 0 (supervisor CSRs
+//!    via `env.supervisor_csr(csr::index::FP_INFMT)`), scale =
+//!    `scale_from_field(env.supervisor_csr(FP_ISCL))`.
+//! 3. output pair lanes i = `amp_result_out`(finished\[4p + i\]) for i in 0..4.
+//! 4. pending\[4p + i\] = `amp_partial_in`(P lane i).
+//!
+//! `f16v4sisoamp` (8 channels m = 0..7, f32 partials and results, 2 per call):
+//! 1. as above over 8 channels;
+//! 2. `amp_phase_f16` for m in 0..8;
+//! 3. output pair = (finished\[2p\], finished\[2p+1\]) as f32 bits;
+//! 4. pending\[2p + i\] = f32 partial lane i.
+//!
+//! So partials for group k enter during the calls of group k−1 (the first four calls are a
+//! warm-up that only feeds partials), and the results of group k leave during the calls of
+//! group k+1 (four drain calls with zero inputs flush the last group). Lanes: f16 lane i and FP8
+//! byte i are bits \[16i+15:16i\] and \[8i+7:8i\] of the 64-bit pair or `$CWEI` value.
+//! `$azeros` works as a destination (discarded) and as input or partials (zeros).
+
+use super::regs::{halves4, join_halves4, join_singles, singles, Pending};
+use super::state::ContextState;
+use super::{ExecEnv, Trap, TrapKind};
+use crate::csr::{cwei_index, field, index};
+use crate::inst::Inst;
+use crate::numerics::{amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, scale_from_field, Fp8Format};
+
+/// Decodes the flags into the phase, or `BadFlags`.
+fn phase(inst: &Inst) -> Result<usize, Trap> {
+    let flags = inst.imm(3);
+    let bad = |reason| TrapKind::BadFlags { mnemonic: inst.desc().mnemonic, flags, reason }.into();
+    if (flags >> 2) & 3 != 3 {
+        return Err(bad("bits [3:2] must be 0b11 (E4, all engines); E1/E2 are not modelled"));
+    }
+    if flags >> 4 != 0 {
+        return Err(bad("bits [5:4] must be 0"));
+    }
+    Ok((flags & 3) as usize)
+}
+
+/// The channel-phase product: how one channel's accumulator absorbs the input.
+enum Inputs {
+    F16([u16; 4]),
+    Fp8 { x: [u8; 8], x_format: Fp8Format, w_format: Fp8Format, scale: i32 },
+}
+
+impl Inputs {
+    #[inline]
+    fn apply(&self, acc: f32, weights: u64) -> f32 {
+        match *self {
+            Inputs::F16(x) => amp_phase_f16(acc, x, halves4(weights)),
+            Inputs::Fp8 { x, x_format, w_format, scale } => {
+                amp_phase_fp8(acc, x, weights.to_le_bytes(), x_format, w_format, scale)
+            }
+        }
+    }
+}
+
+/// Steps 1 and 2 over the first `channels` channels.
+fn advance<E: ExecEnv>(ctx: &ContextState, env: &E, out: &mut Pending, p: usize, channels: usize, inputs: &Inputs) {
+    let cwei = env.cwei();
+    let amp = out.amp(ctx);
+    if p == 0 {
+        amp.finished[..channels].copy_from_slice(&amp.accumulating[..channels]);
+        amp.accumulating[..channels].copy_from_slice(&amp.pending[..channels]);
+    }
+    for m in 0..channels {
+        let weights = cwei[cwei_index(m as u8, p as u8) as usize];
+        amp.accumulating[m] = inputs.apply(amp.accumulating[m], weights);
+    }
+}
+
+/// Steps 3 and 4 of the 16-channel forms.
+fn hiho_v4_out(inst: &Inst, ctx: &ContextState, out: &mut Pending, p: usize) {
+    let partials = halves4(ctx.read_a64(inst.reg(2)));
+    let amp = out.amp(ctx);
+    let mut result = [0u16; 4];
+    for i in 0..4 {
+        result[i] = amp_result_out(amp.finished[4 * p + i]);
+        amp.pending[4 * p + i] = amp_partial_in(partials[i]);
+    }
+    out.write_a64(inst.reg(0), join_halves4(result));
+}
+
+/// `f16v4hihov4amp $aD:D+1, $aX:X+1, $aP:P+1, imm6`.
+pub(super) fn f16v4hihov4amp<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &E,
+    out: &mut Pending,
+) -> Result<(), Trap> {
+    let p = phase(inst)?;
+    let inputs = Inputs::F16(halves4(ctx.read_a64(inst.reg(1))));
+    advance(ctx, env, out, p, 16, &inputs);
+    hiho_v4_out(inst, ctx, out, p);
+    Ok(())
+}
+
+/// `f8v8hihov4amp $aD:D+1, $aX:X+1, $aP:P+1, imm6`.
+pub(super) fn f8v8hihov4amp<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &E,
+    out: &mut Pending,
+) -> Result<(), Trap> {
+    let p = phase(inst)?;
+    let infmt = env.supervisor_csr(index::FP_INFMT);
+    let inputs = Inputs::Fp8 {
+        x: ctx.read_a64(inst.reg(1)).to_le_bytes(),
+        x_format: Fp8Format::from_format_bit((infmt & field::FP_INFMT_ARF_FMT) >> 1),
+        w_format: Fp8Format::from_format_bit(infmt & field::FP_INFMT_CWEI_FMT),
+        scale: scale_from_field(env.supervisor_csr(index::FP_ISCL)),
+    };
+    advance(ctx, env, out, p, 16, &inputs);
+    hiho_v4_out(inst, ctx, out, p);
+    Ok(())
+}
+
+/// `f16v4sisoamp $aD:D+1, $aX:X+1, $aP:P+1, imm6`.
+pub(super) fn f16v4sisoamp<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &E,
+    out: &mut Pending,
+) -> Result<(), Trap> {
+    let p = phase(inst)?;
+    let inputs = Inputs::F16(halves4(ctx.read_a64(inst.reg(1))));
+    advance(ctx, env, out, p, 8, &inputs);
+    let partials = singles(ctx.read_a64(inst.reg(2)));
+    let amp = out.amp(ctx);
+    let result = [amp.finished[2 * p], amp.finished[2 * p + 1]];
+    amp.pending[2 * p] = partials[0];
+    amp.pending[2 * p + 1] = partials[1];
+    out.write_a64(inst.reg(0), join_singles(result));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::csr::{cwei_index, index};
+    use crate::inst::Bundle;
+    use crate::inst::Opcode::{self, *};
+    use crate::numerics::{
+        amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, f32_to_f16, scale_to_field, Fp8Format,
+    };
+    use crate::semantics::test_env::*;
+    use crate::semantics::{ContextState, TrapKind};
+
+    /// E4 flags for phase p.
+    fn flags(p: usize) -> u32 {
+        0b1100 | p as u32
+    }
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 16) as u32
+        }
+
+        /// An FP8 code of moderate magnitude, never the NaN code.
+        fn fp8(&mut self) -> u8 {
+            let r = self.next();
+            let code = (r & 0x80) as u8 | ((r >> 8) & 0x4f) as u8;
+            if code == 0x80 {
+                0
+            } else {
+                code
+            }
+        }
+
+        /// An f16 in [-4, 4) with a few significant bits.
+        fn f16(&mut self) -> u16 {
+            f32_to_f16((self.next() % 512) as f32 / 64.0 - 4.0)
+        }
+    }
+
+    fn halves4(h: &[u16]) -> u64 {
+        h.iter().enumerate().fold(0, |acc, (i, &x)| acc | (x as u64) << (16 * i))
+    }
+
+    fn amp_call(ctx: &mut ContextState, env: &mut TestEnv, op: Opcode, dst: u32, x: u32, partials: u32, p: usize) {
+        ok(ctx, env, one(op, &[dst, x, partials, flags(p)]));
+    }
+
+    #[test]
+    fn flags_must_select_e4_and_leave_the_top_bits_clear() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        for bad in [0b0000, 0b0100, 0b1000, 0b01_1100, 0b10_1101] {
+            for op in [F16v4hihov4amp, F8v8hihov4amp, F16v4sisoamp] {
+                let kind = traps(&mut ctx, &mut env, one(op, &[0, 2, 4, bad]));
+                assert!(matches!(kind, TrapKind::BadFlags { flags, .. } if flags == bad), "{op:?} {bad:#b}");
+            }
+        }
+        assert!(matches!(
+            traps(&mut supervisor(), &mut env, one(F16v4hihov4amp, &[0, 2, 4, 0b1100])),
+            TrapKind::WrongContext { .. }
+        ));
+    }
+
+    /// 16 × 32 FP8 weights times three input vectors, with f16 partials: warm-up (4 calls that
+    /// only feed partials, into `$azeros`), three groups of 4 phases, then 4 drain calls.
+    #[test]
+    fn fp8_matrix_vector_product_through_the_pipeline() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let (x_format, w_format, scale) = (Fp8Format::F143, Fp8Format::F152, -2);
+        let weights: Vec<[u8; 32]> = (0..16).map(|_| [0; 32].map(|_: u8| rng.fp8())).collect();
+        const GROUPS: usize = 3;
+        let inputs: Vec<[u8; 32]> = (0..GROUPS).map(|_| [0; 32].map(|_: u8| rng.fp8())).collect();
+        let partials: Vec<[u16; 16]> = (0..GROUPS).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+
+        let mut env = TestEnv::new();
+        for (m, row) in weights.iter().enumerate() {
+            for p in 0..4 {
+                let bytes: [u8; 8] = row[8 * p..8 * p + 8].try_into().unwrap();
+                env.cwei[cwei_index(m as u8, p as u8) as usize] = u64::from_le_bytes(bytes);
+            }
+        }
+        env.supervisor_csr[index::FP_INFMT as usize] = x_format.format_bit() << 1 | w_format.format_bit();
+        env.supervisor_csr[index::FP_ISCL as usize] = scale_to_field(scale);
+
+        // The reference, in the documented order.
+        let reference: Vec<[u16; 16]> = (0..GROUPS)
+            .map(|g| {
+                std::array::from_fn(|m| {
+                    let mut acc = amp_partial_in(partials[g][m]);
+                    for p in 0..4 {
+                        let x: [u8; 8] = inputs[g][8 * p..8 * p + 8].try_into().unwrap();
+                        let w: [u8; 8] = weights[m][8 * p..8 * p + 8].try_into().unwrap();
+                        acc = amp_phase_fp8(acc, x, w, x_format, w_format, scale);
+                    }
+                    amp_result_out(acc)
+                })
+            })
+            .collect();
+
+        let mut ctx = worker();
+        let set_partials = |ctx: &mut ContextState, g: usize, p: usize| {
+            ctx.write_a64(2, halves4(&partials[g][4 * p..4 * p + 4]));
+        };
+        // Warm-up: zero inputs ($azeros), partials of group 0, results discarded ($azeros).
+        for p in 0..4 {
+            set_partials(&mut ctx, 0, p);
+            amp_call(&mut ctx, &mut env, F8v8hihov4amp, 14, 14, 2, p);
+        }
+        let mut results = [[0u16; 16]; GROUPS + 1];
+        for g in 0..GROUPS {
+            for p in 0..4 {
+                ctx.write_a64(0, u64::from_le_bytes(inputs[g][8 * p..8 * p + 8].try_into().unwrap()));
+                let partial_register = if g + 1 < GROUPS {
+                    set_partials(&mut ctx, g + 1, p);
+                    2
+                } else {
+                    14
+                };
+                amp_call(&mut ctx, &mut env, F8v8hihov4amp, 4, 0, partial_register, p);
+                let out = ctx.read_a64(4);
+                for i in 0..4 {
+                    results[g][4 * p + i] = (out >> (16 * i)) as u16;
+                }
+            }
+        }
+        // Drain: zero inputs and partials.
+        for p in 0..4 {
+            amp_call(&mut ctx, &mut env, F8v8hihov4amp, 4, 14, 14, p);
+            let out = ctx.read_a64(4);
+            for i in 0..4 {
+                results[GROUPS][4 * p + i] = (out >> (16 * i)) as u16;
+            }
+        }
+        // Results of group g come out during the calls of group g + 1.
+        assert_eq!(results[0], [0; 16], "the warm-up group is all zeros");
+        for g in 0..GROUPS {
+            assert_eq!(results[g + 1], reference[g], "group {g}");
+        }
+        assert!(reference.iter().flatten().any(|&h| h != 0 && h != 0x8000));
+    }
+
+    /// 16 × 16 f16 weights, two input vectors, the inputs and partials streamed from memory by a
+    /// co-issued `ld2x64pace`: the AMP in the aux slot consumes the registers the previous
+    /// bundle loaded while the main slot loads the next call's operands.
+    #[test]
+    fn f16_matrix_vector_product_with_co_issued_loads() {
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        const GROUPS: usize = 2;
+        let weights: Vec<[u16; 16]> = (0..16).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let inputs: Vec<[u16; 16]> = (0..GROUPS).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let partials: Vec<[u16; 16]> = (0..GROUPS).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let mut env = TestEnv::new();
+        for (m, row) in weights.iter().enumerate() {
+            for p in 0..4 {
+                env.cwei[cwei_index(m as u8, p as u8) as usize] = halves4(&row[4 * p..4 * p + 4]);
+            }
+        }
+        // Call k reads x_k at X + 16k and P_k at X + 8 + 16k (the other element of the pair).
+        // Calls: 4 warm-up (x = 0, P = group 0), 4 per group (x = group g, P = group g+1 or 0),
+        // 4 drain (zeros), and one extra slot for the last prefetch.
+        const X: u32 = INTERLEAVED_BASE;
+        let calls = 4 + 4 * GROUPS + 4;
+        for k in 0..calls {
+            let (p, stage) = (k % 4, k / 4);
+            let x = if (1..=GROUPS).contains(&stage) { halves4(&inputs[stage - 1][4 * p..4 * p + 4]) } else { 0 };
+            let partial = if stage < GROUPS { halves4(&partials[stage][4 * p..4 * p + 4]) } else { 0 };
+            env.write_u64(X + 16 * k as u32, x);
+            env.write_u64(X + 8 + 16 * k as u32, partial);
+        }
+        let mut program = Program::new(CODE);
+        let mut ctx = worker();
+        ctx.m[0] = X;
+        ctx.m[1] = X + 8;
+        ctx.m[4] = X + 0x1_0000;
+        ctx.m[5] = 2; // stride field 0 = +2 atoms
+        program.push(one(Tapack, &[2, 0, 1, 4]));
+        let load = i(Ld2x64pace, &[0, 2, 2, 5, 0b0101]);
+        program.push(Bundle::single(load));
+        for k in 0..calls {
+            program.push(pair(load, i(F16v4hihov4amp, &[4, 0, 2, flags(k % 4)])));
+        }
+        let mut results = Vec::new();
+        for _ in 0..2 {
+            let bundle = program.bundles[&ctx.pc];
+            ok(&mut ctx, &mut env, bundle);
+        }
+        for _ in 0..calls {
+            let bundle = program.bundles[&ctx.pc];
+            ok(&mut ctx, &mut env, bundle);
+            results.push(ctx.read_a64(4));
+        }
+        for g in 0..GROUPS {
+            for m in 0..16 {
+                let mut acc = amp_partial_in(partials[g][m]);
+                for p in 0..4 {
+                    let x: [u16; 4] = inputs[g][4 * p..4 * p + 4].try_into().unwrap();
+                    let w: [u16; 4] = weights[m][4 * p..4 * p + 4].try_into().unwrap();
+                    acc = amp_phase_f16(acc, x, w);
+                }
+                let (p, lane) = (m / 4, m % 4);
+                let out = results[4 * (g + 2) + p];
+                assert_eq!((out >> (16 * lane)) as u16, amp_result_out(acc), "group {g} channel {m}");
+            }
+        }
+        assert!(results[4..8].iter().all(|&r| r == 0), "warm-up results are zero");
+    }
+
+    /// 8 channels with f32 partials and results (`f16v4sisoamp`), one group.
+    #[test]
+    fn siso_amp_with_f32_partials() {
+        let mut rng = Rng(0x0bad_cafe_f00d_beef);
+        let weights: Vec<[u16; 16]> = (0..8).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let input: [u16; 16] = [0; 16].map(|_: u16| rng.f16());
+        let partials: [f32; 8] = [0.0; 8].map(|_: f32| (rng.next() % 1000) as f32 / 7.0);
+        let mut env = TestEnv::new();
+        for (m, row) in weights.iter().enumerate() {
+            for p in 0..4 {
+                env.cwei[cwei_index(m as u8, p as u8) as usize] = halves4(&row[4 * p..4 * p + 4]);
+            }
+        }
+        // Channels 8..15 must be ignored by the 8-channel form.
+        env.cwei[cwei_index(12, 0) as usize] = u64::MAX;
+        let mut ctx = worker();
+        let f2 = |a: f32, b: f32| a.to_bits() as u64 | (b.to_bits() as u64) << 32;
+        for p in 0..4 {
+            ctx.write_a64(2, f2(partials[2 * p], partials[2 * p + 1]));
+            amp_call(&mut ctx, &mut env, F16v4sisoamp, 14, 14, 2, p);
+        }
+        for p in 0..4 {
+            ctx.write_a64(0, halves4(&input[4 * p..4 * p + 4]));
+            amp_call(&mut ctx, &mut env, F16v4sisoamp, 4, 0, 14, p);
+            assert_eq!(ctx.read_a64(4), 0, "warm-up results");
+        }
+        let mut results = [0f32; 8];
+        for p in 0..4 {
+            amp_call(&mut ctx, &mut env, F16v4sisoamp, 4, 14, 14, p);
+            let out = ctx.read_a64(4);
+            results[2 * p] = f32::from_bits(out as u32);
+            results[2 * p + 1] = f32::from_bits((out >> 32) as u32);
+        }
+        for m in 0..8 {
+            let mut acc = partials[m];
+            for p in 0..4 {
+                let x: [u16; 4] = input[4 * p..4 * p + 4].try_into().unwrap();
+                let w: [u16; 4] = weights[m][4 * p..4 * p + 4].try_into().unwrap();
+                acc = amp_phase_f16(acc, x, w);
+            }
+            assert_eq!(results[m].to_bits(), acc.to_bits(), "channel {m}");
+        }
+        assert_eq!(ctx.amp.accumulating[12], 0.0, "channels 8..15 untouched");
+    }
+}

@@ -1,0 +1,93 @@
+//! Reference semantics: every instruction as a pure step over one context's architectural state,
+//! the tile-shared state it may touch (through [`ExecEnv`]), and the effects only a tile can
+//! carry out (launching workers, syncs, exchange), which are returned as values.
+//!
+//! Bundles have parallel semantics: the aux instruction reads its operands, the main instruction
+//! executes, then the aux instruction's results are written. So both instructions of a bundle
+//! see the registers as they were before the bundle. [A] (the public sources do not give the
+//! sub-cycle write-back order; this is the order a compiler scheduling both lanes would assume.)
+
+mod state;
+mod trap;
+
+pub use state::{AmpState, ContextKind, ContextState, RepeatState, AACC_COUNT, AMP_CHANNELS};
+pub use trap::{Trap, TrapKind};
+
+use crate::inst::Bundle;
+
+/// `TMEM_REGION0_BASE_ADDR` on ipu2/ipu21: the first SRAM byte; `run` vertex offsets are relative to it. [C]
+pub const TMEM_REGION0_BASE_ADDR: u32 = 0x4C000;
+
+/// Tile state an instruction may touch that is not one context's registers.
+///
+/// The simulator implements it over its tile; a test can implement it over a flat array.
+/// Every method is called from the hot loop: implementations must not allocate.
+pub trait ExecEnv {
+    /// Reads `out.len()` bytes (1, 2, 4, 8 or 16) at a naturally aligned address.
+    fn load(&mut self, addr: u32, out: &mut [u8]) -> Result<(), Trap>;
+    /// Writes `data.len()` bytes (4 or 8) at a naturally aligned address.
+    fn store(&mut self, addr: u32, data: &[u8]) -> Result<(), Trap>;
+    /// Checks that the memory accesses `(addr, size)` one instruction makes in one cycle touch
+    /// distinct memory elements. Called before multi-access instructions (the pace family).
+    fn check_parallel_accesses(&mut self, accesses: &[(u32, u32)]) -> Result<(), Trap>;
+    /// The shared AMP weight registers `$CWEI_m_n`, indexed by [`crate::csr::cwei_index`].
+    fn cwei(&self) -> &[u64; crate::csr::CWEI_COUNT];
+    fn cwei_mut(&mut self) -> &mut [u64; crate::csr::CWEI_COUNT];
+    /// A supervisor lower-space CSR value (workers' AMP reads `$FP_INFMT` and `$FP_ISCL`).
+    fn supervisor_csr(&self, index: u8) -> u32;
+    /// The tile's cycle counter (`$COUNT_L`/`$COUNT_U`).
+    fn cycle(&self) -> u64;
+    /// The tile's id (`$TILE_ID`).
+    fn tile_id(&self) -> u32;
+}
+
+/// What a bundle asks the tile to do beyond its register and memory effects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    /// `run`: start one worker. `vertex_base` is absolute.
+    Launch { entry: u32, vertex_base: u32 },
+    /// `runall`: start all workers; worker n gets `vertex_base + n * stride`.
+    LaunchAll { entry: u32, vertex_base: u32, stride: u32 },
+    /// `exit*`: the worker ends with this status.
+    Exit { status: bool },
+    /// `sync zone`.
+    Sync { zone: u32 },
+    /// `send`: `words` 32-bit words from `address` onto the outgoing wires.
+    Send { address: u32, words: u32, mode: u32 },
+    /// `delay`: the supervisor waits this many cycles.
+    Delay { cycles: u32 },
+    /// A CSR write the tile must act on (exchange set-up, `$CR`): index and value.
+    CsrWritten { index: u8, value: u32 },
+}
+
+/// The result of one bundle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepOutcome {
+    /// Address of the next bundle this context issues.
+    pub next_pc: u32,
+    /// A branch was taken (the supervisor pays the taken-branch stall).
+    pub branch_taken: bool,
+    pub effect: Effect,
+}
+
+/// Executes one bundle of the context at `ctx.pc` and advances its PC (including `rpt` loops).
+pub fn step_bundle<E: ExecEnv>(bundle: &Bundle, size: u32, ctx: &mut ContextState, env: &mut E) -> Result<StepOutcome, Trap> {
+    execute::step_bundle(bundle, size, ctx, env)
+}
+
+mod accumulate;
+mod amp;
+mod control;
+mod convert;
+mod csr_access;
+mod execute;
+mod float;
+mod integer;
+mod memory;
+mod pace;
+mod permute;
+mod regs;
+mod supervisor;
+#[cfg(test)]
+mod test_env;

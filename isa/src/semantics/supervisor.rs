@@ -1,0 +1,150 @@
+//! Supervisor instructions: worker launch (`run`, `runall`), `sync`, `send`, `delay`, and the
+//! AMP weight loads `ld64putcs` / `ld128putcs`.
+//!
+//! Launch, sync, exchange and delay only describe what the tile must do ([`Effect`]); the tile
+//! carries them out. `run $mE, $mV, zimm16` asks for entry `$mE` and vertex base
+//! `$mV + 4·zimm16 + TMEM_REGION0_BASE_ADDR`; `runall` for vertex base
+//! `$mV + TMEM_REGION0_BASE_ADDR` and a per-worker stride of `4·zimm16` \[C\]. Both trap
+//! `MisalignedTarget` if the entry or the vertex base is not 4-byte aligned. `send` names a byte
+//! address (the encoding holds a word address) and sends count + 1 words.
+//!
+//! `ld64putcs idx`: `$CWEI[idx]` = the 64-bit little-endian value at `$CCCSLOAD`, then
+//! `$CCCSLOAD += 8`. `ld128putcs idx`: `$CWEI[idx]` and `$CWEI[idx+1]` from 16 bytes (the env
+//! requires interleaved memory), then `+= 16` \[C\]. An index past the 64 registers traps
+//! `InvalidOperation` \[A\].
+
+use super::regs::Flow;
+use super::state::ContextState;
+use super::{Effect, ExecEnv, Trap, TrapKind, TMEM_REGION0_BASE_ADDR};
+use crate::csr::{index, CWEI_COUNT};
+use crate::inst::Inst;
+
+fn check_aligned(address: u32) -> Result<(), Trap> {
+    if address & 3 != 0 {
+        return Err(TrapKind::MisalignedTarget { target: address }.into());
+    }
+    Ok(())
+}
+
+/// `run $mEntry, $mVertex, zimm16`.
+pub(super) fn run(inst: &Inst, ctx: &ContextState, flow: &mut Flow) -> Result<(), Trap> {
+    let entry = ctx.read_m(inst.reg(0));
+    let vertex_base =
+        ctx.read_m(inst.reg(1)).wrapping_add(inst.imm(2).wrapping_mul(4)).wrapping_add(TMEM_REGION0_BASE_ADDR);
+    check_aligned(entry)?;
+    check_aligned(vertex_base)?;
+    flow.effect = Effect::Launch { entry, vertex_base };
+    Ok(())
+}
+
+/// `runall $mEntry, $mVertex, zimm16`.
+pub(super) fn runall(inst: &Inst, ctx: &ContextState, flow: &mut Flow) -> Result<(), Trap> {
+    let entry = ctx.read_m(inst.reg(0));
+    let vertex_base = ctx.read_m(inst.reg(1)).wrapping_add(TMEM_REGION0_BASE_ADDR);
+    check_aligned(entry)?;
+    check_aligned(vertex_base)?;
+    flow.effect = Effect::LaunchAll { entry, vertex_base, stride: inst.imm(2).wrapping_mul(4) };
+    Ok(())
+}
+
+/// `sync zone`.
+pub(super) fn sync(inst: &Inst, flow: &mut Flow) {
+    flow.effect = Effect::Sync { zone: inst.imm(0) };
+}
+
+/// `send count, address, mode`.
+pub(super) fn send(inst: &Inst, flow: &mut Flow) {
+    flow.effect = Effect::Send { address: inst.imm(1), words: inst.imm(0) + 1, mode: inst.imm(2) };
+}
+
+/// `delay cycles`.
+pub(super) fn delay(inst: &Inst, flow: &mut Flow) {
+    flow.effect = Effect::Delay { cycles: inst.imm(0) };
+}
+
+/// `ld64putcs` (`WIDTH` = 8) and `ld128putcs` (`WIDTH` = 16).
+pub(super) fn ldputcs<E: ExecEnv, const WIDTH: usize>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<(), Trap> {
+    let first = inst.imm(0) as usize;
+    let count = WIDTH / 8;
+    if first + count > CWEI_COUNT {
+        return Err(TrapKind::InvalidOperation { what: "putcs index is past the last $CWEI register" }.into());
+    }
+    let pointer = ctx.csr[index::CCCSLOAD as usize];
+    let mut bytes = [0u8; WIDTH];
+    env.load(pointer, &mut bytes)?;
+    let cwei = env.cwei_mut();
+    for (k, chunk) in bytes.chunks_exact(8).enumerate() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        cwei[first + k] = u64::from_le_bytes(word);
+    }
+    ctx.csr[index::CCCSLOAD as usize] = pointer.wrapping_add(WIDTH as u32);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::csr::index;
+    use crate::inst::Opcode::*;
+    use crate::semantics::test_env::*;
+    use crate::semantics::{Effect, TrapKind, TMEM_REGION0_BASE_ADDR};
+
+    #[test]
+    fn run_and_runall() {
+        let (mut sup, mut env) = (supervisor(), TestEnv::new());
+        sup.m[1] = 0x4C200;
+        sup.m[2] = 0x100;
+        let outcome = ok(&mut sup, &mut env, one(Run, &[1, 2, 3]));
+        assert_eq!(outcome.effect, Effect::Launch { entry: 0x4C200, vertex_base: 0x100 + 12 + TMEM_REGION0_BASE_ADDR });
+        let outcome = ok(&mut sup, &mut env, one(Runall, &[1, 2, 0x1234]));
+        assert_eq!(
+            outcome.effect,
+            Effect::LaunchAll { entry: 0x4C200, vertex_base: 0x100 + TMEM_REGION0_BASE_ADDR, stride: 0x1234 * 4 }
+        );
+        sup.m[1] = 0x4C202;
+        assert_eq!(traps(&mut sup, &mut env, one(Run, &[1, 2, 0])), TrapKind::MisalignedTarget { target: 0x4C202 });
+        sup.m[1] = 0x4C200;
+        sup.m[2] = 0x102;
+        assert!(matches!(traps(&mut sup, &mut env, one(Runall, &[1, 2, 1])), TrapKind::MisalignedTarget { .. }));
+        assert!(matches!(traps(&mut worker(), &mut env, one(Run, &[1, 2, 0])), TrapKind::WrongContext { .. }));
+    }
+
+    #[test]
+    fn sync_send_delay() {
+        let (mut sup, mut env) = (supervisor(), TestEnv::new());
+        assert_eq!(ok(&mut sup, &mut env, one(Sync, &[2])).effect, Effect::Sync { zone: 2 });
+        assert_eq!(ok(&mut sup, &mut env, one(Delay, &[100])).effect, Effect::Delay { cycles: 100 });
+        assert_eq!(
+            ok(&mut sup, &mut env, one(Send, &[3, 0x4C400, 1])).effect,
+            Effect::Send { address: 0x4C400, words: 4, mode: 1 }
+        );
+    }
+
+    #[test]
+    fn weight_loads_post_increment_cccsload() {
+        let (mut sup, mut env) = (supervisor(), TestEnv::new());
+        env.write_u64(0x5_0000, 0x1111_2222_3333_4444);
+        env.write_u64(0x5_0008, 0x5555_6666_7777_8888);
+        sup.m[1] = 0x5_0000;
+        ok(&mut sup, &mut env, one(Put, &[index::CCCSLOAD as u32, 1]));
+        ok(&mut sup, &mut env, one(Ld64putcs, &[5]));
+        ok(&mut sup, &mut env, one(Ld64putcs, &[63]));
+        assert_eq!((env.cwei[5], env.cwei[63]), (0x1111_2222_3333_4444, 0x5555_6666_7777_8888));
+        assert_eq!(sup.csr[index::CCCSLOAD as usize], 0x5_0010);
+        assert!(matches!(traps(&mut sup, &mut env, one(Ld64putcs, &[64])), TrapKind::InvalidOperation { .. }));
+        // ld128putcs needs interleaved memory.
+        assert!(matches!(traps(&mut sup, &mut env, one(Ld128putcs, &[0])), TrapKind::Memory(_)));
+        env.write_u64(INTERLEAVED_BASE, 0xaaaa);
+        env.write_u64(INTERLEAVED_BASE + 8, 0xbbbb);
+        sup.csr[index::CCCSLOAD as usize] = INTERLEAVED_BASE;
+        ok(&mut sup, &mut env, one(Ld128putcs, &[62]));
+        assert_eq!((env.cwei[62], env.cwei[63]), (0xaaaa, 0xbbbb));
+        assert_eq!(sup.csr[index::CCCSLOAD as usize], INTERLEAVED_BASE + 16);
+        assert!(matches!(traps(&mut sup, &mut env, one(Ld128putcs, &[63])), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(traps(&mut worker(), &mut env, one(Ld64putcs, &[0])), TrapKind::WrongContext { .. }));
+    }
+}

@@ -1,0 +1,277 @@
+//! Round trips over every row of the instruction table: encode/decode, and canonical text through
+//! the assembler back to the same bits; random bundles; and robustness of the assembler and
+//! disassembler on random and mutated input (they must never panic).
+
+use proptest::prelude::*;
+use tessera_isa::asm::*;
+use tessera_isa::inst::emit::{decode, decode_bundle, encode, encode_bundle};
+use tessera_isa::inst::{Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS};
+use tessera_isa::table::{CoIssue, Pipe};
+
+const KERNEL: &str = include_str!("../../kernels/asm/examples/f16_to_fp8.S");
+
+/// Maps an arbitrary `raw` to a valid value of an operand (kind, field width, shift, alignment).
+fn valid_value(operand: &OperandDesc, raw: u32) -> u32 {
+    let width = operand.field.width();
+    let shift = operand.field.shift as u32;
+    let mask = ((1u64 << width) - 1) as u32;
+    match operand.kind {
+        OperandKind::MReg | OperandKind::AReg | OperandKind::MRegPostInc => raw % 16,
+        OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => (raw % 8) * 2,
+        OperandKind::AQuad => (raw % 4) * 4,
+        OperandKind::Signed => {
+            let bits = raw & mask;
+            (((bits << (32 - width)) as i32) >> (32 - width)) as u32
+        }
+        OperandKind::Unsigned
+        | OperandKind::LowerCsr
+        | OperandKind::UpperCsr
+        | OperandKind::Target
+        | OperandKind::WordAddress => (raw & mask) << shift,
+    }
+}
+
+fn make_inst(row: &InstDesc, raws: &[u32; MAX_OPERANDS]) -> Inst {
+    let values: Vec<u32> = row.operands.iter().zip(raws).map(|(op, &raw)| valid_value(op, raw)).collect();
+    Inst::new(row.opcode, &values)
+}
+
+/// Assembles one statement at the default base and returns its words.
+fn assemble_words(text: &str) -> Result<Vec<u32>, String> {
+    let object = assemble_str(text).map_err(|e| format!("{text}\n{e}"))?;
+    let bytes = &object.sections[0].bytes;
+    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+fn check_inst(inst: &Inst) -> Result<(), String> {
+    let word = encode(inst).map_err(|e| format!("{inst:?}: {e}"))?;
+    let decoded = decode(word).map_err(|e| format!("{inst:?}: {e}"))?;
+    if decoded != *inst {
+        return Err(format!("decode(encode({inst:?})) = {decoded:?}"));
+    }
+    let text = format_inst(inst);
+    let words = assemble_words(&text)?;
+    if words != [word] {
+        return Err(format!("`{text}` assembled to {words:08x?}, expected {word:08x}"));
+    }
+    let parsed = parse_bundle(&text).map_err(|e| format!("{text}: {e}"))?;
+    if parsed != Bundle::single(*inst) {
+        return Err(format!("parse_bundle(`{text}`) = {parsed:?}"));
+    }
+    Ok(())
+}
+
+/// Deterministic patterns: all-zero, all-ones (every field at its maximum), and alternating bits.
+const PATTERNS: [[u32; MAX_OPERANDS]; 5] = [
+    [0; MAX_OPERANDS],
+    [u32::MAX; MAX_OPERANDS],
+    [0x5555_5555; MAX_OPERANDS],
+    [0xaaaa_aaaa; MAX_OPERANDS],
+    [0x7fff_ffff, 0x8000_0000, 3, 0x0000_ffff, 0x1234_5678],
+];
+
+#[test]
+fn every_row_round_trips() {
+    for row in INSTRUCTIONS {
+        for raws in &PATTERNS {
+            let inst = make_inst(row, raws);
+            if let Err(message) = check_inst(&inst) {
+                panic!("{:?}: {message}", row.opcode);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_row_in_one_program() {
+    let insts: Vec<Inst> = INSTRUCTIONS.iter().map(|row| make_inst(row, &PATTERNS[4])).collect();
+    let text: String = insts.iter().map(|inst| format!("    {}\n", format_inst(inst))).collect();
+    let words = assemble_words(&text).unwrap();
+    let expected: Vec<u32> = insts.iter().map(|inst| encode(inst).unwrap()).collect();
+    assert_eq!(words, expected);
+    // And the disassembly of those bytes is the same text.
+    let object = assemble_str(&text).unwrap();
+    let lines = disassemble(&object.sections[0].bytes, object.sections[0].address, None);
+    let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
+    let formatted: Vec<String> = insts.iter().map(format_inst).collect();
+    assert_eq!(texts, formatted);
+}
+
+#[test]
+fn every_mnemonic_has_an_expects_message() {
+    for row in INSTRUCTIONS {
+        let message = expects_message(row.mnemonic);
+        assert!(message.starts_with(&format!("`{}` expects: ", row.mnemonic)), "{message}");
+    }
+    assert_eq!(expects_message("ld32step"), "`ld32step` expects: $mN|$aN, $mN, $mN+=, imm|$mN");
+}
+
+fn pairable(pipe: Pipe) -> Vec<&'static InstDesc> {
+    INSTRUCTIONS.iter().filter(|r| r.pipe == pipe && r.co_issue == CoIssue::Pairable).collect()
+}
+
+fn check_bundle(bundle: &Bundle) -> Result<(), String> {
+    let words = encode_bundle(bundle).map_err(|e| format!("{bundle:?}: {e}"))?;
+    let (decoded, used) = decode_bundle(&words).map_err(|e| format!("{bundle:?}: {e}"))?;
+    if (decoded, used) != (*bundle, 2) {
+        return Err(format!("decode_bundle gave {decoded:?}"));
+    }
+    let text = format_bundle(bundle);
+    let assembled = assemble_words(&text)?;
+    if assembled != words {
+        return Err(format!("`{text}` assembled to {assembled:08x?}, expected {words:08x?}"));
+    }
+    // Written aux first, over several lines: the main instruction is still emitted first.
+    let (main, aux) = (bundle.main.unwrap(), bundle.aux.unwrap());
+    let swapped = format!("{{\n  {}\n  {}\n}}", format_inst(&aux), format_inst(&main));
+    let assembled = assemble_words(&swapped)?;
+    if assembled != words {
+        return Err(format!("`{swapped}` assembled to {assembled:08x?}, expected {words:08x?}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_pairable_row_bundles() {
+    let (mains, auxes) = (pairable(Pipe::Main), pairable(Pipe::Aux));
+    for (i, main) in mains.iter().enumerate() {
+        let aux = auxes[i % auxes.len()];
+        let bundle = Bundle { main: Some(make_inst(main, &PATTERNS[4])), aux: Some(make_inst(aux, &PATTERNS[2])) };
+        check_bundle(&bundle).unwrap();
+    }
+    for (i, aux) in auxes.iter().enumerate() {
+        let main = mains[i % mains.len()];
+        let bundle = Bundle { main: Some(make_inst(main, &PATTERNS[3])), aux: Some(make_inst(aux, &PATTERNS[1])) };
+        check_bundle(&bundle).unwrap();
+    }
+}
+
+#[test]
+fn kernel_disassembly_reassembles_to_the_same_bytes() {
+    let object = assemble(&[("f16_to_fp8.S", KERNEL)], &LayoutOptions::default()).unwrap();
+    let text = object.section(".text.f16_to_fp8").unwrap();
+    let lines = disassemble(&text.bytes, text.address, Some(&object));
+    let source = render_source(&lines);
+    let again = assemble(&[("again.S", source.as_str())], &LayoutOptions::at(text.address)).unwrap();
+    assert_eq!(again.sections[0].address, text.address);
+    assert_eq!(again.sections[0].bytes, text.bytes, "{source}");
+}
+
+fn raws() -> impl Strategy<Value = [u32; MAX_OPERANDS]> {
+    prop::array::uniform5(any::<u32>())
+}
+
+/// A small alphabet that hits the interesting lexer and parser paths often.
+fn asm_like_text() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "$m1", "$a0:1", "$a1:2", "$azeros", "$m4:5+=", "$FP_NFMT", "+=", "ld32", "f16v2tof8", "add", "brnzdec", "{", "}",
+        ";", ",", ":", "\n", " ", "1:", "1f", "1b", ".", ".align", ".int", ".section", ".text", ".equ", "x", "x:", "0x",
+        "0b1", "-", "~", "(", ")", "<<", ">>", "*", "/", "%", "/*", "*/", "//", "#", "#define", "#if", "\"", "@function",
+        "4294967296", "99999999999999999999", "1.5e3", "$", "$mzero", "exitz", "run", ".worker", ".supervisor", ".space",
+        ".float", "inf", "\t", "é", "\0",
+    ]);
+    prop::collection::vec(pieces, 0..64).prop_map(|v| v.concat())
+}
+
+#[derive(Clone, Debug)]
+enum Mutation {
+    Insert(usize, char),
+    Delete(usize),
+    Replace(usize, char),
+    Duplicate(usize, usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let c = prop::sample::select(vec!['{', '}', ';', ',', ':', '$', '#', '/', '*', '\n', ' ', '0', '9', 'a', 'x', '.', '-', '+', '=', '"', '(', ')']);
+    prop_oneof![
+        (any::<usize>(), c.clone()).prop_map(|(i, c)| Mutation::Insert(i, c)),
+        any::<usize>().prop_map(Mutation::Delete),
+        (any::<usize>(), c).prop_map(|(i, c)| Mutation::Replace(i, c)),
+        (any::<usize>(), 0usize..40).prop_map(|(i, n)| Mutation::Duplicate(i, n)),
+    ]
+}
+
+fn mutate(text: &str, mutations: &[Mutation]) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    for m in mutations {
+        let len = chars.len().max(1);
+        match *m {
+            Mutation::Insert(i, c) => chars.insert(i % (len + 1).min(chars.len() + 1), c),
+            Mutation::Delete(i) if !chars.is_empty() => {
+                chars.remove(i % chars.len());
+            }
+            Mutation::Replace(i, c) if !chars.is_empty() => {
+                let at = i % chars.len();
+                chars[at] = c;
+            }
+            Mutation::Duplicate(i, n) if !chars.is_empty() => {
+                let at = i % chars.len();
+                let end = (at + n).min(chars.len());
+                let copy: Vec<char> = chars[at..end].to_vec();
+                chars.splice(at..at, copy);
+            }
+            _ => {}
+        }
+    }
+    chars.into_iter().collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_rows_round_trip(index in 0..INSTRUCTIONS.len(), raws in raws()) {
+        let inst = make_inst(&INSTRUCTIONS[index], &raws);
+        prop_assert_eq!(check_inst(&inst), Ok(()));
+    }
+
+    #[test]
+    fn random_bundles_round_trip(m in any::<prop::sample::Index>(), a in any::<prop::sample::Index>(), raws_m in raws(), raws_a in raws()) {
+        let (mains, auxes) = (pairable(Pipe::Main), pairable(Pipe::Aux));
+        let bundle = Bundle {
+            main: Some(make_inst(mains[m.index(mains.len())], &raws_m)),
+            aux: Some(make_inst(auxes[a.index(auxes.len())], &raws_a)),
+        };
+        prop_assert_eq!(check_bundle(&bundle), Ok(()));
+    }
+
+    #[test]
+    fn decodable_words_print_canonically(word in any::<u32>()) {
+        // Whatever decodes re-assembles to the same bits (co-issue bit aside).
+        if let Ok(inst) = decode(word) {
+            let text = format_inst(&inst);
+            prop_assert_eq!(assemble_words(&text), Ok(vec![word & 0x7fff_ffff]));
+        }
+    }
+
+    #[test]
+    fn assembler_never_panics_on_random_text(text in asm_like_text()) {
+        let _ = assemble(&[("fuzz.S", text.as_str()), ("other.S", "x: nop\n")], &LayoutOptions::default());
+        let _ = parse_bundle(&text);
+    }
+
+    #[test]
+    fn assembler_never_panics_on_arbitrary_strings(text in any::<String>()) {
+        let _ = assemble(&[("fuzz.S", text.as_str())], &LayoutOptions::default());
+    }
+
+    #[test]
+    fn assembler_never_panics_on_mutated_kernel(mutations in prop::collection::vec(mutation(), 1..8)) {
+        let text = mutate(KERNEL, &mutations);
+        if let Err(errors) = assemble(&[("f16_to_fp8.S", text.as_str())], &LayoutOptions::default()) {
+            prop_assert!(!errors.is_empty());
+            for error in errors.iter() {
+                let line = error.to_string();
+                prop_assert!(line.starts_with("f16_to_fp8.S:") || line.starts_with("<layout options>:"), "{}", line);
+                prop_assert!(error.loc().line >= 1 && error.loc().col >= 1);
+            }
+        }
+    }
+
+    #[test]
+    fn disassembler_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..256), address in any::<u32>()) {
+        let lines = disassemble(&bytes, address, None);
+        let consumed: usize = lines.iter().map(|l| 4 * l.words.len()).sum();
+        prop_assert_eq!(consumed, bytes.len() / 4 * 4);
+    }
+}

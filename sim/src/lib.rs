@@ -1,0 +1,10 @@
+//! Tessera simulator: a cycle-accurate model of an ipu21-class tile and chip. Depends only on
+//! the ISA crate; knows nothing of graphs, kernels or planners: it runs programs.
+pub mod error;
+pub mod machine;
+pub mod memory;
+pub mod single;
+pub mod tile;
+
+pub use error::SimError;
+pub use machine::MachineDescription;

@@ -1,0 +1,632 @@
+//! Machine descriptions: every parameter of the simulated chip, loaded from RON and validated.
+//!
+//! Nothing about the machine is hard-coded in the simulator; it reads it from a
+//! [`MachineDescription`]. Two descriptions are built in and embedded at compile time from
+//! `machines/`: `ipu21` (the headline Mk2-with-FP8 chip of the C600 card) and `small` (the same
+//! tile on 16 tiles, for fast tests). Any other description is read from a RON file with
+//! [`MachineDescription::load`]. Every struct rejects unknown fields, and every description is
+//! validated after parsing ([`MachineDescription::validate`]) with a [`MachineError`] that names
+//! the offending field, e.g. `sram.regions[1].start`.
+//!
+//! # Basis of the `ipu21` values
+//!
+//! Tags as in `shared/reference/`: **\[C\]** confirmed by a cited public source, **\[I\]** inferred
+//! (our deduction or a chosen value consistent with public figures), **\[S\]** secondary (a third
+//! party's summary). "isa" is `reference/isa.md`, "system" is `reference/system.md`.
+//!
+//! | field | value | basis |
+//! |---|---|---|
+//! | `tiles` | 1472 | \[C\] system §A1 |
+//! | `clock_hz` | 1.5 GHz; only converts cycles to seconds | \[I\] system §A3 (560 TFLOPS FP8 / (1472 × 256) = 1.486 GHz) |
+//! | `sram.base` | 0x4C000 (`TMEM_REGION0_BASE_ADDR`) | \[C\] isa §5 |
+//! | SRAM size | 624 KiB, ends at 0xE8000 | \[I\] isa §5 (900 MB / 1472 tiles) |
+//! | region `standard` | 0x4C000..0x80000, 208 KiB, interleave 1 | \[I\] isa §5 "Mk2 layout" |
+//! | region `interleaved` | 0x80000..0xE8000, 416 KiB, interleave 2, 32 KiB pairs | \[I\] isa §5 "Mk2 layout" |
+//! | `element_bytes` | 16 KiB in both regions | interleaved: \[I\] (half a 32 KiB pair; Mk1 `TMEM_ELEMSIZE` is 16 KiB \[C-ipu1\]); standard: **\[I\] project assumption**, chosen equal so that 208 KiB = 13 elements |
+//! | `interleave_granule_bytes` | 8 (addresses differing in bit 3 are different elements) | \[C\] isa §5 parallel-access rule; `TMEM_ATOMSIZE` 64 bits \[C-ipu1\] |
+//! | `contexts.workers`, `contexts.issue_slots` | 6, 6 | \[C\] isa §1 (VPG §4.2.1) |
+//! | `stalls.*` | 6 cycles each: taken branch, CSR write, `run`/`runall`, `sync`, load-use | \[C\] isa §6 (PopLibs `PerformanceEstimation.hpp` cost models) |
+//! | `amp.sets`, `amp.channels_per_set` | 2, 8 (16 conv units: 64 FP16 / 128 FP8 MAC per instruction) | sets \[C\] isa §2.3; 8 AMP units per set \[C-ipu1\] isa §2.3; MAC rates \[I\] isa §6, system §A1 |
+//! | `amp.phases` | 4 (f16/f8 pipeline depth) | \[C\] isa §6 |
+//! | `exchange.bytes_per_cycle_per_tile` | 4 | \[I\] system §A2 (PopLibs planners' `getExchangeBytesPerCycle`, consistent with ~8 TB/s) |
+//! | `exchange.supertile_size` | 2 | \[C\] system §A2 (supertiles share an exchange bus) |
+//! | `exchange.tiles_per_column` | 64 | **\[I\] chosen**: the reference says tiles sit in columns around the exchange and proximity matters (\[C\] patent, \[S\] Citadel) but gives no column size; 64 divides both 1216 (Mk1) and 1472 tiles |
+//! | `exchange.base_latency_cycles` | 24 | **\[I\] chosen**: no public measurement in the reference (Citadel numbers \[NF\]); a few ns of wire and pipeline at 1.5 GHz |
+//! | `exchange.cycles_per_column_hop` | 1 | **\[I\] chosen**, as above; the far corner of the chip (22 hops) then costs 46 cycles |
+//! | `sync.global_sync_latency_cycles` | 90 | \[I\] from a PopLibs heuristic (the CTC planner charges ~90 cycles per sync, system §A2; a heuristic, not a measurement) |
+//! | `sync.local_sync_cycles` | 0 | \[I\] PopLibs cost models charge a local `sync` only its 6-cycle supervisor stall (`stalls.sync`) |
+//! | `host.host_load_bytes_per_cycle` | 16 (whole chip) | **\[I\] chosen**: the C600 host link is PCIe Gen4 (system §A1, \[C\]); assuming x16 at ~24 GB/s effective gives ≈ 16 B per 1.5 GHz cycle |
+//!
+//! `small` uses the same tile (SRAM layout, contexts, stalls, AMP) so that kernels behave
+//! identically, with 16 tiles in 4 columns of 4.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// RON text of the built-in `ipu21` machine.
+const IPU21_RON: &str = include_str!("../../machines/ipu21.ron");
+/// RON text of the built-in `small` test machine.
+const SMALL_RON: &str = include_str!("../../machines/small.ron");
+
+/// Names accepted by [`MachineDescription::builtin`].
+pub const BUILTIN_MACHINES: &[&str] = &["ipu21", "small"];
+
+/// Accesses are at most this wide (`ld128`), so region boundaries and element sizes are kept
+/// multiples of it: a naturally aligned access then never straddles two regions or elements.
+pub const MAX_ACCESS_BYTES: u32 = 16;
+
+/// `MemoryLayout` keeps one byte per address chunk naming its region; a real tile has two.
+pub const MAX_REGIONS: usize = 256;
+
+/// Why a machine description could not be loaded or is not a valid machine.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    #[error("unknown built-in machine `{name}` (built-ins: {})", BUILTIN_MACHINES.join(", "))]
+    UnknownBuiltin { name: String },
+    #[error("cannot read machine description {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("machine description {origin}: {source}")]
+    Parse {
+        origin: String,
+        #[source]
+        source: ron::error::SpannedError,
+    },
+    #[error("{field} must not be empty")]
+    Empty { field: String },
+    #[error("{field} must be greater than zero")]
+    Zero { field: String },
+    #[error("{field} = {value} is invalid: {reason}")]
+    InvalidValue {
+        field: String,
+        value: u64,
+        reason: &'static str,
+    },
+    #[error("{field} = {value:#x} must be a multiple of {multiple:#x} ({what})")]
+    NotMultiple {
+        field: String,
+        value: u64,
+        multiple: u64,
+        what: &'static str,
+    },
+    #[error("{field} = {value} must not exceed {limit_field} = {limit}")]
+    Exceeds {
+        field: String,
+        value: u64,
+        limit_field: String,
+        limit: u64,
+    },
+    #[error("sram.regions has {count} regions; at most {MAX_REGIONS} are supported")]
+    TooManyRegions { count: usize },
+    #[error("{field} = {start:#x} leaves a gap: the previous region (or sram.base) ends at {expected:#x}; regions must be contiguous")]
+    RegionGap {
+        field: String,
+        start: u32,
+        expected: u32,
+    },
+    #[error("{field} = {start:#x} overlaps the previous region (or precedes sram.base), which ends at {expected:#x}")]
+    RegionOverlap {
+        field: String,
+        start: u32,
+        expected: u32,
+    },
+    #[error("{field}: region ending at {end:#x} runs past the 32-bit address space")]
+    RegionOverflow { field: String, end: u64 },
+    #[error("{field}: region name `{name}` is used by an earlier region")]
+    DuplicateRegionName { field: String, name: String },
+}
+
+/// Everything the simulator needs to know about one machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineDescription {
+    /// Name shown in reports, e.g. `ipu21`.
+    pub name: String,
+    /// Number of tiles on the chip.
+    pub tiles: u32,
+    /// Clock frequency; used only to convert cycle counts to seconds.
+    pub clock_hz: u64,
+    /// The tile's SRAM layout (identical on every tile).
+    pub sram: SramDescription,
+    /// Hardware thread contexts and issue slots of one tile.
+    pub contexts: ContextDescription,
+    /// Supervisor issue stalls by instruction class.
+    pub stalls: SupervisorStalls,
+    /// The accumulating matrix product (AMP) unit.
+    pub amp: AmpDescription,
+    /// The inter-tile exchange fabric.
+    pub exchange: ExchangeDescription,
+    /// Barrier synchronisation costs.
+    pub sync: SyncDescription,
+    /// Host link, used to model start-up loading.
+    pub host: HostDescription,
+}
+
+/// Tile SRAM: a base address followed by contiguous regions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SramDescription {
+    /// First SRAM address (`TMEM_REGION0_BASE_ADDR`); the first region starts here.
+    pub base: u32,
+    /// In an interleaved region, consecutive runs of this many bytes alternate between the
+    /// elements of a pair. A power of two, at least 8 (one 64-bit atom).
+    pub interleave_granule_bytes: u32,
+    /// Regions in address order, contiguous and non-overlapping.
+    pub regions: Vec<RegionDescription>,
+}
+
+/// One SRAM region: a run of memory elements, linear or interleaved in pairs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionDescription {
+    /// Unique name, e.g. `standard` or `interleaved`.
+    pub name: String,
+    /// First address of the region.
+    pub start: u32,
+    /// Size in bytes; a multiple of `element_bytes * interleave`.
+    pub size: u32,
+    /// Size of one memory element (one access per element per cycle).
+    pub element_bytes: u32,
+    /// 1 = linear (each element covers `element_bytes` consecutive bytes); 2 = a pair of
+    /// elements covers `2 * element_bytes` bytes, alternating every `interleave_granule_bytes`.
+    pub interleave: u32,
+}
+
+/// Thread contexts of one tile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextDescription {
+    /// Worker contexts (besides the one supervisor context).
+    pub workers: u32,
+    /// Round-robin issue slots of the barrel; each running worker occupies one.
+    pub issue_slots: u32,
+}
+
+/// Supervisor stalls: after issuing an instruction of one of these classes, the supervisor's
+/// next issue comes this many cycles after that issue (1 would mean no stall).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SupervisorStalls {
+    /// A taken branch (e.g. `brnzdec` looping).
+    pub taken_branch: u32,
+    /// A CSR write (e.g. `put $CCCSLOAD`).
+    pub csr_write: u32,
+    /// `run` or `runall`.
+    pub run: u32,
+    /// `sync`.
+    pub sync: u32,
+    /// An instruction that uses the result of the preceding load.
+    pub load_use: u32,
+}
+
+/// The AMP unit of one tile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AmpDescription {
+    /// Independent AMP sets.
+    pub sets: u32,
+    /// Output channels (conv units) per set.
+    pub channels_per_set: u32,
+    /// Pipeline depth in AMP instructions for f16/f8 (results emerge `phases` calls later).
+    pub phases: u32,
+}
+
+/// The exchange fabric. Tile `t` sits in column `t / tiles_per_column`; a word sent from one
+/// tile arrives `base_latency_cycles + cycles_per_column_hop * |column distance|` cycles later.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExchangeDescription {
+    /// Bytes a tile can send (and receive) per cycle.
+    pub bytes_per_cycle_per_tile: u32,
+    /// Tiles per exchange column; divides `tiles`.
+    pub tiles_per_column: u32,
+    /// Latency between two tiles of the same column.
+    pub base_latency_cycles: u32,
+    /// Extra latency per column between sender and receiver.
+    pub cycles_per_column_hop: u32,
+    /// Consecutive tiles sharing one exchange bus (receive rate doubles for shared data);
+    /// divides `tiles_per_column`.
+    pub supertile_size: u32,
+}
+
+/// Barrier synchronisation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyncDescription {
+    /// Cycles from the last tile joining a global sync until all tiles are released.
+    pub global_sync_latency_cycles: u32,
+    /// Cycles from the last worker exiting until a waiting local `sync` completes, on top of
+    /// the supervisor's `stalls.sync`.
+    pub local_sync_cycles: u32,
+}
+
+/// The host link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostDescription {
+    /// Bytes per cycle the host can write into the whole chip while loading code and data.
+    pub host_load_bytes_per_cycle: u32,
+}
+
+impl MachineDescription {
+    /// One of the built-in machines ([`BUILTIN_MACHINES`]).
+    pub fn builtin(name: &str) -> Result<Self, MachineError> {
+        let text = match name {
+            "ipu21" => IPU21_RON,
+            "small" => SMALL_RON,
+            _ => {
+                return Err(MachineError::UnknownBuiltin {
+                    name: name.to_owned(),
+                })
+            }
+        };
+        Self::parse(text, || format!("built-in `{name}`"))
+    }
+
+    /// Parses and validates a description given as RON text.
+    pub fn from_ron_str(text: &str) -> Result<Self, MachineError> {
+        Self::parse(text, || "(RON text)".to_owned())
+    }
+
+    /// A built-in machine if `name_or_path` names one, otherwise the RON file at that path.
+    /// Built-in names win over files of the same name in the working directory.
+    pub fn load(name_or_path: &str) -> Result<Self, MachineError> {
+        if BUILTIN_MACHINES.contains(&name_or_path) {
+            Self::builtin(name_or_path)
+        } else {
+            Self::from_path(name_or_path)
+        }
+    }
+
+    /// Reads, parses and validates the RON file at `path`.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, MachineError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| MachineError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, || path.display().to_string())
+    }
+
+    fn parse(text: &str, origin: impl FnOnce() -> String) -> Result<Self, MachineError> {
+        let machine: Self = ron::from_str(text).map_err(|source| MachineError::Parse {
+            origin: origin(),
+            source,
+        })?;
+        machine.validate()?;
+        Ok(machine)
+    }
+
+    /// Checks every invariant the simulator relies on; the error names the first bad field.
+    pub fn validate(&self) -> Result<(), MachineError> {
+        if self.name.is_empty() {
+            return Err(MachineError::Empty {
+                field: "name".into(),
+            });
+        }
+        nonzero("tiles", self.tiles)?;
+        if self.clock_hz == 0 {
+            return Err(MachineError::Zero {
+                field: "clock_hz".into(),
+            });
+        }
+        self.sram.validate()?;
+        self.contexts.validate()?;
+        self.stalls.validate()?;
+        self.amp.validate()?;
+        self.exchange.validate(self.tiles)?;
+        nonzero(
+            "host.host_load_bytes_per_cycle",
+            self.host.host_load_bytes_per_cycle,
+        )?;
+        Ok(())
+    }
+
+    /// Converts a cycle count to seconds at `clock_hz`.
+    pub fn cycles_to_seconds(&self, cycles: u64) -> f64 {
+        cycles as f64 / self.clock_hz as f64
+    }
+
+    /// Bytes of SRAM per tile.
+    pub fn sram_size(&self) -> u32 {
+        self.sram.size()
+    }
+
+    /// One past the last SRAM address.
+    pub fn sram_end(&self) -> u32 {
+        self.sram.end()
+    }
+}
+
+impl fmt::Display for MachineDescription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({} tiles, {} KiB SRAM per tile at {:#x}, {:.3} GHz)",
+            self.name,
+            self.tiles,
+            self.sram_size() / 1024,
+            self.sram.base,
+            self.clock_hz as f64 / 1e9
+        )
+    }
+}
+
+impl SramDescription {
+    /// Sum of the region sizes. Saturates on an invalid (overflowing) description.
+    pub fn size(&self) -> u32 {
+        self.regions
+            .iter()
+            .fold(0u32, |total, region| total.saturating_add(region.size))
+    }
+
+    /// One past the last SRAM address. Saturates on an invalid (overflowing) description.
+    pub fn end(&self) -> u32 {
+        self.base.saturating_add(self.size())
+    }
+
+    /// Checks the SRAM layout on its own (also used by `MemoryLayout`).
+    pub fn validate(&self) -> Result<(), MachineError> {
+        if !self.base.is_multiple_of(MAX_ACCESS_BYTES) {
+            return Err(MachineError::NotMultiple {
+                field: "sram.base".into(),
+                value: self.base.into(),
+                multiple: MAX_ACCESS_BYTES.into(),
+                what: "the widest access, so aligned accesses never straddle regions",
+            });
+        }
+        let granule = self.interleave_granule_bytes;
+        if granule < 8 || !granule.is_power_of_two() {
+            return Err(MachineError::InvalidValue {
+                field: "sram.interleave_granule_bytes".into(),
+                value: granule.into(),
+                reason: "must be a power of two of at least 8 (one 64-bit atom)",
+            });
+        }
+        if self.regions.is_empty() {
+            return Err(MachineError::Empty {
+                field: "sram.regions".into(),
+            });
+        }
+        if self.regions.len() > MAX_REGIONS {
+            return Err(MachineError::TooManyRegions {
+                count: self.regions.len(),
+            });
+        }
+        let mut expected_start = self.base;
+        for (index, region) in self.regions.iter().enumerate() {
+            let field = |name: &str| format!("sram.regions[{index}].{name}");
+            if region.name.is_empty() {
+                return Err(MachineError::Empty {
+                    field: field("name"),
+                });
+            }
+            if self.regions[..index].iter().any(|r| r.name == region.name) {
+                return Err(MachineError::DuplicateRegionName {
+                    field: field("name"),
+                    name: region.name.clone(),
+                });
+            }
+            if region.interleave != 1 && region.interleave != 2 {
+                return Err(MachineError::InvalidValue {
+                    field: field("interleave"),
+                    value: region.interleave.into(),
+                    reason: "must be 1 (linear) or 2 (pairs of elements)",
+                });
+            }
+            nonzero(&field("element_bytes"), region.element_bytes)?;
+            for (multiple, what) in [
+                (MAX_ACCESS_BYTES, "the widest access"),
+                (granule, "sram.interleave_granule_bytes"),
+            ] {
+                if !region.element_bytes.is_multiple_of(multiple) {
+                    return Err(MachineError::NotMultiple {
+                        field: field("element_bytes"),
+                        value: region.element_bytes.into(),
+                        multiple: multiple.into(),
+                        what,
+                    });
+                }
+            }
+            nonzero(&field("size"), region.size)?;
+            // Both factors are validated small enough above that this cannot overflow u64.
+            let unit = u64::from(region.element_bytes) * u64::from(region.interleave);
+            if !u64::from(region.size).is_multiple_of(unit) {
+                return Err(MachineError::NotMultiple {
+                    field: field("size"),
+                    value: region.size.into(),
+                    multiple: unit,
+                    what: "element_bytes × interleave",
+                });
+            }
+            if region.start > expected_start {
+                return Err(MachineError::RegionGap {
+                    field: field("start"),
+                    start: region.start,
+                    expected: expected_start,
+                });
+            }
+            if region.start < expected_start {
+                return Err(MachineError::RegionOverlap {
+                    field: field("start"),
+                    start: region.start,
+                    expected: expected_start,
+                });
+            }
+            let end = u64::from(region.start) + u64::from(region.size);
+            expected_start = u32::try_from(end).map_err(|_| MachineError::RegionOverflow {
+                field: field("size"),
+                end,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl ContextDescription {
+    fn validate(&self) -> Result<(), MachineError> {
+        nonzero("contexts.workers", self.workers)?;
+        nonzero("contexts.issue_slots", self.issue_slots)?;
+        if self.workers > self.issue_slots {
+            return Err(MachineError::Exceeds {
+                field: "contexts.workers".into(),
+                value: self.workers.into(),
+                limit_field: "contexts.issue_slots".into(),
+                limit: self.issue_slots.into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl SupervisorStalls {
+    fn validate(&self) -> Result<(), MachineError> {
+        // A stall of 0 would let the supervisor issue twice in one cycle.
+        nonzero("stalls.taken_branch", self.taken_branch)?;
+        nonzero("stalls.csr_write", self.csr_write)?;
+        nonzero("stalls.run", self.run)?;
+        nonzero("stalls.sync", self.sync)?;
+        nonzero("stalls.load_use", self.load_use)
+    }
+}
+
+impl AmpDescription {
+    fn validate(&self) -> Result<(), MachineError> {
+        nonzero("amp.sets", self.sets)?;
+        nonzero("amp.channels_per_set", self.channels_per_set)?;
+        nonzero("amp.phases", self.phases)
+    }
+
+    /// Output channels of all sets together.
+    pub fn channels(&self) -> u32 {
+        self.sets.saturating_mul(self.channels_per_set)
+    }
+}
+
+impl ExchangeDescription {
+    fn validate(&self, tiles: u32) -> Result<(), MachineError> {
+        nonzero(
+            "exchange.bytes_per_cycle_per_tile",
+            self.bytes_per_cycle_per_tile,
+        )?;
+        nonzero("exchange.tiles_per_column", self.tiles_per_column)?;
+        nonzero("exchange.supertile_size", self.supertile_size)?;
+        // Zero latency would deliver a word in the cycle it is sent, before any mux could see it.
+        nonzero("exchange.base_latency_cycles", self.base_latency_cycles)?;
+        if !tiles.is_multiple_of(self.tiles_per_column) {
+            return Err(MachineError::NotMultiple {
+                field: "tiles".into(),
+                value: tiles.into(),
+                multiple: self.tiles_per_column.into(),
+                what: "exchange.tiles_per_column: columns are whole",
+            });
+        }
+        if !self.tiles_per_column.is_multiple_of(self.supertile_size) {
+            return Err(MachineError::NotMultiple {
+                field: "exchange.tiles_per_column".into(),
+                value: self.tiles_per_column.into(),
+                multiple: self.supertile_size.into(),
+                what: "exchange.supertile_size: supertiles do not straddle columns",
+            });
+        }
+        Ok(())
+    }
+
+    /// The exchange column of `tile`.
+    pub fn column_of(&self, tile: u32) -> u32 {
+        tile.checked_div(self.tiles_per_column).unwrap_or(0)
+    }
+
+    /// The supertile (shared exchange bus) of `tile`.
+    pub fn supertile_of(&self, tile: u32) -> u32 {
+        tile.checked_div(self.supertile_size).unwrap_or(0)
+    }
+
+    /// Cycles from `sender` putting a word on the exchange until it reaches `receiver`.
+    pub fn latency_cycles(&self, sender: u32, receiver: u32) -> u64 {
+        let hops = self.column_of(sender).abs_diff(self.column_of(receiver));
+        u64::from(self.base_latency_cycles)
+            + u64::from(self.cycles_per_column_hop) * u64::from(hops)
+    }
+}
+
+fn nonzero(field: &str, value: u32) -> Result<(), MachineError> {
+    if value == 0 {
+        Err(MachineError::Zero {
+            field: field.to_owned(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipu21_matches_the_reference_layout() {
+        let machine = MachineDescription::builtin("ipu21").unwrap();
+        assert_eq!(machine.tiles, 1472);
+        assert_eq!(machine.sram.base, 0x4C000);
+        assert_eq!(machine.sram_size(), 624 * 1024);
+        assert_eq!(machine.sram_end(), 0xE8000);
+        assert_eq!(machine.sram.regions[0].size, 208 * 1024);
+        assert_eq!(machine.sram.regions[1].start, 0x80000);
+        assert_eq!(machine.amp.channels(), 16);
+    }
+
+    #[test]
+    fn small_has_the_same_tile_as_ipu21() {
+        let big = MachineDescription::builtin("ipu21").unwrap();
+        let small = MachineDescription::builtin("small").unwrap();
+        assert_eq!(small.tiles, 16);
+        assert_eq!(small.sram, big.sram);
+        assert_eq!(small.contexts, big.contexts);
+        assert_eq!(small.stalls, big.stalls);
+        assert_eq!(small.amp, big.amp);
+    }
+
+    #[test]
+    fn cycles_convert_at_the_clock() {
+        let machine = MachineDescription::builtin("ipu21").unwrap();
+        assert!((machine.cycles_to_seconds(1_500_000_000) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn latency_grows_with_column_distance() {
+        let exchange = MachineDescription::builtin("small").unwrap().exchange;
+        let same = exchange.latency_cycles(0, 3);
+        assert_eq!(same, u64::from(exchange.base_latency_cycles));
+        assert_eq!(
+            exchange.latency_cycles(0, 15),
+            same + 3 * u64::from(exchange.cycles_per_column_hop)
+        );
+        assert_eq!(
+            exchange.latency_cycles(15, 0),
+            exchange.latency_cycles(0, 15)
+        );
+    }
+
+    #[test]
+    fn workers_cannot_exceed_issue_slots() {
+        let mut machine = MachineDescription::builtin("small").unwrap();
+        machine.contexts.workers = 7;
+        let err = machine.validate().unwrap_err();
+        assert!(err.to_string().contains("contexts.workers"), "{err}");
+    }
+
+    #[test]
+    fn unknown_builtin_lists_the_builtins() {
+        let err = MachineDescription::builtin("ipu99").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown built-in machine `ipu99` (built-ins: ipu21, small)"
+        );
+    }
+}

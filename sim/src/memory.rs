@@ -1,0 +1,549 @@
+//! Tile SRAM: the address layout of memory elements and one tile's bytes with checked access.
+//!
+//! [`MemoryLayout`] is built once per machine from its [`SramDescription`] and shared by all
+//! tiles. It maps an address to its region and to its [`MemoryElement`], the unit of which
+//! only one access is possible per cycle (isa §5, \[C\] rule, sizes \[I\]). In a linear region each
+//! element covers `element_bytes` consecutive bytes; in an interleaved region a pair of elements
+//! covers `2 * element_bytes` bytes and the two alternate every `interleave_granule_bytes` (8 on
+//! ipu21, so addresses differing in bit 3 are in different elements).
+//!
+//! [`TileMemory`] holds one tile's bytes and checks every access: the size is 1, 2, 4, 8 or 16
+//! bytes, the access lies in SRAM, it is naturally aligned (isa §5 \[C\]), a 16-byte access lies in
+//! an interleaved region (as `ld128` requires, isa §5 \[C\]), and a write does not touch a
+//! write-protected range (code). Faults are values ([`MemoryFault`]), checked in that order.
+//!
+//! Project assumptions (\[I\]; the public sources do not say):
+//! - Two accesses of one instruction in one cycle that touch the same element are a **fault**
+//!   ([`MemoryFault::ElementClash`]), not a stall: whether hardware stalls or faults was not found
+//!   (isa §5 "Conflict penalty"), and a fault makes a badly placed kernel visible at once.
+//! - Memory is little-endian (instruction words are little-endian, isa §7 \[C\]) and starts zeroed,
+//!   so runs are deterministic.
+//!
+//! Hot paths (`read*`, `write*`, `element_of`) do not allocate: region lookup is one table load
+//! indexed by address, and the element is computed with precomputed per-region parameters.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::machine::{
+    MachineDescription, MachineError, RegionDescription, SramDescription, MAX_ACCESS_BYTES,
+};
+
+/// A memory element, numbered in address order from 0 across all regions of a tile. Unique
+/// within a tile; the same id on two tiles names the same position on different SRAMs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MemoryElement(u32);
+
+impl MemoryElement {
+    /// The element's number within its tile.
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
+impl fmt::Display for MemoryElement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Position of a region in the machine's `sram.regions` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegionIndex(usize);
+
+impl RegionIndex {
+    /// Index into `sram.regions`.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// A memory access that the tile cannot perform. Addresses are shown in hex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryFault {
+    #[error("{size}-byte access at {addr:#x} is outside tile memory")]
+    OutOfRange { addr: u32, size: u32 },
+    #[error("{size}-byte access at {addr:#x} is not naturally aligned")]
+    Misaligned { addr: u32, size: u32 },
+    #[error("{size}-byte access at {addr:#x}: accesses are 1, 2, 4, 8 or 16 bytes")]
+    UnsupportedSize { addr: u32, size: u32 },
+    #[error("write at {addr:#x} touches write-protected memory (code)")]
+    WriteToProtected { addr: u32 },
+    #[error("16-byte access at {addr:#x} is not in an interleaved region")]
+    NotInterleaved { addr: u32 },
+    #[error("accesses at {first:#x} and {second:#x} in the same cycle both use memory element {element}")]
+    ElementClash {
+        first: u32,
+        second: u32,
+        element: MemoryElement,
+    },
+}
+
+/// The elements one access touches: one, or both of an interleaved pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessElements {
+    first: MemoryElement,
+    second: Option<MemoryElement>,
+}
+
+impl AccessElements {
+    /// The element holding the access's first byte.
+    pub fn first(self) -> MemoryElement {
+        self.first
+    }
+
+    /// The other element of the pair, if the access spans both.
+    pub fn second(self) -> Option<MemoryElement> {
+        self.second
+    }
+
+    /// Whether the access touches `element`.
+    pub fn contains(self, element: MemoryElement) -> bool {
+        self.first == element || self.second == Some(element)
+    }
+
+    /// An element both accesses touch, if any.
+    pub fn shared_with(self, other: AccessElements) -> Option<MemoryElement> {
+        [Some(self.first), self.second]
+            .into_iter()
+            .flatten()
+            .find(|&element| other.contains(element))
+    }
+}
+
+/// Per-region parameters precomputed so that `element_of` is a few integer operations.
+#[derive(Debug, Clone)]
+struct RegionGeometry {
+    start: u32,
+    /// Bytes covered by one element (linear) or one pair (interleaved).
+    unit_bytes: u32,
+    interleave: u32,
+    first_element: u32,
+}
+
+/// The SRAM address map of a tile: regions and memory elements.
+#[derive(Debug, Clone)]
+pub struct MemoryLayout {
+    base: u32,
+    end: u32,
+    granule_shift: u32,
+    /// Every region's start and size are multiples of this, so each chunk lies in one region.
+    chunk_bytes: u32,
+    /// Region index of each `chunk_bytes` chunk from `base`: O(1) region lookup.
+    region_of_chunk: Box<[u8]>,
+    regions: Vec<RegionDescription>,
+    geometry: Vec<RegionGeometry>,
+    element_count: u32,
+}
+
+impl MemoryLayout {
+    /// Builds the layout, validating the description first.
+    pub fn new(sram: &SramDescription) -> Result<Self, MachineError> {
+        sram.validate()?;
+        // Validation guarantees: non-empty regions, at most MAX_REGIONS (fits u8), contiguous
+        // from `base`, sizes non-zero multiples of element_bytes × interleave, no u32 overflow.
+        let chunk_bytes = sram
+            .regions
+            .iter()
+            .fold(0, |chunk, region| gcd(chunk, region.size));
+        let mut region_of_chunk = Vec::new();
+        let mut geometry = Vec::with_capacity(sram.regions.len());
+        let mut element_count = 0u32;
+        for (index, region) in sram.regions.iter().enumerate() {
+            let tag = u8::try_from(index).map_err(|_| MachineError::TooManyRegions {
+                count: sram.regions.len(),
+            })?;
+            let chunks = (region.size / chunk_bytes) as usize;
+            region_of_chunk.extend(std::iter::repeat_n(tag, chunks));
+            geometry.push(RegionGeometry {
+                start: region.start,
+                unit_bytes: region.element_bytes * region.interleave,
+                interleave: region.interleave,
+                first_element: element_count,
+            });
+            element_count += region.size / region.element_bytes;
+        }
+        Ok(Self {
+            base: sram.base,
+            end: sram.end(),
+            granule_shift: sram.interleave_granule_bytes.trailing_zeros(),
+            chunk_bytes,
+            region_of_chunk: region_of_chunk.into_boxed_slice(),
+            regions: sram.regions.clone(),
+            geometry,
+            element_count,
+        })
+    }
+
+    /// The layout of `machine`'s tile SRAM.
+    pub fn from_machine(machine: &MachineDescription) -> Result<Self, MachineError> {
+        Self::new(&machine.sram)
+    }
+
+    /// First SRAM address.
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
+    /// One past the last SRAM address.
+    pub fn end(&self) -> u32 {
+        self.end
+    }
+
+    /// Bytes of SRAM.
+    pub fn size(&self) -> u32 {
+        self.end - self.base
+    }
+
+    /// Number of memory elements in the tile.
+    pub fn element_count(&self) -> u32 {
+        self.element_count
+    }
+
+    /// The regions, in address order.
+    pub fn regions(&self) -> &[RegionDescription] {
+        &self.regions
+    }
+
+    fn region_index(&self, addr: u32) -> Option<usize> {
+        if addr >= self.end {
+            return None;
+        }
+        let offset = addr.checked_sub(self.base)?;
+        let chunk = (offset / self.chunk_bytes) as usize;
+        self.region_of_chunk.get(chunk).copied().map(usize::from)
+    }
+
+    /// The region holding `addr`, or `None` outside SRAM.
+    pub fn region_of(&self, addr: u32) -> Option<(RegionIndex, &RegionDescription)> {
+        let index = self.region_index(addr)?;
+        Some((RegionIndex(index), self.regions.get(index)?))
+    }
+
+    /// Whether `addr` lies in an interleaved region.
+    pub fn is_interleaved(&self, addr: u32) -> bool {
+        self.region_index(addr)
+            .and_then(|index| self.geometry.get(index))
+            .is_some_and(|geometry| geometry.interleave > 1)
+    }
+
+    /// The memory element holding the byte at `addr`, or `None` outside SRAM.
+    pub fn element_of(&self, addr: u32) -> Option<MemoryElement> {
+        let geometry = self.geometry.get(self.region_index(addr)?)?;
+        let offset = addr - geometry.start;
+        let unit = offset / geometry.unit_bytes;
+        let lane = (offset >> self.granule_shift) % geometry.interleave;
+        Some(MemoryElement(
+            geometry.first_element + unit * geometry.interleave + lane,
+        ))
+    }
+
+    /// Checks that a `size`-byte access at `addr` is possible, reporting the first failed rule
+    /// in the order: size, range, alignment, interleaving.
+    pub fn check_access(&self, addr: u32, size: u32) -> Result<(), MemoryFault> {
+        if !size.is_power_of_two() || size > MAX_ACCESS_BYTES {
+            return Err(MemoryFault::UnsupportedSize { addr, size });
+        }
+        if addr < self.base || u64::from(addr) + u64::from(size) > u64::from(self.end) {
+            return Err(MemoryFault::OutOfRange { addr, size });
+        }
+        if !addr.is_multiple_of(size) {
+            return Err(MemoryFault::Misaligned { addr, size });
+        }
+        if size == MAX_ACCESS_BYTES && !self.is_interleaved(addr) {
+            return Err(MemoryFault::NotInterleaved { addr });
+        }
+        Ok(())
+    }
+
+    /// The elements a valid `size`-byte access at `addr` touches. Both elements of a pair for
+    /// a 16-byte interleaved access; one element otherwise.
+    pub fn elements_of_access(&self, addr: u32, size: u32) -> Result<AccessElements, MemoryFault> {
+        self.check_access(addr, size)?;
+        let out_of_range = MemoryFault::OutOfRange { addr, size };
+        // A checked access is naturally aligned and at most two granules wide, so its first
+        // and last bytes name every element it touches.
+        let first = self.element_of(addr).ok_or(out_of_range)?;
+        let last = self.element_of(addr + (size - 1)).ok_or(out_of_range)?;
+        Ok(AccessElements {
+            first,
+            second: (last != first).then_some(last),
+        })
+    }
+
+    /// Checks the `(address, size)` accesses one instruction makes in one cycle: each must be a
+    /// valid access, and no two may touch the same memory element (a clash is a fault; see the
+    /// module docs). `first` in the clash fault is the earlier access in `accesses`.
+    pub fn check_element_clash(&self, accesses: &[(u32, u32)]) -> Result<(), MemoryFault> {
+        for &(addr, size) in accesses {
+            self.check_access(addr, size)?;
+        }
+        for (index, &(second, second_size)) in accesses.iter().enumerate() {
+            let second_elements = self.elements_of_access(second, second_size)?;
+            for &(first, first_size) in &accesses[..index] {
+                let first_elements = self.elements_of_access(first, first_size)?;
+                if let Some(element) = first_elements.shared_with(second_elements) {
+                    return Err(MemoryFault::ElementClash {
+                        first,
+                        second,
+                        element,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn gcd(mut a: u32, mut b: u32) -> u32 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// One tile's SRAM contents with checked access and write protection.
+#[derive(Debug, Clone)]
+pub struct TileMemory {
+    layout: Arc<MemoryLayout>,
+    base: u32,
+    bytes: Vec<u8>,
+    /// Sorted, disjoint, non-adjacent write-protected address ranges.
+    protected: Vec<Range<u32>>,
+}
+
+impl TileMemory {
+    /// A zeroed SRAM with no protected ranges.
+    pub fn new(layout: Arc<MemoryLayout>) -> Self {
+        Self {
+            base: layout.base(),
+            bytes: vec![0; layout.size() as usize],
+            layout,
+            protected: Vec::new(),
+        }
+    }
+
+    /// The address map this memory follows.
+    pub fn layout(&self) -> &MemoryLayout {
+        &self.layout
+    }
+
+    /// First SRAM address.
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
+    /// All bytes, the first at `base`.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    fn offset(&self, addr: u32) -> usize {
+        (addr - self.base) as usize
+    }
+
+    /// Reads a `size`-byte access (1, 2, 4, 8 or 16 bytes) at `addr`.
+    pub fn read(&self, addr: u32, size: u32) -> Result<&[u8], MemoryFault> {
+        self.layout.check_access(addr, size)?;
+        let start = self.offset(addr);
+        self.bytes
+            .get(start..start + size as usize)
+            .ok_or(MemoryFault::OutOfRange { addr, size })
+    }
+
+    fn read_array<const N: usize>(&self, addr: u32) -> Result<[u8; N], MemoryFault> {
+        let size = N as u32;
+        <[u8; N]>::try_from(self.read(addr, size)?)
+            .map_err(|_| MemoryFault::OutOfRange { addr, size })
+    }
+
+    /// Reads a byte.
+    pub fn read_u8(&self, addr: u32) -> Result<u8, MemoryFault> {
+        self.read_array::<1>(addr).map(u8::from_le_bytes)
+    }
+
+    /// Reads a little-endian 16-bit value.
+    pub fn read_u16(&self, addr: u32) -> Result<u16, MemoryFault> {
+        self.read_array(addr).map(u16::from_le_bytes)
+    }
+
+    /// Reads a little-endian 32-bit value.
+    pub fn read_u32(&self, addr: u32) -> Result<u32, MemoryFault> {
+        self.read_array(addr).map(u32::from_le_bytes)
+    }
+
+    /// Reads a little-endian 64-bit value.
+    pub fn read_u64(&self, addr: u32) -> Result<u64, MemoryFault> {
+        self.read_array(addr).map(u64::from_le_bytes)
+    }
+
+    /// Writes `data` (1, 2, 4, 8 or 16 bytes) at `addr`, refusing protected memory.
+    pub fn write(&mut self, addr: u32, data: &[u8]) -> Result<(), MemoryFault> {
+        let size = u32::try_from(data.len()).unwrap_or(u32::MAX);
+        self.layout.check_access(addr, size)?;
+        if self.is_protected(addr, size) {
+            return Err(MemoryFault::WriteToProtected { addr });
+        }
+        let start = self.offset(addr);
+        self.bytes
+            .get_mut(start..start + data.len())
+            .ok_or(MemoryFault::OutOfRange { addr, size })?
+            .copy_from_slice(data);
+        Ok(())
+    }
+
+    /// Writes a little-endian 32-bit value.
+    pub fn write_u32(&mut self, addr: u32, value: u32) -> Result<(), MemoryFault> {
+        self.write(addr, &value.to_le_bytes())
+    }
+
+    /// Writes a little-endian 64-bit value.
+    pub fn write_u64(&mut self, addr: u32, value: u64) -> Result<(), MemoryFault> {
+        self.write(addr, &value.to_le_bytes())
+    }
+
+    /// The byte range for a host-side transfer of `len` bytes at `addr`, if it lies in SRAM.
+    fn host_range(&self, addr: u32, len: usize) -> Result<Range<usize>, MemoryFault> {
+        let size = u32::try_from(len).unwrap_or(u32::MAX);
+        let fault = MemoryFault::OutOfRange { addr, size };
+        let start = addr.checked_sub(self.base).ok_or(fault)? as usize;
+        let end = start.checked_add(len).ok_or(fault)?;
+        if end > self.bytes.len() {
+            return Err(fault);
+        }
+        Ok(start..end)
+    }
+
+    /// Host-side read of any `len` bytes at `addr` (e.g. reading outputs back): checks only
+    /// that they lie in SRAM.
+    pub fn read_range(&self, addr: u32, len: usize) -> Result<&[u8], MemoryFault> {
+        let range = self.host_range(addr, len)?;
+        self.bytes.get(range).ok_or(MemoryFault::OutOfRange {
+            addr,
+            size: u32::try_from(len).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// Image loading: writes any number of bytes at any address, ignoring alignment and write
+    /// protection, but still only inside SRAM.
+    pub fn load_unchecked(&mut self, addr: u32, data: &[u8]) -> Result<(), MemoryFault> {
+        let range = self.host_range(addr, data.len())?;
+        if let Some(target) = self.bytes.get_mut(range) {
+            target.copy_from_slice(data);
+        }
+        Ok(())
+    }
+
+    /// Makes `range` write-protected (e.g. code). An empty range is a no-op.
+    pub fn protect(&mut self, range: Range<u32>) -> Result<(), MemoryFault> {
+        if range.is_empty() {
+            return Ok(());
+        }
+        let size = range.end - range.start;
+        if range.start < self.base || range.end > self.layout.end() {
+            return Err(MemoryFault::OutOfRange {
+                addr: range.start,
+                size,
+            });
+        }
+        // Keep the list sorted and merged so the write check is one binary search.
+        let at = self.protected.partition_point(|r| r.start < range.start);
+        self.protected.insert(at, range);
+        let mut merged: Vec<Range<u32>> = Vec::with_capacity(self.protected.len());
+        for next in self.protected.drain(..) {
+            match merged.last_mut() {
+                Some(last) if next.start <= last.end => last.end = last.end.max(next.end),
+                _ => merged.push(next),
+            }
+        }
+        self.protected = merged;
+        Ok(())
+    }
+
+    /// Whether any byte of `size` bytes at `addr` is write-protected.
+    pub fn is_protected(&self, addr: u32, size: u32) -> bool {
+        let end = u64::from(addr) + u64::from(size);
+        let index = self.protected.partition_point(|r| r.end <= addr);
+        self.protected
+            .get(index)
+            .is_some_and(|r| u64::from(r.start) < end && size > 0)
+    }
+
+    /// The write-protected ranges, sorted and merged.
+    pub fn protected_ranges(&self) -> &[Range<u32>] {
+        &self.protected
+    }
+
+    /// [`MemoryLayout::check_element_clash`] for this tile.
+    pub fn check_element_clash(&self, accesses: &[(u32, u32)]) -> Result<(), MemoryFault> {
+        self.layout.check_element_clash(accesses)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ipu21_layout() -> Arc<MemoryLayout> {
+        let machine = MachineDescription::builtin("ipu21").unwrap();
+        Arc::new(MemoryLayout::from_machine(&machine).unwrap())
+    }
+
+    #[test]
+    fn regions_are_found_by_address() {
+        let layout = ipu21_layout();
+        assert!(layout.region_of(0x4BFFF).is_none());
+        let (index, region) = layout.region_of(0x4C000).unwrap();
+        assert_eq!((index.index(), region.name.as_str()), (0, "standard"));
+        assert_eq!(layout.region_of(0x7FFFF).unwrap().0.index(), 0);
+        assert_eq!(layout.region_of(0x80000).unwrap().1.name, "interleaved");
+        assert_eq!(layout.region_of(0xE7FFF).unwrap().0.index(), 1);
+        assert!(layout.region_of(0xE8000).is_none());
+        assert!(layout.region_of(u32::MAX).is_none());
+        assert!(!layout.is_interleaved(0x7FFF8));
+        assert!(layout.is_interleaved(0x80000));
+    }
+
+    #[test]
+    fn elements_are_numbered_in_address_order() {
+        let layout = ipu21_layout();
+        assert_eq!(layout.element_count(), 13 + 26);
+        assert_eq!(layout.element_of(0x4C000), Some(MemoryElement(0)));
+        assert_eq!(layout.element_of(0x7FFFF), Some(MemoryElement(12)));
+        assert_eq!(layout.element_of(0x80000), Some(MemoryElement(13)));
+        assert_eq!(layout.element_of(0x80008), Some(MemoryElement(14)));
+        assert_eq!(layout.element_of(0x88000), Some(MemoryElement(15)));
+        assert_eq!(layout.element_of(0xE7FF8), Some(MemoryElement(38)));
+    }
+
+    #[test]
+    fn sixteen_byte_access_touches_both_elements_of_its_pair() {
+        let layout = ipu21_layout();
+        let elements = layout.elements_of_access(0x80010, 16).unwrap();
+        assert_eq!(elements.first(), MemoryElement(13));
+        assert_eq!(elements.second(), Some(MemoryElement(14)));
+        let single = layout.elements_of_access(0x80018, 8).unwrap();
+        assert_eq!((single.first(), single.second()), (MemoryElement(14), None));
+    }
+
+    #[test]
+    fn protection_ranges_merge() {
+        let mut memory = TileMemory::new(ipu21_layout());
+        memory.protect(0x4C100..0x4C200).unwrap();
+        memory.protect(0x4C000..0x4C100).unwrap();
+        memory.protect(0x4C400..0x4C500).unwrap();
+        memory.protect(0x4C180..0x4C480).unwrap();
+        let merged = 0x4C000..0x4C500;
+        assert_eq!(memory.protected_ranges(), std::slice::from_ref(&merged));
+        assert!(memory.is_protected(0x4C4F8, 8));
+        assert!(!memory.is_protected(0x4C500, 8));
+    }
+
+    #[test]
+    fn gcd_of_region_sizes() {
+        assert_eq!(gcd(0, 0x34000), 0x34000);
+        assert_eq!(gcd(0x34000, 0x68000), 0x34000);
+        assert_eq!(gcd(0x4000, 0x6000), 0x2000);
+    }
+}

@@ -1,0 +1,73 @@
+//! The tile's implementation of the ISA's execution environment: memory with faults, shared
+//! weights, the supervisor CSRs workers read, and the cycle counter.
+
+use crate::memory::TileMemory;
+use tessera_isa::csr::{index, CWEI_COUNT};
+use tessera_isa::semantics::{ExecEnv, Trap};
+
+pub struct TileEnv<'a> {
+    tile: u32,
+    cycle: u64,
+    memory: &'a mut TileMemory,
+    cwei: &'a mut [u64; CWEI_COUNT],
+    fp_infmt: u32,
+    fp_iscl: u32,
+}
+
+impl<'a> TileEnv<'a> {
+    pub fn new(tile: u32, cycle: u64, memory: &'a mut TileMemory, cwei: &'a mut [u64; CWEI_COUNT], supervisor_csr: &[u32; 256]) -> Self {
+        TileEnv {
+            tile,
+            cycle,
+            memory,
+            cwei,
+            fp_infmt: supervisor_csr[index::FP_INFMT as usize],
+            fp_iscl: supervisor_csr[index::FP_ISCL as usize],
+        }
+    }
+}
+
+impl ExecEnv for TileEnv<'_> {
+    #[inline]
+    fn load(&mut self, addr: u32, out: &mut [u8]) -> Result<(), Trap> {
+        let bytes = self.memory.read(addr, out.len() as u32).map_err(|e| Trap::memory(e.to_string()))?;
+        out.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    #[inline]
+    fn store(&mut self, addr: u32, data: &[u8]) -> Result<(), Trap> {
+        self.memory.write(addr, data).map_err(|e| Trap::memory(e.to_string()))
+    }
+
+    #[inline]
+    fn check_parallel_accesses(&mut self, accesses: &[(u32, u32)]) -> Result<(), Trap> {
+        self.memory.check_element_clash(accesses).map_err(|e| Trap::memory(e.to_string()))
+    }
+
+    fn cwei(&self) -> &[u64; CWEI_COUNT] {
+        self.cwei
+    }
+
+    fn cwei_mut(&mut self) -> &mut [u64; CWEI_COUNT] {
+        self.cwei
+    }
+
+    /// Workers read only `$FP_INFMT` and `$FP_ISCL` (the AMP's FP8 configuration); they are
+    /// copied in when the environment is made, so the supervisor's registers are not borrowed.
+    fn supervisor_csr(&self, csr: u8) -> u32 {
+        match csr {
+            index::FP_INFMT => self.fp_infmt,
+            index::FP_ISCL => self.fp_iscl,
+            _ => 0,
+        }
+    }
+
+    fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    fn tile_id(&self) -> u32 {
+        self.tile
+    }
+}

@@ -1,0 +1,414 @@
+//! One tile: SRAM, pre-decoded code, the supervisor and six workers in a six-slot barrel, and the
+//! issue loop that turns executed bundles into cycles.
+//!
+//! Timing rules (each from `shared/reference/isa.md` §1 and §6, numbers from the machine file):
+//! - Tile cycle `c` belongs to issue slot `c % 6`. Worker `n` always runs in slot `n` [A: the
+//!   slot assignment is not public]. A running worker issues one bundle each time its slot comes
+//!   round, so it issues every 6 cycles whatever the others do. [C]
+//! - The supervisor issues in every slot no running worker holds, one bundle per cycle, and is
+//!   suspended while all six workers run. [C]
+//! - A worker's bundle completes at the end of its six-cycle round, so a worker that issues N
+//!   bundles is busy for 6N cycles. [I]
+//! - Supervisor stalls: a taken branch, a CSR write, `run`/`runall` and a released `sync` delay
+//!   the supervisor's next issue to `stall` cycles after the instruction; an instruction reading a
+//!   register loaded by the previous supervisor load waits until `load_use` cycles after the load. [C]
+//! - `send` occupies the supervisor one cycle per word; `delay n` for n cycles. [A]
+
+mod code;
+mod env;
+
+pub use code::{CodeCache, CodeSlot, DecodedBundle};
+
+use crate::error::{SimError, TrapSite};
+use crate::machine::{MachineDescription, SupervisorStalls};
+use crate::memory::{MemoryLayout, TileMemory};
+use std::sync::Arc;
+use tessera_isa::csr::{self, index};
+use tessera_isa::semantics::{step_bundle, ContextKind, ContextState, Effect, Trap};
+use tessera_isa::table::TimingClass;
+
+/// Number of worker contexts (and issue slots).
+pub const WORKERS: usize = 6;
+
+/// Branching here from the supervisor returns control to the host: the tile program ends.
+/// The loader puts it in `$m10` (the link register), so a supervisor entry ends with `br $m10`. [A]
+pub const HOST_RETURN_ADDRESS: u32 = 0;
+
+/// `sync` zones the simulator models. [S] numbering
+pub mod sync_zone {
+    pub const LOCAL: u32 = 2;
+    pub const INTERNAL: u32 = 3;
+}
+
+/// What the supervisor is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SupervisorStatus {
+    Running,
+    /// `sync` local: waiting for every worker to exit.
+    WaitingLocalSync,
+    /// `sync` internal: waiting for every tile; the chip releases it.
+    WaitingGlobalSync,
+    /// Returned to the host (or never started, for a worker-only run).
+    Halted,
+}
+
+/// Where a tile stopped when its run loop returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileStatus {
+    /// Nothing left to run.
+    Halted,
+    /// The supervisor waits for a global sync and no worker runs.
+    WaitingGlobalSync,
+    /// The cycle limit was reached first.
+    CycleLimit,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct WorkerSlot {
+    running: bool,
+    next_issue: u64,
+    started: u64,
+    entry: u32,
+}
+
+/// A worker's run from launch to exit, for profiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkerSpan {
+    pub worker: u8,
+    pub entry: u32,
+    pub start: u64,
+    pub end: u64,
+    pub exit_status: bool,
+}
+
+/// One word put on the outgoing exchange wires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutgoingWord {
+    pub cycle: u64,
+    pub word: u32,
+    pub mode: u32,
+}
+
+/// A write to an exchange CSR, with its cycle (the incoming mux, pointers, format).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExchangeCsrWrite {
+    pub cycle: u64,
+    pub index: u8,
+    pub value: u32,
+}
+
+/// Counters a run accumulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileCounters {
+    pub bundles: u64,
+    pub supervisor_bundles: u64,
+    pub worker_bundles: u64,
+}
+
+/// One simulated tile.
+pub struct Tile {
+    pub id: u32,
+    pub memory: TileMemory,
+    code: CodeCache,
+    pub supervisor: ContextState,
+    pub workers: Vec<ContextState>,
+    slots: [WorkerSlot; WORKERS],
+    status: SupervisorStatus,
+    supervisor_next_issue: u64,
+    load_ready: u64,
+    load_registers: u16,
+    pub cwei: [u64; csr::CWEI_COUNT],
+    /// The next cycle to simulate.
+    cycle: u64,
+    /// End of the last activity (a worker's round end or a supervisor issue).
+    finished_at: u64,
+    stalls: SupervisorStalls,
+    pub spans: Vec<WorkerSpan>,
+    pub outbox: Vec<OutgoingWord>,
+    pub exchange_csr_writes: Vec<ExchangeCsrWrite>,
+    pub counters: TileCounters,
+}
+
+impl Tile {
+    pub fn new(id: u32, machine: &MachineDescription, layout: Arc<MemoryLayout>) -> Tile {
+        let base = layout.base();
+        let size = layout.size();
+        Tile {
+            id,
+            memory: TileMemory::new(layout),
+            code: CodeCache::new(base, size),
+            supervisor: ContextState::new(ContextKind::Supervisor),
+            workers: (0..WORKERS as u8).map(|w| ContextState::new(ContextKind::Worker(w))).collect(),
+            slots: [WorkerSlot::default(); WORKERS],
+            status: SupervisorStatus::Halted,
+            supervisor_next_issue: 0,
+            load_ready: 0,
+            load_registers: 0,
+            cwei: [0; csr::CWEI_COUNT],
+            cycle: 0,
+            finished_at: 0,
+            stalls: machine.stalls.clone(),
+            spans: Vec::new(),
+            outbox: Vec::new(),
+            exchange_csr_writes: Vec::new(),
+            counters: TileCounters::default(),
+        }
+    }
+
+    /// Marks `[start, start + len)` as code: decodes it and write-protects it.
+    pub fn load_code(&mut self, start: u32, len: u32) -> Result<(), SimError> {
+        let bytes = self
+            .memory
+            .read_range(start, len as usize)
+            .map_err(|e| SimError::Load { tile: self.id, message: e.to_string() })?
+            .to_vec();
+        self.code.decode_range(start, &bytes);
+        self.memory
+            .protect(start..start + len)
+            .map_err(|e| SimError::Load { tile: self.id, message: e.to_string() })
+    }
+
+    /// Starts the supervisor at `entry` with `$mvertex_base` = `vertex_base` and `$m10` = the host return address.
+    pub fn start_supervisor(&mut self, entry: u32, vertex_base: u32) {
+        self.supervisor.pc = entry;
+        self.supervisor.m[tessera_isa::registers::M_VERTEX_BASE as usize] = vertex_base;
+        self.supervisor.m[10] = HOST_RETURN_ADDRESS;
+        self.supervisor.csr[index::TILE_ID as usize] = self.id;
+        self.status = SupervisorStatus::Running;
+        self.supervisor_next_issue = self.cycle;
+    }
+
+    /// Starts worker 0 directly from the host (the supervisor stays halted): a worker-only run.
+    pub fn start_worker_from_host(&mut self, entry: u32, vertex_base: u32, worker_base: u32) {
+        self.launch(0, entry, vertex_base, worker_base, self.cycle);
+    }
+
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// Cycle at which the last activity ended: the tile's run time so far.
+    pub fn finished_at(&self) -> u64 {
+        self.finished_at
+    }
+
+    pub fn status(&self) -> SupervisorStatus {
+        self.status
+    }
+
+    pub fn any_worker_running(&self) -> bool {
+        self.slots.iter().any(|s| s.running)
+    }
+
+    /// Releases a supervisor waiting on a global sync at `cycle` (the chip calls this).
+    pub fn release_global_sync(&mut self, cycle: u64) {
+        if self.status == SupervisorStatus::WaitingGlobalSync {
+            self.status = SupervisorStatus::Running;
+            self.cycle = self.cycle.max(cycle);
+            self.supervisor_next_issue = cycle;
+            self.finished_at = self.finished_at.max(cycle);
+        }
+    }
+
+    fn launch(&mut self, worker: usize, entry: u32, vertex_base: u32, worker_base: u32, cycle: u64) {
+        let fp_ictl = self.supervisor.csr[index::FP_ICTL as usize];
+        self.workers[worker].launch(entry, vertex_base, worker_base, fp_ictl);
+        // First issue: the worker's slot at or after `cycle`.
+        let slot = worker as u64;
+        let round = cycle - cycle % WORKERS as u64;
+        let first = if round + slot >= cycle { round + slot } else { round + WORKERS as u64 + slot };
+        self.slots[worker] = WorkerSlot { running: true, next_issue: first, started: cycle, entry };
+    }
+
+    /// Earliest cycle at or after `from` whose slot no running worker holds.
+    fn next_free_slot(&self, from: u64) -> Option<u64> {
+        (from..from + WORKERS as u64).find(|c| !self.slots[(c % WORKERS as u64) as usize].running)
+    }
+
+    /// Runs until the tile halts, waits on a global sync, or reaches `limit` cycles.
+    pub fn run(&mut self, limit: u64) -> Result<TileStatus, SimError> {
+        loop {
+            let mut next = u64::MAX;
+            for slot in &self.slots {
+                if slot.running {
+                    next = next.min(slot.next_issue);
+                }
+            }
+            if self.status == SupervisorStatus::Running {
+                if let Some(c) = self.next_free_slot(self.supervisor_next_issue.max(self.cycle)) {
+                    next = next.min(c);
+                }
+            }
+            if next == u64::MAX {
+                return match self.status {
+                    SupervisorStatus::Halted => Ok(TileStatus::Halted),
+                    SupervisorStatus::WaitingGlobalSync => Ok(TileStatus::WaitingGlobalSync),
+                    SupervisorStatus::WaitingLocalSync => Err(SimError::Deadlock { tile: self.id, pc: self.supervisor.pc }),
+                    SupervisorStatus::Running => unreachable!("a running supervisor always has a free slot when no worker runs"),
+                };
+            }
+            if next >= limit {
+                self.cycle = limit;
+                return Ok(TileStatus::CycleLimit);
+            }
+            self.cycle = next;
+            let slot = (next % WORKERS as u64) as usize;
+            if self.slots[slot].running && self.slots[slot].next_issue == next {
+                self.issue_worker(slot, next)?;
+            } else {
+                self.issue_supervisor(next)?;
+            }
+            self.cycle = next + 1;
+        }
+    }
+
+    fn fetch(&self, context: &'static str, pc: u32, cycle: u64) -> Result<DecodedBundle, SimError> {
+        match self.code.get(pc) {
+            CodeSlot::Bundle(decoded) => Ok(*decoded),
+            CodeSlot::NotCode => Err(SimError::NotCode { tile: self.id, context, pc, cycle }),
+            CodeSlot::Invalid(error) => Err(SimError::Decode { tile: self.id, context, pc, cycle, error: error.clone() }),
+        }
+    }
+
+    fn trap(&self, context: &'static str, pc: u32, decoded: &DecodedBundle, cycle: u64, trap: Trap) -> SimError {
+        SimError::Trap {
+            site: TrapSite {
+                tile: self.id,
+                context,
+                pc,
+                instruction: tessera_isa::asm::print::format_bundle(&decoded.bundle),
+                cycle,
+            },
+            kind: trap.kind,
+        }
+    }
+
+    fn issue_worker(&mut self, worker: usize, cycle: u64) -> Result<(), SimError> {
+        let context = self.workers[worker].kind.name();
+        let pc = self.workers[worker].pc;
+        let decoded = self.fetch(context, pc, cycle)?;
+        let outcome = {
+            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &self.supervisor.csr);
+            step_bundle(&decoded.bundle, decoded.size, &mut self.workers[worker], &mut env)
+        };
+        let outcome = outcome.map_err(|trap| self.trap(context, pc, &decoded, cycle, trap))?;
+        self.counters.bundles += 1;
+        self.counters.worker_bundles += 1;
+        self.workers[worker].pc = outcome.next_pc;
+        let round_end = cycle - cycle % WORKERS as u64 + WORKERS as u64;
+        self.finished_at = self.finished_at.max(round_end);
+        match outcome.effect {
+            Effect::Exit { status } => {
+                let slot = self.slots[worker];
+                self.slots[worker].running = false;
+                self.spans.push(WorkerSpan { worker: worker as u8, entry: slot.entry, start: slot.started, end: round_end, exit_status: status });
+                if self.status == SupervisorStatus::WaitingLocalSync && !self.any_worker_running() {
+                    self.status = SupervisorStatus::Running;
+                    self.supervisor_next_issue = self.supervisor_next_issue.max(cycle + self.stalls.sync as u64);
+                }
+            }
+            Effect::None => self.slots[worker].next_issue = cycle + WORKERS as u64,
+            other => {
+                // The table restricts every other effect to the supervisor.
+                return Err(self.trap(context, pc, &decoded, cycle, Trap::from(tessera_isa::semantics::TrapKind::Unmodelled {
+                    what: format!("worker effect {other:?}"),
+                })));
+            }
+        }
+        Ok(())
+    }
+
+    fn issue_supervisor(&mut self, cycle: u64) -> Result<(), SimError> {
+        const CONTEXT: &str = "supervisor";
+        let pc = self.supervisor.pc;
+        let decoded = self.fetch(CONTEXT, pc, cycle)?;
+        if decoded.reads_m & self.load_registers != 0 && cycle < self.load_ready {
+            // Load-use hazard: the slot goes unused until the loaded value is ready.
+            self.supervisor_next_issue = self.load_ready;
+            return Ok(());
+        }
+        let outcome = {
+            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &[0; 256]);
+            step_bundle(&decoded.bundle, decoded.size, &mut self.supervisor, &mut env)
+        };
+        let outcome = outcome.map_err(|trap| self.trap(CONTEXT, pc, &decoded, cycle, trap))?;
+        self.counters.bundles += 1;
+        self.counters.supervisor_bundles += 1;
+        self.supervisor.pc = outcome.next_pc;
+        let stalls = &self.stalls;
+        let mut next = cycle + 1;
+        if outcome.branch_taken {
+            next = next.max(cycle + stalls.taken_branch as u64);
+        }
+        match decoded.timing {
+            TimingClass::CsrWrite => next = next.max(cycle + stalls.csr_write as u64),
+            TimingClass::Launch => next = next.max(cycle + stalls.run as u64),
+            TimingClass::Simple
+            | TimingClass::Load
+            | TimingClass::Branch
+            | TimingClass::Sync
+            | TimingClass::Exchange
+            | TimingClass::Delay
+            | TimingClass::Exit
+            | TimingClass::Repeat => {}
+        }
+        self.load_registers = decoded.load_writes_m;
+        self.load_ready = cycle + stalls.load_use as u64;
+        match outcome.effect {
+            Effect::None => {}
+            Effect::Launch { entry, vertex_base } => {
+                let Some(worker) = self.slots.iter().position(|s| !s.running) else {
+                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "run with every worker busy" }.into()));
+                };
+                let worker_base = self.supervisor.csr[index::WORKER0_BASE as usize + worker];
+                self.launch(worker, entry, vertex_base, worker_base, cycle + 1);
+            }
+            Effect::LaunchAll { entry, vertex_base, stride } => {
+                if self.any_worker_running() {
+                    self.supervisor.csr[index::SSR as usize] |= csr::field::SSR_RAERR;
+                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "runall while a worker is active ($SSR.RAERR)" }.into()));
+                }
+                for worker in 0..WORKERS {
+                    let worker_base = self.supervisor.csr[index::WORKER0_BASE as usize + worker];
+                    self.launch(worker, entry, vertex_base + worker as u32 * stride, worker_base, cycle + 1);
+                }
+            }
+            Effect::Exit { .. } => unreachable!("exit is worker-only in the table"),
+            Effect::Sync { zone } => match zone {
+                sync_zone::LOCAL => {
+                    if self.any_worker_running() {
+                        self.status = SupervisorStatus::WaitingLocalSync;
+                    } else {
+                        next = next.max(cycle + stalls.sync as u64);
+                    }
+                }
+                sync_zone::INTERNAL => {
+                    self.status = SupervisorStatus::WaitingGlobalSync;
+                }
+                other => {
+                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("sync zone {other} (modelled: 2 local, 3 internal)") }.into()));
+                }
+            },
+            Effect::Send { address, words, mode } => {
+                for i in 0..words {
+                    let word = self
+                        .memory
+                        .read_u32(address + 4 * i)
+                        .map_err(|e| self.trap(CONTEXT, pc, &decoded, cycle, Trap::memory(e.to_string())))?;
+                    self.outbox.push(OutgoingWord { cycle: cycle + i as u64, word, mode });
+                }
+                next = next.max(cycle + words as u64);
+            }
+            Effect::Delay { cycles } => next = next.max(cycle + cycles.max(1) as u64),
+            Effect::CsrWritten { index, value } => {
+                self.exchange_csr_writes.push(ExchangeCsrWrite { cycle, index, value });
+            }
+        }
+        self.supervisor_next_issue = next;
+        self.finished_at = self.finished_at.max(cycle + 1);
+        if outcome.branch_taken && outcome.next_pc == HOST_RETURN_ADDRESS {
+            self.status = SupervisorStatus::Halted;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,57 @@
+//! Command-line parsing and dispatch; each subcommand lives in its own module.
+
+mod asm;
+mod demo;
+mod isa_doc;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "tessera", version, about = "Run and tune vision transformers on a simulated ipu21-class many-tile processor")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the main job. Until the encoder model lands, this runs the built-in FP8 cast demo:
+    /// every f16 bit pattern through an assembly kernel on one simulated tile.
+    Run(demo::RunArgs),
+    /// Assemble, run, build and disassemble tile programs.
+    #[command(subcommand)]
+    Asm(asm::AsmCommand),
+    /// The generated ISA reference.
+    #[command(subcommand)]
+    Isa(isa_doc::IsaCommand),
+    /// Show a machine description (built-in name or RON file).
+    Machine {
+        /// `ipu21`, `small`, or a path to a .ron file.
+        #[arg(default_value = "ipu21")]
+        machine: String,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => demo::run(args),
+        Command::Asm(command) => asm::run(command),
+        Command::Isa(command) => isa_doc::run(command),
+        Command::Machine { machine } => show_machine(&machine),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn show_machine(name: &str) -> anyhow::Result<ExitCode> {
+    let machine = tessera::sim::MachineDescription::load(name)?;
+    println!("{machine}");
+    Ok(ExitCode::SUCCESS)
+}
