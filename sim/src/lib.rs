@@ -3,6 +3,7 @@
 pub mod error;
 pub mod machine;
 pub mod memory;
+pub mod profile;
 pub mod single;
 pub mod tile;
 

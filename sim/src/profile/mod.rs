@@ -1,0 +1,113 @@
+//! What a run records for people to read: per-tile supersteps, per-worker kernel spans, SRAM use
+//! by category, exchange traffic, and the cycle totals (total and cropped). The chip fills a
+//! [`Profile`]; `html.rs` and `trace.rs` write it out.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The kind of a superstep phase on one tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PhaseKind {
+    /// Loading code, weights and inputs before the program runs.
+    Startup,
+    /// Between syncs, no exchange traffic on this tile.
+    Compute,
+    /// Between syncs, this tile sent or received exchange words.
+    Exchange,
+    /// Waiting at a global sync for the other tiles (arrival to release).
+    Sync,
+}
+
+/// A span of one phase on one tile, in cycles `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseSpan {
+    pub kind: PhaseKind,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// One worker's run of a kernel, from launch to exit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelSpan {
+    pub worker: u8,
+    /// The entry symbol's name (or its address in hex when no symbol names it).
+    pub name: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// SRAM use of one tile.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileMemoryUsage {
+    pub tile: u32,
+    /// Bytes by category name ("code", "vertex state", "tensor:NAME", "exchange program",
+    /// "worker scratch", "host data", "constants", "padding").
+    pub categories: BTreeMap<String, u64>,
+    pub used: u64,
+    pub free: u64,
+    /// Largest free contiguous range per region name.
+    pub largest_free: BTreeMap<String, u64>,
+}
+
+/// Exchange traffic of one tile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileExchange {
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub machine: String,
+    pub clock_hz: u64,
+    pub tiles: u32,
+    /// From cycle 0 (start of loading) to the end of the last activity on any tile.
+    pub total_cycles: u64,
+    /// Cycles spent loading code, weights and inputs (and any first syncs).
+    pub startup_cycles: u64,
+    /// From the end of start-up to the last write of an output.
+    pub cropped_cycles: u64,
+    /// Per tile, in time order.
+    pub phases: Vec<Vec<PhaseSpan>>,
+    /// Per tile, in time order.
+    pub kernels: Vec<Vec<KernelSpan>>,
+    /// Per tile.
+    pub memory: Vec<TileMemoryUsage>,
+    /// Per tile.
+    pub exchange: Vec<TileExchange>,
+    /// Number of global syncs.
+    pub syncs: u64,
+    /// Bundles issued per tile.
+    pub bundles: Vec<u64>,
+}
+
+impl Profile {
+    pub fn seconds(&self, cycles: u64) -> f64 {
+        cycles as f64 / self.clock_hz.max(1) as f64
+    }
+
+    pub fn total_exchange_bytes(&self) -> u64 {
+        self.exchange.iter().map(|e| e.bytes_sent).sum()
+    }
+
+    /// Tiles sorted by busy (compute + exchange) cycles, busiest first.
+    pub fn busiest_tiles(&self, count: usize) -> Vec<(u32, u64)> {
+        let mut busy: Vec<(u32, u64)> = self
+            .phases
+            .iter()
+            .enumerate()
+            .map(|(tile, spans)| {
+                let cycles = spans
+                    .iter()
+                    .filter(|s| matches!(s.kind, PhaseKind::Compute | PhaseKind::Exchange))
+                    .map(|s| s.end - s.start)
+                    .sum();
+                (tile as u32, cycles)
+            })
+            .collect();
+        busy.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        busy.truncate(count);
+        busy
+    }
+}
