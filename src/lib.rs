@@ -5,7 +5,10 @@
 //! `.npy` reader and writer the CLI uses for inputs and outputs.
 
 pub use tessera_isa as isa;
+pub use tessera_kernels as kernels;
 pub use tessera_sim as sim;
+
+pub mod check;
 
 pub mod npy;
 pub mod tile_program;

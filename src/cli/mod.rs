@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch; each subcommand lives in its own module.
 
 mod asm;
+mod check;
 mod demo;
 mod isa_doc;
 
@@ -22,6 +23,9 @@ enum Command {
     /// Assemble, run, build and disassemble tile programs.
     #[command(subcommand)]
     Asm(asm::AsmCommand),
+    /// Checks: `check kernels` runs the bitwise kernel checker.
+    #[command(subcommand)]
+    Check(check::CheckCommand),
     /// The generated ISA reference.
     #[command(subcommand)]
     Isa(isa_doc::IsaCommand),
@@ -39,6 +43,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => demo::run(args),
         Command::Asm(command) => asm::run(command),
         Command::Isa(command) => isa_doc::run(command),
+        Command::Check(command) => check::run(command),
         Command::Machine { machine } => show_machine(&machine),
     };
     match result {

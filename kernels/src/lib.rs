@@ -1,0 +1,57 @@
+//! Tile kernels for a ViT encoder, written in ipu21 assembly (`kernels/asm/*.S`), each with its
+//! ABI (vertex state), memory requirements, a bit-exact Rust reference written from the
+//! specification, a cycle estimate, and a case generator. Depends only on `tessera-isa`; the
+//! checker that runs cases on the simulator is `tessera check kernels` in the top package.
+//!
+//! Kernels are worker code (`EntryKind::Worker`, started by a harness- or compiler-generated
+//! supervisor with `runall entry, vertex, 0`; each worker finds its share from `$WSR`) or
+//! supervisor code (`EntryKind::Supervisor`: it loads AMP weights, `runall`s its own workers,
+//! syncs, and returns with `br $m10`).
+
+pub mod case;
+pub mod rng;
+
+mod residual_add;
+pub mod split;
+
+pub use case::{Buffer, Case, Region, Role, VertexWord};
+
+/// How a kernel starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// Worker entry: the supervisor runs `runall entry, vertex, 0` (all six workers share one
+    /// vertex state), then `sync 2`.
+    Worker,
+    /// Supervisor entry with `$mvertex_base` = the vertex state; ends with `br $m10`.
+    Supervisor,
+}
+
+/// A kernel: its code and everything needed to check it.
+pub trait Kernel: Sync {
+    /// Short unique name (used by `--filter`).
+    fn name(&self) -> &'static str;
+    /// IPU assembly source.
+    fn source(&self) -> &'static str;
+    /// Entry symbol.
+    fn entry(&self) -> &'static str;
+    fn entry_kind(&self) -> EntryKind;
+    /// The ABI and memory requirements, in words (for the report and the docs).
+    fn abi(&self) -> &'static str;
+    /// The deterministic default cases.
+    fn cases(&self) -> Vec<Case>;
+    /// One random case from a seed (the checker's random mode).
+    fn random_case(&self, seed: u64) -> Case;
+    /// Expected bytes of every output buffer, in buffer order.
+    fn reference(&self, case: &Case) -> Vec<Vec<u8>>;
+    /// Estimated cycles for the whole invocation (supervisor start to return).
+    fn estimate_cycles(&self, case: &Case) -> u64;
+}
+
+/// Every kernel in the library.
+pub fn all_kernels() -> Vec<&'static dyn Kernel> {
+    vec![&residual_add::ResidualAdd]
+}
+
+/// Cycles the harness's generated supervisor adds around a worker kernel: set-up puts, `runall`
+/// (6-cycle stall), the local `sync` release (6), and `br $m10` (6). Estimates add this.
+pub const WORKER_LAUNCH_OVERHEAD_CYCLES: u64 = 6 + 6 + 6;
