@@ -11,6 +11,9 @@
 pub mod case;
 pub mod rng;
 
+pub mod elementwise;
+pub mod gemm;
+pub mod norm;
 mod residual_add;
 pub mod split;
 
@@ -49,7 +52,11 @@ pub trait Kernel: Sync {
 
 /// Every kernel in the library.
 pub fn all_kernels() -> Vec<&'static dyn Kernel> {
-    vec![&residual_add::ResidualAdd]
+    let mut all: Vec<&'static dyn Kernel> = vec![&residual_add::ResidualAdd];
+    all.extend(elementwise::kernels());
+    all.extend(norm::kernels());
+    all.extend(gemm::kernels());
+    all
 }
 
 /// Cycles the harness's generated supervisor adds around a worker kernel: set-up puts, `runall`
