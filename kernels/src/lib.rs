@@ -13,6 +13,7 @@ pub mod rng;
 
 pub mod elementwise;
 pub mod gemm;
+pub mod layout;
 pub mod norm;
 mod residual_add;
 pub mod split;
