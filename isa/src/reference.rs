@@ -13,7 +13,7 @@ pub fn pages() -> Vec<(String, String)> {
     for family in Family::ALL {
         pages.push((format!("{}.md", family.slug()), family_page(family)));
     }
-    pages.push(("csr.md".to_string(), csr_page()));
+    pages.push(("csr-registers.md".to_string(), csr_page()));
     pages
 }
 
@@ -39,7 +39,7 @@ fn index_page() -> String {
         let count = INSTRUCTIONS.iter().filter(|r| r.family == family).count();
         let _ = writeln!(out, "| [{}]({}.md) | {} |", family.title(), family.slug(), count);
     }
-    out.push_str("| [Control and status registers](csr.md) | |\n");
+    out.push_str("| [Control and status registers (the registers)](csr-registers.md) | |\n");
     out.push_str("\n## Encoding\n\nEvery instruction is one 32-bit little-endian word. Bit 31 set means the next word is the second ");
     out.push_str("instruction of a two-instruction bundle `{ main ; aux }` (the main-pipeline word comes first). ");
     out.push_str("A row matches a word when `word & mask == value` (bit 31 excluded); the mask is every bit no operand field uses. ");

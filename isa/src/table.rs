@@ -125,7 +125,7 @@ impl Family {
         match self {
             Family::Integer => "Integer arithmetic and logic",
             Family::Control => "Control flow",
-            Family::Csr => "Control and status registers",
+            Family::Csr => "CSR access instructions",
             Family::LoadStore => "Loads and stores",
             Family::Pace => "Triple-packed (pace) memory access",
             Family::FloatArith => "Floating-point arithmetic and compares",
