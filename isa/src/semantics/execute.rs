@@ -38,7 +38,7 @@ pub(super) fn step_bundle<E: ExecEnv>(
     let in_repeat = ctx.repeat.active;
     check_bundle(bundle, size, ctx)?;
     let main_arf_writes = match &bundle.main {
-        Some(main) => main_destinations(main)?,
+        Some(main) => main_destinations(main, ctx.kind.is_supervisor())?,
         None => 0,
     };
     let mut flow = Flow::fall_through(pc.wrapping_add(size));
@@ -109,7 +109,11 @@ fn check_bundle(bundle: &Bundle, size: u32, ctx: &ContextState) -> Result<(), Tr
 }
 
 /// Checks the main instruction's MRF destinations and returns its ARF destinations as a mask.
-fn main_destinations(inst: &Inst) -> Result<u16, Trap> {
+///
+/// `$m12`–`$m14` are read-only for workers. The supervisor may write `$m12` and `$m13` [A]: its
+/// control code sets `$mvertex_base` before calling a supervisor kernel (the public sources say
+/// only that the registers are read-only, which the worker-side vertex model needs).
+fn main_destinations(inst: &Inst, supervisor: bool) -> Result<u16, Trap> {
     const READ_ONLY: [&str; 3] = ["$m12", "$m13", "$m14"];
     let mut arf = 0u16;
     for (i, operand) in inst.desc().operands.iter().enumerate() {
@@ -120,7 +124,8 @@ fn main_destinations(inst: &Inst) -> Result<u16, Trap> {
         let registers = first..first + operand.kind.register_width() as usize;
         match operand.kind.register_file() {
             Some(RegisterFile::M) => {
-                if let Some(r) = registers.into_iter().find(|r| (12..=14).contains(r)) {
+                let first_read_only = if supervisor { 14 } else { 12 };
+                if let Some(r) = registers.into_iter().find(|r| (first_read_only..=14).contains(r)) {
                     return Err(TrapKind::ReadOnlyRegister { register: READ_ONLY[r - 12] }.into());
                 }
             }

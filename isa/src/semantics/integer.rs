@@ -181,6 +181,15 @@ mod tests {
     }
 
     #[test]
+    fn the_supervisor_may_set_its_vertex_and_worker_base() {
+        let (mut sup, mut env) = (supervisor(), TestEnv::new());
+        ok(&mut sup, &mut env, one(Setzi, &[13, 0x5_0000]));
+        ok(&mut sup, &mut env, one(Setzi, &[12, 0x6_0000]));
+        assert_eq!((sup.m[13], sup.m[12]), (0x5_0000, 0x6_0000));
+        assert_eq!(traps(&mut sup, &mut env, one(Setzi, &[14, 1])), TrapKind::ReadOnlyRegister { register: "$m14" });
+    }
+
+    #[test]
     fn read_only_mrf_registers_trap_and_read_their_values() {
         let (mut ctx, mut env) = (worker(), TestEnv::new());
         ctx.launch(CODE, 0x5_0000, 0x6_0000, 0);

@@ -8,12 +8,12 @@ use crate::inst::Inst;
 /// First ARF register whose writes are discarded (`$a14`, `$a15` read 0).
 const A_DISCARD: usize = 14;
 
-/// Writes an MRF register. `$m15` discards the write. `$m12..$m14` are read-only: the bundle
-/// check in `execute` traps before any instruction that names them as a destination runs, so
-/// they never reach this point.
+/// Writes an MRF register. `$m15` discards the write. `$m12..$m14` are read-only for workers
+/// and `$m14` for the supervisor: the bundle check in `execute` traps before any instruction
+/// that names them as a destination runs, so they never reach this point.
 #[inline]
 pub(super) fn write_m(ctx: &mut ContextState, r: usize, value: u32) {
-    if r < 12 {
+    if r < 12 || (r < 14 && ctx.kind.is_supervisor()) {
         ctx.m[r] = value;
     } else {
         debug_assert_eq!(r, 15, "write to read-only $m{r} escaped the bundle check");
