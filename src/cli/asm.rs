@@ -188,18 +188,24 @@ fn disasm_command(file: &std::path::Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints the disassembly; stops quietly when stdout closes (e.g. piped into `head`).
 fn print_disassembly(object: &Object) {
-    for section in &object.sections {
-        println!("section {} at {:#x} ({} bytes{})", section.name, section.address, section.bytes.len(), if section.has_code { ", code" } else { "" });
-        if !section.has_code {
-            continue;
-        }
-        for line in tessera::isa::asm::disasm::disassemble(&section.bytes, section.address, Some(object)) {
-            if let Some(label) = &line.label {
-                println!("{label}:");
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = (|| -> std::io::Result<()> {
+        for section in &object.sections {
+            writeln!(out, "section {} at {:#x} ({} bytes{})", section.name, section.address, section.bytes.len(), if section.has_code { ", code" } else { "" })?;
+            if !section.has_code {
+                continue;
             }
-            let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
-            println!("  {:#07x}  {:<18} {}", line.address, words.join(" "), line.text);
+            for line in tessera::isa::asm::disasm::disassemble(&section.bytes, section.address, Some(object)) {
+                if let Some(label) = &line.label {
+                    writeln!(out, "{label}:")?;
+                }
+                let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
+                writeln!(out, "  {:#07x}  {:<18} {}", line.address, words.join(" "), line.text)?;
+            }
         }
-    }
+        out.flush()
+    })();
 }

@@ -49,7 +49,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_chain(&error));
             ExitCode::FAILURE
         }
     }
@@ -59,4 +59,20 @@ fn show_machine(name: &str) -> anyhow::Result<ExitCode> {
     let machine = tessera::sim::MachineDescription::load(name)?;
     println!("{machine}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The error and its causes, skipping a cause whose text the previous message already contains
+/// (many error types print their source in their own message).
+fn error_chain(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&message);
+        }
+    }
+    text
 }
