@@ -1,0 +1,79 @@
+//! Exchange scheduling: turning a phase's transfers (who sends which words to whom) into
+//! cycle-timed supervisor code on every tile, and an independent checker that re-derives every
+//! word's journey from that code.
+//!
+//! The exchange is statically scheduled: a word carries no destination; a receiver accepts
+//! whatever its incoming mux selects at the word's arrival cycle. So the compiler must place, for
+//! every transfer, the sender's `send` and every receiver's `put $INCOMING_SINIT` /
+//! `put $INCOMING_MUX` at exact cycles (the simulator's rules are in
+//! `sim/src/chip/exchange.rs`; the timing of the supervisor instructions used here is below).
+//!
+//! Code shape for one transfer of `n` words from tile S starting at cycle `s`, received by R
+//! (arrival `a = s + latency(S, R)`, listening ends at `e = a + max(n, 7)`):
+//!
+//! | tile | cycle | instruction | busy until |
+//! |---|---|---|---|
+//! | S | `s`, `s+64`, … | `send min(64, left)-1, address, 0` | one cycle per word |
+//! | R | `a-8` | `setzi $m1, destination` | `a-7` |
+//! | R | `a-7` | `put $INCOMING_SINIT, $m1` | `a-1` (CSR write stall 6) |
+//! | R | `a-1` | `setzi $m0, S+1` | `a` |
+//! | R | `a` | `put $INCOMING_MUX, $m0` | `a+6` |
+//! | R | `e-1` | `setzi $m0, 0` | `e` |
+//! | R | `e` | `put $INCOMING_MUX, $m0` (stop listening) | `e+6` |
+//!
+//! Gaps are filled with `delay`. Because a receiver listening to S accepts *every* word of S that
+//! arrives, a sender sends nothing else for `max(n, 7)` cycles, and a receiver listens exactly
+//! during its windows. The scheduler is a deterministic greedy list scheduler: transfers in the
+//! given order, each at the earliest start where the sender's wires, every receiver's supervisor
+//! and every receiver's port are free.
+
+pub mod check;
+pub mod emit;
+pub mod schedule;
+
+use serde::{Deserialize, Serialize};
+
+/// One receiver of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub tile: u32,
+    /// Byte address (4-aligned) of the first word on the receiver.
+    pub destination: u32,
+}
+
+/// Words moved in one exchange phase: `words` 32-bit words from `source` on `sender` to every
+/// delivery (one sender to many receivers is a broadcast).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transfer {
+    pub sender: u32,
+    pub source: u32,
+    pub words: u32,
+    pub deliveries: Vec<Delivery>,
+    /// What it carries (for reports and errors).
+    pub label: String,
+}
+
+/// The transfers of one phase.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExchangePhase {
+    pub transfers: Vec<Transfer>,
+}
+
+impl ExchangePhase {
+    pub fn bytes(&self) -> u64 {
+        self.transfers.iter().map(|t| t.words as u64 * 4).sum()
+    }
+}
+
+/// Why a phase could not be scheduled or failed the check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExchangeError {
+    #[error("E-XCH-001 transfer `{label}`: {reason}")]
+    BadTransfer { label: String, reason: String },
+    #[error("E-XCH-002 check: tile {tile} cycle {cycle}: {reason}")]
+    Check { tile: u32, cycle: u64, reason: String },
+    #[error("E-XCH-003 check: transfer `{label}` word {word} never reached tile {tile} at {destination:#x}")]
+    Missing { label: String, word: u32, tile: u32, destination: u32 },
+    #[error("E-XCH-004 check: tile {tile} word sent at cycle {cycle} from {address:#x} has no listener")]
+    NoListener { tile: u32, cycle: u64, address: u32 },
+}

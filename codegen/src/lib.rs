@@ -1,0 +1,14 @@
+//! The Tessera compiler. Three levels, each its own type with a verifier (see
+//! `shared/DESIGN.md`, "The compiler's shape"):
+//!
+//! * [`graph`] — ops on logical tensors, built by `tessera-models`.
+//! * distributed (mid) — per-value layouts over tiles, explicit redistributions and casts.
+//! * tile (low) — per-tile kernel calls, allocations, exchange phases, supervisor code.
+//!
+//! Depends on `tessera-isa` and `tessera-kernels`, never on the simulator.
+
+pub mod graph;
+pub mod exchange;
+pub mod target;
+pub mod place;
+pub mod tile;

@@ -1,0 +1,150 @@
+//! SRAM placement: an address for every buffer of every tile, honouring regions (standard vs
+//! interleaved), element separation between buffers a kernel touches in the same cycle,
+//! alignment, lifetimes (buffers whose live steps do not overlap may share memory) and explicit
+//! aliases. An independent checker (`check.rs`) re-verifies the result.
+
+pub mod check;
+
+use crate::target::{Target, TargetRegion};
+use crate::tile::{BufferCategory, BufferId, RegionRequirement, TileProgram};
+
+/// Why placement failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlaceError {
+    #[error("E-PLACE-001 insufficient tile SRAM for {bytes} {category} bytes on tile {tile} ({free} free)")]
+    Insufficient { tile: u32, category: String, bytes: u32, free: u32 },
+    #[error("E-PLACE-002 tile {tile} buffer `{name}`: {reason}")]
+    Invalid { tile: u32, name: String, reason: String },
+    #[error("E-PLACE-003 check: tile {tile}: {reason}")]
+    Check { tile: u32, reason: String },
+}
+
+/// Fixed areas every tile has before its buffers: code and worker scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reserved {
+    /// `[sram_base, code_end)` holds kernel code and the tile's supervisor program.
+    pub code_end: u32,
+    /// Six worker scratch areas of `worker_scratch_bytes` each, from this address.
+    pub worker_scratch: u32,
+    pub worker_scratch_bytes: u32,
+}
+
+/// Addresses of every buffer of every tile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub addresses: Vec<Vec<u32>>,
+    /// Per tile: the highest address in use + 1 in each region (for reports).
+    pub reserved: Reserved,
+}
+
+pub fn category_name(category: &BufferCategory) -> String {
+    match category {
+        BufferCategory::Tensor(name) => format!("tensor:{name}"),
+        BufferCategory::Weights(name) => format!("weights:{name}"),
+        BufferCategory::VertexState => "vertex state".into(),
+        BufferCategory::Scratch => "scratch".into(),
+    }
+}
+
+/// Follows alias links to the buffer that owns the memory.
+pub fn root(program: &TileProgram, mut id: BufferId) -> BufferId {
+    let mut steps = 0;
+    while let Some(next) = program.buffer(id).alias_of {
+        id = next;
+        steps += 1;
+        if steps > program.buffers.len() {
+            break;
+        }
+    }
+    id
+}
+
+fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
+
+/// Places one tile's buffers.
+pub fn place_tile(target: &Target, program: &TileProgram, reserved: &Reserved) -> Result<Vec<u32>, PlaceError> {
+    let count = program.buffers.len();
+    let mut live = vec![(usize::MAX, 0usize); count];
+    let mut size = vec![0u32; count];
+    let mut align = vec![8u32; count];
+    for (i, buffer) in program.buffers.iter().enumerate() {
+        let r = root(program, BufferId(i as u32)).0 as usize;
+        if buffer.alias_of.is_some() && program.buffer(BufferId(r as u32)).alias_of.is_some() {
+            return Err(PlaceError::Invalid { tile: program.tile, name: buffer.name.clone(), reason: "alias cycle".into() });
+        }
+        live[r] = (live[r].0.min(buffer.live.0), live[r].1.max(buffer.live.1));
+        size[r] = size[r].max(buffer.bytes);
+        align[r] = align[r].max(buffer.align).max(8);
+    }
+    // Order: long-lived first, then large first; ties by id, so placement is deterministic.
+    let mut order: Vec<usize> = (0..count).filter(|&i| program.buffers[i].alias_of.is_none()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(live[i].1 - live[i].0), std::cmp::Reverse(size[i]), i));
+    let mut addresses = vec![u32::MAX; count];
+    let mut placed: Vec<usize> = Vec::new();
+    for &i in &order {
+        let buffer = &program.buffers[i];
+        let regions: Vec<&TargetRegion> = match buffer.region {
+            RegionRequirement::Standard => target.region(false).into_iter().collect(),
+            RegionRequirement::Interleaved => target.region(true).into_iter().collect(),
+            RegionRequirement::Any => target.region(false).into_iter().chain(target.region(true)).collect(),
+        };
+        let mut chosen = None;
+        let mut free_seen = 0;
+        for region in regions {
+            let start = if region.interleave == 1 { reserved.worker_scratch + 6 * reserved.worker_scratch_bytes } else { region.start };
+            let start = start.max(region.start);
+            let segment = region.segment_bytes();
+            let mut forbidden: Vec<(u32, u32)> = placed
+                .iter()
+                .filter(|&&j| overlaps(live[i], live[j]))
+                .map(|&j| {
+                    let (a, b) = (addresses[j], addresses[j] + size[j]);
+                    let other_slot = program.buffers[j].slot;
+                    if buffer.slot.is_some() && other_slot.is_some() && other_slot != buffer.slot {
+                        // A different slot: keep out of its whole memory elements.
+                        (a / segment * segment, b.div_ceil(segment) * segment)
+                    } else {
+                        (a, b)
+                    }
+                })
+                .filter(|&(a, b)| b > region.start && a < region.end())
+                .collect();
+            forbidden.sort();
+            let mut at = start.div_ceil(align[i]) * align[i];
+            let mut used = 0u32;
+            for &(a, b) in &forbidden {
+                if at + size[i] <= a {
+                    break;
+                }
+                if b > at {
+                    used += b.min(region.end()) - a.max(at);
+                    at = b.div_ceil(align[i]) * align[i];
+                }
+            }
+            free_seen = free_seen.max(region.end().saturating_sub(start).saturating_sub(used));
+            if at + size[i] <= region.end() {
+                chosen = Some(at);
+                break;
+            }
+        }
+        let Some(address) = chosen else {
+            return Err(PlaceError::Insufficient { tile: program.tile, category: category_name(&buffer.category), bytes: size[i], free: free_seen });
+        };
+        addresses[i] = address;
+        placed.push(i);
+    }
+    for i in 0..count {
+        if program.buffers[i].alias_of.is_some() {
+            addresses[i] = addresses[root(program, BufferId(i as u32)).0 as usize];
+        }
+    }
+    Ok(addresses)
+}
+
+/// Places every tile.
+pub fn place(target: &Target, tiles: &[TileProgram], reserved: Reserved) -> Result<Placement, PlaceError> {
+    let addresses = tiles.iter().map(|t| place_tile(target, t, &reserved)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Placement { addresses, reserved })
+}

@@ -1,0 +1,94 @@
+//! The machine as the compiler sees it: the same parameters the simulator runs, handed over as
+//! plain numbers (the compiler never links the simulator; the top-level package converts the
+//! machine description into a [`Target`]).
+
+use serde::{Deserialize, Serialize};
+
+/// One SRAM region of a tile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetRegion {
+    pub name: String,
+    pub start: u32,
+    pub size: u32,
+    pub element_bytes: u32,
+    /// 1 = linear; 2 = two elements alternating every 8 bytes.
+    pub interleave: u32,
+}
+
+impl TargetRegion {
+    pub fn end(&self) -> u32 {
+        self.start + self.size
+    }
+
+    /// Bytes of one element (pair, when interleaved): buffers in different element slots start
+    /// in different segments of this size.
+    pub fn segment_bytes(&self) -> u32 {
+        self.element_bytes * self.interleave
+    }
+}
+
+/// Everything the compiler needs to know about the machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub name: String,
+    pub tiles: u32,
+    pub clock_hz: u64,
+    pub sram_base: u32,
+    pub regions: Vec<TargetRegion>,
+    /// Supervisor stall of a CSR write (`put`), a taken branch, `run`/`runall`, a released `sync`.
+    pub csr_write_stall: u32,
+    pub taken_branch_stall: u32,
+    pub launch_stall: u32,
+    pub sync_stall: u32,
+    pub exchange_bytes_per_cycle: u32,
+    pub tiles_per_column: u32,
+    pub exchange_base_latency: u32,
+    pub exchange_cycles_per_column_hop: u32,
+    pub global_sync_latency: u32,
+    pub host_load_bytes_per_cycle: u32,
+}
+
+impl Target {
+    pub fn sram_end(&self) -> u32 {
+        self.regions.iter().map(|r| r.end()).max().unwrap_or(self.sram_base)
+    }
+
+    pub fn sram_size(&self) -> u32 {
+        self.sram_end() - self.sram_base
+    }
+
+    /// Cycles from a word leaving `sender` to it arriving at `receiver` (the simulator's model:
+    /// a base latency plus a cost per column of distance).
+    pub fn latency(&self, sender: u32, receiver: u32) -> u32 {
+        let column = |tile: u32| tile / self.tiles_per_column.max(1);
+        self.exchange_base_latency + self.exchange_cycles_per_column_hop * column(sender).abs_diff(column(receiver))
+    }
+
+    pub fn region(&self, interleaved: bool) -> Option<&TargetRegion> {
+        self.regions.iter().find(|r| (r.interleave > 1) == interleaved)
+    }
+
+    /// A small target for unit tests: 16 tiles of the ipu21 tile.
+    pub fn test_small() -> Target {
+        Target {
+            name: "small".into(),
+            tiles: 16,
+            clock_hz: 1_500_000_000,
+            sram_base: 0x4C000,
+            regions: vec![
+                TargetRegion { name: "standard".into(), start: 0x4C000, size: 0x34000, element_bytes: 0x4000, interleave: 1 },
+                TargetRegion { name: "interleaved".into(), start: 0x80000, size: 0x68000, element_bytes: 0x4000, interleave: 2 },
+            ],
+            csr_write_stall: 6,
+            taken_branch_stall: 6,
+            launch_stall: 6,
+            sync_stall: 6,
+            exchange_bytes_per_cycle: 4,
+            tiles_per_column: 4,
+            exchange_base_latency: 24,
+            exchange_cycles_per_column_hop: 1,
+            global_sync_latency: 90,
+            host_load_bytes_per_cycle: 16,
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The tile level (low IR): for every tile, its buffers (with sizes, placement requirements,
+//! lifetimes in steps and explicit aliases) and, for every superstep, the kernel calls it makes;
+//! for the whole program, the exchange phases between steps and the host I/O map.
+//!
+//! All tiles run the same sequence of steps (bulk-synchronous): a step is either a compute step
+//! (each tile runs its own kernel calls; a tile with none idles) or an exchange step (the phase's
+//! transfers). Every step ends with a global sync.
+
+pub mod verify;
+
+use crate::exchange::Transfer;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use tessera_kernels::Case;
+
+/// A buffer of one tile's program (an index into [`TileProgram::buffers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BufferId(pub u32);
+
+/// Which region a buffer must be in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RegionRequirement {
+    Standard,
+    Interleaved,
+    Any,
+}
+
+/// What a buffer holds, for SRAM accounting.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BufferCategory {
+    /// An activation tensor (or a piece of one).
+    Tensor(String),
+    /// Constant weights and biases.
+    Weights(String),
+    /// Per-call vertex state.
+    VertexState,
+    /// Kernel scratch.
+    Scratch,
+}
+
+/// One buffer of a tile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferDecl {
+    pub name: String,
+    pub bytes: u32,
+    pub align: u32,
+    pub region: RegionRequirement,
+    /// Buffers whose slots differ must be in different memory elements (kernel requirement).
+    pub slot: Option<u8>,
+    pub category: BufferCategory,
+    /// First and last step (inclusive) the buffer is live in. Constants and host inputs are
+    /// live from step 0; host outputs to the last step.
+    pub live: (usize, usize),
+    /// `Some(b)`: this buffer is the same memory as `b` (an in-place result); both are placed
+    /// at one address and `b` must be at least as large.
+    pub alias_of: Option<BufferId>,
+    /// Initial contents (weights, constants); `None` = uninitialised.
+    #[serde(skip)]
+    pub contents: Option<Arc<Vec<u8>>>,
+}
+
+/// One kernel invocation: the kernel's case template (buffer roles, sizes and vertex words,
+/// with empty input data) and where each case buffer lives on the tile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelCall {
+    pub kernel: &'static str,
+    pub case: Case,
+    /// For each case buffer: the tile buffer and byte offset in it.
+    pub bindings: Vec<(BufferId, u32)>,
+}
+
+/// The program of one tile.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TileProgram {
+    pub tile: u32,
+    pub buffers: Vec<BufferDecl>,
+    /// Per step: the kernel calls (empty for exchange steps and idle tiles).
+    pub calls: Vec<Vec<KernelCall>>,
+}
+
+impl TileProgram {
+    pub fn add_buffer(&mut self, buffer: BufferDecl) -> BufferId {
+        self.buffers.push(buffer);
+        BufferId(self.buffers.len() as u32 - 1)
+    }
+
+    pub fn buffer(&self, id: BufferId) -> &BufferDecl {
+        &self.buffers[id.0 as usize]
+    }
+}
+
+/// What a step does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StepKind {
+    Compute { label: String },
+    /// Index into [`Program::phases`].
+    Exchange { phase: usize, label: String },
+}
+
+/// A transfer whose addresses are still buffer references.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolicTransfer {
+    pub sender: u32,
+    pub source: (BufferId, u32),
+    pub words: u32,
+    pub deliveries: Vec<(u32, BufferId, u32)>,
+    pub label: String,
+}
+
+/// One piece of a host tensor: `bytes` bytes of the tensor from `tensor_offset` live on `tile`
+/// in `buffer` at `offset`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostPiecePlan {
+    pub tile: u32,
+    pub buffer: BufferId,
+    pub offset: u32,
+    pub tensor_offset: u64,
+    pub bytes: u32,
+}
+
+/// A named host input or output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostTensorPlan {
+    pub name: String,
+    /// `float16`, `float32`, `uint8`, …
+    pub dtype: String,
+    pub shape: Vec<usize>,
+    pub pieces: Vec<HostPiecePlan>,
+}
+
+/// The whole tile-level program.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub tiles: Vec<TileProgram>,
+    pub steps: Vec<StepKind>,
+    pub phases: Vec<Vec<SymbolicTransfer>>,
+    pub inputs: Vec<HostTensorPlan>,
+    pub outputs: Vec<HostTensorPlan>,
+}
+
+impl Program {
+    pub fn new(tiles: u32) -> Program {
+        Program { tiles: (0..tiles).map(|tile| TileProgram { tile, ..TileProgram::default() }).collect(), ..Program::default() }
+    }
+
+    /// Appends a compute step; every tile gets an empty call list to fill.
+    pub fn compute_step(&mut self, label: &str) -> usize {
+        self.steps.push(StepKind::Compute { label: label.into() });
+        for tile in &mut self.tiles {
+            tile.calls.push(Vec::new());
+        }
+        self.steps.len() - 1
+    }
+
+    /// Appends an exchange step with its transfers.
+    pub fn exchange_step(&mut self, label: &str, transfers: Vec<SymbolicTransfer>) -> usize {
+        self.phases.push(transfers);
+        self.steps.push(StepKind::Exchange { phase: self.phases.len() - 1, label: label.into() });
+        for tile in &mut self.tiles {
+            tile.calls.push(Vec::new());
+        }
+        self.steps.len() - 1
+    }
+
+    /// Resolves a phase's transfers to addresses.
+    pub fn resolve_phase(&self, phase: usize, addresses: &[Vec<u32>]) -> Vec<Transfer> {
+        self.phases[phase]
+            .iter()
+            .map(|t| Transfer {
+                sender: t.sender,
+                source: addresses[t.sender as usize][t.source.0 .0 as usize] + t.source.1,
+                words: t.words,
+                deliveries: t
+                    .deliveries
+                    .iter()
+                    .map(|&(tile, buffer, offset)| crate::exchange::Delivery { tile, destination: addresses[tile as usize][buffer.0 as usize] + offset })
+                    .collect(),
+                label: t.label.clone(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,507 @@
+//! SigLIP vision-encoder graphs, built with the codegen graph API only.
+//!
+//! Every graph takes one input `x`: f16 `[batch·tokens, hidden]`, the tokens of `batch` images
+//! one after the other, and has one output `y` of the same type. Weight names are the store
+//! names of [`super::weights`] (Hugging Face names, fused QKV, `[in, out]` linear weights).
+//!
+//! # Precision (see [`Precision`])
+//!
+//! The residual stream, LayerNorms, biases, softmax and GELU are f16 (LayerNorm parameters and
+//! biases f32). Each dense GEMM — the fused QKV projection, the output projection, fc1 and fc2
+//! by default — runs in FP8: a `Cast` of its input to [`Precision::activations`] (F143 with
+//! scale −4: reals up to ±15, finest step 2⁻¹⁴) directly before the matmul, and an FP8 weight
+//! (F143) with a per-tensor scale. The graph builder does not see the weight data, so weights
+//! get the nominal scale [`Precision::nominal_weight_scale`] (−10: covers magnitudes up to
+//! 240·2⁻¹⁰ ≈ 0.23, which fits the std-0.02 synthetic init); call
+//! [`fit_fp8_weight_scales`](tessera_codegen::graph::fit_fp8_weight_scales) with the real
+//! weights to replace it by the smallest scale that holds each tensor's largest magnitude.
+//! The attention score and context matmuls are f16 × f16. Where casts finally run (fused into
+//! the producer, early, late) is the planner's business; the graph only says which GEMMs are
+//! FP8.
+
+use tessera_codegen::graph::{DType, Graph, GraphBuilder, GraphError, ValueHandle, VerifyError};
+use tessera_isa::numerics::Fp8Format;
+
+use super::config::SiglipVisionConfig;
+use super::weights::names;
+
+/// Numeric choices of the graphs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Precision {
+    /// What an FP8 GEMM's activation input is cast to. Default `f143<-4>`.
+    pub activations: DType,
+    /// Format of FP8 GEMM weights. Default F143.
+    pub weight_format: Fp8Format,
+    /// Scale FP8 weights get before their data is known. Default −10.
+    pub nominal_weight_scale: i8,
+    /// fc1 and fc2 in FP8 (else f16). Default true.
+    pub fp8_mlp: bool,
+    /// The QKV and output projections in FP8 (else f16). Default true.
+    pub fp8_attention_projections: bool,
+}
+
+impl Default for Precision {
+    fn default() -> Precision {
+        Precision {
+            activations: DType::f143(-4),
+            weight_format: Fp8Format::F143,
+            nominal_weight_scale: -10,
+            fp8_mlp: true,
+            fp8_attention_projections: true,
+        }
+    }
+}
+
+impl Precision {
+    /// Every GEMM in f16 (no casts): for comparing against the f32 reference without FP8 error.
+    pub fn f16() -> Precision {
+        Precision {
+            fp8_mlp: false,
+            fp8_attention_projections: false,
+            ..Precision::default()
+        }
+    }
+
+    fn weight_dtype(&self, fp8: bool) -> DType {
+        if fp8 {
+            DType::Fp8 {
+                format: self.weight_format,
+                scale: self.nominal_weight_scale,
+            }
+        } else {
+            DType::F16
+        }
+    }
+}
+
+/// A graph could not be built (a bad size, e.g. zero tokens or layers).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ModelGraphError {
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+}
+
+/// The store-name prefix of layer `i`'s weights: `vision_model.encoder.layers.{i}.`.
+pub fn layer_prefix(i: usize) -> String {
+    names::LAYER_PREFIX_PATTERN.replace("{i}", &i.to_string())
+}
+
+/// The MLP half of an encoder layer, with its residual: `y = x + fc2(gelu(fc1(ln2(x))))`
+/// (biases after each matmul), for layer 0's weights.
+pub fn mlp_block(
+    config: &SiglipVisionConfig,
+    tokens: usize,
+    batch: usize,
+) -> Result<Graph, ModelGraphError> {
+    mlp_block_with(config, tokens, batch, &Precision::default())
+}
+
+/// [`mlp_block`] with explicit precision.
+pub fn mlp_block_with(
+    config: &SiglipVisionConfig,
+    tokens: usize,
+    batch: usize,
+    precision: &Precision,
+) -> Result<Graph, ModelGraphError> {
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F16, [batch * tokens, config.hidden_size])?;
+    let y = mlp(&mut b, config, precision, &layer_prefix(0), x)?;
+    b.output("y", y)?;
+    Ok(b.finish()?)
+}
+
+/// One encoder layer for layer 0's weights:
+/// `h = x + out_proj(attention(ln1(x)))`, `y = h + mlp(ln2(h))`.
+pub fn encoder_layer(
+    config: &SiglipVisionConfig,
+    tokens: usize,
+    batch: usize,
+) -> Result<Graph, ModelGraphError> {
+    encoder_layer_with(config, tokens, batch, &Precision::default())
+}
+
+/// [`encoder_layer`] with explicit precision.
+pub fn encoder_layer_with(
+    config: &SiglipVisionConfig,
+    tokens: usize,
+    batch: usize,
+    precision: &Precision,
+) -> Result<Graph, ModelGraphError> {
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F16, [batch * tokens, config.hidden_size])?;
+    let y = layer(
+        &mut b,
+        config,
+        precision,
+        tokens,
+        batch,
+        &layer_prefix(0),
+        x,
+    )?;
+    b.output("y", y)?;
+    Ok(b.finish()?)
+}
+
+/// `layers` encoder layers as one `Repeat` of an `encoder_layer` region whose weights are
+/// prefixed `vision_model.encoder.layers.{i}.` (no post-LayerNorm: that belongs to the vision
+/// transformer, not the encoder).
+pub fn encoder(
+    config: &SiglipVisionConfig,
+    tokens: usize,
+    batch: usize,
+    layers: u32,
+) -> Result<Graph, ModelGraphError> {
+    encoder_with(config, tokens, batch, layers, &Precision::default())
+}
+
+/// [`encoder`] with explicit precision.
+pub fn encoder_with(
+    config: &SiglipVisionConfig,
+    tokens: usize,
+    batch: usize,
+    layers: u32,
+    precision: &Precision,
+) -> Result<Graph, ModelGraphError> {
+    let shape = [batch * tokens, config.hidden_size];
+    let mut body = GraphBuilder::new();
+    let x = body.input("x", DType::F16, shape)?;
+    let y = layer(&mut body, config, precision, tokens, batch, "", x)?;
+    body.output("y", y)?;
+    let body = body.finish()?;
+
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F16, shape)?;
+    let region = b.region("encoder_layer", body)?;
+    let y = b.repeat("encoder", region, layers, names::LAYER_PREFIX_PATTERN, &[x])?;
+    b.output("y", y)?;
+    Ok(b.finish()?)
+}
+
+/// A dense layer: `x · W + bias` with W `[in, out]` read from `prefix + weight`.
+struct Dense<'a> {
+    label: &'a str,
+    weight: &'a str,
+    bias: &'a str,
+    in_features: usize,
+    out_features: usize,
+    fp8: bool,
+}
+
+/// Builds a [`Dense`] layer; in FP8, `x` is cast to the activation dtype first.
+fn linear(
+    b: &mut GraphBuilder,
+    precision: &Precision,
+    prefix: &str,
+    layer: Dense,
+    x: ValueHandle,
+) -> Result<ValueHandle, GraphError> {
+    let Dense {
+        label,
+        weight,
+        bias,
+        in_features,
+        out_features,
+        fp8,
+    } = layer;
+    let input = if fp8 {
+        b.cast(&format!("{label}.in"), x, precision.activations)?
+    } else {
+        x
+    };
+    let w = b.weight(
+        &format!("{prefix}{weight}"),
+        precision.weight_dtype(fp8),
+        [in_features, out_features],
+    )?;
+    let y = b.matmul(label, input, w)?;
+    let bias = b.weight(&format!("{prefix}{bias}"), DType::F32, [out_features])?;
+    b.bias_add(&format!("{label}.bias"), y, bias)
+}
+
+fn layer_norm(
+    b: &mut GraphBuilder,
+    config: &SiglipVisionConfig,
+    label: &str,
+    prefix: &str,
+    (gamma, beta): (&str, &str),
+    x: ValueHandle,
+) -> Result<ValueHandle, GraphError> {
+    let d = config.hidden_size;
+    let g = b.weight(&format!("{prefix}{gamma}"), DType::F32, [d])?;
+    let be = b.weight(&format!("{prefix}{beta}"), DType::F32, [d])?;
+    b.layer_norm(label, x, g, be, config.layer_norm_eps)
+}
+
+/// LayerNorm 2 → fc1 → GELU → fc2 → residual.
+fn mlp(
+    b: &mut GraphBuilder,
+    config: &SiglipVisionConfig,
+    precision: &Precision,
+    prefix: &str,
+    x: ValueHandle,
+) -> Result<ValueHandle, GraphError> {
+    let (d, f) = (config.hidden_size, config.intermediate_size);
+    let fp8 = precision.fp8_mlp;
+    let h = layer_norm(
+        b,
+        config,
+        "ln2",
+        prefix,
+        (names::LN2_WEIGHT, names::LN2_BIAS),
+        x,
+    )?;
+    let fc1 = Dense {
+        label: "fc1",
+        weight: names::FC1_WEIGHT,
+        bias: names::FC1_BIAS,
+        in_features: d,
+        out_features: f,
+        fp8,
+    };
+    let h = linear(b, precision, prefix, fc1, h)?;
+    let h = b.gelu("gelu", h)?;
+    let fc2 = Dense {
+        label: "fc2",
+        weight: names::FC2_WEIGHT,
+        bias: names::FC2_BIAS,
+        in_features: f,
+        out_features: d,
+        fp8,
+    };
+    let h = linear(b, precision, prefix, fc2, h)?;
+    b.add("residual2", x, h)
+}
+
+/// A whole encoder layer.
+fn layer(
+    b: &mut GraphBuilder,
+    config: &SiglipVisionConfig,
+    precision: &Precision,
+    tokens: usize,
+    batch: usize,
+    prefix: &str,
+    x: ValueHandle,
+) -> Result<ValueHandle, GraphError> {
+    let d = config.hidden_size;
+    let heads = config.num_attention_heads;
+    let fp8 = precision.fp8_attention_projections;
+    let h = layer_norm(
+        b,
+        config,
+        "ln1",
+        prefix,
+        (names::LN1_WEIGHT, names::LN1_BIAS),
+        x,
+    )?;
+    let qkv_layer = Dense {
+        label: "qkv",
+        weight: names::QKV_WEIGHT,
+        bias: names::QKV_BIAS,
+        in_features: d,
+        out_features: 3 * d,
+        fp8,
+    };
+    let qkv = linear(b, precision, prefix, qkv_layer, h)?;
+    let q = b.slice("q", qkv, 1, 0, d)?;
+    let k = b.slice("k", qkv, 1, d, 2 * d)?;
+    let v = b.slice("v", qkv, 1, 2 * d, 3 * d)?;
+    let q = b.split_heads("q.heads", q, heads, batch)?;
+    let k = b.split_heads("k.heads", k, heads, batch)?;
+    let v = b.split_heads("v.heads", v, heads, batch)?;
+    let kt = b.transpose("k.t", k, &[0, 2, 1])?;
+    let scores = b.batched_matmul("scores", q, kt)?;
+    let scale = 1.0 / (config.head_dim() as f32).sqrt();
+    let probs = b.softmax("probs", scores, scale)?;
+    let context = b.batched_matmul("context", probs, v)?;
+    let context = b.merge_heads("context.merge", context, heads)?;
+    let out_proj = Dense {
+        label: "out_proj",
+        weight: names::OUT_WEIGHT,
+        bias: names::OUT_BIAS,
+        in_features: d,
+        out_features: d,
+        fp8,
+    };
+    let attn = linear(b, precision, prefix, out_proj, context)?;
+    let h = b.add("residual1", x, attn)?;
+    debug_assert_eq!(b.ty(h).map(|t| t.shape.dims()[0]), Some(batch * tokens));
+    mlp(b, config, precision, prefix, h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::expect;
+    use tessera_codegen::graph::dump;
+
+    #[test]
+    fn mlp_block_dump_tiny() {
+        let g = mlp_block(&SiglipVisionConfig::tiny(), 16, 1).unwrap();
+        expect![[r#"
+            %0: f16[16, 64] = input "x"
+            %1: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
+            %2: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
+            %3: f16[16, 64] = layernorm %0, %1, %2, eps=1e-6  // ln2
+            %4: f143<-4>[16, 64] = cast %3  // fc1.in
+            %5: f143<-10>[64, 128] = weight "vision_model.encoder.layers.0.mlp.fc1.weight"
+            %6: f16[16, 128] = matmul %4, %5  // fc1
+            %7: f32[128] = weight "vision_model.encoder.layers.0.mlp.fc1.bias"
+            %8: f16[16, 128] = bias_add %6, %7  // fc1.bias
+            %9: f16[16, 128] = gelu %8  // gelu
+            %10: f143<-4>[16, 128] = cast %9  // fc2.in
+            %11: f143<-10>[128, 64] = weight "vision_model.encoder.layers.0.mlp.fc2.weight"
+            %12: f16[16, 64] = matmul %10, %11  // fc2
+            %13: f32[64] = weight "vision_model.encoder.layers.0.mlp.fc2.bias"
+            %14: f16[16, 64] = bias_add %12, %13  // fc2.bias
+            %15: f16[16, 64] = add %0, %14  // residual2
+            %16: f16[16, 64] = output "y", %15
+        "#]]
+        .assert_eq(&dump(&g));
+    }
+
+    #[test]
+    fn encoder_layer_dump_tiny() {
+        let g = encoder_layer(&SiglipVisionConfig::tiny(), 16, 1).unwrap();
+        expect![[r#"
+            %0: f16[16, 64] = input "x"
+            %1: f32[64] = weight "vision_model.encoder.layers.0.layer_norm1.weight"
+            %2: f32[64] = weight "vision_model.encoder.layers.0.layer_norm1.bias"
+            %3: f16[16, 64] = layernorm %0, %1, %2, eps=1e-6  // ln1
+            %4: f143<-4>[16, 64] = cast %3  // qkv.in
+            %5: f143<-10>[64, 192] = weight "vision_model.encoder.layers.0.self_attn.qkv_proj.weight"
+            %6: f16[16, 192] = matmul %4, %5  // qkv
+            %7: f32[192] = weight "vision_model.encoder.layers.0.self_attn.qkv_proj.bias"
+            %8: f16[16, 192] = bias_add %6, %7  // qkv.bias
+            %9: f16[16, 64] = slice %8, axis=1, range=0..64  // q
+            %10: f16[16, 64] = slice %8, axis=1, range=64..128  // k
+            %11: f16[16, 64] = slice %8, axis=1, range=128..192  // v
+            %12: f16[4, 16, 16] = split_heads %9, heads=4, batch=1  // q.heads
+            %13: f16[4, 16, 16] = split_heads %10, heads=4, batch=1  // k.heads
+            %14: f16[4, 16, 16] = split_heads %11, heads=4, batch=1  // v.heads
+            %15: f16[4, 16, 16] = transpose %13, perm=[0, 2, 1]  // k.t
+            %16: f16[4, 16, 16] = batched_matmul %12, %15  // scores
+            %17: f16[4, 16, 16] = softmax %16, scale=0.25  // probs
+            %18: f16[4, 16, 16] = batched_matmul %17, %14  // context
+            %19: f16[16, 64] = merge_heads %18, heads=4  // context.merge
+            %20: f143<-4>[16, 64] = cast %19  // out_proj.in
+            %21: f143<-10>[64, 64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.weight"
+            %22: f16[16, 64] = matmul %20, %21  // out_proj
+            %23: f32[64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.bias"
+            %24: f16[16, 64] = bias_add %22, %23  // out_proj.bias
+            %25: f16[16, 64] = add %0, %24  // residual1
+            %26: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
+            %27: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
+            %28: f16[16, 64] = layernorm %25, %26, %27, eps=1e-6  // ln2
+            %29: f143<-4>[16, 64] = cast %28  // fc1.in
+            %30: f143<-10>[64, 128] = weight "vision_model.encoder.layers.0.mlp.fc1.weight"
+            %31: f16[16, 128] = matmul %29, %30  // fc1
+            %32: f32[128] = weight "vision_model.encoder.layers.0.mlp.fc1.bias"
+            %33: f16[16, 128] = bias_add %31, %32  // fc1.bias
+            %34: f16[16, 128] = gelu %33  // gelu
+            %35: f143<-4>[16, 128] = cast %34  // fc2.in
+            %36: f143<-10>[128, 64] = weight "vision_model.encoder.layers.0.mlp.fc2.weight"
+            %37: f16[16, 64] = matmul %35, %36  // fc2
+            %38: f32[64] = weight "vision_model.encoder.layers.0.mlp.fc2.bias"
+            %39: f16[16, 64] = bias_add %37, %38  // fc2.bias
+            %40: f16[16, 64] = add %25, %39  // residual2
+            %41: f16[16, 64] = output "y", %40
+        "#]].assert_eq(&dump(&g));
+    }
+
+    #[test]
+    fn encoder_dump_tiny_batch_2() {
+        let g = encoder(&SiglipVisionConfig::tiny(), 16, 2, 2).unwrap();
+        expect![[r#"
+            region #0 `encoder_layer` (%0: f16[32, 64]) {
+              %0: f16[32, 64] = input "x"
+              %1: f32[64] = weight "layer_norm1.weight"
+              %2: f32[64] = weight "layer_norm1.bias"
+              %3: f16[32, 64] = layernorm %0, %1, %2, eps=1e-6  // ln1
+              %4: f143<-4>[32, 64] = cast %3  // qkv.in
+              %5: f143<-10>[64, 192] = weight "self_attn.qkv_proj.weight"
+              %6: f16[32, 192] = matmul %4, %5  // qkv
+              %7: f32[192] = weight "self_attn.qkv_proj.bias"
+              %8: f16[32, 192] = bias_add %6, %7  // qkv.bias
+              %9: f16[32, 64] = slice %8, axis=1, range=0..64  // q
+              %10: f16[32, 64] = slice %8, axis=1, range=64..128  // k
+              %11: f16[32, 64] = slice %8, axis=1, range=128..192  // v
+              %12: f16[8, 16, 16] = split_heads %9, heads=4, batch=2  // q.heads
+              %13: f16[8, 16, 16] = split_heads %10, heads=4, batch=2  // k.heads
+              %14: f16[8, 16, 16] = split_heads %11, heads=4, batch=2  // v.heads
+              %15: f16[8, 16, 16] = transpose %13, perm=[0, 2, 1]  // k.t
+              %16: f16[8, 16, 16] = batched_matmul %12, %15  // scores
+              %17: f16[8, 16, 16] = softmax %16, scale=0.25  // probs
+              %18: f16[8, 16, 16] = batched_matmul %17, %14  // context
+              %19: f16[32, 64] = merge_heads %18, heads=4  // context.merge
+              %20: f143<-4>[32, 64] = cast %19  // out_proj.in
+              %21: f143<-10>[64, 64] = weight "self_attn.out_proj.weight"
+              %22: f16[32, 64] = matmul %20, %21  // out_proj
+              %23: f32[64] = weight "self_attn.out_proj.bias"
+              %24: f16[32, 64] = bias_add %22, %23  // out_proj.bias
+              %25: f16[32, 64] = add %0, %24  // residual1
+              %26: f32[64] = weight "layer_norm2.weight"
+              %27: f32[64] = weight "layer_norm2.bias"
+              %28: f16[32, 64] = layernorm %25, %26, %27, eps=1e-6  // ln2
+              %29: f143<-4>[32, 64] = cast %28  // fc1.in
+              %30: f143<-10>[64, 128] = weight "mlp.fc1.weight"
+              %31: f16[32, 128] = matmul %29, %30  // fc1
+              %32: f32[128] = weight "mlp.fc1.bias"
+              %33: f16[32, 128] = bias_add %31, %32  // fc1.bias
+              %34: f16[32, 128] = gelu %33  // gelu
+              %35: f143<-4>[32, 128] = cast %34  // fc2.in
+              %36: f143<-10>[128, 64] = weight "mlp.fc2.weight"
+              %37: f16[32, 64] = matmul %35, %36  // fc2
+              %38: f32[64] = weight "mlp.fc2.bias"
+              %39: f16[32, 64] = bias_add %37, %38  // fc2.bias
+              %40: f16[32, 64] = add %25, %39  // residual2
+              %41: f16[32, 64] = output "y", %40
+            }
+            %0: f16[32, 64] = input "x"
+            %1: f16[32, 64] = repeat #0 x2 (%0), weights="vision_model.encoder.layers.{i}."  // encoder
+            %2: f16[32, 64] = output "y", %1
+        "#]].assert_eq(&dump(&g));
+    }
+
+    #[test]
+    fn f16_precision_has_no_casts() {
+        let g = encoder_layer_with(&SiglipVisionConfig::tiny(), 16, 1, &Precision::f16()).unwrap();
+        assert!(!dump(&g).contains("cast"));
+        assert!(!dump(&g).contains("f143"));
+    }
+
+    #[test]
+    fn so400m_shapes() {
+        let c = SiglipVisionConfig::so400m_patch14_378();
+        let g = encoder_layer(&c, c.num_patches(), 8).unwrap();
+        let text = dump(&g);
+        assert!(text.contains("f16[5832, 1152] = input \"x\""), "{text}");
+        assert!(text.contains("f143<-10>[1152, 3456] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight\""));
+        assert!(text.contains("f16[128, 729, 729] = batched_matmul"));
+        assert!(text.contains("f16[5832, 4304] = matmul"));
+        let g = encoder(&c, c.num_patches(), 1, 27).unwrap();
+        assert_eq!(g.expanded_weights().len(), 27 * 12);
+    }
+
+    #[test]
+    fn bad_sizes_are_errors() {
+        let c = SiglipVisionConfig::tiny();
+        assert_eq!(
+            mlp_block(&c, 0, 1).unwrap_err().to_string(),
+            "E-GRAPH-009: input `x`: shape [0, 64] is invalid: a dimension is 0 (the graph has no empty tensors)"
+        );
+        assert_eq!(
+            encoder(&c, 16, 1, 0).unwrap_err().to_string(),
+            "E-GRAPH-008: repeat `encoder`: count = 0 is invalid: must be ≥ 1"
+        );
+        let bad = Precision {
+            nominal_weight_scale: 40,
+            ..Precision::default()
+        };
+        assert!(mlp_block_with(&c, 16, 1, &bad)
+            .unwrap_err()
+            .to_string()
+            .starts_with("E-GRAPH-008: weight"));
+    }
+}
