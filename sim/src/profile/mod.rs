@@ -1,9 +1,38 @@
 //! What a run records for people to read: per-tile supersteps, per-worker kernel spans, SRAM use
 //! by category, exchange traffic, and the cycle totals (total and cropped). The chip fills a
-//! [`Profile`]; `html.rs` and `trace.rs` write it out.
+//! [`Profile`]; `html.rs` and `trace.rs` write it out, `report.rs` summarises it as text.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::Path;
+
+pub mod html;
+pub mod report;
+pub mod trace;
+
+pub use html::write_html;
+pub use trace::write_trace;
+
+/// Writes `profile.html` and `trace.json` (all tiles, with kernel spans) into `dir`, creating it.
+pub fn write_profile(dir: &Path, profile: &Profile) -> std::io::Result<()> {
+    write_profile_with(dir, profile, &trace::TraceOptions::default())
+}
+
+/// [`write_profile`] with a choice of what goes into `trace.json` (e.g. a tile range).
+/// The two files are written in parallel: a full-chip trace is tens of megabytes.
+pub fn write_profile_with(
+    dir: &Path,
+    profile: &Profile,
+    trace_options: &trace::TraceOptions,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let (html, trace) = rayon::join(
+        || write_html(File::create(dir.join("profile.html"))?, profile),
+        || write_trace(File::create(dir.join("trace.json"))?, profile, trace_options),
+    );
+    html.and(trace)
+}
 
 /// The kind of a superstep phase on one tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::{Profile, TileMemoryUsage};
 
-/// Categories listed one per line in [`memory_summary`]; the rest are folded into one line so
-/// the summary stays on one screen even with a tensor category per tensor.
-const SUMMARY_CATEGORY_LINES: usize = 12;
+/// Members of a family (e.g. single tensors) listed under its total in [`memory_summary`]; the
+/// rest are folded into one line so the summary stays on one screen.
+const SUMMARY_FAMILY_MEMBERS: usize = 5;
 /// Tiles listed in the "fullest tiles" part of [`memory_summary`].
 const SUMMARY_FULLEST_TILES: usize = 10;
 /// Tiles listed in the "busiest tiles" part of [`run_summary`].
@@ -75,12 +75,47 @@ pub(crate) fn category_family(name: &str) -> &str {
     name.split_once(':').map_or(name, |(family, _)| family)
 }
 
+/// A category family summed over the chip: "tensor" sums every "tensor:NAME".
+pub(crate) struct FamilyTotal<'a> {
+    pub name: &'a str,
+    pub bytes: u64,
+    /// Tiles with a non-zero amount in this family.
+    pub tiles_using: u32,
+    /// The most this family takes on any one tile.
+    pub max_on_one_tile: u64,
+}
+
+/// Every family over the chip, largest first (ties by name).
+pub(crate) fn family_totals(profile: &Profile) -> Vec<FamilyTotal<'_>> {
+    let mut by_family: BTreeMap<&str, FamilyTotal> = BTreeMap::new();
+    for tile in &profile.memory {
+        let mut on_this_tile: BTreeMap<&str, u64> = BTreeMap::new();
+        for (name, &bytes) in &tile.categories {
+            *on_this_tile.entry(category_family(name)).or_default() += bytes;
+        }
+        for (family, bytes) in on_this_tile {
+            let total = by_family.entry(family).or_insert(FamilyTotal {
+                name: family,
+                bytes: 0,
+                tiles_using: 0,
+                max_on_one_tile: 0,
+            });
+            total.bytes += bytes;
+            total.tiles_using += u32::from(bytes > 0);
+            total.max_on_one_tile = total.max_on_one_tile.max(bytes);
+        }
+    }
+    let mut families: Vec<FamilyTotal> = by_family.into_values().collect();
+    families.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(b.name)));
+    families
+}
+
 /// `1234567` → `"1,234,567"`.
 pub(crate) fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(digit);
@@ -100,7 +135,13 @@ pub(crate) fn human_bytes(bytes: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    let decimals = if value >= 100.0 { 0 } else if value >= 10.0 { 1 } else { 2 };
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
     format!("{value:.decimals$} {}", UNITS[unit])
 }
 
@@ -166,11 +207,48 @@ pub fn memory_summary(profile: &Profile) -> String {
         percent(free, capacity),
     );
 
+    // One line per family; a family of several categories (one per tensor) also lists its
+    // largest members, so that a hundred tensors do not push code and scratch off the screen.
+    let families = family_totals(profile);
     let categories = category_totals(profile);
-    let name_width = categories
+    // (label, bytes, tiles using and most on one tile when known)
+    type Row = (String, u64, Option<(u32, u64)>);
+    let mut rows: Vec<Row> = Vec::new();
+    for family in &families {
+        let members: Vec<&CategoryTotal> = categories
+            .iter()
+            .filter(|c| category_family(&c.name) == family.name)
+            .collect();
+        let is_group = members.len() > 1 || members.first().is_some_and(|c| c.name != family.name);
+        let label = if is_group {
+            format!("{} ({} categories)", family.name, members.len())
+        } else {
+            family.name.to_string()
+        };
+        rows.push((
+            label,
+            family.bytes,
+            Some((family.tiles_using, family.max_on_one_tile)),
+        ));
+        if !is_group {
+            continue;
+        }
+        for member in members.iter().take(SUMMARY_FAMILY_MEMBERS) {
+            rows.push((
+                format!("  {}", member.name),
+                member.bytes,
+                Some((member.tiles_using, member.max_on_one_tile)),
+            ));
+        }
+        if members.len() > SUMMARY_FAMILY_MEMBERS {
+            let rest = &members[SUMMARY_FAMILY_MEMBERS..];
+            let rest_bytes = rest.iter().map(|c| c.bytes).sum();
+            rows.push((format!("  ({} more)", rest.len()), rest_bytes, None));
+        }
+    }
+    let name_width = rows
         .iter()
-        .take(SUMMARY_CATEGORY_LINES)
-        .map(|c| c.name.chars().count())
+        .map(|(label, _, _)| label.chars().count())
         .max()
         .unwrap_or(0)
         .max("category".len());
@@ -179,28 +257,21 @@ pub fn memory_summary(profile: &Profile) -> String {
         "\n  {:<name_width$}  {:>15}  {:>7}  {:>6}  {:>10}",
         "category", "bytes", "% chip", "tiles", "max/tile"
     );
-    for category in categories.iter().take(SUMMARY_CATEGORY_LINES) {
-        let _ = writeln!(
+    for (label, bytes, spread) in rows {
+        let _ = write!(
             text,
-            "  {:<name_width$}  {:>15}  {:>7}  {:>6}  {:>10}",
-            category.name,
-            thousands(category.bytes),
-            percent(category.bytes, capacity),
-            category.tiles_using,
-            human_bytes(category.max_on_one_tile),
+            "  {label:<name_width$}  {:>15}  {:>7}",
+            thousands(bytes),
+            percent(bytes, capacity)
         );
-    }
-    if categories.len() > SUMMARY_CATEGORY_LINES {
-        let rest = &categories[SUMMARY_CATEGORY_LINES..];
-        let rest_bytes: u64 = rest.iter().map(|c| c.bytes).sum();
-        let label = format!("({} more)", rest.len());
-        let _ = writeln!(
-            text,
-            "  {:<name_width$}  {:>15}  {:>7}",
-            label,
-            thousands(rest_bytes),
-            percent(rest_bytes, capacity),
-        );
+        if let Some((tiles_using, max_on_one_tile)) = spread {
+            let _ = write!(
+                text,
+                "  {tiles_using:>6}  {:>10}",
+                human_bytes(max_on_one_tile)
+            );
+        }
+        text.push('\n');
     }
 
     let fullest = fullest_tiles(profile, SUMMARY_FULLEST_TILES);
@@ -208,7 +279,7 @@ pub fn memory_summary(profile: &Profile) -> String {
         let _ = writeln!(
             text,
             "\n  {:<10}  {:>9}  {:>6}  {:>9}  largest free range per region",
-            "fullest", "used", "", "free"
+            "fullest", "used", "share", "free"
         );
         for tile in fullest {
             let _ = writeln!(
@@ -283,7 +354,12 @@ pub fn run_summary(profile: &Profile) -> String {
             micros(profile, cycles)
         );
     }
-    let _ = writeln!(text, "  {:<16} {:>15}", "global syncs", thousands(profile.syncs));
+    let _ = writeln!(
+        text,
+        "  {:<16} {:>15}",
+        "global syncs",
+        thousands(profile.syncs)
+    );
     let _ = writeln!(
         text,
         "  {:<16} {:>15}  ({} sent, all tiles)",
@@ -292,7 +368,12 @@ pub fn run_summary(profile: &Profile) -> String {
         human_bytes(profile.total_exchange_bytes())
     );
     let bundles: u64 = profile.bundles.iter().sum();
-    let _ = writeln!(text, "  {:<16} {:>15}  (all tiles)", "bundles issued", thousands(bundles));
+    let _ = writeln!(
+        text,
+        "  {:<16} {:>15}  (all tiles)",
+        "bundles issued",
+        thousands(bundles)
+    );
     let busiest = profile.busiest_tiles(SUMMARY_BUSIEST_TILES);
     if !busiest.is_empty() {
         let _ = writeln!(text, "  busiest tiles (compute + exchange cycles):");
