@@ -9,6 +9,7 @@ pub use tessera_kernels as kernels;
 pub use tessera_sim as sim;
 
 pub mod check;
+pub mod chip_program;
 
 pub mod npy;
 pub mod tile_program;

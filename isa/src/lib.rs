@@ -1,8 +1,10 @@
 //! Tessera ISA: the ipu21 tile's registers, CSRs, instruction table, encoding, assembler,
-//! numerics and reference semantics. Knows no timing and no tiles.
+//! numerics, reference semantics and the executable image format. Knows no timing; tiles and
+//! machines appear only as the plain numbers an image records.
 
 pub mod asm;
 pub mod csr;
+pub mod image;
 pub mod inst;
 pub mod numerics;
 pub mod reference;

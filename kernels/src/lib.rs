@@ -15,6 +15,7 @@ pub mod elementwise;
 pub mod gemm;
 pub mod layout;
 pub mod norm;
+pub mod panelize;
 mod residual_add;
 pub mod split;
 
@@ -53,7 +54,7 @@ pub trait Kernel: Sync {
 
 /// Every kernel in the library.
 pub fn all_kernels() -> Vec<&'static dyn Kernel> {
-    let mut all: Vec<&'static dyn Kernel> = vec![&residual_add::ResidualAdd];
+    let mut all: Vec<&'static dyn Kernel> = vec![&residual_add::ResidualAdd, &panelize::PANELIZE_FP8];
     all.extend(elementwise::kernels());
     all.extend(norm::kernels());
     all.extend(gemm::kernels());

@@ -1,5 +1,9 @@
-//! Errors a simulation run reports: traps with where and when they happened, and run-level faults.
+//! Errors a simulation run reports: traps with where and when they happened, and run-level faults
+//! (exchange faults, syncs that cannot complete, cycle budgets, host I/O and image problems).
 
+use crate::memory::MemoryFault;
+use std::fmt::Write as _;
+use tessera_isa::image::ImageError;
 use thiserror::Error;
 
 /// Where a trap happened.
@@ -11,6 +15,45 @@ pub struct TrapSite {
     /// The bundle in assembly form (or the raw words when it does not decode).
     pub instruction: String,
     pub cycle: u64,
+}
+
+/// A tile waiting at a global sync that cannot complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StuckTile {
+    pub tile: u32,
+    /// The supervisor's pc (the instruction after the `sync`).
+    pub pc: u32,
+    /// The cycle its `sync` issued.
+    pub since: u64,
+}
+
+/// A tile that ended its program instead of reaching a global sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HaltedTile {
+    pub tile: u32,
+    /// The cycle its last activity ended.
+    pub at: u64,
+}
+
+/// Tiles listed in full in a message; the rest are counted.
+const LISTED_TILES: usize = 8;
+
+fn list<T>(items: &[T], mut one: impl FnMut(&T) -> String) -> String {
+    let mut text = items.iter().take(LISTED_TILES).map(&mut one).collect::<Vec<_>>().join(", ");
+    if items.len() > LISTED_TILES {
+        let _ = write!(text, " and {} more", items.len() - LISTED_TILES);
+    }
+    text
+}
+
+fn stuck_text(waiting: &[StuckTile], halted: &[HaltedTile]) -> String {
+    format!(
+        "{} tile(s) wait at it ({}) but {} tile(s) halted without reaching it ({})",
+        waiting.len(),
+        list(waiting, |t| format!("tile {} at pc {:#x} since cycle {}", t.tile, t.pc, t.since)),
+        halted.len(),
+        list(halted, |t| format!("tile {} at cycle {}", t.tile, t.at)),
+    )
 }
 
 /// Why a simulation stopped abnormally.
@@ -28,4 +71,20 @@ pub enum SimError {
     Load { tile: u32, message: String },
     #[error("E-SIM-006 tile {tile}: the supervisor waits on a local sync at pc {pc:#x} but no worker is running and none can start")]
     Deadlock { tile: u32, pc: u32 },
+    #[error("E-SIM-007 exchange: word {word:#010x} sent by tile {sender} at cycle {cycle} arrives where no tile listens")]
+    ExchangeNoListener { sender: u32, cycle: u64, word: u32 },
+    #[error("E-SIM-008 exchange collision: two senders reach tile {receiver} in cycle {cycle}: {detail}")]
+    ExchangeCollision { receiver: u32, cycle: u64, first_sender: u32, second_sender: u32, detail: String },
+    #[error("E-SIM-009 exchange: tile {receiver} receives a word from tile {sender} at cycle {cycle} into {address:#x}: {fault}")]
+    ExchangeReceive { receiver: u32, sender: u32, cycle: u64, address: u32, fault: MemoryFault },
+    #[error("E-SIM-010 exchange: tile {receiver} in paired receive mode gets a word from tile {sender} on {got} at cycle {cycle} but no word on {missing}")]
+    ExchangeUnpaired { receiver: u32, sender: u32, cycle: u64, got: &'static str, missing: &'static str },
+    #[error("E-SIM-011 global sync {sync} can never complete: {}", stuck_text(waiting, halted))]
+    SyncNeverReached { sync: u64, waiting: Vec<StuckTile>, halted: Vec<HaltedTile> },
+    #[error("E-SIM-012 not modelled: {what}")]
+    NotModelled { what: String },
+    #[error("E-SIM-013 host tensor `{name}`: {problem}")]
+    HostIo { name: String, problem: String },
+    #[error("E-SIM-014 image: {0}")]
+    Image(#[from] ImageError),
 }

@@ -341,6 +341,26 @@ impl MachineDescription {
     pub fn sram_end(&self) -> u32 {
         self.sram.end()
     }
+
+    /// What an image records about the machine it was built for.
+    pub fn fingerprint(&self) -> tessera_isa::image::MachineFingerprint {
+        tessera_isa::image::MachineFingerprint {
+            name: self.name.clone(),
+            tiles: self.tiles,
+            sram_base: self.sram.base,
+            sram_size: self.sram_size(),
+        }
+    }
+
+    /// The SRAM regions as `(name, start, size)`, the form `ImageBuilder::new` takes.
+    pub fn sram_regions(&self) -> Vec<(String, u32, u32)> {
+        self.sram.regions.iter().map(|r| (r.name.clone(), r.start, r.size)).collect()
+    }
+
+    /// An image builder for this machine.
+    pub fn image_builder(&self) -> Result<tessera_isa::image::ImageBuilder, tessera_isa::image::ImageError> {
+        tessera_isa::image::ImageBuilder::new(self.fingerprint(), self.sram_regions())
+    }
 }
 
 impl fmt::Display for MachineDescription {

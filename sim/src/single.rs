@@ -47,6 +47,8 @@ pub fn run_tile(machine: &MachineDescription, tile: &mut Tile, mode: EntryMode, 
                 let release = tile.cycle() + machine.sync.global_sync_latency_cycles as u64;
                 tile.release_global_sync(release);
             }
+            // A one-tile run has no exchange view, so nothing can block it; run on.
+            TileStatus::Blocked => continue,
             TileStatus::CycleLimit => {
                 return Err(SimError::CycleBudget {
                     tile: tile.id,

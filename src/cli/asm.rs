@@ -21,6 +21,38 @@ pub enum AsmCommand {
     Disasm {
         file: PathBuf,
     },
+    /// Build a multi-tile image: one assembly file (or several, comma-separated) per tile group.
+    Image(ImageArgs),
+}
+
+#[derive(Args)]
+pub struct ImageArgs {
+    /// Machine: `ipu21`, `small`, or a .ron path.
+    #[arg(long, default_value = "ipu21")]
+    machine: String,
+    /// RANGE=FILE.S[,FILE.S...]: assemble the files and load them on the tiles of RANGE
+    /// (`all`, `N`, `A-B`, or a comma-separated list), e.g. `--tiles 0-15=a.S --tiles 16-1471=b.S`.
+    #[arg(long = "tiles", value_name = "RANGE=FILE.S", required = true)]
+    groups: Vec<String>,
+    /// Supervisor entry symbol (on every tile).
+    #[arg(long)]
+    entry: String,
+    /// Symbol whose address becomes `$mvertex_base`.
+    #[arg(long)]
+    vertex: Option<String>,
+    /// NAME=SYMBOL:DTYPE:COUNT: an input of COUNT elements at SYMBOL on every tile defining it,
+    /// concatenated in tile order (shape [tiles, COUNT]).
+    #[arg(long = "host-input", value_name = "NAME=SYMBOL:DTYPE:COUNT")]
+    host_inputs: Vec<String>,
+    /// NAME=SYMBOL:DTYPE:COUNT: an output, as for --host-input.
+    #[arg(long = "host-output", value_name = "NAME=SYMBOL:DTYPE:COUNT")]
+    host_outputs: Vec<String>,
+    /// Scratch bytes per worker (`$mworker_base`) on every tile; 0 for none.
+    #[arg(long, default_value_t = tessera::tile_program::WORKER_SCRATCH_BYTES)]
+    worker_scratch: u32,
+    /// Output image file.
+    #[arg(short, long)]
+    output: PathBuf,
 }
 
 #[derive(Args)]
@@ -71,6 +103,7 @@ pub fn run(command: AsmCommand) -> Result<ExitCode> {
         AsmCommand::Run(args) => run_command(args),
         AsmCommand::Build(args) => build_command(args),
         AsmCommand::Disasm { file } => disasm_command(&file),
+        AsmCommand::Image(args) => image_command(args),
     }
 }
 
@@ -208,4 +241,38 @@ fn print_disassembly(object: &Object) {
         }
         out.flush()
     })();
+}
+
+fn image_command(args: ImageArgs) -> Result<ExitCode> {
+    use tessera::chip_program::{build_image, parse_tiles, ImageRequest, SymbolTensor};
+    use tessera::isa::image::HostDirection;
+    let machine = MachineDescription::load(&args.machine)?;
+    let mut groups = Vec::new();
+    for spec in &args.groups {
+        let (range, files) = split_assignment(spec)?;
+        let tiles = parse_tiles(range, machine.tiles)?;
+        let files: Vec<PathBuf> = files.split(',').map(|f| PathBuf::from(f.trim())).collect();
+        let object = assemble_files(&files, &machine)?;
+        groups.push((tiles, object));
+    }
+    let mut tensors = Vec::new();
+    for spec in &args.host_inputs {
+        tensors.push(SymbolTensor::parse(spec, HostDirection::Input)?);
+    }
+    for spec in &args.host_outputs {
+        tensors.push(SymbolTensor::parse(spec, HostDirection::Output)?);
+    }
+    let request = ImageRequest { entry: args.entry, vertex: args.vertex, tensors, worker_scratch: args.worker_scratch };
+    let image = build_image(&machine, &groups, &request)?;
+    image.write(&args.output)?;
+    println!(
+        "wrote {} for {}: {} tiles, {} distinct blobs, {} KiB to load, {} host tensors",
+        args.output.display(),
+        image.machine,
+        image.tiles.len(),
+        image.blobs.len(),
+        image.load_bytes() / 1024,
+        image.host_tensors.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ mod asm;
 mod check;
 mod demo;
 mod isa_doc;
+mod sim;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -26,6 +27,9 @@ enum Command {
     /// Checks: `check kernels` runs the bitwise kernel checker.
     #[command(subcommand)]
     Check(check::CheckCommand),
+    /// Run program images on a whole simulated chip.
+    #[command(subcommand)]
+    Sim(sim::SimCommand),
     /// The generated ISA reference.
     #[command(subcommand)]
     Isa(isa_doc::IsaCommand),
@@ -43,6 +47,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => demo::run(args),
         Command::Asm(command) => asm::run(command),
         Command::Isa(command) => isa_doc::run(command),
+        Command::Sim(command) => sim::run(command),
         Command::Check(command) => check::run(command),
         Command::Machine { machine } => show_machine(&machine),
     };

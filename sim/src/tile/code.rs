@@ -1,6 +1,10 @@
 //! Pre-decoded code: every bundle of a tile's code ranges decoded once at load, so the hot loop
 //! never decodes. Writes to code are refused by memory protection, which keeps this cache valid.
+//!
+//! Decoded ranges are reference-counted: a chip whose tiles load the same code blob decodes it
+//! once and shares the result ([`CodeCache::insert_shared`]), so a 1472-tile chip holds one copy.
 
+use std::sync::Arc;
 use tessera_isa::inst::emit::{decode_bundle, DecodeError};
 use tessera_isa::inst::{Access, Bundle, OperandKind};
 use tessera_isa::table::TimingClass;
@@ -27,40 +31,68 @@ pub enum CodeSlot {
     Invalid(DecodeError),
 }
 
-/// Decoded bundles for a tile, indexed by (address - base) / 4.
+/// Decoded words of one code range, one slot per word from the range start.
+pub type DecodedRange = Arc<[CodeSlot]>;
+
+#[derive(Clone, Debug)]
+struct CodeRange {
+    start: u32,
+    end: u32,
+    slots: DecodedRange,
+}
+
+/// Decoded bundles of a tile's code ranges. A later range shadows an earlier one where they
+/// overlap (as re-decoding memory would).
 #[derive(Clone, Debug, Default)]
 pub struct CodeCache {
     base: u32,
-    slots: Vec<CodeSlot>,
+    /// Most recently added first.
+    ranges: Vec<CodeRange>,
+}
+
+/// Decodes every word of `bytes` (the memory at some address) as the start of a bundle.
+pub fn decode_words(bytes: &[u8]) -> DecodedRange {
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    (0..words.len())
+        .map(|i| match decode_bundle(&words[i..]) {
+            Ok((bundle, used)) => CodeSlot::Bundle(describe(bundle, used as u32 * 4)),
+            Err(error) => CodeSlot::Invalid(error),
+        })
+        .collect()
 }
 
 impl CodeCache {
-    pub fn new(base: u32, size: u32) -> CodeCache {
-        CodeCache { base, slots: vec![CodeSlot::NotCode; (size / 4) as usize] }
+    /// An empty cache for SRAM starting at `base` (`_size` is kept for compatibility).
+    pub fn new(base: u32, _size: u32) -> CodeCache {
+        CodeCache { base, ranges: Vec::new() }
     }
 
     /// Decodes every bundle starting in `[start, start + bytes.len())`, where `bytes` is the memory there.
     pub fn decode_range(&mut self, start: u32, bytes: &[u8]) {
-        let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        for i in 0..words.len() {
-            let slot = match decode_bundle(&words[i..]) {
-                Ok((bundle, used)) => CodeSlot::Bundle(describe(bundle, used as u32 * 4)),
-                Err(error) => CodeSlot::Invalid(error),
-            };
-            let index = ((start - self.base) / 4) as usize + i;
-            if let Some(entry) = self.slots.get_mut(index) {
-                *entry = slot;
-            }
+        self.insert_shared(start, decode_words(bytes));
+    }
+
+    /// Adds an already decoded range at `start` (from [`decode_words`] of the bytes there).
+    pub fn insert_shared(&mut self, start: u32, slots: DecodedRange) {
+        if start < self.base || slots.is_empty() {
+            return;
         }
+        let end = start.saturating_add((slots.len() as u32).saturating_mul(4));
+        self.ranges.insert(0, CodeRange { start, end, slots });
     }
 
     #[inline]
     pub fn get(&self, pc: u32) -> &CodeSlot {
         static NOT_CODE: CodeSlot = CodeSlot::NotCode;
-        if pc < self.base || pc % 4 != 0 {
+        if !pc.is_multiple_of(4) {
             return &NOT_CODE;
         }
-        self.slots.get(((pc - self.base) / 4) as usize).unwrap_or(&NOT_CODE)
+        for range in &self.ranges {
+            if pc >= range.start && pc < range.end {
+                return range.slots.get(((pc - range.start) / 4) as usize).unwrap_or(&NOT_CODE);
+            }
+        }
+        &NOT_CODE
     }
 }
 

@@ -1,6 +1,7 @@
 //! The tile's implementation of the ISA's execution environment: memory with faults, shared
-//! weights, the supervisor CSRs workers read, and the cycle counter.
+//! weights, the supervisor CSRs workers read, the cycle counter, and the output-write watch.
 
+use super::watch::WriteWatch;
 use crate::memory::TileMemory;
 use tessera_isa::csr::{index, CWEI_COUNT};
 use tessera_isa::semantics::{ExecEnv, Trap};
@@ -12,10 +13,11 @@ pub struct TileEnv<'a> {
     cwei: &'a mut [u64; CWEI_COUNT],
     fp_infmt: u32,
     fp_iscl: u32,
+    watch: &'a mut WriteWatch,
 }
 
 impl<'a> TileEnv<'a> {
-    pub fn new(tile: u32, cycle: u64, memory: &'a mut TileMemory, cwei: &'a mut [u64; CWEI_COUNT], supervisor_csr: &[u32; 256]) -> Self {
+    pub fn new(tile: u32, cycle: u64, memory: &'a mut TileMemory, cwei: &'a mut [u64; CWEI_COUNT], supervisor_csr: &[u32; 256], watch: &'a mut WriteWatch) -> Self {
         TileEnv {
             tile,
             cycle,
@@ -23,6 +25,7 @@ impl<'a> TileEnv<'a> {
             cwei,
             fp_infmt: supervisor_csr[index::FP_INFMT as usize],
             fp_iscl: supervisor_csr[index::FP_ISCL as usize],
+            watch,
         }
     }
 }
@@ -37,7 +40,9 @@ impl ExecEnv for TileEnv<'_> {
 
     #[inline]
     fn store(&mut self, addr: u32, data: &[u8]) -> Result<(), Trap> {
-        self.memory.write(addr, data).map_err(|e| Trap::memory(e.to_string()))
+        self.memory.write(addr, data).map_err(|e| Trap::memory(e.to_string()))?;
+        self.watch.note(addr, data.len(), self.cycle);
+        Ok(())
     }
 
     #[inline]

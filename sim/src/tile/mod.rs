@@ -13,19 +13,30 @@
 //!   the supervisor's next issue to `stall` cycles after the instruction; an instruction reading a
 //!   register loaded by the previous supervisor load waits until `load_use` cycles after the load. [C]
 //! - `send` occupies the supervisor one cycle per word; `delay n` for n cycles. [A]
+//! - Exchange (see `crate::chip::exchange` for the rules): in one cycle the bundle issued in it
+//!   executes first, then the words arriving in it are written. So a `put $INCOMING_MUX` issued
+//!   at `c` selects the source for words arriving at `c`, and a load issued at `c` does not see a
+//!   word arriving at `c` (it sees it from `c + 1`). [A]
 
 mod code;
 mod env;
+mod incoming;
+mod watch;
 
-pub use code::{CodeCache, CodeSlot, DecodedBundle};
+pub use code::{decode_words, CodeCache, CodeSlot, DecodedBundle, DecodedRange};
+pub use incoming::{AcceptedRun, ExchangeView, IncomingPort, MuxSwitch};
+pub use watch::WriteWatch;
 
 use crate::error::{SimError, TrapSite};
-use crate::machine::{MachineDescription, SupervisorStalls};
+use crate::machine::{ExchangeDescription, MachineDescription, SupervisorStalls};
 use crate::memory::{MemoryLayout, TileMemory};
 use std::sync::Arc;
 use tessera_isa::csr::{self, index};
 use tessera_isa::semantics::{step_bundle, ContextKind, ContextState, Effect, Trap};
 use tessera_isa::table::TimingClass;
+
+/// First exchange CSR index (`$INCOMING_MUX`).
+const EXCHANGE_CSR_FIRST: u8 = index::INCOMING_MUX;
 
 /// Number of worker contexts (and issue slots).
 pub const WORKERS: usize = 6;
@@ -61,6 +72,9 @@ pub enum TileStatus {
     WaitingGlobalSync,
     /// The cycle limit was reached first.
     CycleLimit,
+    /// Exchange words that may reach this tile are not known yet (their senders have not been
+    /// simulated far enough): run it again with a newer [`ExchangeView`].
+    Blocked,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -127,6 +141,16 @@ pub struct Tile {
     pub outbox: Vec<OutgoingWord>,
     pub exchange_csr_writes: Vec<ExchangeCsrWrite>,
     pub counters: TileCounters,
+    /// The receive side of the exchange.
+    pub port: IncomingPort,
+    /// Output ranges whose last write the tile notes.
+    pub watch: WriteWatch,
+    exchange: ExchangeDescription,
+    tiles: u32,
+    /// Cycle of the last `sync` to the internal zone.
+    global_sync_at: u64,
+    /// An exchange CSR changed: the port must be refreshed against the view.
+    port_dirty: bool,
 }
 
 impl Tile {
@@ -152,7 +176,41 @@ impl Tile {
             outbox: Vec::new(),
             exchange_csr_writes: Vec::new(),
             counters: TileCounters::default(),
+            port: IncomingPort::default(),
+            watch: WriteWatch::default(),
+            exchange: machine.exchange.clone(),
+            tiles: machine.tiles,
+            global_sync_at: 0,
+            port_dirty: false,
         }
+    }
+
+    /// Marks `[start, start + slots.len() * 4)` as code already decoded (by [`decode_words`] of
+    /// the bytes loaded there, possibly shared with other tiles) and write-protects it.
+    pub fn load_decoded_code(&mut self, start: u32, slots: DecodedRange) -> Result<(), SimError> {
+        let len = (slots.len() as u32).saturating_mul(4);
+        self.code.insert_shared(start, slots);
+        self.memory
+            .protect(start..start.saturating_add(len))
+            .map_err(|e| SimError::Load { tile: self.id, message: e.to_string() })
+    }
+
+    /// Moves an idle tile's clock to `cycle` (e.g. the end of start-up) before it starts.
+    pub fn advance_to(&mut self, cycle: u64) {
+        self.cycle = self.cycle.max(cycle);
+        self.finished_at = self.finished_at.max(cycle);
+        self.supervisor_next_issue = self.supervisor_next_issue.max(cycle);
+    }
+
+    /// Cycle at which the supervisor issued its last `sync` to the internal (all-tile) zone.
+    pub fn global_sync_at(&self) -> u64 {
+        self.global_sync_at
+    }
+
+    /// Whether the tile can issue nothing more before a global sync is released: it halted or
+    /// waits on a global sync, and no worker runs. (Words may still arrive.)
+    pub fn is_parked(&self) -> bool {
+        matches!(self.status, SupervisorStatus::Halted | SupervisorStatus::WaitingGlobalSync) && !self.any_worker_running()
     }
 
     /// Marks `[start, start + len)` as code: decodes it and write-protects it.
@@ -225,8 +283,17 @@ impl Tile {
         (from..from + WORKERS as u64).find(|c| !self.slots[(c % WORKERS as u64) as usize].running)
     }
 
-    /// Runs until the tile halts, waits on a global sync, or reaches `limit` cycles.
+    /// Runs until the tile halts, waits on a global sync, or reaches `limit` cycles, with no other
+    /// tiles (nothing arrives from the exchange).
     pub fn run(&mut self, limit: u64) -> Result<TileStatus, SimError> {
+        self.run_with(limit, &ExchangeView::NONE)
+    }
+
+    /// Runs until the tile halts, waits on a global sync (with every known arrival delivered),
+    /// reaches `limit` cycles, or needs exchange words the view does not hold yet (`Blocked`).
+    pub fn run_with(&mut self, limit: u64, view: &ExchangeView) -> Result<TileStatus, SimError> {
+        self.port.refresh(view);
+        self.port_dirty = false;
         loop {
             let mut next = u64::MAX;
             for slot in &self.slots {
@@ -239,6 +306,23 @@ impl Tile {
                     next = next.min(c);
                 }
             }
+            let arrival = self.port.next_arrival();
+            let horizon = self.port.horizon();
+            if arrival < next {
+                // Words arriving before the next issue are written first.
+                if arrival >= horizon {
+                    if next != u64::MAX {
+                        self.cycle = self.cycle.max(horizon);
+                    }
+                    return Ok(TileStatus::Blocked);
+                }
+                if arrival >= limit {
+                    self.cycle = self.cycle.max(limit);
+                    return Ok(TileStatus::CycleLimit);
+                }
+                self.port.deliver(arrival, view, &mut self.memory, &mut self.watch, self.id)?;
+                continue;
+            }
             if next == u64::MAX {
                 return match self.status {
                     SupervisorStatus::Halted => Ok(TileStatus::Halted),
@@ -246,6 +330,11 @@ impl Tile {
                     SupervisorStatus::WaitingLocalSync => Err(SimError::Deadlock { tile: self.id, pc: self.supervisor.pc }),
                     SupervisorStatus::Running => unreachable!("a running supervisor always has a free slot when no worker runs"),
                 };
+            }
+            if next > horizon {
+                // An issue at `next` needs every arrival before `next`.
+                self.cycle = self.cycle.max(horizon);
+                return Ok(TileStatus::Blocked);
             }
             if next >= limit {
                 self.cycle = limit;
@@ -257,6 +346,10 @@ impl Tile {
                 self.issue_worker(slot, next)?;
             } else {
                 self.issue_supervisor(next)?;
+                if self.port_dirty {
+                    self.port_dirty = false;
+                    self.port.refresh(view);
+                }
             }
             self.cycle = next + 1;
         }
@@ -288,7 +381,7 @@ impl Tile {
         let pc = self.workers[worker].pc;
         let decoded = self.fetch(context, pc, cycle)?;
         let outcome = {
-            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &self.supervisor.csr);
+            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &self.supervisor.csr, &mut self.watch);
             step_bundle(&decoded.bundle, decoded.size, &mut self.workers[worker], &mut env)
         };
         let outcome = outcome.map_err(|trap| self.trap(context, pc, &decoded, cycle, trap))?;
@@ -328,7 +421,7 @@ impl Tile {
             return Ok(());
         }
         let outcome = {
-            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &[0; 256]);
+            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &[0; 256], &mut self.watch);
             step_bundle(&decoded.bundle, decoded.size, &mut self.supervisor, &mut env)
         };
         let outcome = outcome.map_err(|trap| self.trap(CONTEXT, pc, &decoded, cycle, trap))?;
@@ -384,12 +477,16 @@ impl Tile {
                 }
                 sync_zone::INTERNAL => {
                     self.status = SupervisorStatus::WaitingGlobalSync;
+                    self.global_sync_at = cycle;
                 }
                 other => {
                     return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("sync zone {other} (modelled: 2 local, 3 internal)") }.into()));
                 }
             },
             Effect::Send { address, words, mode } => {
+                if mode != 0 {
+                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("send mode {mode} (modelled: 0)") }.into()));
+                }
                 for i in 0..words {
                     let word = self
                         .memory
@@ -401,7 +498,13 @@ impl Tile {
             }
             Effect::Delay { cycles } => next = next.max(cycle + cycles.max(1) as u64),
             Effect::CsrWritten { index, value } => {
-                self.exchange_csr_writes.push(ExchangeCsrWrite { cycle, index, value });
+                if index >= EXCHANGE_CSR_FIRST {
+                    self.port
+                        .write_csr(index, value, cycle, self.id, &self.exchange, self.tiles)
+                        .map_err(|kind| self.trap(CONTEXT, pc, &decoded, cycle, kind.into()))?;
+                    self.port_dirty = true;
+                    self.exchange_csr_writes.push(ExchangeCsrWrite { cycle, index, value });
+                }
             }
         }
         self.supervisor_next_issue = next;

@@ -1,0 +1,156 @@
+//! The exchange: how words move between tiles, when syncs release, and the faults a schedule can
+//! commit. Public sources fix only the mechanism \[C\] (system §A2): "a sender puts a data word on
+//! its output wires at a compile-time-known cycle with no destination id; the receiver switches
+//! its input mux to the right wires at the predicted arrival cycle; no queues, arbiters or packet
+//! headers", and the BSP shape {sync; exchange; compute}. Everything below that is marked \[A\] is
+//! a project assumption; the CSR names are the ipu1 ones (isa §3.7) with chosen meanings.
+//!
+//! # Sending \[A\]
+//! `send COUNT-1, ADDRESS, MODE` issued by the supervisor at cycle `c` puts `COUNT` 32-bit words,
+//! read from `ADDRESS` when the `send` issues, on the tile's outgoing wires: word `i` in cycle
+//! `c + i`. The supervisor is busy for `COUNT` cycles, so a tile sends at most 4 bytes per cycle
+//! (`exchange.bytes_per_cycle_per_tile` must be 4; other values are refused as not modelled).
+//! `MODE` must be 0 (other modes trap as not modelled). A word carries no destination.
+//!
+//! # Arrival \[A\]
+//! A word on `S`'s wires at cycle `c` arrives at every tile `R` at cycle
+//! `c + latency(S, R)` ([`crate::machine::ExchangeDescription::latency_cycles`]: a base latency
+//! plus a cost per column of distance, from the machine file). Every tile listening to `S` at that
+//! cycle receives it, so one sender with many listeners is a broadcast at no extra cost. The
+//! supertile's shared bus (`exchange.supertile_size`) is not modelled.
+//!
+//! # Receiving \[A\]
+//! - `put $INCOMING_MUX, v` issued at cycle `c`: for words arriving at `c` and later, the tile
+//!   listens to tile `v - 1`; `v = 0` stops listening. A `v` larger than the tile count traps.
+//!   Writing the value already there changes nothing.
+//! - Each accepted word is written, little-endian, at `$INCOMING_BASE + pointer`; then
+//!   `pointer += 4 + $INCOMING_DELTA` (wrapping). `put $INCOMING_SINIT, a` sets the pointer to
+//!   `a`. BASE and DELTA start at 0, so SINIT normally takes an absolute address.
+//! - Paired 64-bit mode, `$INCOMING_FORMAT = 1`: the tile also listens to `$INCOMING_MUXPAIR`. In
+//!   a cycle where words arrive, the word from MUX lands at `pointer`, the word from MUXPAIR at
+//!   `pointer + 4`, then `pointer += 8 + DELTA`. Both halves must arrive in the same cycle.
+//!   `$INCOMING_FORMAT = 0` (the start value) receives single 32-bit words and ignores MUXPAIR;
+//!   other values trap as not modelled. A FORMAT change at `c` applies to words arriving at `c`
+//!   and later.
+//! - Within one cycle, the bundle issued in it executes first, then the words arriving in it are
+//!   written: a `put` at `c` already steers a word arriving at `c`, and a load at `c` sees only
+//!   words that arrived before `c`.
+//! - Words are written at their arrival cycle while the receiver runs, so a tile may compute on
+//!   data received earlier in the same superstep (on the chip no sync separates exchange from
+//!   the compute after it).
+//! - The incoming port works whatever the supervisor does: words keep arriving while it waits at
+//!   a sync or after it halted.
+//! - The other exchange CSRs (`$INCOMING_DCOUNT`, `$OUTGOING_BASE`, `$OUTGOING_DELTA`,
+//!   `$EXCHANGE_CTL`, `$ANS_DCOUNT`, `$EXCHANGE_ADJ`, `$SNOTIFY`) are not modelled: writing one
+//!   traps. Reading an incoming CSR returns the value last written, not the live pointer.
+//!
+//! # Global sync \[A\]
+//! `sync 3` (the internal zone) waits for every running tile (a tile whose image has an entry;
+//! other tiles do not run and take no part). The sync is released at
+//! `max(every tile's arrival, last word arrival + 1) + sync.global_sync_latency_cycles`, where a
+//! tile arrives when its `sync` has issued and its workers have finished (`sync` issue + 1 or
+//! the last worker's round end). Every tile continues from the release cycle, so tiles start each
+//! superstep in lockstep and a schedule written in cycles holds on every tile. Every word sent
+//! before a sync arrives before it is released: no word is in flight across a sync.
+//!
+//! # Faults (each stops the run with tiles and cycles)
+//! - **No listener** (E-SIM-007): a word that no tile accepts, because no tile listens to its
+//!   sender at the cycle it arrives there. Checked when a phase ends; the earliest such word (by
+//!   send cycle, then sender) is reported.
+//! - **Collision** (E-SIM-008), "two senders reach one receiver in the same cycle": (a) a mux
+//!   switches from sender `A` to sender `B` in cycle `c` and words from both `A` and `B` arrive
+//!   at the tile in `c` — which of the two the hardware latches depends on timing inside the cycle,
+//!   which the model does not have, so it is a fault; (b) in paired mode both muxes select the
+//!   same sender when one of its words arrives (it would land twice). Case (a) is checked when the
+//!   phase ends and reported before any no-listener fault of the phase (it explains the lost
+//!   word); case (b) stops the run at once.
+//! - **Receive outside memory** (E-SIM-009): an accepted word whose address is outside tile
+//!   SRAM, misaligned, or in code.
+//! - **Unpaired receive** (E-SIM-010): in paired mode, a word on one mux with none on the other.
+//! - **Sync never reached** (E-SIM-011): some running tiles wait at a global sync while others
+//!   halted without reaching it; the message lists both, with pcs and cycles.
+//!
+//! # How the chip simulates it
+//! Tiles are simulated in parallel in *rounds*. Before a round every tile's progress is noted:
+//! the cycle up to which its sends are known (`u64::MAX` if it halted or waits at the sync and
+//! can send nothing more this phase). In the round, each tile runs as far as every word that can
+//! reach it is known: to `min(progress(S) + latency(S, R))` over the senders it listens to, or
+//! without limit while it listens to none. After the round, the words each tile sent are added to
+//! the phase's logs. A phase ends when every tile halted or waits at the sync and every word has
+//! been delivered; the faults above are checked, and the sync is released. The rounds and their
+//! results do not depend on the number of host threads, so runs are bit-identical for any count.
+
+use crate::error::SimError;
+use crate::machine::ExchangeDescription;
+use crate::tile::{OutgoingWord, Tile};
+
+/// The earliest switch collision of the phase (by cycle, then receiver), if any.
+pub(super) fn switch_collision<'a>(tiles: impl IntoIterator<Item = &'a Tile>, sent: &[Vec<OutgoingWord>], exchange: &ExchangeDescription) -> Option<SimError> {
+    let arrives_at = |sender: u32, receiver: u32, cycle: u64| {
+        let latency = exchange.latency_cycles(sender, receiver);
+        let words = sent.get(sender as usize).map(Vec::as_slice).unwrap_or(&[]);
+        let at = words.partition_point(|w| w.cycle + latency < cycle);
+        words.get(at).is_some_and(|w| w.cycle + latency == cycle)
+    };
+    let mut found: Option<(u64, u32, SimError)> = None;
+    for tile in tiles {
+        for switch in &tile.port.switches {
+            if found.as_ref().is_some_and(|(cycle, receiver, _)| (*cycle, *receiver) <= (switch.cycle, tile.id)) {
+                continue;
+            }
+            if arrives_at(switch.from, tile.id, switch.cycle) && arrives_at(switch.to, tile.id, switch.cycle) {
+                let mux = if switch.pair { "$INCOMING_MUXPAIR" } else { "$INCOMING_MUX" };
+                let error = SimError::ExchangeCollision {
+                    receiver: tile.id,
+                    cycle: switch.cycle,
+                    first_sender: switch.from,
+                    second_sender: switch.to,
+                    detail: format!(
+                        "{mux} switches from tile {} to tile {} in that cycle and words from both arrive in it",
+                        switch.from, switch.to
+                    ),
+                };
+                found = Some((switch.cycle, tile.id, error));
+            }
+        }
+    }
+    found.map(|(_, _, error)| error)
+}
+
+/// The earliest word of the phase no tile accepted (by send cycle, then sender), if any.
+pub(super) fn unheard_word<'a>(tiles: impl IntoIterator<Item = &'a Tile>, sent: &[Vec<OutgoingWord>]) -> Option<SimError> {
+    let mut heard: Vec<Vec<(u32, u32)>> = vec![Vec::new(); sent.len()];
+    for tile in tiles {
+        for run in &tile.port.accepted {
+            if let Some(runs) = heard.get_mut(run.sender as usize) {
+                runs.push((run.first, run.first + run.count));
+            }
+        }
+    }
+    let mut found: Option<(u64, u32, u32)> = None;
+    for (sender, words) in sent.iter().enumerate() {
+        if words.is_empty() {
+            continue;
+        }
+        let runs = &mut heard[sender];
+        runs.sort_unstable();
+        let mut next = 0u32;
+        let mut gap = None;
+        for &(first, end) in runs.iter() {
+            if first > next {
+                gap = Some(next);
+                break;
+            }
+            next = next.max(end);
+        }
+        let gap = gap.or(((next as usize) < words.len()).then_some(next));
+        if let Some(index) = gap {
+            let word = words[index as usize];
+            let candidate = (word.cycle, sender as u32, word.word);
+            if found.is_none_or(|best| (candidate.0, candidate.1) < (best.0, best.1)) {
+                found = Some(candidate);
+            }
+        }
+    }
+    found.map(|(cycle, sender, word)| SimError::ExchangeNoListener { sender, cycle, word })
+}

@@ -1,0 +1,310 @@
+//! A tile's incoming exchange port: the `$INCOMING_*` CSRs, the incoming pointer, and the delivery
+//! of words from other tiles at their arrival cycles. The behaviour (a project assumption) is
+//! written down in `crate::chip::exchange`; this module implements it for one receiver.
+//!
+//! The port reads other tiles' sent words through an [`ExchangeView`]: per sender, the words
+//! sent so far in the current phase, and how far each sender has been simulated. The tile may run
+//! to cycle `t` only while every word that could reach it before `t` is known: its *horizon* is
+//! the smallest `progress(S) + latency(S, me)` over the sources it listens to. Delivery, skip and
+//! horizon computations never allocate; the per-phase records (`accepted`, `switches`) reuse
+//! their capacity from phase to phase.
+
+use super::watch::WriteWatch;
+use super::OutgoingWord;
+use crate::error::SimError;
+use crate::machine::ExchangeDescription;
+use crate::memory::TileMemory;
+use tessera_isa::csr::index;
+use tessera_isa::semantics::TrapKind;
+
+/// What a tile sees of the other tiles' outgoing words during one round.
+#[derive(Clone, Copy, Debug)]
+pub struct ExchangeView<'a> {
+    /// Per sender tile: its words sent in the current phase, in send order.
+    pub sent: &'a [Vec<OutgoingWord>],
+    /// Per tile: every word it sends before this cycle is in `sent` (`u64::MAX`: it sends no
+    /// more words in this phase).
+    pub progress: &'a [u64],
+}
+
+impl ExchangeView<'static> {
+    /// No other tiles: nothing arrives and nothing limits the horizon (a one-tile run).
+    pub const NONE: ExchangeView<'static> = ExchangeView { sent: &[], progress: &[] };
+}
+
+impl<'a> ExchangeView<'a> {
+    fn words(&self, tile: u32) -> &'a [OutgoingWord] {
+        self.sent.get(tile as usize).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn progress(&self, tile: u32) -> u64 {
+        self.progress.get(tile as usize).copied().unwrap_or(u64::MAX)
+    }
+}
+
+/// Consecutive words of one sender's phase log that this tile accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AcceptedRun {
+    pub sender: u32,
+    /// Index of the first word in the sender's phase log.
+    pub first: u32,
+    pub count: u32,
+}
+
+/// A mux that switched from one sender to another while listening.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MuxSwitch {
+    pub cycle: u64,
+    pub from: u32,
+    pub to: u32,
+    /// `$INCOMING_MUXPAIR` (else `$INCOMING_MUX`).
+    pub pair: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Source {
+    /// CSR value: sender tile + 1, 0 = not listening.
+    value: u32,
+    /// Words arriving before this cycle are not for this source setting.
+    from: u64,
+    /// Index in the sender's phase log of the next word not yet delivered or skipped.
+    cursor: usize,
+    latency: u64,
+}
+
+impl Source {
+    fn sender(&self) -> Option<u32> {
+        self.value.checked_sub(1)
+    }
+
+    /// Arrival cycle of the next word from this source, skipping words that arrive before `from`.
+    #[inline]
+    fn next(&mut self, view: &ExchangeView) -> u64 {
+        let Some(sender) = self.sender() else { return u64::MAX };
+        let words = view.words(sender);
+        let rest = words.get(self.cursor..).unwrap_or(&[]);
+        let (latency, from) = (self.latency, self.from);
+        if rest.first().is_some_and(|w| w.cycle + latency < from) {
+            self.cursor += rest.partition_point(|w| w.cycle + latency < from);
+        }
+        words.get(self.cursor).map_or(u64::MAX, |w| w.cycle + latency)
+    }
+
+    /// The word arriving at `cycle` (with its index), if the next one does.
+    #[inline]
+    fn at(&self, view: &ExchangeView, cycle: u64) -> Option<(u32, usize, OutgoingWord)> {
+        let sender = self.sender()?;
+        let word = *view.words(sender).get(self.cursor)?;
+        (word.cycle + self.latency == cycle).then_some((sender, self.cursor, word))
+    }
+
+    fn horizon(&self, view: &ExchangeView) -> u64 {
+        match self.sender() {
+            Some(sender) => view.progress(sender).saturating_add(self.latency),
+            None => u64::MAX,
+        }
+    }
+}
+
+/// Where delivered words go.
+struct Sink<'a> {
+    memory: &'a mut TileMemory,
+    watch: &'a mut WriteWatch,
+    me: u32,
+}
+
+/// The receive side of one tile's exchange interface.
+#[derive(Clone, Debug)]
+pub struct IncomingPort {
+    mux: Source,
+    pair: Source,
+    paired: bool,
+    delta: u32,
+    base: u32,
+    pointer: u32,
+    /// Cached: the next arrival cycle (`u64::MAX`: none known).
+    next_arrival: u64,
+    /// Cached: arrivals before this cycle are all known.
+    horizon: u64,
+    /// This phase: runs of accepted words.
+    pub accepted: Vec<AcceptedRun>,
+    /// This phase: mux switches between two senders.
+    pub switches: Vec<MuxSwitch>,
+    /// This phase: bytes written by deliveries.
+    pub bytes_received: u64,
+    /// This phase: the last cycle a word arrived.
+    pub last_arrival: Option<u64>,
+}
+
+impl Default for IncomingPort {
+    fn default() -> IncomingPort {
+        IncomingPort {
+            mux: Source::default(),
+            pair: Source::default(),
+            paired: false,
+            delta: 0,
+            base: 0,
+            pointer: 0,
+            next_arrival: u64::MAX,
+            horizon: u64::MAX,
+            accepted: Vec::new(),
+            switches: Vec::new(),
+            bytes_received: 0,
+            last_arrival: None,
+        }
+    }
+}
+
+impl IncomingPort {
+    /// The next known arrival cycle.
+    #[inline]
+    pub fn next_arrival(&self) -> u64 {
+        self.next_arrival
+    }
+
+    /// Arrivals before this cycle are known (and issues up to it are safe).
+    #[inline]
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    /// Whether the port listens to anyone.
+    pub fn listening(&self) -> bool {
+        self.mux.value != 0 || (self.paired && self.pair.value != 0)
+    }
+
+    /// Starts a new phase: the chip has cleared every sender's log.
+    pub fn start_phase(&mut self) {
+        self.mux.cursor = 0;
+        self.pair.cursor = 0;
+        self.accepted.clear();
+        self.switches.clear();
+        self.bytes_received = 0;
+        self.last_arrival = None;
+        self.next_arrival = u64::MAX;
+        self.horizon = u64::MAX;
+    }
+
+    /// Recomputes the horizon and the next arrival against `view` (its logs may have grown).
+    #[inline]
+    pub fn refresh(&mut self, view: &ExchangeView) {
+        let mut horizon = self.mux.horizon(view);
+        let mut next = self.mux.next(view);
+        if self.paired {
+            horizon = horizon.min(self.pair.horizon(view));
+            next = next.min(self.pair.next(view));
+        }
+        self.horizon = horizon;
+        self.next_arrival = next;
+    }
+
+    /// A `put` to an exchange CSR issued at `cycle` by tile `me`. It takes effect for words
+    /// arriving at `cycle` and later.
+    pub fn write_csr(&mut self, csr: u8, value: u32, cycle: u64, me: u32, exchange: &ExchangeDescription, tiles: u32) -> Result<(), TrapKind> {
+        match csr {
+            index::INCOMING_MUX | index::INCOMING_MUXPAIR => {
+                if value > tiles {
+                    return Err(TrapKind::InvalidOperation { what: "an incoming mux names a tile the chip does not have (value = sender tile + 1)" });
+                }
+                let pair = csr == index::INCOMING_MUXPAIR;
+                let source = if pair { &mut self.pair } else { &mut self.mux };
+                if source.value == value {
+                    return Ok(());
+                }
+                let listening = !pair || self.paired;
+                if let (Some(from), Some(to), true) = (source.sender(), value.checked_sub(1), listening) {
+                    self.switches.push(MuxSwitch { cycle, from, to, pair });
+                }
+                let latency = value.checked_sub(1).map_or(0, |sender| exchange.latency_cycles(sender, me));
+                *source = Source { value, from: cycle, cursor: 0, latency };
+            }
+            index::INCOMING_FORMAT => {
+                let paired = match value {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(TrapKind::Unmodelled { what: format!("$INCOMING_FORMAT = {value} (modelled: 0 = 32-bit words, 1 = paired 64-bit)") }),
+                };
+                if paired != self.paired {
+                    self.paired = paired;
+                    self.mux.from = self.mux.from.max(cycle);
+                    self.pair.from = self.pair.from.max(cycle);
+                }
+            }
+            index::INCOMING_DELTA => self.delta = value,
+            index::INCOMING_BASE => self.base = value,
+            index::INCOMING_SINIT => self.pointer = value,
+            other => {
+                let name = tessera_isa::csr::csr_at(tessera_isa::csr::CsrSpace::Lower, other, true).map_or("an exchange CSR", |c| c.name);
+                return Err(TrapKind::Unmodelled { what: format!("writing {name} (modelled exchange CSRs: $INCOMING_MUX, $INCOMING_MUXPAIR, $INCOMING_FORMAT, $INCOMING_DELTA, $INCOMING_BASE, $INCOMING_SINIT)") });
+            }
+        }
+        Ok(())
+    }
+
+    fn write_word(&mut self, sink: &mut Sink, sender: u32, cycle: u64, offset: u32, word: u32) -> Result<(), SimError> {
+        let address = self.base.wrapping_add(self.pointer).wrapping_add(offset);
+        sink.memory
+            .write(address, &word.to_le_bytes())
+            .map_err(|fault| SimError::ExchangeReceive { receiver: sink.me, sender, cycle, address, fault })?;
+        sink.watch.note(address, 4, cycle);
+        self.bytes_received += 4;
+        Ok(())
+    }
+
+    fn record(&mut self, sender: u32, index: usize) {
+        let index = index as u32;
+        if let Some(last) = self.accepted.last_mut() {
+            if last.sender == sender && last.first + last.count == index {
+                last.count += 1;
+                return;
+            }
+        }
+        self.accepted.push(AcceptedRun { sender, first: index, count: 1 });
+    }
+
+    /// Delivers the words arriving at `cycle` (the next arrival) into `memory`.
+    pub fn deliver(&mut self, cycle: u64, view: &ExchangeView, memory: &mut TileMemory, watch: &mut WriteWatch, me: u32) -> Result<(), SimError> {
+        let sink = &mut Sink { memory, watch, me };
+        let low = self.mux.at(view, cycle);
+        if !self.paired {
+            if let Some((sender, index, word)) = low {
+                self.write_word(sink, sender, cycle, 0, word.word)?;
+                self.pointer = self.pointer.wrapping_add(4).wrapping_add(self.delta);
+                self.mux.cursor += 1;
+                self.record(sender, index);
+            }
+        } else {
+            let high = self.pair.at(view, cycle);
+            match (low, high) {
+                (Some((a, _, _)), Some((b, _, _))) if a == b => {
+                    return Err(SimError::ExchangeCollision {
+                        receiver: me,
+                        cycle,
+                        first_sender: a,
+                        second_sender: b,
+                        detail: format!("$INCOMING_MUX and $INCOMING_MUXPAIR both select tile {a} in paired mode"),
+                    });
+                }
+                (Some((a, ia, wa)), Some((b, ib, wb))) => {
+                    self.write_word(sink, a, cycle, 0, wa.word)?;
+                    self.write_word(sink, b, cycle, 4, wb.word)?;
+                    self.pointer = self.pointer.wrapping_add(8).wrapping_add(self.delta);
+                    self.mux.cursor += 1;
+                    self.pair.cursor += 1;
+                    self.record(a, ia);
+                    self.record(b, ib);
+                }
+                (Some((sender, _, _)), None) => {
+                    return Err(SimError::ExchangeUnpaired { receiver: me, sender, cycle, got: "$INCOMING_MUX", missing: "$INCOMING_MUXPAIR" });
+                }
+                (None, Some((sender, _, _))) => {
+                    return Err(SimError::ExchangeUnpaired { receiver: me, sender, cycle, got: "$INCOMING_MUXPAIR", missing: "$INCOMING_MUX" });
+                }
+                (None, None) => {}
+            }
+        }
+        self.last_arrival = Some(cycle);
+        self.refresh(view);
+        Ok(())
+    }
+}
