@@ -12,3 +12,4 @@ pub mod exchange;
 pub mod target;
 pub mod place;
 pub mod tile;
+pub mod dist;
