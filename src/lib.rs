@@ -9,7 +9,9 @@ pub use tessera_kernels as kernels;
 pub use tessera_sim as sim;
 
 pub mod check;
+pub mod model_run;
 pub mod chip_program;
 
 pub mod npy;
+pub mod target;
 pub mod tile_program;

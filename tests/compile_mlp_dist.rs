@@ -15,3 +15,19 @@ fn mlp_block_distributes_and_rewrites() {
     assert_eq!(fused.applied.len(), 2, "{fused:?}");
     println!("{}", dump(&program));
 }
+
+#[test]
+fn the_planner_costs_candidates_and_places_the_best() {
+    use tessera_codegen::graph::weights::fit_fp8_weight_scales;
+    use tessera_codegen::plan::{plan, PlanOptions};
+    use tessera_codegen::target::Target;
+    use tessera_models::siglip::weights::{synthetic_weights, WeightSelection};
+    let config = SiglipVisionConfig::tiny();
+    let mut graph = mlp_block(&config, 16, 1).unwrap();
+    let store = synthetic_weights(&config, &WeightSelection { layers: 1, embeddings: false, post_layernorm: false }, 1);
+    fit_fp8_weight_scales(&mut graph, &store).unwrap();
+    let target = Target::test_small();
+    let plan = plan(&graph, &store, &target, &PlanOptions::for_target(&target)).unwrap();
+    println!("{}", plan.report.text());
+    println!("{:?}", plan.estimate);
+}

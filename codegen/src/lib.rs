@@ -13,3 +13,7 @@ pub mod target;
 pub mod place;
 pub mod tile;
 pub mod dist;
+pub mod lower;
+pub mod plan;
+pub mod emit;
+pub mod refexec;

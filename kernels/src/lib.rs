@@ -20,6 +20,7 @@ mod residual_add;
 pub mod split;
 
 pub use case::{Buffer, Case, Region, Role, VertexWord};
+pub use residual_add::compiler_case as residual_add_case;
 
 /// How a kernel starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

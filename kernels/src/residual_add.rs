@@ -2,7 +2,7 @@
 
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
-use crate::split::{busiest, split_words};
+use crate::split::{split_words, worker_split};
 use crate::{EntryKind, Kernel, WORKER_LAUNCH_OVERHEAD_CYCLES};
 use half::f16;
 
@@ -10,22 +10,31 @@ pub struct ResidualAdd;
 
 const NAME: &str = "residual_add_f16";
 
+/// Bit 31 of the `n` word: a, b and out are in three different memory elements (fast path).
+pub const FAST: u32 = 1 << 31;
+
 fn make_case(name: String, a: Vec<u16>, b: Vec<u16>, region: Region) -> Case {
+    make_case_with(name, a, b, region, false)
+}
+
+/// `fast`: put a, b, out in three element slots and set [`FAST`].
+fn make_case_with(name: String, a: Vec<u16>, b: Vec<u16>, region: Region, fast: bool) -> Case {
     let n = a.len();
     let mut vertex = vec![
         VertexWord::Address { buffer: 0, offset: 0 },
         VertexWord::Address { buffer: 1, offset: 0 },
         VertexWord::Address { buffer: 2, offset: 0 },
-        VertexWord::Value(n as u32),
+        VertexWord::Value(n as u32 | if fast { FAST } else { 0 }),
     ];
     vertex.extend(split_words(n as u32 / 4));
+    let slot = |s: u8| fast.then_some(s);
     Case {
         kernel: NAME.into(),
-        name,
+        name: if fast { format!("{name} slots fast") } else { name },
         buffers: vec![
-            Buffer::input("a", bytes::from_u16(&a), region, None),
-            Buffer::input("b", bytes::from_u16(&b), region, None),
-            Buffer::output("out", n * 2, region, None),
+            Buffer::input("a", bytes::from_u16(&a), region, slot(0)),
+            Buffer::input("b", bytes::from_u16(&b), region, slot(1)),
+            Buffer::output("out", n * 2, region, slot(2)),
         ],
         vertex,
         supervisor_csrs: vec![],
@@ -54,7 +63,7 @@ impl Kernel for ResidualAdd {
     }
 
     fn abi(&self) -> &'static str {
-        "vertex: a, b, out, n, split[6] (first group, groups); any region; tail n % 4 by worker 5"
+        "vertex: a, b, out, n (bit 31 FAST: a, b, out in three different memory elements -> ld2xst64pace, 1 bundle per 4 elements; else 3), split[6] (first group, groups); any region; tail n % 4 by worker 5"
     }
 
     fn cases(&self) -> Vec<Case> {
@@ -62,10 +71,18 @@ impl Kernel for ResidualAdd {
         let mut rng = Rng::new(1);
         for &n in &[1usize, 2, 3, 4, 5, 7, 24, 25, 1152, 1153, 1155, 4304] {
             for region in [Region::Standard, Region::Interleaved] {
-                let a = random_halves(&mut rng, n, 4.0);
-                let b = random_halves(&mut rng, n, 4.0);
-                cases.push(make_case(format!("n={n} {region:?} normal(0,4)"), a, b, region));
+                for fast in [false, true] {
+                    let a = random_halves(&mut rng, n, 4.0);
+                    let b = random_halves(&mut rng, n, 4.0);
+                    cases.push(make_case_with(format!("n={n} {region:?} normal(0,4)"), a, b, region, fast));
+                }
             }
+        }
+        // Group counts 1, 2, 3 per worker on the fast path (its peeled first and last groups).
+        for &n in &[24usize, 48, 50, 72, 75, 27_000] {
+            let a = random_halves(&mut rng, n, 1.0);
+            let b = random_halves(&mut rng, n, 1.0);
+            cases.push(make_case_with(format!("n={n} Interleaved normal(0,1)"), a, b, Region::Interleaved, true));
         }
         // Edge values: infinities, NaN, overflow to infinity, subnormals, signed zeros.
         let specials: Vec<u16> = vec![0x7c00, 0xfc00, 0x7e00, 0x7bff, 0x0001, 0x8000, 0x0000, 0x3c00];
@@ -78,9 +95,10 @@ impl Kernel for ResidualAdd {
         let mut rng = Rng::new(seed);
         let n = rng.range(1, 3000) as usize;
         let region = if rng.next_u32() % 2 == 0 { Region::Standard } else { Region::Interleaved };
+        let fast = rng.next_u32() % 2 == 0;
         let a: Vec<u16> = (0..n).map(|_| rng.next_u32() as u16).collect();
         let b: Vec<u16> = (0..n).map(|_| rng.next_u32() as u16).collect();
-        make_case(format!("random seed={seed} n={n} {region:?} any bits"), a, b, region)
+        make_case_with(format!("random seed={seed} n={n} {region:?} any bits"), a, b, region, fast)
     }
 
     /// IEEE binary16 addition, rounded to nearest even (via `half`, which adds in f32 and rounds
@@ -104,11 +122,41 @@ impl Kernel for ResidualAdd {
         vec![bytes::from_u16(&out)]
     }
 
+    /// Per worker: 14 set-up bundles; its groups at 3 bundles each (general) or 1 (fast) plus
+    /// the loop ends; the tail test (worker 5 also does the n % 4 tail); the exit. The busiest
+    /// worker sets the time.
     fn estimate_cycles(&self, case: &Case) -> u64 {
-        let n = case.word(3);
-        let groups = busiest(n / 4) as u64;
-        let setup = 15;
-        let tail = if n % 4 != 0 { 16 } else { 2 };
-        WORKER_LAUNCH_OVERHEAD_CYCLES + 6 * (setup + 5 * groups + tail + 1)
+        let word = case.word(3);
+        let n = word & !FAST;
+        let fast = word & FAST != 0;
+        let t = n % 4;
+        let bundles = worker_split(n / 4)
+            .iter()
+            .enumerate()
+            .map(|(w, &(_, c))| {
+                let c = c as u64;
+                let body = match (c, fast) {
+                    (0, _) => 0,
+                    (c, false) => 3 * c + 5,
+                    (1, true) => 11,
+                    (c, true) => c + 12,
+                };
+                let tail = if w < 5 {
+                    2
+                } else if t == 0 {
+                    4
+                } else {
+                    8 + if t & 2 != 0 { 4 } else { 0 } + if t & 1 != 0 { 6 } else { 0 }
+                };
+                14 + body + tail + 1
+            })
+            .max()
+            .unwrap_or(0);
+        WORKER_LAUNCH_OVERHEAD_CYCLES + 6 * bundles
     }
+}
+
+/// The case of a compiler call: `n` halves, any region, out may alias a or b. Data are zeros.
+pub fn compiler_case(n: usize) -> Case {
+    make_case("compiled".into(), vec![0; n], vec![0; n], Region::Standard)
 }

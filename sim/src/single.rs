@@ -1,6 +1,8 @@
 //! Running an assembled object on one tile: load sections, decode code, start the supervisor or
-//! one worker, run to completion (releasing global syncs as a one-tile chip would).
+//! one worker, run to completion (releasing global syncs as a one-tile chip would: with the
+//! chip's rule, [`crate::chip::exchange::global_sync_release`]).
 
+use crate::chip::exchange::global_sync_release;
 use crate::error::SimError;
 use crate::machine::MachineDescription;
 use crate::memory::MemoryLayout;
@@ -34,7 +36,9 @@ pub fn load_object(machine: &MachineDescription, object: &Object, tile_id: u32) 
     Ok(tile)
 }
 
-/// Starts `tile` in `mode` and runs it to the end, or until `max_cycles`.
+/// Starts `tile` in `mode` and runs it to the end. The run must end by `max_cycles` (its last
+/// activity, such as a worker bundle's round, included); otherwise it stops with E-SIM-004,
+/// naming every context still running with its pc and instruction.
 pub fn run_tile(machine: &MachineDescription, tile: &mut Tile, mode: EntryMode, max_cycles: u64) -> Result<u64, SimError> {
     match mode {
         EntryMode::Supervisor { entry, vertex } => tile.start_supervisor(entry, vertex),
@@ -44,7 +48,9 @@ pub fn run_tile(machine: &MachineDescription, tile: &mut Tile, mode: EntryMode, 
         match tile.run(max_cycles)? {
             TileStatus::Halted => return Ok(tile.finished_at()),
             TileStatus::WaitingGlobalSync => {
-                let release = tile.cycle() + machine.sync.global_sync_latency_cycles as u64;
+                // A one-tile chip: this tile's arrival and the words it received decide.
+                let last_word_end = tile.port.last_arrival.map_or(0, |arrival| arrival + 1);
+                let release = global_sync_release(tile.global_sync_arrival(), last_word_end, machine.sync.global_sync_latency_cycles);
                 tile.release_global_sync(release);
             }
             // A one-tile run has no exchange view, so nothing can block it; run on.
@@ -53,7 +59,7 @@ pub fn run_tile(machine: &MachineDescription, tile: &mut Tile, mode: EntryMode, 
                 return Err(SimError::CycleBudget {
                     tile: tile.id,
                     budget: max_cycles,
-                    stuck: format!("supervisor {:?} at pc {:#x}", tile.status(), tile.supervisor.pc),
+                    stuck: format!("at cycle {}: {}", tile.cycle(), tile.running_contexts().unwrap_or_else(|| "no context runs".into())),
                 })
             }
         }

@@ -482,7 +482,98 @@ fn a_run_past_its_budget_stops() {
     let mut chip = Chip::new(&machine).unwrap();
     chip.load_image(&image).unwrap();
     let err = chip.run::<&str, Vec<u8>>(&[], &RunOptions { max_cycles: 5000, ..RunOptions::default() }).unwrap_err();
-    assert!(err.to_string().starts_with("E-SIM-004 cycle budget of 5000 cycles exceeded on tile 0"), "{err}");
+    let text = err.to_string();
+    assert!(text.starts_with("E-SIM-004 cycle budget of 5000 cycles exceeded on tile 0 (at cycle "), "{text}");
+    // The report names the running context, its pc, its instruction and the cycle.
+    let pc = builder_symbol(&machine, &image, "main") + 4;
+    assert!(text.ends_with(&format!(" (5000 after start-up): supervisor at pc {pc:#x} `bri {pc:#x}`)")), "{text}");
+}
+
+/// The address of `symbol` on tile 0 of `image`.
+fn builder_symbol(_machine: &MachineDescription, image: &Image, symbol: &str) -> u32 {
+    image.tiles[0].symbols.iter().find(|s| s.name == symbol).map(|s| s.address).unwrap_or_else(|| panic!("no {symbol}"))
+}
+
+/// A one-tile image of `text` (entry `main`) on tile 0, with no host tensors.
+fn one_tile_image(machine: &MachineDescription, text: &str) -> (Image, tessera_isa::asm::Object) {
+    let object = assemble_text(machine, "one.S", text);
+    let mut b = builder(machine);
+    b.add_object(&[0], &object, &rules()).unwrap();
+    b.set_entry_symbol(0, "main", None).unwrap();
+    (b.finish().unwrap(), object)
+}
+
+/// Cycles after start-up of `text` run as a one-tile chip image, with `budget`.
+fn one_tile_chip_cycles(machine: &MachineDescription, text: &str, budget: u64) -> Result<u64, SimError> {
+    let (image, _) = one_tile_image(machine, text);
+    let mut chip = Chip::new(machine)?;
+    chip.load_image(&image)?;
+    let report = chip.run::<&str, Vec<u8>>(&[], &RunOptions { max_cycles: budget, threads: Some(1), ..RunOptions::default() })?;
+    Ok(report.total_cycles - report.startup_cycles)
+}
+
+/// Cycles of `text` run by the one-tile runner (`single::run_tile`) from `main`.
+fn single_tile_cycles(machine: &MachineDescription, text: &str) -> u64 {
+    let (_, object) = one_tile_image(machine, text);
+    let mut tile = tessera_sim::single::load_object(machine, &object, 0).unwrap();
+    let main = object.symbol("main").unwrap().address;
+    tessera_sim::single::run_tile(machine, &mut tile, tessera_sim::single::EntryMode::Supervisor { entry: main, vertex: 0 }, 10_000_000).unwrap()
+}
+
+/// A supervisor `body` then `br $m10`, and a worker `work` of `n` bundles (`n - 1` nops, exitz).
+fn with_worker(body: &str, n: usize) -> String {
+    let work = "    nop\n".repeat(n - 1);
+    format!(
+        "    .section .text, \"ax\"\n    .supervisor\n    .align 8\n    .globl main\nmain:\n{body}    br $m10\n\
+         \n    .section .text.worker, \"ax\"\n    .worker\n    .align 8\nwork:\n{work}    exitz $mzero\n"
+    )
+}
+
+#[test]
+fn the_one_tile_runner_releases_global_syncs_as_the_chip_does() {
+    for name in ["small", "ipu21"] {
+        let machine = machine(name);
+        let latency = u64::from(machine.sync.global_sync_latency_cycles);
+        let programs = [
+            // `sync 3` at 0, arrival 1, release 1 + latency, `br $m10` then: latency + 2.
+            (program("    sync TEXCH_SYNCZONE_INTERNAL\n"), Some(latency + 2)),
+            (program("    sync TEXCH_SYNCZONE_INTERNAL\n    nop\n    sync TEXCH_SYNCZONE_INTERNAL\n"), None),
+            // A worker still running at the sync: the tile arrives when its last round ends.
+            (with_worker("    setzi $m1, work\n    run $m1, $mzero, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n", 10), None),
+            (with_worker("    setzi $m1, work\n    run $m1, $mzero, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n    run $m1, $mzero, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n", 7), None),
+        ];
+        for (text, expected) in programs {
+            let chip = one_tile_chip_cycles(&machine, &text, 10_000_000).unwrap();
+            let single = single_tile_cycles(&machine, &text);
+            if let Some(expected) = expected {
+                assert_eq!(chip, expected, "{name}:\n{text}");
+            }
+            // The chip starts the tile at the end of start-up, which need not be a round boundary,
+            // so worker rounds may sit differently; compare where they cannot (start-up is a
+            // multiple of 6 cycles) and otherwise only check the single runner's own figure.
+            let (image, _) = one_tile_image(&machine, &text);
+            let mut probe = Chip::new(&machine).unwrap();
+            probe.load_image(&image).unwrap();
+            let startup = probe.run::<&str, Vec<u8>>(&[], &RunOptions::default()).unwrap().startup_cycles;
+            if startup % 6 == 0 || !text.contains("run $m1") {
+                assert_eq!(single, chip, "{name} (start-up {startup}):\n{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_chip_budget_bounds_the_run_length() {
+    // The supervisor returns while worker 0 still runs: the run ends when the worker's last round
+    // does, after the last issue. A budget one cycle short of that is exceeded.
+    let machine = machine("small");
+    let text = with_worker("    setzi $m1, work\n    run $m1, $mzero, 0\n", 20);
+    let cycles = one_tile_chip_cycles(&machine, &text, 10_000_000).unwrap();
+    assert_eq!(one_tile_chip_cycles(&machine, &text, cycles).unwrap(), cycles);
+    let err = one_tile_chip_cycles(&machine, &text, cycles - 1).unwrap_err();
+    let text_err = err.to_string();
+    assert!(text_err.starts_with(&format!("E-SIM-004 cycle budget of {} cycles exceeded on tile 0 (at cycle ", cycles - 1)), "{text_err}");
+    assert!(text_err.contains(" after start-up): worker 0 at pc ") && text_err.ends_with("`exitz $mzero`)"), "{text_err}");
 }
 
 #[test]

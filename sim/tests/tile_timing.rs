@@ -14,10 +14,15 @@
 //!   suspended while all six workers run.
 //! - R5 supervisor stalls (next issue no earlier than issue + 6): taken branch, CSR write (`put`),
 //!   `run`/`runall`, `sync` (released at once when no worker runs, otherwise 6 cycles after the
-//!   last worker's exit issues); an instruction reading a register loaded by the previous
-//!   supervisor load waits until load + 6; `delay n` occupies n cycles.
+//!   last worker's exit issues); an instruction reading a register loaded by a supervisor load
+//!   waits until load + 6, however many instructions lie between them (a later non-load write
+//!   of the register ends the wait); `delay n` occupies n cycles.
 //! - R6 `run`/`runall` issued at `c` launch the workers at `c + 1`; `br $m10` to the host return
 //!   address (0) ends the supervisor.
+//! - R7 a global sync (`sync 3`) on one tile is released as on a one-tile chip: at
+//!   `max(sync issue + 1, the end of the last worker round) + 90` (ipu21's latency).
+//! - R8 the cycle budget bounds the run's length: a run whose last activity ends after it (a
+//!   worker bundle's round included) is an E-SIM-004 error.
 
 use tessera_isa::asm::{assemble_str, Object};
 use tessera_sim::single::{load_object, run_tile, EntryMode};
@@ -459,16 +464,67 @@ fn a_supervisor_load_use_waits_six_cycles_after_the_load() {
 
 /// isa.md §6 states the stall as "a register load-use (a load followed by an add that needs it)"
 /// and `sim/src/tile/mod.rs` as "waits until `load_use` cycles after the load": a reader two
-/// instructions after the load (still only 2 cycles after it) should wait until load + 6 too.
-/// The tile forgets the load as soon as any other supervisor instruction issues
-/// (`self.load_registers = decoded.load_writes_m` on every issue), so this reader does not wait.
+/// instructions after the load (still only 2 cycles after it) waits until load + 6 too.
 #[test]
-#[ignore = "simulator bug (reported): the load-use hazard is only checked for the instruction right after the load"]
 fn a_supervisor_load_use_waits_even_with_an_instruction_in_between() {
     // setzi 0, ld32 1 (ready at 7), nop 2, add waits until 7, br at 8: 9 cycles.
     assert_eq!(
         supervisor_cycles(
             "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n    nop\n    add $m3, $m1, 1\n"
+        ),
+        9
+    );
+}
+
+#[test]
+fn supervisor_load_use_is_tracked_per_register() {
+    let load = "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n";
+    // Four instructions between: nops at 2..5, the reader waits until 7 (not 6), br at 8: 9.
+    assert_eq!(
+        supervisor_cycles(&format!("{load}    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n")),
+        9
+    );
+    // Five instructions between: nops at 2..6, the reader issues at 7 without waiting: 9.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    nop\n    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
+        )),
+        9
+    );
+    // Six between: the reader at 8 is long past the load; br at 9: 10 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    nop\n    nop\n    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
+        )),
+        10
+    );
+    // Two loads in a row: ld32 $m1 at 1 (ready 7), ld32 $m4 at 2 (ready 8). A reader of $m1
+    // right after waits until 7, a reader of $m4 then issues at 8, br at 9: 10 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    ld32 $m4, $m2, $mzero, 1\n    add $m3, $m1, 1\n    add $m5, $m4, 1\n"
+        )),
+        10
+    );
+    // A reader of both waits for the later load: 8; br at 9: 10 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    ld32 $m4, $m2, $mzero, 1\n    add $m3, $m1, $m4\n"
+        )),
+        10
+    );
+    // A later non-load write replaces the loaded value: setzi $m1 at 2, its reader issues at 3
+    // without waiting, br at 4: 5 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!("{load}    setzi $m1, 3\n    add $m3, $m1, 1\n")),
+        5
+    );
+    // A load's post-incremented address register is ready at once: ld32step at 1 writes $m1
+    // (ready 7) and $m2 (now); the reader of $m2 issues at 2, the reader of $m1 waits until 7,
+    // br at 8: 9 cycles.
+    assert_eq!(
+        supervisor_cycles(
+            "    setzi $m2, data\n    ld32step $m1, $mzero, $m2+=, 1\n    add $m3, $m2, 1\n    add $m3, $m1, 1\n"
         ),
         9
     );
@@ -514,6 +570,38 @@ stamps:
     // stalls 6 (R5): `br $m10` at 16, 17 cycles.
     assert_eq!(tile.memory.read_u32(symbol(&object, "stamps")).unwrap(), 8);
     assert_eq!(cycles, 17);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Global sync on one tile
+
+#[test]
+fn a_one_tile_global_sync_is_released_as_on_a_one_tile_chip() {
+    // `sync 3` issues at 0: the tile arrives at 1 and the sync is released at 1 + 90 = 91 (R7);
+    // `br $m10` issues at 91, so the run takes 92 cycles.
+    assert_eq!(supervisor_cycles("    sync 3\n"), 92);
+    // Two syncs: the second issues at 91, is released at 92 + 90 = 182; br at 182: 183 cycles.
+    assert_eq!(supervisor_cycles("    sync 3\n    sync 3\n"), 183);
+    // With a worker still running when `sync 3` issues, the tile arrives when the worker's last
+    // round ends: `run` at 1 launches worker 0 at 2 (R6); it first issues at 6 (R2) and its exitz
+    // (bundle n) at 6n, completing at 6n + 6 (R3). `sync 3` issues at 7 (R5). Release at
+    // 6n + 6 + 90, `br $m10` then: 6n + 97 cycles.
+    for n in [2u64, 10] {
+        let source = format!(
+            "    .text
+    .align 8
+sup:
+    setzi $m1, work
+    run $m1, $mzero, 0
+    sync 3
+    br $m10
+    .align 8
+work:
+{}",
+            worker_bundles(n as usize)
+        );
+        assert_eq!(run_supervisor(&source, "sup").0, 6 * n + 97, "{n} bundles");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -723,20 +811,18 @@ sup:
 1:  bri 1b
 ";
     let (result, _, object) = try_run_supervisor(supervisor_loop, "sup", 1000);
+    let pc = symbol(&object, "sup") + 4;
     assert_eq!(
         trap_text(result),
         format!(
-            "E-SIM-004 cycle budget of 1000 cycles exceeded on tile 0 (supervisor Running at pc {:#x})",
-            symbol(&object, "sup") + 4
+            "E-SIM-004 cycle budget of 1000 cycles exceeded on tile 0 (at cycle 1000: supervisor at pc {pc:#x} `bri {pc:#x}`)"
         )
     );
 }
 
-/// The cycle-budget error should say which context is stuck, where, in which instruction and
-/// when (ARCHITECTURE.md: traps report tile, context, PC, instruction, cycle). For a worker-only
-/// run it reports the halted supervisor instead: "supervisor Halted at pc 0x0".
+/// The cycle-budget error says which context is stuck, where, in which instruction and when
+/// (ARCHITECTURE.md: traps report tile, context, PC, instruction, cycle).
 #[test]
-#[ignore = "simulator gap (reported): E-SIM-004 does not name the running worker, its pc or instruction"]
 fn cycle_budget_report_names_the_stuck_worker() {
     let worker_loop = "    .text
     .align 8
@@ -751,6 +837,75 @@ work:
         text.contains("worker 0") && text.contains(&pc) && text.contains("bri"),
         "{text}"
     );
+    // Exactly: the halted supervisor is not listed.
+    assert_eq!(
+        text,
+        format!("E-SIM-004 cycle budget of 1000 cycles exceeded on tile 0 (at cycle 1000: worker 0 at pc {pc} `bri {pc}`)")
+    );
+}
+
+#[test]
+fn cycle_budget_report_names_every_running_context() {
+    // The supervisor waits at a local sync while worker 0 spins and worker 1 runs a long loop.
+    let source = "    .text
+    .align 8
+sup:
+    setzi $m1, spin
+    setzi $m2, count
+    run $m1, $mzero, 0
+    run $m2, $mzero, 0
+    sync 2
+    br $m10
+    .align 8
+spin:
+    nop
+1:  bri 1b
+    .align 8
+count:
+    setzi $m0, 100000
+2:  brnzdec $m0, 2b
+    exitz $mzero
+";
+    let (result, _, object) = try_run_supervisor(source, "sup", 1000);
+    let sup = symbol(&object, "sup");
+    let spin = symbol(&object, "spin") + 4;
+    let count = symbol(&object, "count") + 4;
+    assert_eq!(
+        trap_text(result),
+        format!(
+            "E-SIM-004 cycle budget of 1000 cycles exceeded on tile 0 (at cycle 1000: \
+             supervisor waiting at a local sync at pc {:#x} `br $m10`, \
+             worker 0 at pc {spin:#x} `bri {spin:#x}`, worker 1 at pc {count:#x} `brnzdec $m0, {count:#x}`)",
+            sup + 20
+        )
+    );
+}
+
+#[test]
+fn the_budget_bounds_the_run_length_not_only_the_issue_cycles() {
+    // A 100-bundle worker: its exitz issues at 594 and completes at 600 (R3). With a budget of
+    // 600 the run fits; with 595 the last issue is inside the budget but the run ends after it.
+    let source = format!("    .text\n    .align 8\nwork:\n{}", worker_bundles(100));
+    let (result, _, _) = try_run_worker(&source, "work", 600);
+    assert_eq!(result.expect("fits in 600 cycles"), 600);
+    for budget in [595, 599] {
+        let (result, tile, object) = try_run_worker(&source, "work", budget);
+        // 99 bundles of 16 bytes per three (see worker_bundles) precede the exitz.
+        let exitz = symbol(&object, "work") + 33 * 16;
+        assert_eq!(
+            trap_text(result),
+            format!(
+                "E-SIM-004 cycle budget of {budget} cycles exceeded on tile 0 (at cycle {budget}: worker 0 at pc {exitz:#x} `exitz $mzero`)"
+            )
+        );
+        assert!(tile.spans.is_empty(), "the worker did not complete");
+    }
+    // The same through the supervisor: six workers of 10 bundles take 69 cycles (see
+    // six_workers_each_take_six_cycles_per_bundle); 68 is one short.
+    let (result, _, _) = try_run_supervisor(&six_worker_program(10), "sup", 69);
+    assert_eq!(result.expect("fits in 69 cycles"), 69);
+    let (result, _, _) = try_run_supervisor(&six_worker_program(10), "sup", 68);
+    assert!(trap_text(result).starts_with("E-SIM-004 cycle budget of 68 cycles exceeded on tile 0 (at cycle 68: supervisor at pc "));
 }
 
 // ---------------------------------------------------------------------------------------------

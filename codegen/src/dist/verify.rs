@@ -80,7 +80,10 @@ pub fn verify(program: &MidProgram) -> Result<(), MidVerifyError> {
             }
             MidOp::MatMul { a, w } => {
                 let (a, w) = (value(*a), value(*w));
-                if a.layout.distribution != Distribution::RowBlocks || a.layout.order != Order::Panels {
+                // Compare resolved geometry: any layout placing whole row blocks on every tile of
+                // their grid row is as good as `RowBlocks` (e.g. one-column blocks when tn = 1).
+                let as_row_blocks = super::MidValue { layout: super::Layout { distribution: Distribution::RowBlocks, ..a.layout.clone() }, ..a.clone() };
+                if super::resolve(grid, a) != super::resolve(grid, &as_row_blocks) || a.layout.order != Order::Panels {
                     return Err(fail(20, "a must be row blocks in panels".into()));
                 }
                 let Distribution::WeightColumns { cols } = &w.layout.distribution else {

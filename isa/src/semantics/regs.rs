@@ -46,28 +46,44 @@ impl Flow {
 
 /// Everything an aux instruction writes, held back until the main instruction of the bundle has
 /// executed: up to 4 ARF registers, up to 4 upper-space CSRs, and new accumulator / AMP state.
-/// Nothing is allocated; the `Option`s hold complete copies only for the instructions that
-/// change that state.
+///
+/// It is made for every bundle, so it is kept cheap: making one writes only the two counts and the
+/// two `Option` tags (the register slots are filled as writes are queued, and the large accumulator
+/// and AMP copies only by the instructions that change that state), and it is committed by
+/// reference, never moved. Nothing is allocated.
 pub(super) struct Pending {
-    regs: [(u8, u32); 4],
     reg_count: u8,
-    ucsr: [(u8, u32); 4],
     ucsr_count: u8,
+    reg_index: [u8; 4],
+    ucsr_index: [u8; 4],
+    reg_value: [u32; 4],
+    ucsr_value: [u32; 4],
     pub aacc: Option<[f32; AACC_COUNT]>,
     pub amp: Option<AmpState>,
 }
 
 impl Pending {
-    #[inline]
+    #[inline(always)]
     pub fn new() -> Pending {
-        Pending { regs: [(0, 0); 4], reg_count: 0, ucsr: [(0, 0); 4], ucsr_count: 0, aacc: None, amp: None }
+        Pending {
+            reg_count: 0,
+            ucsr_count: 0,
+            reg_index: [0; 4],
+            ucsr_index: [0; 4],
+            reg_value: [0; 4],
+            ucsr_value: [0; 4],
+            aacc: None,
+            amp: None,
+        }
     }
 
     /// Queues an ARF write; writes to `$a14`/`$a15` are discarded here.
     #[inline]
     pub fn write_a(&mut self, r: usize, value: u32) {
         if r < A_DISCARD {
-            self.regs[self.reg_count as usize] = (r as u8, value);
+            let n = self.reg_count as usize;
+            self.reg_index[n] = r as u8;
+            self.reg_value[n] = value;
             self.reg_count += 1;
         }
     }
@@ -82,7 +98,9 @@ impl Pending {
     /// Queues an upper-space CSR write.
     #[inline]
     pub fn write_ucsr(&mut self, index: u8, value: u32) {
-        self.ucsr[self.ucsr_count as usize] = (index, value);
+        let n = self.ucsr_count as usize;
+        self.ucsr_index[n] = index;
+        self.ucsr_value[n] = value;
         self.ucsr_count += 1;
     }
 
@@ -102,26 +120,26 @@ impl Pending {
     #[inline]
     pub fn arf_mask(&self) -> u16 {
         let mut mask = 0;
-        for &(r, _) in &self.regs[..self.reg_count as usize] {
+        for &r in &self.reg_index[..self.reg_count as usize] {
             mask |= 1 << r;
         }
         mask
     }
 
-    /// Applies every queued write to the context.
+    /// Applies every queued write to the context (by reference: the buffer is not moved).
     #[inline]
-    pub fn commit(self, ctx: &mut ContextState) {
-        for &(r, value) in &self.regs[..self.reg_count as usize] {
-            ctx.a[r as usize] = value;
+    pub fn commit(&self, ctx: &mut ContextState) {
+        for i in 0..self.reg_count as usize {
+            ctx.a[self.reg_index[i] as usize] = self.reg_value[i];
         }
-        for &(index, value) in &self.ucsr[..self.ucsr_count as usize] {
-            ctx.ucsr[index as usize] = value;
+        for i in 0..self.ucsr_count as usize {
+            ctx.ucsr[self.ucsr_index[i] as usize] = self.ucsr_value[i];
         }
-        if let Some(aacc) = self.aacc {
-            ctx.aacc = aacc;
+        if let Some(aacc) = &self.aacc {
+            ctx.aacc = *aacc;
         }
-        if let Some(amp) = self.amp {
-            ctx.amp = amp;
+        if let Some(amp) = &self.amp {
+            ctx.amp = *amp;
         }
     }
 }

@@ -1,8 +1,24 @@
-//! elementwise kernels (registered in `crate::all_kernels`).
+//! Elementwise kernels of the encoder (registered in `crate::all_kernels`): the bias add after a
+//! GEMM, GeLU (tanh form) with f16 or FP8 output, the row softmax of attention, and the f16 → FP8
+//! cast into the AMP-left panel layout the FP8 GEMMs read.
+
+mod bias_add;
+mod cast_panels;
+mod gelu;
+mod softmax;
+pub mod common;
 
 use crate::Kernel;
 
+pub use bias_add::BiasAdd;
+pub use cast_panels::{CastPanels, Source as CastSource};
+pub use gelu::{Gelu, Output as GeluOutput};
+pub use softmax::Softmax;
+
 /// The kernels of this family.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![]
+    vec![&BiasAdd, &CastPanels, &Gelu(GeluOutput::F16), &Gelu(GeluOutput::Fp8), &Gelu(GeluOutput::Fp8Panels), &Softmax]
 }
+
+pub use bias_add::compiler_case as bias_add_case;
+pub use gelu::compiler_case as gelu_case;

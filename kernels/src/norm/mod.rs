@@ -1,8 +1,15 @@
-//! norm kernels (registered in `crate::all_kernels`).
+//! norm kernels (registered in `crate::all_kernels`): LayerNorm with f16 or FP8 output, and the
+//! fused residual add + LayerNorm moments. All three share the statistics passes of
+//! `kernels/asm/layernorm_stats.S` (reference model in [`stats`]).
+
+pub mod add_layernorm_moments;
+mod data;
+pub mod layernorm;
+pub mod stats;
 
 use crate::Kernel;
 
 /// The kernels of this family.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![]
+    vec![&layernorm::LAYERNORM_F16, &layernorm::LAYERNORM_FP8, &add_layernorm_moments::ADD_LAYERNORM_MOMENTS]
 }

@@ -53,6 +53,10 @@
 //! superstep in lockstep and a schedule written in cycles holds on every tile. Every word sent
 //! before a sync arrives before it is released: no word is in flight across a sync.
 //!
+//!
+//! [`global_sync_release`] computes the release cycle; the chip and the one-tile runner
+//! (`crate::single`) both use it, with arrivals from [`crate::tile::Tile::global_sync_arrival`].
+//!
 //! # Faults (each stops the run with tiles and cycles)
 //! - **No listener** (E-SIM-007): a word that no tile accepts, because no tile listens to its
 //!   sender at the cycle it arrives there. Checked when a phase ends; the earliest such word (by
@@ -153,4 +157,11 @@ pub(super) fn unheard_word<'a>(tiles: impl IntoIterator<Item = &'a Tile>, sent: 
         }
     }
     found.map(|(cycle, sender, word)| SimError::ExchangeNoListener { sender, cycle, word })
+}
+
+/// The cycle a global sync is released at, from the latest tile arrival (see
+/// [`crate::tile::Tile::global_sync_arrival`]) and the end of the last word arrival of the phase
+/// (0 if none): `max(arrival, last word end) + latency`. See "Global sync" above.
+pub fn global_sync_release(last_tile_arrival: u64, last_word_end: u64, latency_cycles: u32) -> u64 {
+    last_tile_arrival.max(last_word_end) + u64::from(latency_cycles)
 }

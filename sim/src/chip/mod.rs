@@ -312,9 +312,9 @@ impl Chip {
             if !halted.is_empty() {
                 return Err(SimError::SyncNeverReached { sync: totals.released + 1, waiting, halted });
             }
-            let arrival = |t: &Tile| (t.global_sync_at() + 1).max(t.finished_at());
+            let arrival = |t: &Tile| t.global_sync_arrival();
             let last_tile = self.tiles.iter().filter(|t| t.entry.is_some()).map(|t| arrival(&t.tile)).max().unwrap_or(phase_start);
-            let release = last_tile.max(last_arrival_end) + u64::from(self.machine.sync.global_sync_latency_cycles);
+            let release = exchange::global_sync_release(last_tile, last_arrival_end, self.machine.sync.global_sync_latency_cycles);
             for loaded in self.tiles.iter_mut() {
                 if loaded.entry.is_some() {
                     let kind = if traffic(loaded, &sent) { PhaseKind::Exchange } else { PhaseKind::Compute };
@@ -352,10 +352,16 @@ impl Chip {
             for (loaded, status) in self.tiles.iter().zip(statuses) {
                 if status? == TileStatus::CycleLimit {
                     let tile = &loaded.tile;
+                    let startup = limit - budget;
                     return Err(SimError::CycleBudget {
                         tile: tile.id,
                         budget,
-                        stuck: format!("supervisor {:?} at pc {:#x}, cycle {}", tile.status(), tile.supervisor.pc, tile.cycle()),
+                        stuck: format!(
+                            "at cycle {} ({} after start-up): {}",
+                            tile.cycle(),
+                            tile.cycle().saturating_sub(startup),
+                            tile.running_contexts().unwrap_or_else(|| "no context runs".into())
+                        ),
                     });
                 }
             }

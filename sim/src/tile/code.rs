@@ -16,8 +16,11 @@ pub struct DecodedBundle {
     pub size: u32,
     /// MRF registers the bundle reads (bit per register), for the supervisor's load-use stall.
     pub reads_m: u16,
-    /// MRF registers a load in this bundle writes.
+    /// MRF registers a load in this bundle writes (ready `load_use` cycles after the issue).
     pub load_writes_m: u16,
+    /// MRF registers the bundle writes other than a load's destinations (ready at once, such
+    /// as a load's post-incremented address register).
+    pub writes_m: u16,
     /// The main instruction's timing class.
     pub timing: TimingClass,
 }
@@ -99,6 +102,7 @@ impl CodeCache {
 fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
     let mut reads_m = 0u16;
     let mut load_writes_m = 0u16;
+    let mut writes_m = 0u16;
     let mut timing = TimingClass::Simple;
     for inst in [bundle.main, bundle.aux].into_iter().flatten() {
         let desc = inst.desc();
@@ -115,10 +119,13 @@ fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
                 Access::Read | Access::ReadWrite => reads_m |= mask,
                 Access::Write | Access::Constant => {}
             }
+            let written = matches!(operand.access, Access::Write | Access::ReadWrite);
             if desc.timing == TimingClass::Load && matches!(operand.access, Access::Write) && operand.kind != OperandKind::MRegPostInc {
                 load_writes_m |= mask;
+            } else if written {
+                writes_m |= mask;
             }
         }
     }
-    DecodedBundle { bundle, size, reads_m, load_writes_m, timing }
+    DecodedBundle { bundle, size, reads_m, load_writes_m, writes_m: writes_m & !load_writes_m, timing }
 }

@@ -17,16 +17,11 @@ pub struct TileEnv<'a> {
 }
 
 impl<'a> TileEnv<'a> {
-    pub fn new(tile: u32, cycle: u64, memory: &'a mut TileMemory, cwei: &'a mut [u64; CWEI_COUNT], supervisor_csr: &[u32; 256], watch: &'a mut WriteWatch) -> Self {
-        TileEnv {
-            tile,
-            cycle,
-            memory,
-            cwei,
-            fp_infmt: supervisor_csr[index::FP_INFMT as usize],
-            fp_iscl: supervisor_csr[index::FP_ISCL as usize],
-            watch,
-        }
+    /// `fp_infmt` and `fp_iscl`: the supervisor's `$FP_INFMT` and `$FP_ISCL` (the only supervisor
+    /// CSRs a worker reads), passed by value so no register file is copied per bundle.
+    #[inline]
+    pub fn new(tile: u32, cycle: u64, memory: &'a mut TileMemory, cwei: &'a mut [u64; CWEI_COUNT], fp_infmt: u32, fp_iscl: u32, watch: &'a mut WriteWatch) -> Self {
+        TileEnv { tile, cycle, memory, cwei, fp_infmt, fp_iscl, watch }
     }
 }
 
@@ -58,8 +53,8 @@ impl ExecEnv for TileEnv<'_> {
         self.cwei
     }
 
-    /// Workers read only `$FP_INFMT` and `$FP_ISCL` (the AMP's FP8 configuration); they are
-    /// copied in when the environment is made, so the supervisor's registers are not borrowed.
+    /// Workers read only `$FP_INFMT` and `$FP_ISCL` (the AMP's FP8 configuration); their values
+    /// are given when the environment is made, so the supervisor's registers are not borrowed.
     fn supervisor_csr(&self, csr: u8) -> u32 {
         match csr {
             index::FP_INFMT => self.fp_infmt,

@@ -11,7 +11,9 @@
 //!   bundles is busy for 6N cycles. [I]
 //! - Supervisor stalls: a taken branch, a CSR write, `run`/`runall` and a released `sync` delay
 //!   the supervisor's next issue to `stall` cycles after the instruction; an instruction reading a
-//!   register loaded by the previous supervisor load waits until `load_use` cycles after the load. [C]
+//!   register loaded by a supervisor load waits until `load_use` cycles after the load, however
+//!   many instructions lie between them (each MRF register remembers when its pending load's value
+//!   is ready; a later non-load write of the register makes it ready at once). [C]
 //! - `send` occupies the supervisor one cycle per word; `delay n` for n cycles. [A]
 //! - Exchange (see `crate::chip::exchange` for the rules): in one cycle the bundle issued in it
 //!   executes first, then the words arriving in it are written. So a `put $INCOMING_MUX` issued
@@ -63,6 +65,12 @@ pub enum SupervisorStatus {
     Halted,
 }
 
+/// End of the six-cycle round of cycle `cycle`: when a worker bundle issued at `cycle` completes.
+#[inline]
+fn round_end(cycle: u64) -> u64 {
+    cycle - cycle % WORKERS as u64 + WORKERS as u64
+}
+
 /// Where a tile stopped when its run loop returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TileStatus {
@@ -70,7 +78,8 @@ pub enum TileStatus {
     Halted,
     /// The supervisor waits for a global sync and no worker runs.
     WaitingGlobalSync,
-    /// The cycle limit was reached first.
+    /// The cycle limit was reached first: the next issue is at or after the limit, or is a worker
+    /// bundle that would complete after it (activity must end by the limit).
     CycleLimit,
     /// Exchange words that may reach this tile are not known yet (their senders have not been
     /// simulated far enough): run it again with a newer [`ExchangeView`].
@@ -129,8 +138,10 @@ pub struct Tile {
     slots: [WorkerSlot; WORKERS],
     status: SupervisorStatus,
     supervisor_next_issue: u64,
-    load_ready: u64,
-    load_registers: u16,
+    /// Per MRF register: the cycle its pending supervisor load's value is ready.
+    load_ready: [u64; 16],
+    /// MRF registers with a pending supervisor load (bit per register; `load_ready` is valid for these).
+    load_pending: u16,
     pub cwei: [u64; csr::CWEI_COUNT],
     /// The next cycle to simulate.
     cycle: u64,
@@ -166,8 +177,8 @@ impl Tile {
             slots: [WorkerSlot::default(); WORKERS],
             status: SupervisorStatus::Halted,
             supervisor_next_issue: 0,
-            load_ready: 0,
-            load_registers: 0,
+            load_ready: [0; 16],
+            load_pending: 0,
             cwei: [0; csr::CWEI_COUNT],
             cycle: 0,
             finished_at: 0,
@@ -205,6 +216,45 @@ impl Tile {
     /// Cycle at which the supervisor issued its last `sync` to the internal (all-tile) zone.
     pub fn global_sync_at(&self) -> u64 {
         self.global_sync_at
+    }
+
+    /// When the tile arrives at the global sync it waits on: its `sync` has issued and its
+    /// workers have finished (`sync` issue + 1, or the end of the last activity if later).
+    /// The release rule is [`crate::chip::exchange::global_sync_release`].
+    pub fn global_sync_arrival(&self) -> u64 {
+        (self.global_sync_at + 1).max(self.finished_at)
+    }
+
+    /// Every context still running — the supervisor unless it halted (with what it waits for)
+    /// and each running worker — with its pc and the instruction there in assembly form, for
+    /// reports such as a cycle budget running out. `None` when nothing runs.
+    pub fn running_contexts(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        let waiting = match self.status {
+            SupervisorStatus::Halted => None,
+            SupervisorStatus::Running => Some(""),
+            SupervisorStatus::WaitingLocalSync => Some(" waiting at a local sync"),
+            SupervisorStatus::WaitingGlobalSync => Some(" waiting at a global sync"),
+        };
+        if let Some(waiting) = waiting {
+            parts.push(format!("supervisor{waiting} at pc {:#x} {}", self.supervisor.pc, self.instruction_at(self.supervisor.pc)));
+        }
+        for (worker, slot) in self.slots.iter().enumerate() {
+            if slot.running {
+                let context = &self.workers[worker];
+                parts.push(format!("{} at pc {:#x} {}", context.kind.name(), context.pc, self.instruction_at(context.pc)));
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
+    /// The bundle at `pc` in assembly form, between backticks (or why there is none).
+    fn instruction_at(&self, pc: u32) -> String {
+        match self.code.get(pc) {
+            CodeSlot::Bundle(decoded) => format!("`{}`", tessera_isa::asm::print::format_bundle(&decoded.bundle)),
+            CodeSlot::NotCode => "(not code)".into(),
+            CodeSlot::Invalid(error) => format!("(undecodable: {error})"),
+        }
     }
 
     /// Whether the tile can issue nothing more before a global sync is released: it halted or
@@ -340,9 +390,15 @@ impl Tile {
                 self.cycle = limit;
                 return Ok(TileStatus::CycleLimit);
             }
-            self.cycle = next;
             let slot = (next % WORKERS as u64) as usize;
-            if self.slots[slot].running && self.slots[slot].next_issue == next {
+            let worker_issues = self.slots[slot].running && self.slots[slot].next_issue == next;
+            if worker_issues && round_end(next) > limit {
+                // The bundle would complete after the limit: the run cannot end by then.
+                self.cycle = limit;
+                return Ok(TileStatus::CycleLimit);
+            }
+            self.cycle = next;
+            if worker_issues {
                 self.issue_worker(slot, next)?;
             } else {
                 self.issue_supervisor(next)?;
@@ -381,14 +437,15 @@ impl Tile {
         let pc = self.workers[worker].pc;
         let decoded = self.fetch(context, pc, cycle)?;
         let outcome = {
-            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &self.supervisor.csr, &mut self.watch);
+            let (fp_infmt, fp_iscl) = (self.supervisor.csr[index::FP_INFMT as usize], self.supervisor.csr[index::FP_ISCL as usize]);
+            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, fp_infmt, fp_iscl, &mut self.watch);
             step_bundle(&decoded.bundle, decoded.size, &mut self.workers[worker], &mut env)
         };
         let outcome = outcome.map_err(|trap| self.trap(context, pc, &decoded, cycle, trap))?;
         self.counters.bundles += 1;
         self.counters.worker_bundles += 1;
         self.workers[worker].pc = outcome.next_pc;
-        let round_end = cycle - cycle % WORKERS as u64 + WORKERS as u64;
+        let round_end = round_end(cycle);
         self.finished_at = self.finished_at.max(round_end);
         match outcome.effect {
             Effect::Exit { status } => {
@@ -411,17 +468,39 @@ impl Tile {
         Ok(())
     }
 
+    /// The cycle at which every register of `registers` (all with a pending load) is ready; forgets
+    /// the loads that are ready by `cycle`.
+    fn load_use_ready(&mut self, registers: u16, cycle: u64) -> u64 {
+        let mut ready = 0;
+        let mut left = registers;
+        while left != 0 {
+            let r = left.trailing_zeros() as usize;
+            left &= left - 1;
+            if self.load_ready[r] <= cycle {
+                self.load_pending &= !(1 << r);
+            } else {
+                ready = ready.max(self.load_ready[r]);
+            }
+        }
+        ready
+    }
+
     fn issue_supervisor(&mut self, cycle: u64) -> Result<(), SimError> {
         const CONTEXT: &str = "supervisor";
         let pc = self.supervisor.pc;
         let decoded = self.fetch(CONTEXT, pc, cycle)?;
-        if decoded.reads_m & self.load_registers != 0 && cycle < self.load_ready {
-            // Load-use hazard: the slot goes unused until the loaded value is ready.
-            self.supervisor_next_issue = self.load_ready;
-            return Ok(());
+        let hazard = decoded.reads_m & self.load_pending;
+        if hazard != 0 {
+            let ready = self.load_use_ready(hazard, cycle);
+            if cycle < ready {
+                // Load-use hazard: the slot goes unused until the loaded value is ready.
+                self.supervisor_next_issue = ready;
+                return Ok(());
+            }
         }
         let outcome = {
-            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, &[0; 256], &mut self.watch);
+            // The supervisor runs no AMP instruction: it reads no `$FP_INFMT`/`$FP_ISCL`.
+            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, 0, 0, &mut self.watch);
             step_bundle(&decoded.bundle, decoded.size, &mut self.supervisor, &mut env)
         };
         let outcome = outcome.map_err(|trap| self.trap(CONTEXT, pc, &decoded, cycle, trap))?;
@@ -445,8 +524,19 @@ impl Tile {
             | TimingClass::Exit
             | TimingClass::Repeat => {}
         }
-        self.load_registers = decoded.load_writes_m;
-        self.load_ready = cycle + stalls.load_use as u64;
+        if decoded.writes_m & self.load_pending != 0 {
+            // A later write replaces the loaded value: its readers need not wait for the load.
+            self.load_pending &= !decoded.writes_m;
+        }
+        if decoded.load_writes_m != 0 {
+            let ready = cycle + stalls.load_use as u64;
+            let mut loaded = decoded.load_writes_m;
+            while loaded != 0 {
+                self.load_ready[loaded.trailing_zeros() as usize] = ready;
+                loaded &= loaded - 1;
+            }
+            self.load_pending |= decoded.load_writes_m;
+        }
         match outcome.effect {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {

@@ -1,0 +1,182 @@
+//! Buffers and host tensors in the image: one segment per distinct address range of each tile
+//! (buffers grouped by alias root, overlapping roots merged), with the initial contents, and the
+//! host I/O map. Also refuses initial data or outputs that another buffer would overwrite.
+
+use super::{sram_category, EmitError};
+use crate::place::root;
+use crate::tile::{BufferId, HostTensorPlan, Program, TileProgram};
+use tessera_isa::image::{Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, ImageBuilder};
+
+/// The memory of one alias root.
+struct Root {
+    id: usize,
+    start: u64,
+    end: u64,
+    live: (usize, usize),
+    /// Holds data before step 0 (contents or a host input piece).
+    initial: bool,
+    /// Read by the host after the run.
+    output: bool,
+}
+
+fn overlap(a: &Root, b: &Root) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
+fn roots(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], outputs: &[BufferId]) -> Vec<Root> {
+    let mut by_root: Vec<Option<Root>> = (0..tile.buffers.len()).map(|_| None).collect();
+    for (i, buffer) in tile.buffers.iter().enumerate() {
+        let r = root(tile, BufferId(i as u32)).0 as usize;
+        let start = addresses[r] as u64;
+        let entry = by_root[r].get_or_insert(Root { id: r, start, end: start, live: buffer.live, initial: false, output: false });
+        entry.end = entry.end.max(start + buffer.bytes as u64);
+        entry.live = (entry.live.0.min(buffer.live.0), entry.live.1.max(buffer.live.1));
+        entry.initial |= buffer.contents.is_some();
+    }
+    for (ids, input) in [(inputs, true), (outputs, false)] {
+        for &id in ids {
+            if let Some(Some(entry)) = by_root.get_mut(root(tile, id).0 as usize) {
+                if input {
+                    entry.initial = true;
+                } else {
+                    entry.output = true;
+                }
+            }
+        }
+    }
+    by_root.into_iter().flatten().filter(|r| r.end > r.start).collect()
+}
+
+/// Buffers of `tile` holding pieces of `tensors`.
+fn piece_buffers(tensors: &[HostTensorPlan], tile: u32) -> Vec<BufferId> {
+    tensors.iter().flat_map(|t| &t.pieces).filter(|p| p.tile == tile && p.bytes > 0).map(|p| p.buffer).collect()
+}
+
+/// Refuses initial data written over by a buffer live before it, and outputs written over by
+/// one live after them.
+fn check_group(tile: &TileProgram, group: &[Root]) -> Result<(), EmitError> {
+    for r in group {
+        for s in group.iter().filter(|s| s.id != r.id && overlap(r, s)) {
+            let fail = |what: &str| EmitError::Memory {
+                tile: tile.tile,
+                buffer: tile.buffers[r.id].name.clone(),
+                reason: format!("{what} shares memory with `{}` (live {:?}; this one {:?})", tile.buffers[s.id].name, s.live, r.live),
+            };
+            if r.initial && s.live.0 < r.live.0 {
+                return Err(fail("its initial data (contents or a host input) would be overwritten: it"));
+            }
+            if r.output && s.live.1 > r.live.1 {
+                return Err(fail("the host reads it after the run, but it"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn segment_name(tile: &TileProgram, group: &[Root]) -> String {
+    let mut names: Vec<&str> = group.iter().take(4).map(|r| tile.buffers[r.id].name.as_str()).collect();
+    if names.iter().all(|n| n.is_empty()) {
+        names = vec!["buffer"];
+    }
+    let mut name = names.join(" | ");
+    if group.len() > 4 {
+        name.push_str(&format!(" (+{} more)", group.len() - 4));
+    }
+    name
+}
+
+/// Per root: the buffers of its alias group that have contents.
+fn contents_by_root(tile: &TileProgram) -> Vec<Vec<usize>> {
+    let mut by_root = vec![Vec::new(); tile.buffers.len()];
+    for (i, buffer) in tile.buffers.iter().enumerate() {
+        if buffer.contents.as_ref().is_some_and(|c| !c.is_empty()) {
+            by_root[root(tile, BufferId(i as u32)).0 as usize].push(i);
+        }
+    }
+    by_root
+}
+
+fn add_group(builder: &mut ImageBuilder, tile: &TileProgram, addresses: &[u32], contents: &[Vec<usize>], group: &[Root]) -> Result<(), EmitError> {
+    check_group(tile, group)?;
+    let start = group.iter().map(|r| r.start).min().unwrap_or(0);
+    let end = group.iter().map(|r| r.end).max().unwrap_or(start);
+    let size = u32::try_from(end - start).map_err(|_| EmitError::BadPlacement { reason: format!("tile {}: a buffer ends past 4 GiB", tile.tile) })?;
+    let largest = group.iter().max_by_key(|r| (r.end - r.start, std::cmp::Reverse(r.id))).map(|r| r.id).unwrap_or(0);
+    let category = sram_category(&tile.buffers[largest].category);
+    let name = segment_name(tile, group);
+    let mut data: Option<Vec<u8>> = None;
+    let mut filled: Vec<(u64, u64, usize)> = Vec::new();
+    for &i in group.iter().flat_map(|r| &contents[r.id]) {
+        let buffer = &tile.buffers[i];
+        let Some(contents) = &buffer.contents else { continue };
+        let at = addresses[i] as u64 - start;
+        let span = (at, at + contents.len() as u64);
+        if let Some(&(_, _, other)) = filled.iter().find(|&&(a, b, _)| a < span.1 && span.0 < b) {
+            return Err(EmitError::Memory { tile: tile.tile, buffer: buffer.name.clone(), reason: format!("its contents overlap those of `{}`", tile.buffers[other].name) });
+        }
+        filled.push((span.0, span.1, i));
+        let bytes = data.get_or_insert_with(|| vec![0; size as usize]);
+        bytes[span.0 as usize..span.1 as usize].copy_from_slice(contents);
+    }
+    let address = start as u32;
+    match data {
+        Some(bytes) => builder.place_bytes(tile.tile, address, &bytes, category, &name)?,
+        None => builder.place(tile.tile, address, size, category, &name)?,
+    }
+    Ok(())
+}
+
+/// One segment per distinct address range of every tile's buffers.
+pub(super) fn add_buffers(builder: &mut ImageBuilder, program: &Program, addresses: &[Vec<u32>]) -> Result<(), EmitError> {
+    for tile in &program.tiles {
+        let addresses = &addresses[tile.tile as usize];
+        let contents = contents_by_root(tile);
+        let mut roots = roots(tile, addresses, &piece_buffers(&program.inputs, tile.tile), &piece_buffers(&program.outputs, tile.tile));
+        roots.sort_by_key(|r| (r.start, r.end, r.id));
+        let mut group: Vec<Root> = Vec::new();
+        let mut group_end = 0u64;
+        for r in roots {
+            if !group.is_empty() && r.start >= group_end {
+                add_group(builder, tile, addresses, &contents, &group)?;
+                group.clear();
+            }
+            group_end = if group.is_empty() { r.end } else { group_end.max(r.end) };
+            group.push(r);
+        }
+        if !group.is_empty() {
+            add_group(builder, tile, addresses, &contents, &group)?;
+        }
+    }
+    Ok(())
+}
+
+fn host_tensor(plan: &HostTensorPlan, direction: HostDirection, addresses: &[Vec<u32>]) -> Result<HostTensor, EmitError> {
+    let fail = |reason: String| EmitError::HostTensor { name: plan.name.clone(), reason };
+    let dtype = Dtype::from_name(&plan.dtype).ok_or_else(|| fail(format!("unknown dtype `{}`", plan.dtype)))?;
+    let mut pieces = Vec::with_capacity(plan.pieces.len());
+    for piece in plan.pieces.iter().filter(|p| p.bytes > 0) {
+        let base = addresses
+            .get(piece.tile as usize)
+            .and_then(|a| a.get(piece.buffer.0 as usize))
+            .ok_or_else(|| fail(format!("tile {} buffer {} has no address", piece.tile, piece.buffer.0)))?;
+        pieces.push(HostPiece {
+            tile: piece.tile,
+            address: base + piece.offset,
+            tensor_byte_offset: piece.tensor_offset,
+            bytes: piece.bytes,
+            element_order: ElementOrder::RowMajor,
+        });
+    }
+    Ok(HostTensor { name: plan.name.clone(), direction, dtype, shape: plan.shape.iter().map(|&d| d as u64).collect(), pieces })
+}
+
+/// The program's inputs and outputs as host tensors.
+pub(super) fn add_host_tensors(builder: &mut ImageBuilder, program: &Program, addresses: &[Vec<u32>]) -> Result<(), EmitError> {
+    for plan in &program.inputs {
+        builder.add_host_tensor(host_tensor(plan, HostDirection::Input, addresses)?)?;
+    }
+    for plan in &program.outputs {
+        builder.add_host_tensor(host_tensor(plan, HostDirection::Output, addresses)?)?;
+    }
+    Ok(())
+}

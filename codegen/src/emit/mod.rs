@@ -1,0 +1,354 @@
+//! The emitter: from a verified tile [`Program`] and its [`Placement`] to an executable
+//! [`Image`] — kernel code, vertex state, one supervisor program per tile (kernel calls, timed
+//! exchange code, a global sync after every step), buffer segments, worker scratch and the host
+//! I/O map.
+//!
+//! # Tile memory
+//!
+//! ```text
+//! sram_base     kernel code      every kernel a call uses, each assembled once and packed in
+//!                                library order at one address for the whole chip (one blob
+//!                                per kernel); a tile loads the kernels it calls, the rest of
+//!                                the area is `padding` on it
+//! vertex_base   vertex state     this tile's vertex records: one per call, 8-aligned, in step
+//!                                and call order; the area is as large as the largest tile's
+//! program_base  supervisor       this tile's program (see below)
+//! code_end      worker scratch   6 × 256 bytes (`$WORKER0_BASE`..`$WORKER5_BASE`)
+//!               buffers          wherever `place` put them (after the reserved area)
+//! ```
+//!
+//! Vertex state is allocated here, not by `place`: vertex words are data the emitter writes, so
+//! the tile program needs no `VertexState` buffers (it may still declare some; they are placed
+//! and accounted like any buffer).
+//!
+//! # Which tiles run
+//!
+//! A tile runs (has an entry and joins every global sync) iff it has a buffer or a kernel call;
+//! transfers and host pieces name buffers, so every tile that takes part in anything runs. Tiles
+//! with nothing get no image entry at all: they do not run and take no part in syncs.
+//!
+//! # Supervisor programs
+//!
+//! Every running tile runs every step (bulk-synchronous), then `sync TEXCH_SYNCZONE_INTERNAL`:
+//!
+//! * compute step, per call in order: the case's supervisor CSRs (`setzi $m0, v` + `put`; a CSR
+//!   an earlier call on the tile set and this one does not is reset to 0, its start value, so
+//!   every call sees the CSRs its case lists and zeros elsewhere, as in the kernel checker), then
+//!   a worker kernel: `setzi $m0, ENTRY; setzi $m1, VERTEX - TMEM_REGION0_BASE_ADDR;
+//!   runall $m0, $m1, 0; sync TEXCH_SYNCZONE_LOCAL`; a supervisor kernel:
+//!   `setzi $mvertex_base, VERTEX; call $m10, ENTRY` (it returns with `br $m10`);
+//! * exchange step: the phase's code from [`crate::exchange::emit`] (transfers resolved with the
+//!   placement, scheduled by [`crate::exchange::schedule`], checked by
+//!   [`crate::exchange::check`] before use), printed with `format_inst`; it starts right after
+//!   the previous sync's release (or at program start), which is cycle 0 of the schedule on
+//!   every tile;
+//! * the program ends with `br $mzero` (address 0 returns to the host).
+//!
+//! # Sizing the reserved area before placement
+//!
+//! A program's length does not depend on buffer addresses: every instruction is 4 bytes,
+//! addresses always fit the 20-bit `setzi` (one instruction), and the exchange schedule depends
+//! only on tiles, word counts and latencies. So [`reserve`] generates every program with
+//! placeholder addresses and counts instructions; [`emit`] regenerates them with the real
+//! addresses and refuses (E-EMIT-007) a program that outgrew the reserve. [`compile`] runs the
+//! whole back end (reserve → place → check → emit) and, should that refusal ever happen,
+//! enlarges the reserve to what was needed and repeats once.
+//!
+//! # Buffers
+//!
+//! Buffers are grouped by alias root; roots whose address ranges overlap (buffers with disjoint
+//! lives sharing memory) become one segment per distinct address range, named after its
+//! buffers, with the category of its largest buffer (`Tensor`/`Weights` → `tensor:NAME`,
+//! `VertexState` → vertex state, `Scratch` → worker scratch). A segment has a blob iff one of
+//! its buffers has `contents`. Initial data (contents and host-input pieces) must not share
+//! memory with a buffer live before it, and host outputs not with one live after them
+//! (E-EMIT-011): the simulator would see them overwritten while the plan does not.
+
+pub mod example;
+mod kernels;
+mod memory;
+mod supervisor;
+mod vertex;
+
+use crate::exchange::schedule::{schedule, PhaseSchedule};
+use crate::exchange::{ExchangeError, ExchangePhase};
+use crate::place::{self, PlaceError, Placement, Reserved};
+use crate::target::Target;
+use crate::tile::verify::{verify, TileVerifyError};
+use crate::tile::{BufferCategory, Program, StepKind};
+use kernels::KernelCode;
+use std::collections::HashMap;
+use tessera_isa::asm::{assemble, LayoutOptions};
+use tessera_isa::image::{Image, ImageBuilder, ImageError, MachineFingerprint, ObjectRules, SramCategory, WORKER_CONTEXTS};
+use vertex::VertexLayout;
+
+/// Scratch bytes per worker context (as in the kernel checker).
+pub const WORKER_SCRATCH_BYTES: u32 = 256;
+
+/// Why a program could not be emitted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmitError {
+    #[error("E-EMIT-001 the tile program is malformed: {0}")]
+    Verify(#[from] TileVerifyError),
+    #[error("E-EMIT-002 placement: {0}")]
+    Place(#[from] PlaceError),
+    #[error("E-EMIT-003 tile {tile} step {step}: no kernel `{kernel}` in the library")]
+    UnknownKernel { tile: u32, step: usize, kernel: String },
+    #[error("E-EMIT-004 assembling {what}:\n{message}")]
+    Assemble { what: String, message: String },
+    #[error("E-EMIT-005 exchange step {step} (phase {phase}): {error}")]
+    Exchange { step: usize, phase: usize, error: ExchangeError },
+    #[error("E-EMIT-006 code, vertex state and worker scratch end at {end:#x}, past the standard region's end {region_end:#x}")]
+    DoesNotFit { end: u64, region_end: u32 },
+    #[error("E-EMIT-007 tile {tile}: the supervisor program needs {needed} bytes but {reserved} are reserved")]
+    ReserveTooSmall { tile: u32, needed: u32, reserved: u32 },
+    #[error("E-EMIT-008 image: {0}")]
+    Image(#[from] ImageError),
+    #[error("E-EMIT-009 the placement does not fit the program: {reason}")]
+    BadPlacement { reason: String },
+    #[error("E-EMIT-010 tile {tile} step {step} `{kernel}` vertex word {word}: {reason}")]
+    Vertex { tile: u32, step: usize, kernel: String, word: usize, reason: String },
+    #[error("E-EMIT-011 tile {tile} buffer `{buffer}`: {reason}")]
+    Memory { tile: u32, buffer: String, reason: String },
+    #[error("E-EMIT-012 host tensor `{name}`: {reason}")]
+    HostTensor { name: String, reason: String },
+}
+
+/// What the emitter made, for reports, dumps and snapshots.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmitReport {
+    /// Tiles with an entry, in order.
+    pub running_tiles: Vec<u32>,
+    pub kernel_code_bytes: u32,
+    pub vertex_base: u32,
+    pub program_base: u32,
+    /// End of the supervisor program area (the placement's `code_end`).
+    pub code_end: u32,
+    /// `(tile, bytes)` of every running tile's supervisor program.
+    pub program_bytes: Vec<(u32, u32)>,
+    /// `(tile, bytes)` of every running tile's vertex state.
+    pub vertex_bytes: Vec<(u32, u32)>,
+    /// Distinct supervisor programs (identical ones share one blob).
+    pub distinct_programs: usize,
+    /// Schedule length in cycles of every exchange phase, in phase order.
+    pub phase_cycles: Vec<u32>,
+    /// The supervisor program text of the lowest running tile (tile 0 when it runs).
+    pub sample_program: Option<(u32, String)>,
+}
+
+/// An image and its report.
+#[derive(Clone, Debug)]
+pub struct Emitted {
+    pub image: Image,
+    pub report: EmitReport,
+}
+
+/// The result of the whole back end.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub placement: Placement,
+    pub image: Image,
+    pub report: EmitReport,
+}
+
+/// Everything about a program that does not depend on buffer addresses.
+struct Frame {
+    kernels: KernelCode,
+    vertex: VertexLayout,
+    schedules: Vec<PhaseSchedule>,
+    running: Vec<bool>,
+    program_base: u32,
+    /// The largest program, in bytes, generated with placeholder addresses.
+    program_bytes: u32,
+}
+
+impl Frame {
+    fn new(target: &Target, program: &Program) -> Result<Frame, EmitError> {
+        verify(program)?;
+        if let Some((index, tile)) = program.tiles.iter().enumerate().find(|(i, t)| t.tile as usize != *i) {
+            return Err(TileVerifyError::Tile { tile: tile.tile, reason: format!("is at index {index} of the program's tiles (tile ids must be their indices)") }.into());
+        }
+        if program.tiles.len() > target.tiles as usize {
+            return Err(EmitError::BadPlacement { reason: format!("{} tile programs for a {}-tile target", program.tiles.len(), target.tiles) });
+        }
+        let kernels = kernels::assemble_used(target, program)?;
+        let vertex = VertexLayout::new(program, kernels.end.div_ceil(8) * 8);
+        let schedules = schedule_phases(target, program)?;
+        let running = program.tiles.iter().map(|t| !t.buffers.is_empty() || t.calls.iter().any(|c| !c.is_empty())).collect();
+        let program_base = vertex.end().div_ceil(8) * 8;
+        let mut frame = Frame { kernels, vertex, schedules, running, program_base, program_bytes: 0 };
+        let placeholder: Vec<Vec<u32>> = program.tiles.iter().map(|t| vec![target.sram_base; t.buffers.len()]).collect();
+        let mut counter = supervisor::Counter::new(program.tiles.len());
+        supervisor::generate(target, program, &frame, &placeholder, &mut counter)?;
+        frame.program_bytes = counter.max_bytes();
+        Ok(frame)
+    }
+
+    fn reserved(&self, target: &Target) -> Result<Reserved, EmitError> {
+        let code_end = self.program_base + self.program_bytes;
+        let reserved = Reserved { code_end, worker_scratch: code_end.div_ceil(16) * 16, worker_scratch_bytes: WORKER_SCRATCH_BYTES };
+        fits(target, &reserved)?;
+        Ok(reserved)
+    }
+}
+
+fn fits(target: &Target, reserved: &Reserved) -> Result<(), EmitError> {
+    let end = reserved.worker_scratch as u64 + WORKER_CONTEXTS as u64 * reserved.worker_scratch_bytes as u64;
+    let region_end = target.region(false).map(|r| r.end()).unwrap_or(target.sram_base);
+    if end > region_end as u64 {
+        return Err(EmitError::DoesNotFit { end, region_end });
+    }
+    Ok(())
+}
+
+/// Schedules every phase (addresses play no part in a schedule).
+fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedule>, EmitError> {
+    let placeholder: Vec<Vec<u32>> = program.tiles.iter().map(|t| vec![target.sram_base; t.buffers.len()]).collect();
+    let mut schedules = vec![PhaseSchedule { starts: Vec::new(), length: 0 }; program.phases.len()];
+    for (step, kind) in program.steps.iter().enumerate() {
+        let StepKind::Exchange { phase, .. } = kind else { continue };
+        let resolved = ExchangePhase { transfers: program.resolve_phase(*phase, &placeholder) };
+        schedules[*phase] = schedule(target, &resolved).map_err(|error| EmitError::Exchange { step, phase: *phase, error })?;
+    }
+    Ok(schedules)
+}
+
+/// The fixed areas every tile needs before its buffers (code, vertex state, supervisor program,
+/// worker scratch), for [`place::place`].
+pub fn reserve(target: &Target, program: &Program) -> Result<Reserved, EmitError> {
+    Frame::new(target, program)?.reserved(target)
+}
+
+/// The image of a verified program placed by `placement` (checked again here).
+pub fn emit(target: &Target, program: &Program, placement: &Placement) -> Result<Emitted, EmitError> {
+    let frame = Frame::new(target, program)?;
+    emit_with(target, program, &frame, placement)
+}
+
+/// Verify, reserve, place, check the placement and emit (enlarging the reserve once if a
+/// program outgrew it).
+pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError> {
+    let frame = Frame::new(target, program)?;
+    let reserved = frame.reserved(target)?;
+    let placement = place::place(target, &program.tiles, reserved)?;
+    match emit_with(target, program, &frame, &placement) {
+        Ok(Emitted { image, report }) => Ok(Compiled { placement, image, report }),
+        Err(EmitError::ReserveTooSmall { needed, .. }) => {
+            let code_end = frame.program_base + needed;
+            let reserved = Reserved { code_end, worker_scratch: code_end.div_ceil(16) * 16, worker_scratch_bytes: WORKER_SCRATCH_BYTES };
+            fits(target, &reserved)?;
+            let placement = place::place(target, &program.tiles, reserved)?;
+            let Emitted { image, report } = emit_with(target, program, &frame, &placement)?;
+            Ok(Compiled { placement, image, report })
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn check_placement(target: &Target, program: &Program, frame: &Frame, placement: &Placement) -> Result<(), EmitError> {
+    let bad = |reason: String| EmitError::BadPlacement { reason };
+    if placement.addresses.len() != program.tiles.len() {
+        return Err(bad(format!("{} tiles placed, the program has {}", placement.addresses.len(), program.tiles.len())));
+    }
+    for (tile, addresses) in program.tiles.iter().zip(&placement.addresses) {
+        if addresses.len() != tile.buffers.len() {
+            return Err(bad(format!("tile {}: {} addresses for {} buffers", tile.tile, addresses.len(), tile.buffers.len())));
+        }
+    }
+    let reserved = placement.reserved;
+    if reserved.code_end < frame.program_base || reserved.worker_scratch < reserved.code_end || !reserved.worker_scratch.is_multiple_of(8) {
+        return Err(bad(format!(
+            "reserved area {reserved:?} does not hold kernel code and vertex state (they end at {:#x})",
+            frame.program_base
+        )));
+    }
+    fits(target, &reserved)?;
+    place::check::check(target, &program.tiles, placement)?;
+    Ok(())
+}
+
+fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Placement) -> Result<Emitted, EmitError> {
+    check_placement(target, program, frame, placement)?;
+    let addresses = &placement.addresses;
+    let mut texts = supervisor::Texts::new(&frame.running);
+    supervisor::generate(target, program, frame, addresses, &mut texts)?;
+    let fingerprint = MachineFingerprint { name: target.name.clone(), tiles: target.tiles, sram_base: target.sram_base, sram_size: target.sram_size() };
+    let mut builder = ImageBuilder::new(fingerprint, target.regions.iter().map(|r| (r.name.clone(), r.start, r.size)).collect())?;
+    let running: Vec<u32> = program.tiles.iter().filter(|t| frame.running[t.tile as usize]).map(|t| t.tile).collect();
+    for (name, object, (start, end)) in &frame.kernels.objects {
+        let (users, others): (Vec<u32>, Vec<u32>) = running.iter().partition(|&&t| program.tiles[t as usize].calls.iter().flatten().any(|c| c.kernel == *name));
+        builder.add_object(&users, object, &ObjectRules::default())?;
+        if end > start {
+            for tile in others {
+                builder.place(tile, *start, end - start, SramCategory::Padding, &format!("unused kernel code `{name}`"))?;
+            }
+        }
+    }
+    // Supervisor programs: one assembly per distinct text.
+    let room = placement.reserved.code_end - frame.program_base;
+    let mut groups: HashMap<&str, Vec<u32>> = HashMap::new();
+    for &tile in &running {
+        groups.entry(texts.text(tile)).or_default().push(tile);
+    }
+    let mut ordered: Vec<(&str, Vec<u32>)> = groups.into_iter().collect();
+    ordered.sort_by_key(|(_, tiles)| tiles[0]);
+    let mut objects = Vec::with_capacity(ordered.len());
+    for (text, tiles) in &ordered {
+        let object = assemble(&[(format!("tile{}.S", tiles[0]), *text)], &LayoutOptions::at(frame.program_base))
+            .map_err(|e| EmitError::Assemble { what: format!("the supervisor program of tile {}", tiles[0]), message: e.to_string() })?;
+        let bytes = object.sections.iter().map(|s| s.bytes.len() as u32).sum::<u32>();
+        objects.push((object, bytes));
+    }
+    if let Some(((_, needed), (_, tiles))) = objects.iter().zip(&ordered).filter(|((_, bytes), _)| *bytes > room).max_by_key(|((_, bytes), _)| *bytes) {
+        return Err(EmitError::ReserveTooSmall { tile: tiles[0], needed: *needed, reserved: room });
+    }
+    let mut program_bytes = Vec::with_capacity(running.len());
+    for ((object, bytes), (_, tiles)) in objects.iter().zip(&ordered) {
+        builder.add_object(tiles, object, &ObjectRules::default())?;
+        for &tile in tiles {
+            program_bytes.push((tile, *bytes));
+            builder.set_entry(tile, frame.program_base, 0)?;
+        }
+    }
+    program_bytes.sort();
+    let reserved = placement.reserved;
+    let mut vertex_bytes = Vec::with_capacity(running.len());
+    for &tile in &running {
+        let bytes = frame.vertex.bytes(program, tile, &addresses[tile as usize])?;
+        vertex_bytes.push((tile, bytes.len() as u32));
+        if !bytes.is_empty() {
+            builder.place_bytes(tile, frame.vertex.base, &bytes, SramCategory::VertexState, "vertex state")?;
+        }
+        let scratch = WORKER_CONTEXTS as u32 * reserved.worker_scratch_bytes;
+        if scratch > 0 {
+            builder.place(tile, reserved.worker_scratch, scratch, SramCategory::WorkerScratch, "worker scratch")?;
+        }
+        builder.set_worker_bases(tile, std::array::from_fn(|w| reserved.worker_scratch + w as u32 * reserved.worker_scratch_bytes))?;
+    }
+    memory::add_buffers(&mut builder, program, addresses)?;
+    memory::add_host_tensors(&mut builder, program, addresses)?;
+    let image = builder.finish()?;
+    let sample_program = running.first().map(|&tile| (tile, texts.text(tile).to_string()));
+    let report = EmitReport {
+        running_tiles: running,
+        kernel_code_bytes: frame.kernels.end - target.sram_base,
+        vertex_base: frame.vertex.base,
+        program_base: frame.program_base,
+        code_end: placement.reserved.code_end,
+        program_bytes,
+        vertex_bytes,
+        distinct_programs: ordered.len(),
+        phase_cycles: frame.schedules.iter().map(|s| s.length).collect(),
+        sample_program,
+    };
+    Ok(Emitted { image, report })
+}
+
+/// The image category of a buffer category.
+pub fn sram_category(category: &BufferCategory) -> SramCategory {
+    match category {
+        BufferCategory::Tensor(name) | BufferCategory::Weights(name) => SramCategory::Tensor(name.clone()),
+        BufferCategory::VertexState => SramCategory::VertexState,
+        BufferCategory::Scratch => SramCategory::WorkerScratch,
+    }
+}

@@ -1,0 +1,201 @@
+//! The planner: a bounded search over grid shapes (row blocks × column blocks) for a graph,
+//! costed with a model of the same machine the simulator runs — kernel cycles from each
+//! kernel's own estimate, exchange from words, bandwidth, latency and set-up, a global sync per
+//! step — and memory from a real placement of every tile. It keeps the best finalists,
+//! reports every candidate it explored and why it stopped, and is deterministic.
+
+pub mod cost;
+
+use crate::dist::{from_graph::distribute, rewrite, verify::verify, Grid, MidProgram};
+use crate::graph::weights::WeightStore;
+use crate::graph::Graph;
+use crate::lower::lower;
+use crate::place::{place, Placement, Reserved};
+use crate::target::Target;
+use crate::tile::{verify::verify as verify_tiles, Program};
+use cost::{estimate, Estimate};
+use std::fmt::Write;
+
+/// Search bounds.
+#[derive(Clone, Debug)]
+pub struct PlanOptions {
+    /// At most this many candidates are costed.
+    pub max_candidates: usize,
+    /// The best this many are kept and reported as finalists.
+    pub finalists: usize,
+    /// Fix the grid instead of searching (`--grid TMxTN`).
+    pub grid: Option<(u32, u32)>,
+    /// Space reserved at the start of SRAM for code and worker scratch (an upper bound; the
+    /// emitter checks it).
+    pub reserved: Reserved,
+}
+
+impl PlanOptions {
+    pub fn for_target(target: &Target) -> PlanOptions {
+        let code_end = target.sram_base + 48 * 1024;
+        PlanOptions { max_candidates: 24, finalists: 4, grid: None, reserved: Reserved { code_end, worker_scratch: code_end, worker_scratch_bytes: 256 } }
+    }
+}
+
+/// One costed (or rejected) candidate.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub tm: u32,
+    pub tn: u32,
+    pub outcome: Result<Estimate, String>,
+}
+
+/// A chosen plan with everything the later stages need.
+pub struct Plan {
+    pub mid: MidProgram,
+    pub program: Program,
+    pub placement: Placement,
+    pub estimate: Estimate,
+    pub report: PlanReport,
+}
+
+/// What the search did.
+#[derive(Clone, Debug)]
+pub struct PlanReport {
+    pub explored: Vec<Candidate>,
+    /// Indices into `explored`, best first.
+    pub finalists: Vec<usize>,
+    pub chosen: usize,
+    pub stop_reason: String,
+    pub rewrites: Vec<String>,
+}
+
+impl PlanReport {
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "planner: explored {} candidates; {}", self.explored.len(), self.stop_reason);
+        let _ = writeln!(out, "{:>5} {:>5} {:>12} {:>10}  {}", "tm", "tn", "est. cycles", "peak SRAM", "outcome");
+        for (i, c) in self.explored.iter().enumerate() {
+            let mark = if i == self.chosen { "chosen" } else if self.finalists.contains(&i) { "finalist" } else { "" };
+            match &c.outcome {
+                Ok(e) => {
+                    let _ = writeln!(out, "{:>5} {:>5} {:>12} {:>9}K  {mark}", c.tm, c.tn, e.cycles, e.peak_sram / 1024);
+                }
+                Err(reason) => {
+                    let _ = writeln!(out, "{:>5} {:>5} {:>12} {:>10}  rejected: {reason}", c.tm, c.tn, "-", "-");
+                }
+            }
+        }
+        for r in &self.rewrites {
+            let _ = writeln!(out, "rewrite: {r}");
+        }
+        out
+    }
+}
+
+/// Why planning failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PlanError {
+    #[error("E-PLAN-001 no candidate fits: {0}")]
+    NothingFits(String),
+    #[error("E-PLAN-002 {0}")]
+    Stage(String),
+}
+
+/// The candidate grids, most promising first: for each row-block count, as many column blocks
+/// as the tiles allow; bounded by `max_candidates`.
+pub fn candidates(rows: u32, cols: u32, target: &Target, options: &PlanOptions) -> (Vec<(u32, u32)>, usize) {
+    if let Some(grid) = options.grid {
+        return (vec![grid], 1);
+    }
+    let mut all = Vec::new();
+    let max_tn = cols.div_ceil(32).max(1);
+    for tm in 1..=rows.min(target.tiles) {
+        let tn = (target.tiles / tm).min(max_tn);
+        if tn == 0 {
+            continue;
+        }
+        if !all.contains(&(tm, tn)) {
+            all.push((tm, tn));
+        }
+    }
+    // Most promising first: balanced work per tile (rows per block × column blocks), then
+    // fewer row blocks (longer AMP row streams).
+    all.sort_by_key(|&(tm, tn)| {
+        let rows_per_tile = rows.div_ceil(tm) as u64;
+        let cols_per_tile = cols.div_ceil(tn) as u64;
+        (rows_per_tile * cols_per_tile + rows_per_tile * 64, tm)
+    });
+    let total = all.len();
+    all.truncate(options.max_candidates);
+    (all, total)
+}
+
+/// Distribute, rewrite, verify, lower and place one grid.
+pub fn build(graph: &Graph, store: &WeightStore, target: &Target, tm: u32, tn: u32, reserved: Reserved) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
+    let rows = graph_rows(graph);
+    let mut mid = distribute(graph, Grid::new(tm, tn, rows)).map_err(|e| e.to_string())?;
+    verify(&mid).map_err(|e| e.to_string())?;
+    let mut log = rewrite::fuse_fp8_casts(&mut mid);
+    let bypass = rewrite::bypass_identity_gathers(&mut mid);
+    log.applied.extend(bypass.applied);
+    rewrite::prune(&mut mid);
+    verify(&mid).map_err(|e| e.to_string())?;
+    let program = lower(&mid, store, target.tiles).map_err(|e| e.to_string())?;
+    verify_tiles(&program).map_err(|e| e.to_string())?;
+    let placement = place(target, &program.tiles, reserved).map_err(|e| e.to_string())?;
+    let mut notes = log.applied;
+    notes.extend(log.refused.into_iter().map(|r| format!("refused: {r}")));
+    Ok((mid, program, placement, notes))
+}
+
+/// Rows of the graph's activations (the first input's first dimension).
+pub fn graph_rows(graph: &Graph) -> u32 {
+    graph
+        .nodes
+        .iter()
+        .find_map(|(_, n)| matches!(n.op, crate::graph::Op::Input { .. }).then(|| n.ty.shape.0.first().copied().unwrap_or(1) as u32))
+        .unwrap_or(1)
+}
+
+/// Widest matmul output (bounds the column split).
+fn graph_cols(graph: &Graph) -> u32 {
+    graph.nodes.iter().filter(|(_, n)| matches!(n.op, crate::graph::Op::MatMul { .. })).map(|(_, n)| n.ty.shape.0.last().copied().unwrap_or(1) as u32).min().unwrap_or(32)
+}
+
+/// Searches and returns the best plan.
+pub fn plan(graph: &Graph, store: &WeightStore, target: &Target, options: &PlanOptions) -> Result<Plan, PlanError> {
+    let (grids, total) = candidates(graph_rows(graph), graph_cols(graph), target, options);
+    let mut explored = Vec::new();
+    let mut best: Option<(usize, u64)> = None;
+    let mut built = None;
+    for &(tm, tn) in &grids {
+        let outcome = build(graph, store, target, tm, tn, options.reserved).map(|(mid, program, placement, notes)| {
+            let estimate = estimate(target, &program, &placement);
+            (mid, program, placement, notes, estimate)
+        });
+        match outcome {
+            Ok((mid, program, placement, notes, estimate)) => {
+                let index = explored.len();
+                if best.map(|(_, c)| estimate.cycles < c).unwrap_or(true) {
+                    best = Some((index, estimate.cycles));
+                    built = Some((mid, program, placement, notes, estimate.clone()));
+                }
+                explored.push(Candidate { tm, tn, outcome: Ok(estimate) });
+            }
+            Err(reason) => explored.push(Candidate { tm, tn, outcome: Err(reason) }),
+        }
+    }
+    let stop_reason = if options.grid.is_some() {
+        "the grid was fixed by the caller".to_string()
+    } else if total > grids.len() {
+        format!("stopped at the bound of {} candidates ({} more grids not costed)", options.max_candidates, total - grids.len())
+    } else {
+        format!("exhausted the candidate space ({total} grids)")
+    };
+    let Some((chosen, _)) = best else {
+        let reasons: Vec<String> = explored.iter().filter_map(|c| c.outcome.as_ref().err().map(|e| format!("{}x{}: {e}", c.tm, c.tn))).take(3).collect();
+        return Err(PlanError::NothingFits(reasons.join("; ")));
+    };
+    let mut order: Vec<usize> = (0..explored.len()).filter(|&i| explored[i].outcome.is_ok()).collect();
+    order.sort_by_key(|&i| (explored[i].outcome.as_ref().map(|e| e.cycles).unwrap_or(u64::MAX), i));
+    order.truncate(options.finalists);
+    let (mid, program, placement, rewrites, estimate) = built.expect("best has a build");
+    let report = PlanReport { explored, finalists: order, chosen, stop_reason, rewrites };
+    Ok(Plan { mid, program, placement, estimate, report })
+}
