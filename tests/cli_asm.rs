@@ -578,8 +578,8 @@ fn asm_run_writes_outputs_and_prints_cycles() {
 }
 
 #[test]
-fn tessera_run_is_bit_exact() {
-    let run = succeeds(&["run"]);
+fn tessera_demo_is_bit_exact() {
+    let run = succeeds(&["demo"]);
     assert!(run.stdout.contains("bit-exact"), "{}", run.stdout);
     // Every row reports zero mismatches and 6·(11 + 7·16384) cycles.
     let rows: Vec<&str> = run
@@ -592,7 +592,7 @@ fn tessera_run_is_bit_exact() {
         let fields: Vec<&str> = row.split_whitespace().collect();
         assert_eq!((fields[2], fields[4]), ("688194", "0"), "{row}");
     }
-    let small = succeeds(&["run", "--machine", "small"]);
+    let small = succeeds(&["demo", "--machine", "small"]);
     assert!(
         small.stdout.contains("machine small: 16 tiles"),
         "{}",
@@ -646,4 +646,12 @@ fn isa_doc_writes_the_reference_pages() {
         .unwrap()
         .contains("brnzdec"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tessera_run_compiles_and_simulates_the_built_in_model() {
+    let run = succeeds(&["run", "--machine", "small", "--tokens", "24", "--hidden", "64", "--mlp", "128"]);
+    assert!(run.stdout.contains("bit-exact vs the plan's reference (kernel references on the same tile program): yes"), "{}", run.stdout);
+    assert!(run.stdout.contains("cropped"), "{}", run.stdout);
+    assert!(run.stdout.contains("error vs host f32 reference"), "{}", run.stdout);
 }

@@ -149,7 +149,7 @@ impl<'a> RefExec<'a> {
             for call in &tile.calls[step] {
                 let fail = |reason: String| RefExecError::Reference { tile: tile.tile, step, kernel: call.kernel.into(), reason };
                 let kernel = *self.kernels.get(call.kernel).ok_or_else(|| RefExecError::UnknownKernel { tile: tile.tile, step, kernel: call.kernel.into() })?;
-                let mut case = call.case.clone();
+                let mut case = (*call.case).clone();
                 for (buffer, &(id, offset)) in case.buffers.iter_mut().zip(&call.bindings) {
                     buffer.bytes = self.bytes(tile.tile, id, offset, buffer.bytes.len()).to_vec();
                 }

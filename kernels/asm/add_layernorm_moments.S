@@ -18,15 +18,19 @@
 //   9..20             split table of the n/4 groups (first group, group count per worker)
 //   21 flags          bit 0: a, b and sum_out are in three different memory elements at
 //                     every offset (e.g. three element slots): pass 1 then uses ld2x64pace /
-//                     ld2xst64pace (2 bundles per 4 elements) instead of single loads and
-//                     stores (3 bundles per 4 elements). The results do not depend on it.
+//                     ld2xst64pace (3 bundles per 8 elements) instead of single loads and
+//                     stores (6 bundles per 8 elements). The results do not depend on it.
 // Memory: all buffers 8-byte aligned; rows > 1 needs n % 4 == 0. Reads up to 6 bytes past the
 // ends of a, b and sum_out when n % 4 != 0 (never written); the n % 4 tail of a single row is
 // written with a read-modify-write of its last 32-bit word(s).
 //
-// Numerics (mirrored by the Rust reference): s_i = f16_rne(a_i + b_i) (f16v4add); the mean
-// partials accumulate s exactly as layernorm_stats.S describes for x (AACC[0] += s0, += s1;
-// AACC[2] += s2, += s3 per group); the variance pass reads the stored s; then
+// Numerics (mirrored by the Rust reference): s_i = f16_rne(a_i + b_i) (f16v4add). Mean
+// partials in blocks of 8 elements (two groups of the worker's chunk, from its first group):
+// f16v8acc of the block, so AACC[0] += s0, += s1; AACC[2] += s2, += s3; AACC[4] += s4, += s5;
+// AACC[6] += s6, += s7, each half widened exactly and each addition rounded; a lone last group
+// and the tail group (missing lanes 0) are blocks whose upper half is 0. The partial is
+// (L0 + L2) + (L1 + L3) (L = AACC[0], [2], [4], [6]). The variance pass (layernorm_stats.S)
+// reads the stored s; then
 //   mean = (((P0 + P2) + P4) + ((P1 + P3) + P5)) * inv_n
 //   rstd = f32oorx((((V0 + V2) + V4) + ((V1 + V3) + V5)) * inv_n + eps)
 // every operation f32 RNE.
@@ -67,8 +71,9 @@ add_layernorm_moments:
 // ------------------------------------------------------------------------------------------
 // Pass 1. Registers: $m0 fast flag, $m1 a, $m2 b, $m3 sum, $m4 group count, $m5 rows - 1,
 // $m6 this worker's mean slot of the row, $m7 pointer advance to the next row, $m8 tail
-// elements (worker 5, single row), $m9 rpt count, $m10:11 packed pace addresses.
-// ARF: $a0:1 a, $a2:3 b, $a4:5 s, $a6:7 = 0 (so $a4:7 = {s, 0} for f16v8acc).
+// elements (worker 5, single row), $m9 rpt count / parity, $m10:11 packed pace addresses.
+// ARF: $a0:1 a, $a2:3 b, $a4:5 s of the even group of a block, $a6:7 s of the odd group (0 for
+// a lone last group and for the tail), so that $a4:7 is the f16v8acc quad of the block.
     .section .text.add_layernorm_moments_add
     .globl add_layernorm_moments_add
     .type add_layernorm_moments_add, @function
@@ -99,43 +104,72 @@ add_layernorm_moments_add:
     { add $m5, $m5, -1 ; fnop }
     { ld32 $m0, $mvertex_base, $mzero, V_FLAGS ; fnop }
     { and $m0, $m0, 1 ; fnop }
-    { brnz $m0, .Ladd_fast_setup ; fnop }
+    { brnz $m0, .Ladd_fast_row ; setzi $a0, 8 }
     { shl $m9, $m4, 3 ; fnop }
     { sub $m7, $m7, $m9 ; fnop }
-    { add $m9, $m4, -1 ; fnop }
 .Ladd_row:
     { brnz $m0, .Ladd_fast_row ; setzi $a0, 8 }
-    // General path: 3 bundles per group (a, b, s each one access).
+    // General path: 3 bundles per group (a, b, s each one access). Blocks of two groups:
+    // s of the even group in $a4:5, of the odd one in $a6:7, then one f16v8acc of $a4:7.
     { brz $m4, .Ladd_tail ; uput $FP_CLR, $a0 }
+    { add $m9, $m4, -1 ; fnop }
+    { shr $m9, $m9, 1 ; fnop }
     { ld64step $a0:1, $mzero, $m1+=, 1 ; fnop }
     { ld64step $a2:3, $mzero, $m2+=, 1 ; fnop }
-    { rpt $m9, 2 ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { rpt $m9, 5 ; fnop }
+    { ld64step $a0:1, $mzero, $m1+=, 1 ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { ld64step $a2:3, $mzero, $m2+=, 1 ; fnop }
+    { st64step $a4:5, $mzero, $m3+=, 1 ; f16v4add $a6:7, $a0:1, $a2:3 }
     { ld64step $a0:1, $mzero, $m1+=, 1 ; f16v8acc $a4:7 }
     { ld64step $a2:3, $mzero, $m2+=, 1 ; fnop }
-    { st64step $a4:5, $mzero, $m3+=, 1 ; f16v4add $a4:5, $a0:1, $a2:3 }
-    { st64step $a4:5, $mzero, $m3+=, 1 ; f16v8acc $a4:7 }
+    { st64step $a6:7, $mzero, $m3+=, 1 ; fnop }
+    { and $m9, $m4, 1 ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { brnz $m9, .Ladd_gen_odd ; fnop }
+    // Even count: the last block, without loads past the chunk.
+    { ld64step $a0:1, $mzero, $m1+=, 1 ; fnop }
+    { ld64step $a2:3, $mzero, $m2+=, 1 ; fnop }
+    { st64step $a4:5, $mzero, $m3+=, 1 ; f16v4add $a6:7, $a0:1, $a2:3 }
+    { nop ; f16v8acc $a4:7 }
+    { st64step $a6:7, $mzero, $m3+=, 1 ; fnop }
     { bri .Ladd_tail ; fnop }
-.Ladd_fast_setup:
-    { add $m9, $m4, -2 ; setzi $a0, 8 }
+.Ladd_gen_odd:
+    // Odd count: the last group alone, {s, 0}.
+    { st64step $a4:5, $mzero, $m3+=, 1 ; f16v4add $a6:7, $azeros, $azeros }
+    { bri .Ladd_tail ; f16v8acc $a4:7 }
 .Ladd_fast_row:
-    // Fast path: 2 bundles per group; each ld2xst64pace loads group g+1 of a and b and stores
-    // s of group g-1 while the aux pipeline adds group g.
+    // Fast path, 3 bundles per two groups: each ld2xst64pace loads a and b of group g+1 and
+    // stores s of group g-1 while the aux pipeline adds group g (even groups into $a4:5, odd
+    // into $a6:7); one f16v8acc per block.
     { brz $m4, .Ladd_tail ; uput $FP_CLR, $a0 }
     { tapack $m10:11, $m1, $m2, $m3 ; fnop }
     { ld2x64pace $a0:1, $a2:3, $m10:11+=, $mzero, 0 ; fnop }
-    { brneg $m9, .Ladd_fast_one ; fnop }
+    { add $m9, $m4, -1 ; fnop }
+    { brz $m9, .Ladd_fast_one ; fnop }
+    { shr $m9, $m4, 1 ; fnop }
+    { add $m9, $m9, -1 ; fnop }
     { ld2x64pace $a0:1, $a2:3, $m10:11+=, $mzero, 0 ; f16v4add $a4:5, $a0:1, $a2:3 }
-    { rpt $m9, 1 ; f16v8acc $a4:7 }
-    { ld2xst64pace $a0:3, $a4:5, $m10:11+=, $mzero, 0 ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { rpt $m9, 2 ; fnop }
+    { ld2xst64pace $a0:3, $a4:5, $m10:11+=, $mzero, 0 ; f16v4add $a6:7, $a0:1, $a2:3 }
     { nop ; f16v8acc $a4:7 }
-    { st64pace $a4:5, $m10:11+=, $mzero, 0 ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { ld2xst64pace $a0:3, $a6:7, $m10:11+=, $mzero, 0 ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { and $m9, $m4, 1 ; fnop }
+    { brnz $m9, .Ladd_fast_odd ; fnop }
+    // Even count: store the last two groups.
+    { st64pace $a4:5, $m10:11+=, $mzero, 0 ; f16v4add $a6:7, $a0:1, $a2:3 }
     { nop ; f16v8acc $a4:7 }
-    { st64pace $a4:5, $m10:11+=, $mzero, 0 ; fnop }
+    { st64pace $a6:7, $m10:11+=, $mzero, 0 ; fnop }
     { bri .Ladd_tail ; fnop }
+.Ladd_fast_odd:
+    // Odd count: one more load (the last group), then the last block and the lone group.
+    { ld2xst64pace $a0:3, $a4:5, $m10:11+=, $mzero, 0 ; f16v4add $a6:7, $a0:1, $a2:3 }
+    { nop ; f16v8acc $a4:7 }
+    { st64pace $a6:7, $m10:11+=, $mzero, 0 ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { st64pace $a4:5, $m10:11+=, $mzero, 0 ; f16v4add $a6:7, $azeros, $azeros }
+    { bri .Ladd_tail ; f16v8acc $a4:7 }
 .Ladd_fast_one:
     { nop ; f16v4add $a4:5, $a0:1, $a2:3 }
+    { st64pace $a4:5, $m10:11+=, $mzero, 0 ; f16v4add $a6:7, $azeros, $azeros }
     { nop ; f16v8acc $a4:7 }
-    { st64pace $a4:5, $m10:11+=, $mzero, 0 ; fnop }
 .Ladd_tail:
     // The n % 4 tail of a single row (worker 5), from the tail atoms.
     { brz $m8, .Ladd_partial ; fnop }
@@ -148,7 +182,7 @@ add_layernorm_moments_add:
     { ld64 $a2:3, $m10, $m11, 0 ; fnop }
     { ld32 $m10, $mvertex_base, $mzero, V_SUM ; fnop }
     { add $m10, $m10, $m11 ; f16v4add $a4:5, $a0:1, $a2:3 }
-    { cmpeq $m11, $m8, 2 ; fnop }
+    { cmpeq $m11, $m8, 2 ; f16v4add $a6:7, $azeros, $azeros }
     { brnz $m11, .Ladd_tail2 ; fnop }
     { cmpeq $m11, $m8, 3 ; fnop }
     { brnz $m11, .Ladd_tail3 ; fnop }

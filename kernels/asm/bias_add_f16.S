@@ -16,7 +16,8 @@
 // The split table covers the rows * cols / 4 groups in row-major order, worker 0 first.
 // Memory: any region. With distinct = 1 every loop bundle does two loads (x, bias) and a store
 // (out) in one ld2xst64pace, so the three buffers must not share a memory element; with
-// distinct = 0 there is one memory access per bundle and no placement requirement.
+// distinct = 0 there is one memory access per bundle and no placement requirement, and out may
+// be x (in place: every group is loaded before its result is stored).
 //
 // Algorithm: a worker's groups are cut into row segments (the rest of the first row, whole rows,
 // the start of the last row); x and out run on contiguously, the bias pointer restarts at column 0

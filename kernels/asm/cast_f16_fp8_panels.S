@@ -33,11 +33,14 @@
 //                g = 3: f0 = 2, f1 = 2 + extra / 8, f2 = (rowstep - 32 - extra) / 8
 //  15 + 4w: first K-block of worker w, 16 + 4w: its first row, 17 + 4w: its number of
 //           (kb, m) items, 18 + 4w: address of its first output row (out + 32 (kb m_padded + m))
-// Source layouts (the Rust side computes words 7..12, see cast_panels.rs):
+// Source layouts (the Rust side computes words 7..14: Source::steps, derived_words and
+// boundary_word in kernels/src/elementwise/cast_panels.rs):
 //   row-major, row stride S halves (S % 4 == 0, S >= K): rowstep 2S, kbstep 64, extra 0;
 //   "packed": the f16 panel order of layout.rs with P rows (F16 block b of row m = halves
 //   16b..16b+15 at in + (b P + m) 32): rowstep 32, kbstep 64 P, extra 32 P - 32.
-// mode 1 needs rowstep <= 511 atoms, mode 2 also f1 and f2 within -512..511.
+// mode 1 needs rowstep <= 511 atoms, mode 2 also the fields of sr and sr1 within -512..511.
+// (The host sets mode 0 for `in` and `out` in the same element slot; the fast modes are a
+// promise that they are not.)
 // Items are the kb_padded * m_padded output rows of 32 bytes in panel order; each worker writes
 // a contiguous run of them. With a fast mode complete vectors are loaded two 64-bit atoms at a
 // time with ld2x64pace / ld2xst64pace (the two atoms sit in the two elements of an interleaved

@@ -28,7 +28,8 @@
 // copied with 16-bit loads (nothing past the end of `in` is read), converted as one group, and
 // written back with 32-bit stores, read-modify-write for a lone last half (the 2 bytes after
 // `out` are rewritten with their own value).
-// Memory: any region, no element constraints (one memory access per bundle).
+// Memory: any region, no element constraints (one memory access per bundle); out may be in
+// (in place: each group is loaded before its result is stored).
 //
 // Loop: one group of 4 per 20-bundle rpt iteration, the aux pipeline busy in every bundle (the
 // 20 aux operations of a group, each using the previous one's result). The main pipeline loads

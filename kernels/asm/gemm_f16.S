@@ -12,8 +12,8 @@
 // Vertex (32-bit words): 0 A, 1 B, 2 C, 3 C0, 4 S (16 bytes scratch), 5 M, 6 kbs, 7 nbs,
 // 8 flags (bit 0: add C0), 9..15 zero, 16+8w: the record of worker w (A + 32*first,
 // C + RS*first, C0 + RS*first, count-3, stride = RS/8 - 3 | bit 31 if count < 3, S, RS, count).
-// Worker scratch: 16 bytes at $mworker_base, kept across the kernel's launches.
-// Memory: A, C0, C in different element slots; C (and B) in interleaved memory; B 16-byte
+// Worker scratch: 20 bytes at $mworker_base, kept across the kernel's launches.
+// Memory: A, C0, C in different element slots; B and C in interleaved memory, 16-byte
 // aligned; RS <= 4112 bytes.
 //
 // Numerics (isa/src/numerics/amp.rs): in every K-block the f16 partial enters the f32

@@ -13,7 +13,7 @@
 //   1: B      weights in $CWEI block order [nb][kb][channel 0..15][phase 0..3][8 bytes], 512
 //             bytes per block, zero beyond N and K; interleaved memory, 16-byte aligned
 //   2: C      output: M rows of Np = 16*nbs halves (row stride RS = 2*Np bytes); interleaved
-//             memory, 8-byte aligned. Columns N..Np get what their zero weights give.
+//             memory, 16-byte aligned. Columns N..Np get what their zero weights give.
 //   3: C0     partial sums in, same layout as C (read only when flags bit 0 is set)
 //   4: S      16 bytes of scratch (the launch record), 4-byte aligned, any memory
 //   5: M >= 1 rows       6: kbs >= 1 K-blocks       7: nbs >= 1 column blocks
@@ -27,8 +27,8 @@
 //     +4 pace stride: bits 9:0 (field 0) = RS/8 - 3 (the row jump in 8-byte atoms), fields
 //        1 and 2 zero (field 1 is the "hold" stride); bit 31 set when count < 3
 //     +5 S                   +6 RS                  +7 count
-// Worker scratch: 16 bytes at $mworker_base ($WORKERn_BASE), kept from a worker's kb = 0
-// launch to its kb >= 1 launches (packed addresses, stride, rpt count).
+// Worker scratch: 20 bytes at $mworker_base ($WORKERn_BASE), written by a worker's kb = 0
+// launch and read by its kb >= 1 launches (packed addresses, C row, stride, rpt count).
 //
 // Memory requirements. One `ld2xst64pace` reads A and the partials and writes C in the same
 // cycle, so the three streams must be in different memory elements: A, C0 and C in three
@@ -44,12 +44,19 @@
 // calls (partials of row 0 only), 4*count calls, 4 drain calls. Bundle b issues call b in the
 // aux slot and in the main slot loads the operands of call b+1 and stores the result of call
 // b-2 (results alternate between $a4:5 and $a6:7, so a store reads the value from two calls
-// ago). For count >= 3 the main slots are: b = -1..9 ld2x64pace (no results yet), b = 10 ..
+// ago). For count >= 3 the main slots are: b = -1..2 the partials of row 0 (ld2x64pace, or
+// two ld128 plus setup for kb >= 1), b = 3..9 ld2x64pace (no results yet), b = 10 ..
 // 4count-2 ld2xst64pace (a 4-bundle rpt body), b = 4count-1..4count+2 ldst64pace (no more
-// partials), b = 4count+3..4count+9 st64pace. Setup: 7 bundles for kb >= 1 (K_WORKER_N, state
-// from the scratch), 16 for kb = 0; one bubble for `rpt`. Workers with fewer than 3 rows take
-// a plain loop, one row at a time. K-block 0 without C0 (K_WORKER_Z) skips the partial stream
-// and the warm-up: after `uput $FP_CLR, ZAACC` the pending partials are +0.
+// partials), b = 4count+3..4count+9 st64pace; one bubble bundle for `rpt`.
+// Entries: K-block 0 runs gemm_fp8_worker (partials from C0; 19 setup bundles) or
+// gemm_fp8_worker_z (zero partials: no partial stream and no warm-up, since after
+// `uput $FP_CLR, ZAACC` the pending partials are +0; 16 setup bundles); they leave the state of
+// the later K-blocks in the worker's scratch. K-blocks >= 1 run gemm_fp8_worker_nf (M >= 18:
+// 5 setup bundles; row 0's partials come from C with two ld128 and the rest of the setup rides
+// in the warm-up bundles) or gemm_fp8_worker_n (M < 18: one more bundle to check the rows).
+// Workers with fewer than 3 rows take a plain loop, one row at a time (18 bundles per row).
+// Per K-block >= 1 launch a worker with count >= 3 rows issues 4*count + 18 bundles, of which
+// 4*count carry useful AMP calls.
 //
 // Numerics (the documented AMP model, isa/src/numerics/amp.rs): in every K-block the f16
 // partial enters the f32 accumulator exactly, the 4 phases add their 8 products lane by lane

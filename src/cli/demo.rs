@@ -1,5 +1,4 @@
-//! `tessera run`: the main job. The encoder model is not in the tree yet, so with no arguments it
-//! runs the built-in demo: the FP8 cast kernel (`kernels/asm/examples/f16_to_fp8.S`) converts
+//! `tessera demo`: the one-tile demo: the FP8 cast kernel (`kernels/asm/examples/f16_to_fp8.S`) converts
 //! every f16 bit pattern on one simulated ipu21 tile, for both FP8 formats and three scales, and
 //! the outputs are compared bit for bit with the numerics model.
 
@@ -13,7 +12,7 @@ use tessera::npy::{DType, NpyArray};
 use tessera::sim::MachineDescription;
 use tessera::tile_program::{run_program, OutputSpec, RunRequest};
 
-/// The demo kernel, compiled into the binary so `tessera run` works from any directory.
+/// The demo kernel, compiled into the binary so `tessera demo` works from any directory.
 pub const FP8_CAST_KERNEL: &str = include_str!("../../kernels/asm/examples/f16_to_fp8.S");
 
 #[derive(Args)]
@@ -25,7 +24,7 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let machine = MachineDescription::load(&args.machine)?;
-    println!("tessera run: built-in demo (the encoder model is not in this build yet)");
+    println!("tessera demo: the one-tile FP8 cast kernel");
     println!("machine {}: {} tiles at {:.2} GHz", machine.name, machine.tiles, machine.clock_hz as f64 / 1e9);
     println!("kernel kernels/asm/examples/f16_to_fp8.S on one tile, one worker, all 65,536 f16 patterns\n");
     let sources = vec![("f16_to_fp8.S".to_string(), FP8_CAST_KERNEL.to_string())];

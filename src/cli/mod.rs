@@ -3,6 +3,7 @@
 mod asm;
 mod check;
 mod demo;
+mod model;
 mod isa_doc;
 mod sim;
 
@@ -18,9 +19,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the main job. Until the encoder model lands, this runs the built-in FP8 cast demo:
-    /// every f16 bit pattern through an assembly kernel on one simulated tile.
-    Run(demo::RunArgs),
+    /// The main job: compile a built-in SigLIP graph (seeded weights) for every tile, simulate it,
+    /// and report error, estimated vs simulated cycles, SRAM and a profile.
+    Run(model::RunArgs),
+    /// Plan and emit an image for a built-in graph, with the plan report.
+    Compile(model::CompileArgs),
+    /// Plan only: the planner's candidates and the estimated cycles.
+    Estimate(model::GraphArgs),
+    /// The one-tile FP8 cast demo: every f16 bit pattern through an assembly kernel.
+    Demo(demo::RunArgs),
     /// Assemble, run, build and disassemble tile programs.
     #[command(subcommand)]
     Asm(asm::AsmCommand),
@@ -44,7 +51,10 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => demo::run(args),
+        Command::Run(args) => model::run(args),
+        Command::Compile(args) => model::compile(args),
+        Command::Estimate(args) => model::estimate(args),
+        Command::Demo(args) => demo::run(args),
         Command::Asm(command) => asm::run(command),
         Command::Isa(command) => isa_doc::run(command),
         Command::Sim(command) => sim::run(command),

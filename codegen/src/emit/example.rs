@@ -62,7 +62,7 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
         let o = tile.add_buffer(buffer("o", bytes, tensor_name("out"), (2, 2)));
         ids.push([x, y, s, r, o]);
     }
-    let call = |a: BufferId, b: BufferId, out: BufferId| KernelCall { kernel: "residual_add_f16", case: residual_add_case(n), bindings: vec![(a, 0), (b, 0), (out, 0)] };
+    let call = |a: BufferId, b: BufferId, out: BufferId| KernelCall { kernel: "residual_add_f16", case: std::sync::Arc::new(residual_add_case(n)), bindings: vec![(a, 0), (b, 0), (out, 0)] };
     let first = program.compute_step("s = x + y");
     for (t, &[x, y, s, _, _]) in ids.iter().enumerate() {
         program.tiles[t].calls[first].push(call(x, y, s));
@@ -124,7 +124,7 @@ fn add_case(program: &mut Program, tile: usize, step: usize, last: usize, prefix
             program.outputs.push(tensor(&name, "uint8", vec![b.len()], vec![piece]));
         }
     }
-    program.tiles[tile].calls[step].push(KernelCall { kernel: kernel.name(), case: template, bindings });
+    program.tiles[tile].calls[step].push(KernelCall { kernel: kernel.name(), case: std::sync::Arc::new(template), bindings });
 }
 
 /// One kernel call per tile: case `i` runs on tile `i` in a single compute step, its inputs as

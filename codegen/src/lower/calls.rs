@@ -8,7 +8,26 @@ use tessera_kernels::elementwise::common::Fp8Out as ElementwiseFp8;
 use tessera_kernels::elementwise::GeluOutput;
 use tessera_kernels::gemm::{GemmSpec, GEMM_FP8};
 use tessera_kernels::norm::layernorm::{Fp8Out as LnFp8, LnSpec, LAYERNORM_F16, LAYERNORM_FP8};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 use tessera_kernels::{Case, Region, Role};
+
+thread_local! {
+    /// Case templates by shape: every tile with the same shard shape shares one template, so a
+    /// 1472-tile program builds each distinct case once.
+    static TEMPLATES: RefCell<HashMap<String, Arc<Case>>> = RefCell::new(HashMap::new());
+}
+
+/// The template for `key`, built by `make` on first use.
+pub fn memo(key: String, make: impl FnOnce() -> Case) -> Arc<Case> {
+    if let Some(case) = TEMPLATES.with(|t| t.borrow().get(&key).cloned()) {
+        return case;
+    }
+    let case = Arc::new(make());
+    TEMPLATES.with(|t| t.borrow_mut().insert(key, case.clone()));
+    case
+}
 
 /// The registry name of a case's kernel.
 pub fn kernel_name(case: &Case) -> &'static str {

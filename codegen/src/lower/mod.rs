@@ -226,7 +226,13 @@ impl Lowering<'_> {
                     let output = self.output_site(id, &shard, RegionRequirement::Any, None);
                     let g = self.constant(shard.tile, &gamma_name, gamma_bytes.clone(), RegionRequirement::Any, 8);
                     let b = self.constant(shard.tile, &beta_name, beta_bytes.clone(), RegionRequirement::Any, 8);
-                    let (case, scratch) = calls::layernorm(rows, value.cols as usize, eps, value.layout.format);
+                    let format = value.layout.format;
+                    let (case, scratch) = {
+                        let key = format!("layernorm {rows} {} {eps} {format:?}", value.cols);
+                        let case = calls::memo(key, || calls::layernorm(rows, value.cols as usize, eps, format).0);
+                        let scratch: Vec<usize> = case.buffers.iter().filter(|b| b.role == tessera_kernels::Role::Scratch).map(|b| b.len()).collect();
+                        (case, scratch)
+                    };
                     let mut bindings = vec![(input.buffer, input.offset), (g, 0), (b, 0), (output.buffer, output.offset)];
                     for bytes in scratch {
                         let s = self.scratch(shard.tile, bytes, RegionRequirement::Any);
@@ -278,7 +284,7 @@ impl Lowering<'_> {
                     let rows = (shard.rows.end - shard.rows.start) as usize;
                     let kbs = (shard.cols.end - shard.cols.start).div_ceil(32) as usize;
                     let output = self.output_site(id, &shard, RegionRequirement::Any, Some(0));
-                    let case = calls::panelize(rows, stride as usize, kbs);
+                    let case = calls::memo(format!("panelize {rows} {stride} {kbs}"), || calls::panelize(rows, stride as usize, kbs));
                     self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(input.buffer, input.offset), (output.buffer, output.offset)] });
                 }
             }
@@ -289,6 +295,11 @@ impl Lowering<'_> {
                     return Err(self.fail(11, "FP8 operands expected"));
                 };
                 let Order::RowMajor { stride } = value.layout.order else { return Err(self.fail(12, "matmul result must be row-major")) };
+                // The GEMM's row jump is a 10-bit pace stride in 8-byte atoms.
+                const MAX_COLUMNS: u32 = (8 * (511 + 3) / 2) as u32;
+                if stride > MAX_COLUMNS {
+                    return Err(self.fail(16, format!("a {stride}-column GEMM output block exceeds the FP8 GEMM kernel's {MAX_COLUMNS} columns; use more column blocks")));
+                }
                 let weights = self.weight(&w_value.name)?.data.clone();
                 let mut blocks_cache: HashMap<(u32, u32), Arc<Vec<u8>>> = HashMap::new();
                 for shard in self.shards(id) {
@@ -301,7 +312,10 @@ impl Lowering<'_> {
                         .clone();
                     let wb = self.constant(shard.tile, &w_value.name, blocks, RegionRequirement::Interleaved, 16);
                     let output = self.output_site(id, &shard, RegionRequirement::Interleaved, Some(2));
-                    let case = calls::gemm_fp8(rows, w_value.rows as usize, stride as usize, a_format, w_format, a_scale as i32 + w_scale as i32);
+                    let k_dim = w_value.rows as usize;
+                    let case = calls::memo(format!("gemm_fp8 {rows} {k_dim} {stride} {a_format:?} {w_format:?} {a_scale} {w_scale}"), || {
+                        calls::gemm_fp8(rows, k_dim, stride as usize, a_format, w_format, a_scale as i32 + w_scale as i32)
+                    });
                     let s = self.scratch(shard.tile, 16, RegionRequirement::Standard);
                     self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(input.buffer, input.offset), (wb, 0), (output.buffer, output.offset), (s, 0)] });
                 }
@@ -317,7 +331,7 @@ impl Lowering<'_> {
                     let bytes = Arc::new(weights::f16_vector(&data, shard.cols.clone(), stride));
                     let b = self.constant(shard.tile, &bias_name, bytes, RegionRequirement::Any, 8);
                     let rows = (shard.rows.end - shard.rows.start) as usize;
-                    let case = calls::bias_add(rows, stride as usize);
+                    let case = calls::memo(format!("bias_add {rows} {stride}"), || calls::bias_add(rows, stride as usize));
                     self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(site.buffer, site.offset), (b, 0), (site.buffer, site.offset)] });
                 }
             }
@@ -328,7 +342,8 @@ impl Lowering<'_> {
                     let input = self.site(x, shard.tile)?;
                     let output = self.output_site(id, &shard, RegionRequirement::Any, None);
                     let n = (shard.rows.end - shard.rows.start) as usize * stride as usize;
-                    let case = calls::gelu(n, value.layout.format);
+                    let format = value.layout.format;
+                    let case = calls::memo(format!("gelu {n} {format:?}"), || calls::gelu(n, format));
                     self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(input.buffer, input.offset), (output.buffer, output.offset)] });
                 }
             }
@@ -339,7 +354,7 @@ impl Lowering<'_> {
                     let (sa, sb) = (self.site(a, shard.tile)?, self.site(b, shard.tile)?);
                     let output = self.output_site(id, &shard, RegionRequirement::Any, None);
                     let n = (shard.rows.end - shard.rows.start) as usize * stride as usize;
-                    let case = calls::residual_add(n);
+                    let case = calls::memo(format!("residual_add {n}"), || calls::residual_add(n));
                     self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(sa.buffer, sa.offset), (sb.buffer, sb.offset), (output.buffer, output.offset)] });
                 }
             }

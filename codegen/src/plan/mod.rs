@@ -97,33 +97,67 @@ pub enum PlanError {
     Stage(String),
 }
 
-/// The candidate grids, most promising first: for each row-block count, as many column blocks
-/// as the tiles allow; bounded by `max_candidates`.
-pub fn candidates(rows: u32, cols: u32, target: &Target, options: &PlanOptions) -> (Vec<(u32, u32)>, usize) {
+/// The matmuls of a graph as (K, N).
+fn matmul_shapes(graph: &Graph) -> Vec<(u64, u64)> {
+    graph
+        .nodes
+        .iter()
+        .filter_map(|(_, n)| match &n.op {
+            crate::graph::Op::MatMul { b, .. } => {
+                let dims = &graph.nodes[*b].ty.shape.0;
+                Some((dims[0] as u64, dims[1] as u64))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A quick analytical cost used only to order and prune candidates before the real costing:
+/// AMP time per tile (128 FP8 MAC per cycle plus a per-block overhead), exchange time (the row
+/// blocks every tile gathers, 4 bytes per cycle), and the weight bytes each tile must hold.
+fn quick_cost(rows: u32, shapes: &[(u64, u64)], tm: u32, tn: u32) -> (u64, u64) {
+    let rows_per_tile = rows.div_ceil(tm) as u64;
+    let mut cycles = 0;
+    let mut weights = 0;
+    for &(k, n) in shapes {
+        let cols = n.div_ceil(tn as u64).div_ceil(32) * 32;
+        let blocks = k.div_ceil(32) * cols.div_ceil(16);
+        cycles += rows_per_tile * k * cols / 128 + blocks * (6 * (4 * rows_per_tile.div_ceil(6) + 28) + 60);
+        cycles += rows_per_tile * k / 4;
+        weights += k * cols;
+    }
+    (cycles, weights)
+}
+
+/// The candidate grids, most promising first by the quick cost, with those whose weights cannot
+/// fit a tile's interleaved memory pruned; bounded by `max_candidates`. Returns the candidates
+/// and how many grids were considered.
+pub fn candidates(graph: &Graph, target: &Target, options: &PlanOptions) -> (Vec<(u32, u32)>, usize) {
     if let Some(grid) = options.grid {
         return (vec![grid], 1);
     }
+    let rows = graph_rows(graph);
+    let shapes = matmul_shapes(graph);
+    let max_tn = shapes.iter().map(|&(_, n)| n.div_ceil(32) as u32).min().unwrap_or(1).max(1);
+    let interleaved = target.region(true).map(|r| r.size as u64).unwrap_or(0);
     let mut all = Vec::new();
-    let max_tn = cols.div_ceil(32).max(1);
     for tm in 1..=rows.min(target.tiles) {
-        let tn = (target.tiles / tm).min(max_tn);
-        if tn == 0 {
-            continue;
-        }
-        if !all.contains(&(tm, tn)) {
-            all.push((tm, tn));
+        for tn in 1..=(target.tiles / tm).min(max_tn) {
+            // Keep only grids that use the tiles well: no grid row could take another column.
+            if tn < (target.tiles / tm).min(max_tn) && tn * 2 <= (target.tiles / tm).min(max_tn) {
+                continue;
+            }
+            let (cycles, weights) = quick_cost(rows, &shapes, tm, tn);
+            if weights * 10 > interleaved * 9 {
+                continue;
+            }
+            all.push((cycles, tm, tn));
         }
     }
-    // Most promising first: balanced work per tile (rows per block × column blocks), then
-    // fewer row blocks (longer AMP row streams).
-    all.sort_by_key(|&(tm, tn)| {
-        let rows_per_tile = rows.div_ceil(tm) as u64;
-        let cols_per_tile = cols.div_ceil(tn) as u64;
-        (rows_per_tile * cols_per_tile + rows_per_tile * 64, tm)
-    });
+    all.sort();
     let total = all.len();
     all.truncate(options.max_candidates);
-    (all, total)
+    (all.into_iter().map(|(_, tm, tn)| (tm, tn)).collect(), total)
 }
 
 /// Distribute, rewrite, verify, lower and place one grid.
@@ -153,14 +187,9 @@ pub fn graph_rows(graph: &Graph) -> u32 {
         .unwrap_or(1)
 }
 
-/// Widest matmul output (bounds the column split).
-fn graph_cols(graph: &Graph) -> u32 {
-    graph.nodes.iter().filter(|(_, n)| matches!(n.op, crate::graph::Op::MatMul { .. })).map(|(_, n)| n.ty.shape.0.last().copied().unwrap_or(1) as u32).min().unwrap_or(32)
-}
-
 /// Searches and returns the best plan.
 pub fn plan(graph: &Graph, store: &WeightStore, target: &Target, options: &PlanOptions) -> Result<Plan, PlanError> {
-    let (grids, total) = candidates(graph_rows(graph), graph_cols(graph), target, options);
+    let (grids, total) = candidates(graph, target, options);
     let mut explored = Vec::new();
     let mut best: Option<(usize, u64)> = None;
     let mut built = None;
@@ -184,9 +213,9 @@ pub fn plan(graph: &Graph, store: &WeightStore, target: &Target, options: &PlanO
     let stop_reason = if options.grid.is_some() {
         "the grid was fixed by the caller".to_string()
     } else if total > grids.len() {
-        format!("stopped at the bound of {} candidates ({} more grids not costed)", options.max_candidates, total - grids.len())
+        format!("stopped at the bound of {} candidates ({} more grids ranked lower by the quick model were not costed)", options.max_candidates, total - grids.len())
     } else {
-        format!("exhausted the candidate space ({total} grids)")
+        format!("costed every grid the quick model kept ({total})")
     };
     let Some((chosen, _)) = best else {
         let reasons: Vec<String> = explored.iter().filter_map(|c| c.outcome.as_ref().err().map(|e| format!("{}x{}: {e}", c.tm, c.tn))).take(3).collect();

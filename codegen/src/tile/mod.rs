@@ -64,7 +64,8 @@ pub struct BufferDecl {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelCall {
     pub kernel: &'static str,
-    pub case: Case,
+    /// Shared by every call of the same shape (the template's data are placeholders).
+    pub case: Arc<Case>,
     /// For each case buffer: the tile buffer and byte offset in it.
     pub bindings: Vec<(BufferId, u32)>,
 }

@@ -16,11 +16,15 @@
 //!
 //! A trapping bundle changes nothing: steps 1–2 write nothing, and every main instruction makes
 //! all its checks and loads before its first store or register write. The PC moves on success only.
+//!
+//! The checks of step 1 depend on the bundle, the kind of context and the `rpt` state only, so a
+//! [`PreparedBundle`] works them out once: executing it tests a few flags, and runs the full
+//! checks (with the same traps in the same order) only when a flag says one of them may fail.
 
 use super::memory::{File, Mode};
 use super::regs::{self, Flow, Pending};
 use super::{accumulate, amp, control, convert, csr_access, float, integer, memory, pace, permute, supervisor};
-use super::{ContextState, ExecEnv, StepOutcome, Trap, TrapKind};
+use super::{ContextKind, ContextState, ExecEnv, StepOutcome, Trap, TrapKind};
 use crate::csr::index;
 use crate::inst::{Access, Bundle, Inst, Opcode};
 use crate::numerics as nx;
@@ -34,13 +38,87 @@ pub(super) fn step_bundle<E: ExecEnv>(
     ctx: &mut ContextState,
     env: &mut E,
 ) -> Result<StepOutcome, Trap> {
+    let main_arf_writes = full_checks(bundle, size, ctx)?;
+    execute_checked(bundle, size, main_arf_writes, ctx, env)
+}
+
+/// A bundle with the outcome of its checks worked out in advance (see the module doc); made once,
+/// for example when code is decoded, and executed with [`step_prepared`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreparedBundle {
+    bundle: Bundle,
+    size: u32,
+    /// Every check passes for a supervisor / a worker outside a `rpt` body.
+    ok_supervisor: bool,
+    ok_worker: bool,
+    /// Some instruction of the bundle may not appear inside a `rpt` body.
+    forbidden_in_repeat: bool,
+    /// The main instruction's ARF destinations (as [`main_destinations`] returns them).
+    main_arf_writes: u16,
+}
+
+impl PreparedBundle {
+    /// Prepares `bundle`, which occupies `size` bytes of code.
+    pub fn new(bundle: Bundle, size: u32) -> PreparedBundle {
+        let passes = |ctx: &ContextState| full_checks(&bundle, size, ctx).ok();
+        let supervisor = passes(&ContextState::new(ContextKind::Supervisor));
+        let worker = passes(&ContextState::new(ContextKind::Worker(0)));
+        let forbidden_in_repeat = [&bundle.main, &bundle.aux].into_iter().flatten().any(|inst| forbidden_in_repeat(inst.desc().timing));
+        PreparedBundle {
+            bundle,
+            size,
+            ok_supervisor: supervisor.is_some(),
+            ok_worker: worker.is_some(),
+            forbidden_in_repeat,
+            main_arf_writes: supervisor.or(worker).unwrap_or(0),
+        }
+    }
+
+    pub fn bundle(&self) -> &Bundle {
+        &self.bundle
+    }
+
+    /// Size in bytes of the bundle in code.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+}
+
+/// Executes a prepared bundle: the same as [`step_bundle`] on its bundle and size.
+#[inline]
+pub(super) fn step_prepared<E: ExecEnv>(prepared: &PreparedBundle, ctx: &mut ContextState, env: &mut E) -> Result<StepOutcome, Trap> {
+    let (bundle, size) = (&prepared.bundle, prepared.size);
+    let context_ok = if ctx.kind.is_supervisor() { prepared.ok_supervisor } else { prepared.ok_worker };
+    let repeat_ok = !ctx.repeat.active || (!prepared.forbidden_in_repeat && !crosses_repeat_end(ctx, size));
+    let main_arf_writes = if context_ok && repeat_ok {
+        // Every check would pass (see `PreparedBundle::new`).
+        prepared.main_arf_writes
+    } else {
+        full_checks(bundle, size, ctx)?
+    };
+    execute_checked(bundle, size, main_arf_writes, ctx, env)
+}
+
+/// Step 1 of the module doc: every check; returns the main instruction's ARF destinations.
+fn full_checks(bundle: &Bundle, size: u32, ctx: &ContextState) -> Result<u16, Trap> {
+    check_bundle(bundle, size, ctx)?;
+    match &bundle.main {
+        Some(main) => main_destinations(main, ctx.kind.is_supervisor()),
+        None => Ok(0),
+    }
+}
+
+/// Steps 2–4 of the module doc, for a bundle that passed the checks.
+#[inline(always)]
+fn execute_checked<E: ExecEnv>(
+    bundle: &Bundle,
+    size: u32,
+    main_arf_writes: u16,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<StepOutcome, Trap> {
     let pc = ctx.pc;
     let in_repeat = ctx.repeat.active;
-    check_bundle(bundle, size, ctx)?;
-    let main_arf_writes = match &bundle.main {
-        Some(main) => main_destinations(main, ctx.kind.is_supervisor())?,
-        None => 0,
-    };
     let mut flow = Flow::fall_through(pc.wrapping_add(size));
     let mut pending = Pending::new();
     if let Some(aux) = &bundle.aux {
@@ -99,13 +177,17 @@ fn check_bundle(bundle: &Bundle, size: u32, ctx: &ContextState) -> Result<(), Tr
             return Err(TrapKind::ControlInRepeatBody { mnemonic: desc.mnemonic }.into());
         }
     }
-    if ctx.repeat.active {
-        let (pc, end) = (ctx.pc, ctx.repeat.end);
-        if pc < end && pc.wrapping_add(size) > end {
-            return Err(TrapKind::RepeatBodyOverrun { end }.into());
-        }
+    if ctx.repeat.active && crosses_repeat_end(ctx, size) {
+        return Err(TrapKind::RepeatBodyOverrun { end: ctx.repeat.end }.into());
     }
     Ok(())
+}
+
+/// Whether a bundle of `size` bytes at `ctx.pc` crosses the end of the active `rpt` body.
+#[inline]
+fn crosses_repeat_end(ctx: &ContextState, size: u32) -> bool {
+    let (pc, end) = (ctx.pc, ctx.repeat.end);
+    pc < end && pc.wrapping_add(size) > end
 }
 
 /// Checks the main instruction's MRF destinations and returns its ARF destinations as a mask.
@@ -472,6 +554,58 @@ mod tests {
         assert!(matches!(traps(&mut worker(), &mut env, empty), TrapKind::InvalidOperation { .. }));
         let solo = pair(i(Run, &[0, 0, 0]), i(Fnop, &[]));
         assert!(matches!(traps(&mut sup, &mut env, solo), TrapKind::InvalidOperation { .. }));
+    }
+
+    /// `step_prepared` (the simulator's path) gives exactly what `step_bundle` gives — result,
+    /// trap, registers and memory — for every opcode alone and in pairs, in both kinds of
+    /// context, with read-only destinations, and outside, inside and across the end of a `rpt`
+    /// body (so every check of the module doc fails somewhere and the fast path is exercised).
+    #[test]
+    fn prepared_bundles_execute_exactly_like_plain_ones() {
+        use crate::inst::Opcode;
+        let (mut env_plain, mut env_prepared) = (TestEnv::new(), TestEnv::new());
+        let mut bundles = Vec::new();
+        let patterns: [[u32; 5]; 5] = [[0; 5], [1, 2, 3, 4, 5], [12; 5], [13; 5], [14; 5]];
+        for opcode in Opcode::all() {
+            for operands in &patterns {
+                bundles.push(one(opcode, operands));
+            }
+        }
+        // Pairs: every main instruction with a few aux ones and every aux with a few main ones
+        // (solo instructions, ARF clashes, the wrong pipeline in a slot).
+        let some_main = [i(Nop, &[]), i(Ld64, &[2, 1, 15, 0]), i(Run, &[0, 0, 0]), i(Brnzdec, &[1, 0]), i(SetziA, &[0, 1])];
+        let some_aux = [i(Fnop, &[]), i(F16v2add, &[3, 0, 0]), i(SetziA, &[2, 1]), i(Nop, &[])];
+        for opcode in Opcode::all() {
+            for operands in &patterns[..2] {
+                let inst = i(opcode, operands);
+                for aux in some_aux {
+                    bundles.push(pair(inst, aux));
+                }
+                for main in some_main {
+                    bundles.push(pair(main, inst));
+                }
+            }
+        }
+        for bundle in bundles {
+            for kind in [crate::semantics::ContextKind::Supervisor, crate::semantics::ContextKind::Worker(3)] {
+                // No rpt; inside a body; the bundle is the body's last; it crosses the body's end.
+                for repeat in [None, Some(64), Some(bundle.size()), Some(4)] {
+                    let mut ctx = if kind.is_supervisor() { supervisor() } else { worker() };
+                    ctx.kind = kind;
+                    ctx.m[1] = DATA;
+                    if let Some(body) = repeat {
+                        ctx.repeat = crate::semantics::RepeatState { active: true, remaining: 3, first: CODE, end: CODE + body };
+                    }
+                    let mut prepared_ctx = ctx.clone();
+                    let plain = step_unprepared(&mut ctx, &mut env_plain, bundle);
+                    let prepared = step(&mut prepared_ctx, &mut env_prepared, bundle);
+                    assert_eq!(prepared, plain, "{bundle:?} in {kind:?}, rpt {repeat:?}");
+                    assert_eq!(prepared_ctx, ctx, "{bundle:?} in {kind:?}, rpt {repeat:?}");
+                }
+            }
+        }
+        assert!(env_plain.mem == env_prepared.mem, "memory differs");
+        assert_eq!(env_plain.cwei, env_prepared.cwei);
     }
 
     #[test]

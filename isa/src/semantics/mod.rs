@@ -71,9 +71,18 @@ pub struct StepOutcome {
     pub effect: Effect,
 }
 
+pub use execute::PreparedBundle;
+
 /// Executes one bundle of the context at `ctx.pc` and advances its PC (including `rpt` loops).
 pub fn step_bundle<E: ExecEnv>(bundle: &Bundle, size: u32, ctx: &mut ContextState, env: &mut E) -> Result<StepOutcome, Trap> {
     execute::step_bundle(bundle, size, ctx, env)
+}
+
+/// [`step_bundle`] for a bundle prepared once ([`PreparedBundle::new`]): the same outcome, with
+/// the bundle checks reduced to a few flag tests. For hot loops that execute the same code often.
+#[inline]
+pub fn step_prepared<E: ExecEnv>(prepared: &PreparedBundle, ctx: &mut ContextState, env: &mut E) -> Result<StepOutcome, Trap> {
+    execute::step_prepared(prepared, ctx, env)
 }
 
 mod accumulate;

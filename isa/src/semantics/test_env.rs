@@ -1,7 +1,7 @@
 //! Test support (cfg(test) only): a flat-memory [`ExecEnv`], context constructors, bundle
 //! builders and a tiny program runner shared by the family tests.
 
-use super::{step_bundle, ContextKind, ContextState, Effect, ExecEnv, StepOutcome, Trap};
+use super::{step_bundle, step_prepared, ContextKind, ContextState, Effect, ExecEnv, PreparedBundle, StepOutcome, Trap};
 use crate::csr::CWEI_COUNT;
 use crate::inst::{Bundle, Inst, Opcode};
 use std::collections::BTreeMap;
@@ -168,8 +168,14 @@ pub fn pair(main: Inst, aux: Inst) -> Bundle {
     Bundle { main: Some(main), aux: Some(aux) }
 }
 
-/// Executes one bundle at `ctx.pc`.
+/// Executes one bundle at `ctx.pc`, prepared as the simulator does (`step_prepared`; the
+/// equivalence with `step_bundle` is tested in `execute`).
 pub fn step(ctx: &mut ContextState, env: &mut TestEnv, bundle: Bundle) -> Result<StepOutcome, Trap> {
+    step_prepared(&PreparedBundle::new(bundle, bundle.size()), ctx, env)
+}
+
+/// Executes one bundle at `ctx.pc` with the unprepared `step_bundle`.
+pub fn step_unprepared(ctx: &mut ContextState, env: &mut TestEnv, bundle: Bundle) -> Result<StepOutcome, Trap> {
     step_bundle(&bundle, bundle.size(), ctx, env)
 }
 

@@ -39,7 +39,7 @@ fn split_table(rows: usize, cols: usize) -> Vec<(u32, u32, u32)> {
     let per_row = (cols / 4) as u32;
     worker_split((rows * cols / 4) as u32)
         .iter()
-        .map(|&(first, count)| if per_row == 0 { (0, 0, 0) } else { (first / per_row, first % per_row, count) })
+        .map(|&(first, count)| first.checked_div(per_row).map_or((0, 0, 0), |row| (row, first % per_row, count)))
         .collect()
 }
 
@@ -106,8 +106,8 @@ impl Kernel for BiasAdd {
 
     fn abi(&self) -> &'static str {
         "vertex: x, bias, out, rows, cols (% 4 == 0), distinct (1: x, bias, out in three different \
-         memory elements -> one-bundle ld2xst64pace loop), split[6] (first row, first 4-group, groups); \
-         any region; 8-byte aligned buffers"
+         memory elements -> one-bundle ld2xst64pace loop; 0: any placement, out may be x), split[6] \
+         (first row, first 4-group, groups); any region; 8-byte aligned buffers"
     }
 
     fn cases(&self) -> Vec<Case> {

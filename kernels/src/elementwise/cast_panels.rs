@@ -258,7 +258,8 @@ impl Kernel for CastPanels {
 
     fn abi(&self) -> &'static str {
         "vertex: in, out, M, K (% 4 == 0), m_padded, $FP_NFMT value, $FP_SCL value (-scale), mode, \
-         rowstep, kbstep, extra, sc, sr (layout words from derived_words/Source::steps), \
+         rowstep, kbstep, extra, sc, sr, sr1, sbt (layout words from Source::steps, derived_words, \
+         boundary_word), \
          split[6] (kb, m, items, out address); source row-major (stride % 4 == 0) or f16 panels; \
          mode 1/2 need in and out in different memory elements, in interleaved for the fast loads; \
          NANOO from $FP_ICTL"
@@ -356,18 +357,21 @@ impl Kernel for CastPanels {
 
     fn random_case(&self, seed: u64) -> Case {
         let mut rng = Rng::new(seed);
-        let m = rng.range(1, 48) as usize;
+        // A quarter of the cases are single rows (the block-run path).
+        let m = if rng.next_u32().is_multiple_of(4) { 1 } else { rng.range(1, 48) as usize };
         let k = 4 * rng.range(1, 100) as usize;
-        let source = if rng.next_u32() % 2 == 0 {
+        let source = if rng.next_u32().is_multiple_of(2) {
             Source::RowMajor { stride: k + 4 * rng.range(0, 3) as usize }
         } else {
             Source::Packed { rows: m + rng.range(0, 3) as usize }
         };
         let fp8 = *rng.pick(&fp8_settings());
         let regions = *rng.pick(&[II, IS, SS, SI]);
-        let distinct = rng.next_u32() % 3 != 0;
+        let distinct = !rng.next_u32().is_multiple_of(3);
         let mut p = params(m, k, source, fp8, regions, distinct);
-        p.m_padded += rng.range(0, 4) as usize;
+        if m > 1 || rng.next_u32().is_multiple_of(2) {
+            p.m_padded += rng.range(0, 4) as usize;
+        }
         p.kb_padded += rng.range(0, 2) as usize;
         let x: Vec<u16> = (0..m * k).map(|_| rng.next_u32() as u16).collect();
         make_case(&format!("random seed={seed} any bits"), p, &x, 0x7c00)

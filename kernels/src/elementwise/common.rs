@@ -23,7 +23,7 @@ pub fn normal_halves(rng: &mut Rng, n: usize, mean: f64, std: f64) -> Vec<u16> {
 pub fn halves_with_specials(rng: &mut Rng, n: usize, std: f64, every: u64) -> Vec<u16> {
     (0..n)
         .map(|_| {
-            if rng.next_u64() % every == 0 {
+            if rng.next_u64().is_multiple_of(every) {
                 *rng.pick(&F16_SPECIALS)
             } else {
                 f64_to_f16(rng.normal(0.0, std))

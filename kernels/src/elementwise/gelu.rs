@@ -118,7 +118,7 @@ fn panel_case(name: &str, x: &[u16], m: usize, k: usize, m_padded: usize, fp8: F
     }
     let pad_rows = (m_padded - m) as u32;
     for (first, count) in worker_split(kbs as u32 * pad_rows) {
-        let (kb, r) = if pad_rows == 0 { (0, 0) } else { (first / pad_rows, m as u32 + first % pad_rows) };
+        let (kb, r) = first.checked_div(pad_rows).map_or((0, 0), |kb| (kb, m as u32 + first % pad_rows));
         vertex.extend([
             VertexWord::Value(kb),
             VertexWord::Value(r),

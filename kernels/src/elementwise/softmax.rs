@@ -45,8 +45,9 @@ pub fn softmax_row(x: &[u16], s: f32) -> Vec<u16> {
 
 /// `rows` × `cols` case; `x` has `in_stride` halves per row (the padding columns are filled
 /// with `junk`, which the kernel must ignore).
+#[allow(clippy::too_many_arguments)]
 fn make_case(name: &str, rows: usize, cols: usize, in_stride: usize, x: &[u16], s: f32, regions: (Region, Region, Region), junk: u16) -> Case {
-    assert!(in_stride % 4 == 0 && in_stride >= cols && cols >= 1);
+    assert!(in_stride.is_multiple_of(4) && in_stride >= cols && cols >= 1);
     assert_eq!(x.len(), rows * cols);
     assert!(s > 0.0 && s.is_finite());
     let mut src = vec![junk; rows * in_stride];
@@ -153,7 +154,7 @@ impl Kernel for Softmax {
         let mut neg_inf = vec![0xfc00u16; 24];
         neg_inf[5] = 0x3c00;
         cases.push(make_case("-inf but one", 6, 24, 28, &rows_of(neg_inf, 6), 1.0, PLACES[1], 0x7c00));
-        cases.push(make_case("all -inf", 2, 24, 24, &vec![0xfc00; 48], 1.0, PLACES[2], 0x3c00));
+        cases.push(make_case("all -inf", 2, 24, 24, &[0xfc00; 48], 1.0, PLACES[2], 0x3c00));
         let tiny: Vec<u16> = (0..24).map(|i| (i * 37 % 1024) as u16 | if i % 2 == 1 { 0x8000 } else { 0 }).collect();
         cases.push(make_case("subnormals", 6, 24, 24, &rows_of(tiny, 6), 1.0, PLACES[3], 0x7e00));
         let big: Vec<u16> = (0..24).map(|i| 0x7800 + i as u16 * 17).collect();
@@ -174,7 +175,7 @@ impl Kernel for Softmax {
         let stride = 4 * groups(cols) + 4 * rng.range(0, 2) as usize;
         let place = *rng.pick(&PLACES);
         let s = [0.125f32, 1.0, 0.0625, 3.0][rng.range(0, 3) as usize];
-        let x = if rng.next_u32() % 2 == 0 { random_bits(&mut rng, rows * cols) } else { normal_halves(&mut rng, rows * cols, 0.0, 5.0) };
+        let x = if rng.next_u32().is_multiple_of(2) { random_bits(&mut rng, rows * cols) } else { normal_halves(&mut rng, rows * cols, 0.0, 5.0) };
         make_case(&format!("random seed={seed}"), rows, cols, stride, &x, s, place, 0x7c00)
     }
 

@@ -2,7 +2,9 @@
 //!
 //! ABI (vertex words; `kernels/asm/gemm_fp8.S` is the full description):
 //! `0 A, 1 B, 2 C, 3 C0, 4 S, 5 M, 6 kbs, 7 nbs, 8 flags, 9..15 zero`, then at word 16 + 8w the
-//! record of worker w: `first·32, first·RS, count − 3, S, RS, pace stride, first, count`.
+//! record of worker w for its rows `first .. first + count` ([`worker_split`]):
+//! `A + 32·first, C + RS·first, C0 + RS·first, count − 3, pace stride (RS/8 − 3, bit 31 when
+//! count < 3), S, RS, count`.
 //!
 //! * A: AMP-left panels ([`layout::fp8_to_panels`] / [`layout::f16_to_panels`], m_padded = M).
 //! * B: weights in `$CWEI` block order ([`layout::weights_to_cwei_blocks`]), interleaved
@@ -10,7 +12,8 @@
 //! * C: M rows × Np = 16·nbs halves (RS = 2·Np bytes), interleaved memory. Columns N..Np hold
 //!   what their zero weights give (the partial, passed through the AMP).
 //! * C0 (flags bit 0): partial sums in, same layout as C. Without it the partials are +0.
-//! * S: 32 bytes of scratch (the launch record the supervisor writes for the workers).
+//! * S: 16 bytes of scratch (the launch record the supervisor writes for the workers).
+//! * 20 bytes of per-worker scratch at `$mworker_base`, kept from K-block 0 to the later ones.
 //! * A, C0 and C in three different element slots (one `ld2xst64pace` touches all three).
 //!
 //! Reference numerics (the documented AMP model, `tessera_isa::numerics::amp`), mirroring the
@@ -103,10 +106,11 @@ pub enum Data {
     Normal,
     /// Any finite code / exponent: large dynamic range, some results overflow to ±inf.
     Wide,
-    /// Values near the format maximum: sums overflow f16 (±inf, and NaN from inf − inf later).
+    /// Large values (saturating at the FP8 maximum): sums near the f16 overflow boundary, a mix
+    /// of large finite results and ±inf (which later K-blocks carry on).
     Large,
-    /// Normal data with NaN codes / f16 specials (inf, NaN, max, subnormals, −0) sprinkled in
-    /// A, B and C0.
+    /// Normal data with a few specials in A, B and C0: FP8 NaN / ±max / subnormals, f16 ±inf,
+    /// NaN, ±max, subnormals, −0.
     Specials,
     /// All ones: exact integer sums, K tails visible in the result.
     Ones,
@@ -179,65 +183,65 @@ fn fp8_of(value: f64, format: Fp8Format) -> u8 {
     f16_to_fp8(tessera_isa::numerics::f64_to_f16(value), format, 0, false)
 }
 
-/// f16 specials sprinkled by [`Data::Specials`].
+/// f16 specials placed by [`Data::Specials`]: ±inf, NaN, ±max, the smallest subnormal, −0, the
+/// largest subnormal.
 const F16_SPECIALS: [u16; 8] = [0x7c00, 0xfc00, 0x7e00, 0x7bff, 0xfbff, 0x0001, 0x8000, 0x03ff];
+/// FP8 specials: NaN, ±max, the smallest subnormals.
+const FP8_SPECIALS: [u8; 5] = [FP8_NAN, 0x7f, 0xff, 0x01, 0x81];
+/// Special values placed in each matrix by [`Data::Specials`] (few, so most outputs stay finite).
+const SPECIALS_PER_MATRIX: usize = 3;
 
 /// Random matrix entries (row-major, `count` values) in the precision's encoding: FP8 codes as
-/// one byte, f16 as two little-endian bytes.
-fn random_matrix(precision: Precision, format: Fp8Format, data: Data, count: usize, std: f64, rng: &mut Rng) -> Vec<u8> {
+/// one byte, f16 as two little-endian bytes. `std` is the standard deviation of Normal data;
+/// Large data have a standard deviation of `large_std` (sums near the f16 overflow boundary).
+fn random_matrix(
+    precision: Precision,
+    format: Fp8Format,
+    data: Data,
+    count: usize,
+    (std, large_std): (f64, f64),
+    rng: &mut Rng,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(count * precision.element_bytes());
     for _ in 0..count {
+        let normal = match data {
+            Data::Large => rng.normal(0.0, large_std),
+            _ => rng.normal(0.0, std),
+        };
         match precision {
-            Precision::Fp8 => {
-                let code = match data {
-                    Data::Normal => fp8_of(rng.normal(0.0, std), format),
-                    Data::Wide => {
-                        let code = rng.next_u32() as u8;
-                        if code == FP8_NAN {
-                            0
-                        } else {
-                            code
-                        }
+            Precision::Fp8 => out.push(match data {
+                Data::Wide => {
+                    let code = rng.next_u32() as u8;
+                    if code == FP8_NAN {
+                        0
+                    } else {
+                        code
                     }
-                    Data::Large => {
-                        let max = format.max_finite() as f64;
-                        let sign = if rng.next_u32() & 1 == 0 { 1.0 } else { -1.0 };
-                        fp8_of(sign * max * (0.5 + 0.5 * rng.unit()), format)
-                    }
-                    Data::Specials => {
-                        if rng.next_u32() % 97 == 0 {
-                            FP8_NAN
-                        } else {
-                            fp8_of(rng.normal(0.0, std), format)
-                        }
-                    }
-                    Data::Ones => fp8_of(1.0, format),
-                };
-                out.push(code);
-            }
+                }
+                Data::Ones => fp8_of(1.0, format),
+                _ => fp8_of(normal, format),
+            }),
             Precision::F16 => {
                 let half = match data {
-                    Data::Normal => f32_to_f16(rng.normal(0.0, std) as f32),
                     Data::Wide => {
                         let sign = (rng.next_u32() & 1) as u16;
                         let exponent = rng.range(1, 30) as u16;
                         let fraction = (rng.next_u32() & 0x3ff) as u16;
                         sign << 15 | exponent << 10 | fraction
                     }
-                    Data::Large => {
-                        let sign = if rng.next_u32() & 1 == 0 { 1.0 } else { -1.0 };
-                        f32_to_f16(sign * (200.0 + 300.0 * rng.unit() as f32))
-                    }
-                    Data::Specials => {
-                        if rng.next_u32() % 61 == 0 {
-                            *rng.pick(&F16_SPECIALS)
-                        } else {
-                            f32_to_f16(rng.normal(0.0, std) as f32)
-                        }
-                    }
                     Data::Ones => 0x3c00,
+                    _ => tessera_isa::numerics::f64_to_f16(normal),
                 };
                 out.extend(half.to_le_bytes());
+            }
+        }
+    }
+    if data == Data::Specials {
+        for _ in 0..SPECIALS_PER_MATRIX {
+            let at = rng.range(0, count as u64 - 1) as usize;
+            match precision {
+                Precision::Fp8 => out[at] = *rng.pick(&FP8_SPECIALS),
+                Precision::F16 => out[2 * at..2 * at + 2].copy_from_slice(&rng.pick(&F16_SPECIALS).to_le_bytes()),
             }
         }
     }
@@ -246,14 +250,20 @@ fn random_matrix(precision: Precision, format: Fp8Format, data: Data, count: usi
 
 /// Random f16 partial sums (M × Np, padded columns included).
 fn random_partials(data: Data, count: usize, rng: &mut Rng) -> Vec<u16> {
-    (0..count)
+    let mut out: Vec<u16> = (0..count)
         .map(|_| match data {
-            Data::Specials if rng.next_u32() % 23 == 0 => *rng.pick(&F16_SPECIALS),
             Data::Ones => 0x3c00,
             Data::Large => f32_to_f16(rng.normal(0.0, 20000.0) as f32),
             _ => f32_to_f16(rng.normal(0.0, 4.0) as f32),
         })
-        .collect()
+        .collect();
+    if data == Data::Specials {
+        for _ in 0..2 * SPECIALS_PER_MATRIX {
+            let at = rng.range(0, count as u64 - 1) as usize;
+            out[at] = *rng.pick(&F16_SPECIALS);
+        }
+    }
+    out
 }
 
 impl AmpGemm {
@@ -268,10 +278,16 @@ impl AmpGemm {
         let rs = spec.row_stride();
         assert!(rs <= MAX_ROW_STRIDE_BYTES, "N too large for the pace stride field");
         let mut rng = Rng::new(spec.seed);
-        // Standard deviations that keep Normal sums moderate.
+        // Standard deviations: Normal sums stay moderate; Large sums have a standard deviation
+        // near the f16 maximum, so some overflow to ±inf and some stay finite.
+        let product_scale = match p {
+            Precision::Fp8 => 2f64.powi(spec.scale),
+            Precision::F16 => 1.0,
+        };
+        let large = (60000.0 / product_scale / (k as f64).sqrt()).sqrt();
         let (x_std, w_std) = match p {
-            Precision::Fp8 => (2.0, 1.0),
-            Precision::F16 => (1.0, 1.0 / (k as f64).sqrt().max(1.0)),
+            Precision::Fp8 => ((2.0, large), (1.0, large)),
+            Precision::F16 => ((1.0, large), (1.0 / (k as f64).sqrt().max(1.0), large)),
         };
         let a = random_matrix(p, spec.x_format, spec.data, m * k, x_std, &mut rng);
         let b = random_matrix(p, spec.w_format, spec.data, k * n, w_std, &mut rng);
@@ -458,14 +474,15 @@ impl Kernel for AmpGemm {
         match self.precision {
             Precision::Fp8 => {
                 "supervisor; vertex: A (FP8 panels), B ($CWEI blocks, interleaved, 16-aligned), C (M x Np f16, \
-                 interleaved), C0, S (32 B scratch), M, kbs, nbs, flags (bit 0: add C0), 0 x7, 6 worker records \
-                 (first*32, first*RS, count-3, S, RS, RS/8-3, first, count); A, C0, C in different element slots; \
-                 $FP_INFMT = fmt(A)<<1 | fmt(B), $FP_ISCL = scale"
+                 interleaved, 16-aligned), C0, S (16 B scratch), M, kbs, nbs, flags (bit 0: add C0), 0 x7, 6 worker records \
+                 (A+32*first, C+RS*first, C0+RS*first, count-3, RS/8-3 | bit 31 if count<3, S, RS, count); 20 B worker \
+                 scratch; A, C0, C in different element slots; $FP_INFMT = fmt(A)<<1 | fmt(B), $FP_ISCL = scale"
             }
             Precision::F16 => {
                 "supervisor; vertex: A (f16 panels), B ($CWEI blocks, interleaved, 16-aligned), C (M x Np f16, \
-                 interleaved), C0, S (32 B scratch), M, kbs, nbs, flags (bit 0: add C0), 0 x7, 6 worker records \
-                 (first*32, first*RS, count-3, S, RS, RS/8-3, first, count); A, C0, C in different element slots"
+                 interleaved, 16-aligned), C0, S (16 B scratch), M, kbs, nbs, flags (bit 0: add C0), 0 x7, 6 worker records \
+                 (A+32*first, C+RS*first, C0+RS*first, count-3, RS/8-3 | bit 31 if count<3, S, RS, count); 20 B worker \
+                 scratch; A, C0, C in different element slots"
             }
         }
     }
@@ -790,20 +807,3 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod stats {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn print_output_stats() {
-        for kernel in [&GEMM_FP8, &GEMM_F16] {
-            for case in kernel.cases() {
-                let c = bytes::to_u16(&kernel.reference(&case)[0]);
-                let nan = c.iter().filter(|&&h| h & 0x7c00 == 0x7c00 && h & 0x3ff != 0).count();
-                let inf = c.iter().filter(|&&h| h & 0x7fff == 0x7c00).count();
-                let zero = c.iter().filter(|&&h| h & 0x7fff == 0).count();
-                println!("{:5.1}% nan {:5.1}% inf {:5.1}% zero  {} {}", 100.0 * nan as f64 / c.len() as f64, 100.0 * inf as f64 / c.len() as f64, 100.0 * zero as f64 / c.len() as f64, kernel.name(), case.name);
-            }
-        }
-    }
-}

@@ -3,7 +3,7 @@
 //! Source: `kernels/asm/layernorm_stats.S` followed by `add_layernorm_moments.S`.
 
 use super::data::{h, Dist};
-use super::stats::{cycles, row_stats, shape_words, Shape, ROW_SCRATCH_BYTES, V_END};
+use super::stats::{cycles, row_stats, shape_words, MeanLanes, Shape, ROW_SCRATCH_BYTES, V_END};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::split::WORKERS;
@@ -152,6 +152,11 @@ impl Kernel for AddLayerNormMoments {
             (12, 28, normal, Dist::Specials, std_),
             (1, 1152, Dist::Tiny, Dist::Tiny, inter),
             (3, 64, Dist::AnyBits, Dist::AnyBits, fast_s),
+            (1, 1152, Dist::Wide, Dist::Wide, fast_i),
+            (1, 1152, Dist::Wide, Dist::Wide, std_),
+            (1, 2152, Dist::Wide, normal, fast_s),
+            (4, 1728, Dist::Wide, Dist::Wide, fast_i),
+            (1, 203, Dist::Wide, Dist::Wide, std_),
             (1, 1151, Dist::AnyBits, Dist::AnyBits, std_),
         ] {
             push(&mut cases, &mut rng, rows, n, da, db, placement, 1e-6);
@@ -184,6 +189,7 @@ impl Kernel for AddLayerNormMoments {
             Dist::Specials,
             Dist::Tiny,
             Dist::AnyBits,
+            Dist::Wide,
         ];
         let (da, db) = (*rng.pick(&dists), *rng.pick(&dists));
         let region = if rng.next_u32() % 2 == 0 { Region::Standard } else { Region::Interleaved };
@@ -207,7 +213,7 @@ impl Kernel for AddLayerNormMoments {
         let s: Vec<u16> = a.iter().zip(&b).map(|(&x, &y)| add_f16(x, y)).collect();
         let mut moments = Vec::new();
         for row in s.chunks_exact(shape.n) {
-            let stats = row_stats(&shape, row);
+            let stats = row_stats(&shape, row, MeanLanes::Blocks);
             moments.push(stats.mean);
             moments.push(stats.rstd);
         }
@@ -221,18 +227,18 @@ impl Kernel for AddLayerNormMoments {
     }
 }
 
-/// Cycle estimate from the loop structure (see [`super::stats::cycles`]): pass 1 takes 3
-/// bundles per group (2 on the pace path) and 16 (20) around them per row; pass 2 is the
-/// shared variance pass; pass 3 takes 14 bundles per row for worker 0's rows.
+/// Cycle estimate from the loop structure (see [`super::stats::cycles`]): pass 1 takes 6
+/// bundles per two groups (3 on the pace path) and about 20 (24) around them per row; pass 2 is
+/// the shared variance pass; pass 3 takes 14 bundles per row for worker 0's rows.
 fn estimate(shape: &Shape, fast: bool) -> u64 {
     let add = if fast {
-        cycles::busiest(shape, 26, &|c| match c {
-            0 => 14,
-            1 => 19,
-            _ => 2 * c + 20,
+        cycles::busiest(shape, 25, &|c| match c {
+            0 => 13,
+            1 => 20,
+            _ => 3 * (c / 2) + (c % 2) + 24,
         }, 18)
     } else {
-        cycles::busiest(shape, 28, &|c| if c > 0 { 3 * c + 16 } else { 14 }, 18)
+        cycles::busiest(shape, 27, &|c| if c > 0 { 3 * c + 20 } else { 13 }, 18)
     };
     let fin = 11 + 14 * (shape.rows as u64).div_ceil(WORKERS as u64) + 1;
     cycles::total(&[add, cycles::var_pass(shape, false), fin])

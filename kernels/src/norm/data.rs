@@ -24,6 +24,9 @@ pub enum Dist {
     Tiny,
     /// Uniformly random bit patterns (anything, including NaN and infinities).
     AnyBits,
+    /// Magnitudes spread over 10^-3 .. 10^4.5 with random signs: f32 sums that round, so the
+    /// summation order shows in the results.
+    Wide,
 }
 
 impl Dist {
@@ -35,6 +38,7 @@ impl Dist {
             Dist::Specials => "NaN/inf".into(),
             Dist::Tiny => "tiny/subnormal".into(),
             Dist::AnyBits => "any bits".into(),
+            Dist::Wide => "wide magnitudes".into(),
         }
     }
 
@@ -51,6 +55,10 @@ impl Dist {
                 Dist::LargeMean => out.extend((0..n).map(|_| h(rng.normal(1000.0, 0.5)))),
                 Dist::Tiny => out.extend((0..n).map(|_| h(rng.normal(0.0, 1e-5)))),
                 Dist::AnyBits => out.extend((0..n).map(|_| rng.next_u32() as u16)),
+                Dist::Wide => out.extend((0..n).map(|_| {
+                    let magnitude = 10f64.powf(rng.unit() * 7.5 - 3.0);
+                    h(if rng.next_u32() % 2 == 0 { magnitude } else { -magnitude })
+                })),
                 Dist::Specials => {
                     let mut row: Vec<u16> = (0..n).map(|_| h(rng.normal(0.0, 2.0))).collect();
                     // Row kinds by index: clean, one NaN, +inf, -inf, both infinities, huge.

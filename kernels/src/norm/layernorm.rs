@@ -3,7 +3,7 @@
 //! Source: `kernels/asm/layernorm_stats.S` followed by `layernorm_f16.S` / `layernorm_fp8.S`.
 
 use super::data::{f32s, Dist};
-use super::stats::{cycles, row_stats, shape_words, Shape, ROW_SCRATCH_BYTES, V_END};
+use super::stats::{cycles, row_stats, shape_words, MeanLanes, Shape, ROW_SCRATCH_BYTES, V_END};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::{EntryKind, Kernel};
@@ -140,9 +140,9 @@ impl Kernel for LayerNorm {
 
     fn abi(&self) -> &'static str {
         if self.fp8 {
-            "supervisor; vertex: x (f16 rows x n), gamma (f32[n]), beta (f32[n]), out (FP8 rows x n), scratch (48 B/row), rows, n, inv_n (f32), eps (f32), split[6] of n/4 groups, nfmt ($FP_NFMT: 2 F143, 0 F152), scl ($FP_SCL); NANOO from $FP_ICTL; rows > 1 needs n % 4 == 0; any region"
+            "supervisor; vertex: x (f16 rows x n), gamma (f32[n]), beta (f32[n]), out (FP8 rows x n), scratch (48 B/row), rows, n, inv_n (f32), eps (f32), split[6] of n/4 groups, dev (0 or rows x 4*ceil(n/4) f32 scratch: pass 3 at 8 instead of 12 bundles per 4 elements), nfmt ($FP_NFMT: 2 F143, 0 F152), scl ($FP_SCL); NANOO from $FP_ICTL; rows > 1 needs n % 4 == 0; any region"
         } else {
-            "supervisor; vertex: x (f16 rows x n), gamma (f32[n]), beta (f32[n]), out (f16 rows x n), scratch (48 B/row), rows, n, inv_n (f32), eps (f32), split[6] of n/4 groups; rows > 1 needs n % 4 == 0; any region"
+            "supervisor; vertex: x (f16 rows x n), gamma (f32[n]), beta (f32[n]), out (f16 rows x n), scratch (48 B/row), rows, n, inv_n (f32), eps (f32), split[6] of n/4 groups, dev (0 or rows x 4*ceil(n/4) f32 scratch: pass 3 at 7 instead of 11 bundles per 4 elements); rows > 1 needs n % 4 == 0; any region"
         }
     }
 
@@ -203,6 +203,9 @@ impl Kernel for LayerNorm {
             (1, 1152, Dist::Tiny),
             (2, 2152, Dist::Tiny),
             (3, 64, Dist::AnyBits),
+            (1, 1152, Dist::Wide),
+            (4, 2152, Dist::Wide),
+            (1, 203, Dist::Wide),
             (1, 1151, Dist::AnyBits),
         ] {
             let regions = if rows % 2 == 0 { INTER } else { STD };
@@ -263,6 +266,7 @@ impl Kernel for LayerNorm {
             Dist::Specials,
             Dist::Tiny,
             Dist::AnyBits,
+            Dist::Wide,
         ]);
         let regions = [STD, INTER, MIXED, MIXED2][rng.range(0, 3) as usize];
         let fp8 = self.fp8.then(|| Fp8Out {
@@ -292,7 +296,7 @@ impl Kernel for LayerNorm {
         });
         let mut out = Vec::new();
         for row in x.chunks_exact(shape.n) {
-            let stats = row_stats(&shape, row);
+            let stats = row_stats(&shape, row, MeanLanes::Groups);
             for (i, &xi) in row.iter().enumerate() {
                 let d = f32_sub(f16_to_f32(xi), stats.mean);
                 let t = f32_add(f32_mul(stats.rstd, d), 0.0);

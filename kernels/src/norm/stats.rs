@@ -100,16 +100,42 @@ pub fn combine_partials(p: &[f32; WORKERS]) -> f32 {
     f32_add(f32_add(f32_add(p[0], p[2]), p[4]), f32_add(f32_add(p[1], p[3]), p[5]))
 }
 
-/// Worker `w`'s partial sum of a row (f16 bits): f16v8acc with the quad {group, 0, 0}, so
-/// AACC[0] += x0 then x1, AACC[2] += x2 then x3 (and AACC[4], AACC[6] += +0 twice).
-pub fn mean_partial(shape: &Shape, row: &[u16], w: usize) -> f32 {
+/// How a mean pass feeds a worker's groups to f16v8acc (8 halves per instruction).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeanLanes {
+    /// One group per f16v8acc, quad {group, 0} (LayerNorm pass 1).
+    Groups,
+    /// Two consecutive groups of the chunk per f16v8acc, quad {group 2j, group 2j + 1}; a lone
+    /// last group and the tail group go alone as {group, 0} (AddLayerNormMoments pass 1).
+    Blocks,
+}
+
+/// f16v8acc: AACC[2i] += h[2i], then += h[2i + 1] (each half widened exactly).
+fn f16v8acc(acc: &mut [f32; 4], quad: [u16; 8]) {
+    for (lane, acc) in acc.iter_mut().enumerate() {
+        *acc = f32_add(f32_add(*acc, f16_to_f32(quad[2 * lane])), f16_to_f32(quad[2 * lane + 1]));
+    }
+}
+
+/// Worker `w`'s partial sum of a row (f16 bits). With [`MeanLanes::Groups`] each group is
+/// one f16v8acc of {group, 0}: AACC[0] += x0 then x1, AACC[2] += x2 then x3 (AACC[4], AACC[6]
+/// += +0 twice); with [`MeanLanes::Blocks`] pairs of groups fill all four lanes.
+pub fn mean_partial(shape: &Shape, row: &[u16], w: usize, lanes: MeanLanes) -> f32 {
     let mut acc = [0.0f32; 4];
-    for (group, valid) in worker_groups(shape, w) {
-        let x = group_lanes(row, group, valid);
-        let quad = [x[0], x[1], x[2], x[3], 0, 0, 0, 0];
-        for (lane, acc) in acc.iter_mut().enumerate() {
-            *acc = f32_add(f32_add(*acc, f16_to_f32(quad[2 * lane])), f16_to_f32(quad[2 * lane + 1]));
-        }
+    let groups = worker_groups(shape, w);
+    let full: Vec<[u16; 4]> = groups.iter().filter(|g| g.1 == 4).map(|&(g, v)| group_lanes(row, g, v)).collect();
+    let tail: Option<[u16; 4]> = groups.iter().find(|g| g.1 < 4).map(|&(g, v)| group_lanes(row, g, v));
+    let step = match lanes {
+        MeanLanes::Groups => 1,
+        MeanLanes::Blocks => 2,
+    };
+    for block in full.chunks(step) {
+        let hi = block.get(1).copied().unwrap_or([0; 4]);
+        let x = block[0];
+        f16v8acc(&mut acc, [x[0], x[1], x[2], x[3], hi[0], hi[1], hi[2], hi[3]]);
+    }
+    if let Some(x) = tail {
+        f16v8acc(&mut acc, [x[0], x[1], x[2], x[3], 0, 0, 0, 0]);
     }
     fold_lanes(acc)
 }
@@ -141,10 +167,10 @@ pub struct RowStats {
 }
 
 /// Mean (sum of the partials × inv_n) and rstd of a row, exactly as the passes compute them.
-pub fn row_stats(shape: &Shape, row: &[u16]) -> RowStats {
+pub fn row_stats(shape: &Shape, row: &[u16], lanes: MeanLanes) -> RowStats {
     let mut sums = [0.0f32; WORKERS];
     for (w, sum) in sums.iter_mut().enumerate() {
-        *sum = mean_partial(shape, row, w);
+        *sum = mean_partial(shape, row, w, lanes);
     }
     let mean = f32_mul(combine_partials(&sums), shape.inv_n);
     let mut squares = [0.0f32; WORKERS];
@@ -227,10 +253,10 @@ mod tests {
         // n = 5: one group (worker 0) and a one-element tail (worker 5).
         let s = shape(1, 5);
         let row = halves(&[1.0, 2.0, 3.0, 4.0, 5.0]);
-        assert_eq!(mean_partial(&s, &row, 0), 10.0);
-        assert_eq!(mean_partial(&s, &row, 5), 5.0);
-        assert_eq!(mean_partial(&s, &row, 2), 0.0);
-        let stats = row_stats(&s, &row);
+        assert_eq!(mean_partial(&s, &row, 0, MeanLanes::Groups), 10.0);
+        assert_eq!(mean_partial(&s, &row, 5, MeanLanes::Groups), 5.0);
+        assert_eq!(mean_partial(&s, &row, 2, MeanLanes::Blocks), 0.0);
+        let stats = row_stats(&s, &row, MeanLanes::Groups);
         assert_eq!(stats.mean, f32_mul(15.0, 1.0 / 5.0));
         // Deviations -2 .. 2 (the mean is exactly 3): squares sum to 10, var = 2.
         assert_eq!(var_partial(&s, &row, 0, 3.0), 6.0);
@@ -248,10 +274,26 @@ mod tests {
         values[1] = 1.0;
         values[2] = 3.0;
         let row = halves(&values);
-        assert_eq!(mean_partial(&s, &row, 0), 2052.0);
+        assert_eq!(mean_partial(&s, &row, 0, MeanLanes::Groups), 2052.0);
         // The combine order matters for rounding: 2^24 + 1 + 1 vs 2^24 + 2.
         let p = [16_777_216.0, 1.0, 1.0, 1.0, 0.0, 0.0];
         assert_eq!(combine_partials(&p), f32_add(f32_add(16_777_216.0, 1.0), 2.0));
+    }
+
+    #[test]
+    fn block_lanes_pair_consecutive_groups() {
+        // n = 48: two groups per worker. Worker 1 has groups 2 and 3 (elements 8..16).
+        // Groups: lane 0 = ((x8 + x9) + x12) + x13, lane 1 = ((x10 + x11) + x14) + x15.
+        // Blocks: lane 0 = x8 + x9, lane 1 = x10 + x11, lane 2 = x12 + x13, lane 3 = x14 + x15.
+        let s = shape(1, 48);
+        let values: Vec<f32> = (0..48).map(|i| 1000.0 + i as f32 * 0.5 + if i % 3 == 0 { 0.25 } else { 0.0 }).collect();
+        let row = halves(&values);
+        let x: Vec<f32> = row.iter().map(|&h| f16_to_f32(h)).collect();
+        let seq = |v: &[f32]| v.iter().fold(0.0f32, |a, &b| f32_add(a, b));
+        let groups = fold_lanes([seq(&[x[8], x[9], x[12], x[13]]), seq(&[x[10], x[11], x[14], x[15]]), 0.0, 0.0]);
+        let blocks = fold_lanes([seq(&[x[8], x[9]]), seq(&[x[10], x[11]]), seq(&[x[12], x[13]]), seq(&[x[14], x[15]])]);
+        assert_eq!(mean_partial(&s, &row, 1, MeanLanes::Groups), groups);
+        assert_eq!(mean_partial(&s, &row, 1, MeanLanes::Blocks), blocks);
     }
 
     #[test]
@@ -259,9 +301,11 @@ mod tests {
         for n in [4usize, 24, 1152, 1728, 2152, 4304, 17] {
             let s = shape(1, n);
             let row = vec![f16::from_f32(0.7).to_bits(); n];
-            let stats = row_stats(&s, &row);
-            assert_eq!(stats.mean, f16::from_f32(0.7).to_f32(), "n = {n}");
-            assert_eq!(stats.rstd, f32_oorx(1e-6), "n = {n}");
+            for lanes in [MeanLanes::Groups, MeanLanes::Blocks] {
+                let stats = row_stats(&s, &row, lanes);
+                assert_eq!(stats.mean, f16::from_f32(0.7).to_f32(), "n = {n}");
+                assert_eq!(stats.rstd, f32_oorx(1e-6), "n = {n}");
+            }
         }
     }
 }

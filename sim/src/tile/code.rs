@@ -7,13 +7,14 @@
 use std::sync::Arc;
 use tessera_isa::inst::emit::{decode_bundle, DecodeError};
 use tessera_isa::inst::{Access, Bundle, OperandKind};
+use tessera_isa::semantics::PreparedBundle;
 use tessera_isa::table::TimingClass;
 
-/// One decoded bundle with the facts the scheduler needs.
+/// One decoded bundle, prepared for execution, with the facts the scheduler needs.
 #[derive(Clone, Copy, Debug)]
 pub struct DecodedBundle {
-    pub bundle: Bundle,
-    pub size: u32,
+    /// The bundle and its size, with its checks worked out (`tessera_isa::semantics::step_prepared`).
+    pub prepared: PreparedBundle,
     /// MRF registers the bundle reads (bit per register), for the supervisor's load-use stall.
     pub reads_m: u16,
     /// MRF registers a load in this bundle writes (ready `load_use` cycles after the issue).
@@ -127,5 +128,16 @@ fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
             }
         }
     }
-    DecodedBundle { bundle, size, reads_m, load_writes_m, writes_m: writes_m & !load_writes_m, timing }
+    DecodedBundle { prepared: PreparedBundle::new(bundle, size), reads_m, load_writes_m, writes_m: writes_m & !load_writes_m, timing }
+}
+
+impl DecodedBundle {
+    pub fn bundle(&self) -> &Bundle {
+        self.prepared.bundle()
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u32 {
+        self.prepared.size()
+    }
 }

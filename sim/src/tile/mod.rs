@@ -34,7 +34,7 @@ use crate::machine::{ExchangeDescription, MachineDescription, SupervisorStalls};
 use crate::memory::{MemoryLayout, TileMemory};
 use std::sync::Arc;
 use tessera_isa::csr::{self, index};
-use tessera_isa::semantics::{step_bundle, ContextKind, ContextState, Effect, Trap};
+use tessera_isa::semantics::{step_prepared, ContextKind, ContextState, Effect, Trap};
 use tessera_isa::table::TimingClass;
 
 /// First exchange CSR index (`$INCOMING_MUX`).
@@ -65,6 +65,16 @@ pub enum SupervisorStatus {
     Halted,
 }
 
+/// The decoded bundle at `pc` of tile `tile`'s code, or the error a fetch there raises.
+#[inline]
+fn fetch<'a>(code: &'a CodeCache, tile: u32, context: &'static str, pc: u32, cycle: u64) -> Result<&'a DecodedBundle, SimError> {
+    match code.get(pc) {
+        CodeSlot::Bundle(decoded) => Ok(decoded),
+        CodeSlot::NotCode => Err(SimError::NotCode { tile, context, pc, cycle }),
+        CodeSlot::Invalid(error) => Err(SimError::Decode { tile, context, pc, cycle, error: error.clone() }),
+    }
+}
+
 /// End of the six-cycle round of cycle `cycle`: when a worker bundle issued at `cycle` completes.
 #[inline]
 fn round_end(cycle: u64) -> u64 {
@@ -86,12 +96,20 @@ pub enum TileStatus {
     Blocked,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct WorkerSlot {
     running: bool,
+    /// The cycle of the worker's next issue; `u64::MAX` while it does not run (so the earliest
+    /// issue of all slots is a plain minimum).
     next_issue: u64,
     started: u64,
     entry: u32,
+}
+
+impl Default for WorkerSlot {
+    fn default() -> Self {
+        WorkerSlot { running: false, next_issue: u64::MAX, started: 0, entry: 0 }
+    }
 }
 
 /// A worker's run from launch to exit, for profiles.
@@ -251,7 +269,7 @@ impl Tile {
     /// The bundle at `pc` in assembly form, between backticks (or why there is none).
     fn instruction_at(&self, pc: u32) -> String {
         match self.code.get(pc) {
-            CodeSlot::Bundle(decoded) => format!("`{}`", tessera_isa::asm::print::format_bundle(&decoded.bundle)),
+            CodeSlot::Bundle(decoded) => format!("`{}`", tessera_isa::asm::print::format_bundle(decoded.bundle())),
             CodeSlot::NotCode => "(not code)".into(),
             CodeSlot::Invalid(error) => format!("(undecodable: {error})"),
         }
@@ -329,8 +347,16 @@ impl Tile {
     }
 
     /// Earliest cycle at or after `from` whose slot no running worker holds.
+    #[inline]
     fn next_free_slot(&self, from: u64) -> Option<u64> {
-        (from..from + WORKERS as u64).find(|c| !self.slots[(c % WORKERS as u64) as usize].running)
+        let mut slot = (from % WORKERS as u64) as usize;
+        for offset in 0..WORKERS as u64 {
+            if !self.slots[slot].running {
+                return Some(from + offset);
+            }
+            slot = if slot + 1 == WORKERS { 0 } else { slot + 1 };
+        }
+        None
     }
 
     /// Runs until the tile halts, waits on a global sync, or reaches `limit` cycles, with no other
@@ -345,12 +371,8 @@ impl Tile {
         self.port.refresh(view);
         self.port_dirty = false;
         loop {
-            let mut next = u64::MAX;
-            for slot in &self.slots {
-                if slot.running {
-                    next = next.min(slot.next_issue);
-                }
-            }
+            // Slots without a running worker hold u64::MAX.
+            let mut next = self.slots.iter().fold(u64::MAX, |next, slot| next.min(slot.next_issue));
             if self.status == SupervisorStatus::Running {
                 if let Some(c) = self.next_free_slot(self.supervisor_next_issue.max(self.cycle)) {
                     next = next.min(c);
@@ -411,13 +433,6 @@ impl Tile {
         }
     }
 
-    fn fetch(&self, context: &'static str, pc: u32, cycle: u64) -> Result<DecodedBundle, SimError> {
-        match self.code.get(pc) {
-            CodeSlot::Bundle(decoded) => Ok(*decoded),
-            CodeSlot::NotCode => Err(SimError::NotCode { tile: self.id, context, pc, cycle }),
-            CodeSlot::Invalid(error) => Err(SimError::Decode { tile: self.id, context, pc, cycle, error: error.clone() }),
-        }
-    }
 
     fn trap(&self, context: &'static str, pc: u32, decoded: &DecodedBundle, cycle: u64, trap: Trap) -> SimError {
         SimError::Trap {
@@ -425,7 +440,7 @@ impl Tile {
                 tile: self.id,
                 context,
                 pc,
-                instruction: tessera_isa::asm::print::format_bundle(&decoded.bundle),
+                instruction: tessera_isa::asm::print::format_bundle(decoded.bundle()),
                 cycle,
             },
             kind: trap.kind,
@@ -435,13 +450,14 @@ impl Tile {
     fn issue_worker(&mut self, worker: usize, cycle: u64) -> Result<(), SimError> {
         let context = self.workers[worker].kind.name();
         let pc = self.workers[worker].pc;
-        let decoded = self.fetch(context, pc, cycle)?;
+        // Borrowed from the code cache (a field the issue does not change), not copied.
+        let decoded = fetch(&self.code, self.id, context, pc, cycle)?;
         let outcome = {
             let (fp_infmt, fp_iscl) = (self.supervisor.csr[index::FP_INFMT as usize], self.supervisor.csr[index::FP_ISCL as usize]);
             let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, fp_infmt, fp_iscl, &mut self.watch);
-            step_bundle(&decoded.bundle, decoded.size, &mut self.workers[worker], &mut env)
+            step_prepared(&decoded.prepared, &mut self.workers[worker], &mut env)
         };
-        let outcome = outcome.map_err(|trap| self.trap(context, pc, &decoded, cycle, trap))?;
+        let outcome = outcome.map_err(|trap| self.trap(context, pc, decoded, cycle, trap))?;
         self.counters.bundles += 1;
         self.counters.worker_bundles += 1;
         self.workers[worker].pc = outcome.next_pc;
@@ -450,7 +466,7 @@ impl Tile {
         match outcome.effect {
             Effect::Exit { status } => {
                 let slot = self.slots[worker];
-                self.slots[worker].running = false;
+                self.slots[worker] = WorkerSlot::default();
                 self.spans.push(WorkerSpan { worker: worker as u8, entry: slot.entry, start: slot.started, end: round_end, exit_status: status });
                 if self.status == SupervisorStatus::WaitingLocalSync && !self.any_worker_running() {
                     self.status = SupervisorStatus::Running;
@@ -460,7 +476,7 @@ impl Tile {
             Effect::None => self.slots[worker].next_issue = cycle + WORKERS as u64,
             other => {
                 // The table restricts every other effect to the supervisor.
-                return Err(self.trap(context, pc, &decoded, cycle, Trap::from(tessera_isa::semantics::TrapKind::Unmodelled {
+                return Err(self.trap(context, pc, decoded, cycle, Trap::from(tessera_isa::semantics::TrapKind::Unmodelled {
                     what: format!("worker effect {other:?}"),
                 })));
             }
@@ -470,16 +486,16 @@ impl Tile {
 
     /// The cycle at which every register of `registers` (all with a pending load) is ready; forgets
     /// the loads that are ready by `cycle`.
-    fn load_use_ready(&mut self, registers: u16, cycle: u64) -> u64 {
+    fn load_use_ready(load_ready: &[u64; 16], load_pending: &mut u16, registers: u16, cycle: u64) -> u64 {
         let mut ready = 0;
         let mut left = registers;
         while left != 0 {
             let r = left.trailing_zeros() as usize;
             left &= left - 1;
-            if self.load_ready[r] <= cycle {
-                self.load_pending &= !(1 << r);
+            if load_ready[r] <= cycle {
+                *load_pending &= !(1 << r);
             } else {
-                ready = ready.max(self.load_ready[r]);
+                ready = ready.max(load_ready[r]);
             }
         }
         ready
@@ -488,10 +504,10 @@ impl Tile {
     fn issue_supervisor(&mut self, cycle: u64) -> Result<(), SimError> {
         const CONTEXT: &str = "supervisor";
         let pc = self.supervisor.pc;
-        let decoded = self.fetch(CONTEXT, pc, cycle)?;
+        let decoded = fetch(&self.code, self.id, CONTEXT, pc, cycle)?;
         let hazard = decoded.reads_m & self.load_pending;
         if hazard != 0 {
-            let ready = self.load_use_ready(hazard, cycle);
+            let ready = Self::load_use_ready(&self.load_ready, &mut self.load_pending, hazard, cycle);
             if cycle < ready {
                 // Load-use hazard: the slot goes unused until the loaded value is ready.
                 self.supervisor_next_issue = ready;
@@ -501,9 +517,9 @@ impl Tile {
         let outcome = {
             // The supervisor runs no AMP instruction: it reads no `$FP_INFMT`/`$FP_ISCL`.
             let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, 0, 0, &mut self.watch);
-            step_bundle(&decoded.bundle, decoded.size, &mut self.supervisor, &mut env)
+            step_prepared(&decoded.prepared, &mut self.supervisor, &mut env)
         };
-        let outcome = outcome.map_err(|trap| self.trap(CONTEXT, pc, &decoded, cycle, trap))?;
+        let outcome = outcome.map_err(|trap| self.trap(CONTEXT, pc, decoded, cycle, trap))?;
         self.counters.bundles += 1;
         self.counters.supervisor_bundles += 1;
         self.supervisor.pc = outcome.next_pc;
@@ -541,7 +557,7 @@ impl Tile {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {
                 let Some(worker) = self.slots.iter().position(|s| !s.running) else {
-                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "run with every worker busy" }.into()));
+                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "run with every worker busy" }.into()));
                 };
                 let worker_base = self.supervisor.csr[index::WORKER0_BASE as usize + worker];
                 self.launch(worker, entry, vertex_base, worker_base, cycle + 1);
@@ -549,7 +565,7 @@ impl Tile {
             Effect::LaunchAll { entry, vertex_base, stride } => {
                 if self.any_worker_running() {
                     self.supervisor.csr[index::SSR as usize] |= csr::field::SSR_RAERR;
-                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "runall while a worker is active ($SSR.RAERR)" }.into()));
+                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "runall while a worker is active ($SSR.RAERR)" }.into()));
                 }
                 for worker in 0..WORKERS {
                     let worker_base = self.supervisor.csr[index::WORKER0_BASE as usize + worker];
@@ -570,18 +586,18 @@ impl Tile {
                     self.global_sync_at = cycle;
                 }
                 other => {
-                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("sync zone {other} (modelled: 2 local, 3 internal)") }.into()));
+                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("sync zone {other} (modelled: 2 local, 3 internal)") }.into()));
                 }
             },
             Effect::Send { address, words, mode } => {
                 if mode != 0 {
-                    return Err(self.trap(CONTEXT, pc, &decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("send mode {mode} (modelled: 0)") }.into()));
+                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("send mode {mode} (modelled: 0)") }.into()));
                 }
                 for i in 0..words {
                     let word = self
                         .memory
                         .read_u32(address + 4 * i)
-                        .map_err(|e| self.trap(CONTEXT, pc, &decoded, cycle, Trap::memory(e.to_string())))?;
+                        .map_err(|e| self.trap(CONTEXT, pc, decoded, cycle, Trap::memory(e.to_string())))?;
                     self.outbox.push(OutgoingWord { cycle: cycle + i as u64, word, mode });
                 }
                 next = next.max(cycle + words as u64);
@@ -591,7 +607,7 @@ impl Tile {
                 if index >= EXCHANGE_CSR_FIRST {
                     self.port
                         .write_csr(index, value, cycle, self.id, &self.exchange, self.tiles)
-                        .map_err(|kind| self.trap(CONTEXT, pc, &decoded, cycle, kind.into()))?;
+                        .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?;
                     self.port_dirty = true;
                     self.exchange_csr_writes.push(ExchangeCsrWrite { cycle, index, value });
                 }
