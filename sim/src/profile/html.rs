@@ -1184,6 +1184,11 @@ const SCRIPT: &str = r##"
     }
     window.addEventListener("resize", requestDraw);
     window.addEventListener("hashchange", () => { readHash(); requestDraw(); });
+    // When loading the image dominates (a real model's weights over the host link), open on the
+    // run itself; "Reset" shows everything.
+    if (!location.hash && data.cropped_cycles > 0 && data.startup_cycles > data.cropped_cycles) {
+      view.t0 = data.startup_cycles; view.t1 = data.startup_cycles + data.cropped_cycles;
+    }
     readHash();
     draw();
     return { focusTile };

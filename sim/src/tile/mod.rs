@@ -154,6 +154,8 @@ pub struct Tile {
     pub supervisor: ContextState,
     pub workers: Vec<ContextState>,
     slots: [WorkerSlot; WORKERS],
+    /// Bit n set while worker n runs (mirrors `slots[n].running`).
+    running_mask: u8,
     status: SupervisorStatus,
     supervisor_next_issue: u64,
     /// Per MRF register: the cycle its pending supervisor load's value is ready.
@@ -193,6 +195,7 @@ impl Tile {
             supervisor: ContextState::new(ContextKind::Supervisor),
             workers: (0..WORKERS as u8).map(|w| ContextState::new(ContextKind::Worker(w))).collect(),
             slots: [WorkerSlot::default(); WORKERS],
+            running_mask: 0,
             status: SupervisorStatus::Halted,
             supervisor_next_issue: 0,
             load_ready: [0; 16],
@@ -323,7 +326,7 @@ impl Tile {
     }
 
     pub fn any_worker_running(&self) -> bool {
-        self.slots.iter().any(|s| s.running)
+        self.running_mask != 0
     }
 
     /// Releases a supervisor waiting on a global sync at `cycle` (the chip calls this).
@@ -344,11 +347,15 @@ impl Tile {
         let round = cycle - cycle % WORKERS as u64;
         let first = if round + slot >= cycle { round + slot } else { round + WORKERS as u64 + slot };
         self.slots[worker] = WorkerSlot { running: true, next_issue: first, started: cycle, entry };
+        self.running_mask |= 1 << worker;
     }
 
     /// Earliest cycle at or after `from` whose slot no running worker holds.
     #[inline]
     fn next_free_slot(&self, from: u64) -> Option<u64> {
+        if self.running_mask == (1 << WORKERS) - 1 {
+            return None;
+        }
         let mut slot = (from % WORKERS as u64) as usize;
         for offset in 0..WORKERS as u64 {
             if !self.slots[slot].running {
@@ -467,6 +474,7 @@ impl Tile {
             Effect::Exit { status } => {
                 let slot = self.slots[worker];
                 self.slots[worker] = WorkerSlot::default();
+                self.running_mask &= !(1 << worker);
                 self.spans.push(WorkerSpan { worker: worker as u8, entry: slot.entry, start: slot.started, end: round_end, exit_status: status });
                 if self.status == SupervisorStatus::WaitingLocalSync && !self.any_worker_running() {
                     self.status = SupervisorStatus::Running;
