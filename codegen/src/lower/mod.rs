@@ -5,7 +5,7 @@
 mod calls;
 mod weights;
 
-use crate::dist::{resolve, Distribution, Format, MidOp, MidProgram, Order, Shard, ValueId};
+use crate::dist::{resolve, Format, MidOp, MidProgram, Order, Shard, ValueId};
 use crate::graph::weights::WeightStore;
 use crate::tile::{BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program, RegionRequirement, StepKind, SymbolicTransfer};
 use std::collections::HashMap;
@@ -200,17 +200,7 @@ impl Lowering<'_> {
                 for shard in self.shards(id) {
                     let site = self.new_site(id, &shard, RegionRequirement::Any, None);
                     self.touch(shard.tile, site.buffer, 0);
-                    let row_bytes = self.row_bytes(id, &shard);
-                    let plan = self.host_tensor(&tensor, &value, true);
-                    for r in shard.rows.clone() {
-                        plan.pieces.push(HostPiecePlan {
-                            tile: shard.tile,
-                            buffer: site.buffer,
-                            offset: site.offset + (r - shard.rows.start) * row_bytes,
-                            tensor_offset: (r as u64 * value.cols as u64 + shard.cols.start as u64) * fbytes(value.layout.format) as u64,
-                            bytes: (shard.cols.end - shard.cols.start) * fbytes(value.layout.format),
-                        });
-                    }
+                    self.host_pieces(&tensor, id, &shard, site, true);
                 }
             }
             // Weights are converted and placed by the ops that read them (they know the layout).
@@ -362,22 +352,29 @@ impl Lowering<'_> {
                 for shard in self.shards(id) {
                     let site = self.site(x, shard.tile)?;
                     self.sites[k].insert(shard.tile, site);
-                    let row_bytes = self.row_bytes(id, &shard);
-                    let plan = self.host_tensor(&tensor, &value, false);
-                    for r in shard.rows.clone() {
-                        plan.pieces.push(HostPiecePlan {
-                            tile: shard.tile,
-                            buffer: site.buffer,
-                            offset: site.offset + (r - shard.rows.start) * row_bytes,
-                            tensor_offset: (r as u64 * value.cols as u64 + shard.cols.start as u64) * fbytes(value.layout.format) as u64,
-                            bytes: (shard.cols.end - shard.cols.start) * fbytes(value.layout.format),
-                        });
-                    }
+                    self.host_pieces(&tensor, id, &shard, site, false);
                     self.touch(shard.tile, site.buffer, usize::MAX - 1);
                 }
             }
         }
         Ok(())
+    }
+
+    /// One host piece per row of a shard of `value` (the tensor is row-major on the host).
+    fn host_pieces(&mut self, tensor: &str, value: ValueId, shard: &Shard, site: Site, input: bool) {
+        let row_bytes = self.row_bytes(value, shard);
+        let v = self.mid.value(value).clone();
+        let element = fbytes(v.layout.format);
+        let plan = self.host_tensor(tensor, &v, input);
+        for r in shard.rows.clone() {
+            plan.pieces.push(HostPiecePlan {
+                tile: shard.tile,
+                buffer: site.buffer,
+                offset: site.offset + (r - shard.rows.start) * row_bytes,
+                tensor_offset: (r as u64 * v.cols as u64 + shard.cols.start as u64) * element as u64,
+                bytes: (shard.cols.end - shard.cols.start) * element,
+            });
+        }
     }
 
     fn host_tensor(&mut self, name: &str, value: &crate::dist::MidValue, input: bool) -> &mut HostTensorPlan {
