@@ -481,7 +481,9 @@ fn supervisor_load_use_is_tracked_per_register() {
     let load = "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n";
     // Four instructions between: nops at 2..5, the reader waits until 7 (not 6), br at 8: 9.
     assert_eq!(
-        supervisor_cycles(&format!("{load}    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n")),
+        supervisor_cycles(&format!(
+            "{load}    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
+        )),
         9
     );
     // Five instructions between: nops at 2..6, the reader issues at 7 without waiting: 9.
@@ -905,7 +907,9 @@ fn the_budget_bounds_the_run_length_not_only_the_issue_cycles() {
     let (result, _, _) = try_run_supervisor(&six_worker_program(10), "sup", 69);
     assert_eq!(result.expect("fits in 69 cycles"), 69);
     let (result, _, _) = try_run_supervisor(&six_worker_program(10), "sup", 68);
-    assert!(trap_text(result).starts_with("E-SIM-004 cycle budget of 68 cycles exceeded on tile 0 (at cycle 68: supervisor at pc "));
+    assert!(trap_text(result).starts_with(
+        "E-SIM-004 cycle budget of 68 cycles exceeded on tile 0 (at cycle 68: supervisor at pc "
+    ));
 }
 
 // ---------------------------------------------------------------------------------------------
