@@ -155,6 +155,19 @@ fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared
     for worker in 0..6 {
         tile.supervisor.csr[crate::isa::csr::index::WORKER0_BASE as usize + worker] = placement.worker_scratch + worker as u32 * placement::WORKER_SCRATCH_BYTES;
     }
+    // Workers start with garbage in every register and accumulator, so a kernel that relies on
+    // state it did not set fails here instead of on hardware.
+    for (w, worker) in tile.workers.iter_mut().enumerate() {
+        for r in 0..12 {
+            worker.m[r] = 0xBAD0_0000 | (w as u32) << 8 | r as u32;
+        }
+        for r in 0..14 {
+            worker.a[r] = 0x7FBA_D000 | (w as u32) << 4 | r as u32;
+        }
+        for (i, acc) in worker.aacc.iter_mut().enumerate() {
+            *acc = f32::from_bits(0x4B00_0000 + i as u32 * 977 + w as u32);
+        }
+    }
     for &(index, value) in &case.supervisor_csrs {
         tile.supervisor.csr[index as usize] = value;
     }
