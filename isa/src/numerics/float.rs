@@ -64,7 +64,25 @@ fn pack_f16(negative: bool, rounded: Rounded) -> u16 {
 
 /// f32 → f16, round to nearest even (the `$FP_CTL.RND` default; stochastic rounding is not
 /// modelled here). Overflow → ±inf; NaN → [`F16_CANONICAL_NAN`]; signed zeros are kept.
+#[inline]
 pub fn f32_to_f16(x: f32) -> u16 {
+    // Fast path, the same rounding in integer form: |x| in [2^-14, 2^16) is an f16 normal
+    // number or (from 65520 up) overflows to inf. Re-biasing the f32 exponent (127 → 15) and
+    // dropping 13 fraction bits with round-to-nearest-even gives the f16 bits; a carry out of
+    // the fraction moves to the next binade, and from 65520 on it reaches 0x7c00 = inf.
+    let bits = x.to_bits();
+    let magnitude = bits & 0x7fff_ffff;
+    if (0x3880_0000..0x4780_0000).contains(&magnitude) {
+        let sign = (bits >> 16) as u16 & 0x8000;
+        let rebased = magnitude - 0x3800_0000;
+        return sign | ((rebased + 0x0fff + ((rebased >> 13) & 1)) >> 13) as u16;
+    }
+    f32_to_f16_general(x)
+}
+
+/// [`f32_to_f16`] for every input, by the shared rounding routine.
+#[inline(never)]
+fn f32_to_f16_general(x: f32) -> u16 {
     if x.is_nan() {
         return F16_CANONICAL_NAN;
     }
@@ -311,6 +329,35 @@ pub fn f16_tanh(h: u16) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast path of [`f32_to_f16`] against the general rounding: both signs, every
+    /// exponent, the upper 10 fraction bits 0, 1, 0x155, 0x200, 0x3fe or 0x3ff (binade edges
+    /// and the carry into the next binade), and every pattern of the 13 rounded-off bits.
+    #[test]
+    fn f32_to_f16_fast_path_matches_the_general_rounding() {
+        for sign in [0u32, 1] {
+            for exponent in 0..=255u32 {
+                for top in [0u32, 1, 0x155, 0x200, 0x3fe, 0x3ff] {
+                    for low in 0..0x2000u32 {
+                        let bits = sign << 31 | exponent << 23 | top << 13 | low;
+                        let x = f32::from_bits(bits);
+                        assert_eq!(f32_to_f16(x), f32_to_f16_general(x), "{bits:#010x}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every f32 (4.3 billion): run with
+    /// `cargo test --release -p tessera-isa --lib f32_to_f16_every_input -- --ignored`.
+    #[test]
+    #[ignore]
+    fn f32_to_f16_every_input_matches_the_general_rounding() {
+        for bits in 0..=u32::MAX {
+            let x = f32::from_bits(bits);
+            assert_eq!(f32_to_f16(x), f32_to_f16_general(x), "{bits:#010x}");
+        }
+    }
 
     #[test]
     fn f16_to_f32_matches_half_for_every_non_nan_pattern() {

@@ -34,21 +34,21 @@ impl Fp8Format {
         }
     }
 
-    pub fn exponent_bits(self) -> u32 {
+    pub const fn exponent_bits(self) -> u32 {
         match self {
             Fp8Format::F143 => 4,
             Fp8Format::F152 => 5,
         }
     }
 
-    pub fn mantissa_bits(self) -> u32 {
+    pub const fn mantissa_bits(self) -> u32 {
         match self {
             Fp8Format::F143 => 3,
             Fp8Format::F152 => 2,
         }
     }
 
-    pub fn bias(self) -> i32 {
+    pub const fn bias(self) -> i32 {
         match self {
             Fp8Format::F143 => 8,
             Fp8Format::F152 => 16,
@@ -83,14 +83,20 @@ impl Fp8Format {
 
     /// Splits a non-NaN code into `(negative, significand, exponent)` with
     /// `|value| = significand × 2^exponent` exactly.
-    fn split(self, code: u8) -> (bool, u32, i32) {
+    const fn split(self, code: u8) -> (bool, u32, i32) {
         let p = self.mantissa_bits();
         let negative = code & 0x80 != 0;
         let magnitude = (code & 0x7f) as u32;
         let exponent_field = magnitude >> p;
         let mantissa_field = magnitude & ((1 << p) - 1);
         // Subnormals share the scale of exponent field 1, without the hidden bit.
-        let exponent = exponent_field.max(1) as i32 - self.bias() - p as i32;
+        // (`max` is not a const fn.)
+        let scale_field = if exponent_field == 0 {
+            1
+        } else {
+            exponent_field
+        };
+        let exponent = scale_field as i32 - self.bias() - p as i32;
         let significand = if exponent_field == 0 {
             mantissa_field
         } else {
@@ -107,18 +113,37 @@ pub const FP8_NAN: u8 = 0x80;
 pub const F16_CANONICAL_NAN: u16 = 0x7e00;
 
 /// Value of a code, unscaled; NaN for 0x80. Subnormals supported; no infinities; no negative zero.
-pub fn fp8_decode(code: u8, format: Fp8Format) -> f32 {
+pub const fn fp8_decode(code: u8, format: Fp8Format) -> f32 {
     if code == FP8_NAN {
         return f32::NAN;
     }
     let (negative, significand, exponent) = format.split(code);
-    // significand < 16 and 2^exponent is a normal f32 (exponent ≥ -19), so this is exact.
-    let magnitude = significand as f32 * super::rounding::pow2_f32(exponent);
+    // significand < 16 and 2^exponent is a normal f32 (-17 ≤ exponent ≤ 13), so this is exact.
+    let magnitude = significand as f32 * f32::from_bits(((exponent + 127) as u32) << 23);
     if negative {
         -magnitude
     } else {
         magnitude
     }
+}
+
+/// [`fp8_decode`] of every code, F152 then F143 (indexed by [`Fp8Format::format_bit`]).
+static FP8_VALUES: [[f32; 256]; 2] = {
+    let mut tables = [[0.0f32; 256]; 2];
+    let mut code = 0;
+    while code < 256 {
+        tables[0][code] = fp8_decode(code as u8, Fp8Format::F152);
+        tables[1][code] = fp8_decode(code as u8, Fp8Format::F143);
+        code += 1;
+    }
+    tables
+};
+
+/// The values of all 256 codes of `format`, `fp8_values(f)[c] == fp8_decode(c, f)` (the same
+/// bits; NaN at 0x80), computed once at compile time.
+#[inline]
+pub fn fp8_values(format: Fp8Format) -> &'static [f32; 256] {
+    &FP8_VALUES[format.format_bit() as usize]
 }
 
 /// Scales beyond this make every f16 → FP8 (and FP8 → f16) result zero or overflow already, so
@@ -132,7 +157,79 @@ const SCALE_CLAMP: i32 = 256;
 /// "Overflow" means: the value rounded with an unbounded exponent range exceeds max. So for
 /// F143 every |value| ≥ 248 (max + half an ulp; the tie goes to the even neighbour 256)
 /// overflows and everything below rounds to at most 240; for F152 the boundary is 61440.
+#[inline]
 pub fn f16_to_fp8(h: u16, format: Fp8Format, scale: i32, nanoo: bool) -> u8 {
+    if FAST_CAST_SCALES.contains(&scale) {
+        f16_to_fp8_fast(h, format, scale, nanoo)
+    } else {
+        f16_to_fp8_general(h, format, scale, nanoo)
+    }
+}
+
+/// Scales for which |f16| × 2^scale is a normal f32 (or zero) for every finite f16: the
+/// magnitudes lie in [2^-24, 2^16), so the scaled ones lie in [2^-126, 2^127).
+const FAST_CAST_SCALES: std::ops::RangeInclusive<i32> = -102..=111;
+
+/// [`f16_to_fp8`] for a scale in [`FAST_CAST_SCALES`], in integers: the exact scaled value is
+/// written as f32 bits (exact, normal), then rounded (nearest, ties to even) to the format by
+/// integer shifts of those bits. The same rounding as [`round_to_target`], checked against it
+/// for every input in the tests.
+#[inline]
+fn f16_to_fp8_fast(h: u16, format: Fp8Format, scale: i32, nanoo: bool) -> u8 {
+    let magnitude = (h & 0x7fff) as i32;
+    if magnitude >= 0x7c00 {
+        return FP8_NAN;
+    }
+    if magnitude == 0 {
+        return 0x00;
+    }
+    // f32 bits of |h| × 2^scale (f16 exponent bias 15, f32 bias 127).
+    let bits = if magnitude >= 0x0400 {
+        (magnitude << 13) + ((112 + scale) << 23)
+    } else {
+        // Subnormal: magnitude × 2^-24 with the leading one at bit `lead` (0..=9).
+        let lead = 31 - magnitude.leading_zeros() as i32;
+        ((lead - 24 + 127 + scale) << 23) | ((magnitude << (23 - lead)) & 0x7f_ffff)
+    } as u32;
+    let p = format.mantissa_bits();
+    let bias = format.bias();
+    // Max + half an ulp (248 for F143, 61440 for F152): the first magnitude that overflows.
+    let emax = (1i32 << format.exponent_bits()) - 1;
+    let overflow_bits = (((emax - bias + 127) as u32) << 23) | (((2u32 << p) - 1) << (22 - p));
+    if bits >= overflow_bits {
+        let sign_bit = (h >> 8) as u8 & 0x80;
+        return if nanoo { FP8_NAN } else { sign_bit | 0x7f };
+    }
+    // Round-to-nearest-even right shift (no overflow: bits < 2^31, shift ≤ 31).
+    let round_shift =
+        |value: u32, shift: u32| (value + (1 << (shift - 1)) - 1 + ((value >> shift) & 1)) >> shift;
+    let min_normal_bits = ((1 - bias + 127) as u32) << 23;
+    let code = if bits >= min_normal_bits {
+        // Re-bias the exponent (127 → bias) and keep p fraction bits; a carry moves to the
+        // next binade, and below the overflow boundary it stays within 0x7f.
+        round_shift(bits - (((127 - bias) as u32) << 23), 23 - p)
+    } else {
+        // Below the normal range the quantum is 2^(1 - bias - p): the f32 significand
+        // (24 bits, value × 2^(150 - f32 exponent field)) shifted right by the difference.
+        let significand = (bits & 0x7f_ffff) | 0x80_0000;
+        let shift = (151 - bias - p as i32) as u32 - (bits >> 23);
+        if shift >= 32 {
+            0
+        } else {
+            round_shift(significand, shift)
+        }
+    };
+    if code == 0 {
+        // There is no −0 code (0x80 is NaN), so every zero is +0.
+        0x00
+    } else {
+        (h >> 8) as u8 & 0x80 | code as u8
+    }
+}
+
+/// [`f16_to_fp8`] for every scale, by the shared rounding routine.
+#[inline(never)]
+fn f16_to_fp8_general(h: u16, format: Fp8Format, scale: i32, nanoo: bool) -> u8 {
     let negative = h & 0x8000 != 0;
     let exponent_field = ((h >> 10) & 0x1f) as i32;
     let fraction = (h & 0x3ff) as u64;
@@ -267,6 +364,45 @@ mod tests {
                         "{format:?} code {code:#04x}: {ours} vs oracle {oracle}"
                     );
                 }
+            }
+        }
+    }
+
+    /// The integer fast path of [`f16_to_fp8`] against the general rounding, for every f16,
+    /// both formats and NANOO settings, the `$FP_SCL` scales and the edges of
+    /// [`FAST_CAST_SCALES`]. (`tests/numerics_exhaustive.rs` also checks every scale of the
+    /// field against brute force and the oracle tables.)
+    #[test]
+    fn f16_to_fp8_fast_path_matches_the_general_rounding() {
+        let mut scales: Vec<i32> = (-32..=31).collect();
+        scales.extend([-102, -101, -100, -60, -40, 40, 60, 100, 110, 111]);
+        for format in [Fp8Format::F143, Fp8Format::F152] {
+            for &scale in &scales {
+                assert!(FAST_CAST_SCALES.contains(&scale));
+                for nanoo in [false, true] {
+                    for h in 0..=u16::MAX {
+                        assert_eq!(
+                            f16_to_fp8(h, format, scale, nanoo),
+                            f16_to_fp8_general(h, format, scale, nanoo),
+                            "{format:?} scale {scale} nanoo {nanoo} h {h:#06x}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn value_tables_are_the_decoded_codes() {
+        for format in [Fp8Format::F143, Fp8Format::F152] {
+            for code in 0..=255u8 {
+                let (table, decoded) =
+                    (fp8_values(format)[code as usize], fp8_decode(code, format));
+                assert_eq!(
+                    table.to_bits(),
+                    decoded.to_bits(),
+                    "{format:?} code {code:#04x}"
+                );
             }
         }
     }

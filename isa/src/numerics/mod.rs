@@ -78,7 +78,7 @@ pub mod float;
 pub mod fp8;
 mod rounding;
 
-pub use amp::{amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out};
+pub use amp::{amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, F16Phase, Fp8Phase};
 pub use float::{
     f16_add, f16_cmpeq, f16_cmpge, f16_cmpgt, f16_cmple, f16_cmplt, f16_cmpne, f16_exp, f16_is_nan,
     f16_max, f16_min, f16_mul, f16_sub, f16_tanh, f16_to_f32, f32_add, f32_cmpeq, f32_cmpge,
@@ -87,6 +87,6 @@ pub use float::{
     F32_CANONICAL_NAN, F32_TRUE,
 };
 pub use fp8::{
-    f16_to_fp8, fp8_decode, fp8_to_f16, scale_from_field, scale_to_field, Fp8Format,
+    f16_to_fp8, fp8_decode, fp8_to_f16, fp8_values, scale_from_field, scale_to_field, Fp8Format,
     F16_CANONICAL_NAN, FP8_NAN,
 };

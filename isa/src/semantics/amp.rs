@@ -36,7 +36,7 @@ use super::state::ContextState;
 use super::{ExecEnv, Trap, TrapKind};
 use crate::csr::{cwei_index, field, index};
 use crate::inst::Inst;
-use crate::numerics::{amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, scale_from_field, Fp8Format};
+use crate::numerics::{amp_partial_in, amp_result_out, scale_from_field, F16Phase, Fp8Format, Fp8Phase};
 
 /// Decodes the flags into the phase, or `BadFlags`.
 fn phase(inst: &Inst) -> Result<usize, Trap> {
@@ -51,26 +51,17 @@ fn phase(inst: &Inst) -> Result<usize, Trap> {
     Ok((flags & 3) as usize)
 }
 
-/// The channel-phase product: how one channel's accumulator absorbs the input.
-enum Inputs {
-    F16([u16; 4]),
-    Fp8 { x: [u8; 8], x_format: Fp8Format, w_format: Fp8Format, scale: i32 },
-}
-
-impl Inputs {
-    #[inline]
-    fn apply(&self, acc: f32, weights: u64) -> f32 {
-        match *self {
-            Inputs::F16(x) => amp_phase_f16(acc, x, halves4(weights)),
-            Inputs::Fp8 { x, x_format, w_format, scale } => {
-                amp_phase_fp8(acc, x, weights.to_le_bytes(), x_format, w_format, scale)
-            }
-        }
-    }
-}
-
-/// Steps 1 and 2 over the first `channels` channels.
-fn advance<E: ExecEnv>(ctx: &ContextState, env: &E, out: &mut Pending, p: usize, channels: usize, inputs: &Inputs) {
+/// Steps 1 and 2 over the first `channels` channels; `apply(acc, weights)` is one channel's
+/// phase with the call's input vector (decoded once per call, not once per channel).
+#[inline]
+fn advance<E: ExecEnv>(
+    ctx: &ContextState,
+    env: &E,
+    out: &mut Pending,
+    p: usize,
+    channels: usize,
+    apply: impl Fn(f32, u64) -> f32,
+) {
     let cwei = env.cwei();
     let amp = out.amp(ctx);
     if p == 0 {
@@ -79,7 +70,7 @@ fn advance<E: ExecEnv>(ctx: &ContextState, env: &E, out: &mut Pending, p: usize,
     }
     for m in 0..channels {
         let weights = cwei[cwei_index(m as u8, p as u8) as usize];
-        amp.accumulating[m] = inputs.apply(amp.accumulating[m], weights);
+        amp.accumulating[m] = apply(amp.accumulating[m], weights);
     }
 }
 
@@ -103,8 +94,8 @@ pub(super) fn f16v4hihov4amp<E: ExecEnv>(
     out: &mut Pending,
 ) -> Result<(), Trap> {
     let p = phase(inst)?;
-    let inputs = Inputs::F16(halves4(ctx.read_a64(inst.reg(1))));
-    advance(ctx, env, out, p, 16, &inputs);
+    let x = F16Phase::new(halves4(ctx.read_a64(inst.reg(1))));
+    advance(ctx, env, out, p, 16, |acc, w| x.apply(acc, halves4(w)));
     hiho_v4_out(inst, ctx, out, p);
     Ok(())
 }
@@ -118,13 +109,13 @@ pub(super) fn f8v8hihov4amp<E: ExecEnv>(
 ) -> Result<(), Trap> {
     let p = phase(inst)?;
     let infmt = env.supervisor_csr(index::FP_INFMT);
-    let inputs = Inputs::Fp8 {
-        x: ctx.read_a64(inst.reg(1)).to_le_bytes(),
-        x_format: Fp8Format::from_format_bit((infmt & field::FP_INFMT_ARF_FMT) >> 1),
-        w_format: Fp8Format::from_format_bit(infmt & field::FP_INFMT_CWEI_FMT),
-        scale: scale_from_field(env.supervisor_csr(index::FP_ISCL)),
-    };
-    advance(ctx, env, out, p, 16, &inputs);
+    let x = Fp8Phase::new(
+        ctx.read_a64(inst.reg(1)).to_le_bytes(),
+        Fp8Format::from_format_bit((infmt & field::FP_INFMT_ARF_FMT) >> 1),
+        Fp8Format::from_format_bit(infmt & field::FP_INFMT_CWEI_FMT),
+        scale_from_field(env.supervisor_csr(index::FP_ISCL)),
+    );
+    advance(ctx, env, out, p, 16, |acc, w| x.apply(acc, w.to_le_bytes()));
     hiho_v4_out(inst, ctx, out, p);
     Ok(())
 }
@@ -137,8 +128,8 @@ pub(super) fn f16v4sisoamp<E: ExecEnv>(
     out: &mut Pending,
 ) -> Result<(), Trap> {
     let p = phase(inst)?;
-    let inputs = Inputs::F16(halves4(ctx.read_a64(inst.reg(1))));
-    advance(ctx, env, out, p, 8, &inputs);
+    let x = F16Phase::new(halves4(ctx.read_a64(inst.reg(1))));
+    advance(ctx, env, out, p, 8, |acc, w| x.apply(acc, halves4(w)));
     let partials = singles(ctx.read_a64(inst.reg(2)));
     let amp = out.amp(ctx);
     let result = [amp.finished[2 * p], amp.finished[2 * p + 1]];
