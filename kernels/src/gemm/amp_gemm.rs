@@ -457,8 +457,8 @@ impl Kernel for AmpGemm {
 
     fn source(&self) -> &'static str {
         match self.precision {
-            Precision::Fp8 => include_str!("../../asm/gemm_fp8.S"),
-            Precision::F16 => include_str!("../../asm/gemm_f16.S"),
+            Precision::Fp8 => concat!(include_str!("../../asm/gemm_fp8.S"), include_str!("../../asm/gemm_amp_body.S")),
+            Precision::F16 => concat!(include_str!("../../asm/gemm_f16.S"), include_str!("../../asm/gemm_amp_body.S")),
         }
     }
 
@@ -697,7 +697,7 @@ mod tests {
     use crate::case::Role;
 
     /// `gemm_f16.S` is `gemm_fp8.S` below this line (only the headers and #defines differ).
-    const SHARED_CODE_MARKER: &str = "// ==== shared code below";
+    const SHARED_CODE_MARKER: &str = "// ==== shared code of gemm_fp8 and gemm_f16";
     use tessera_isa::numerics::fp8_decode;
 
     fn one_value_gemm(precision: Precision, x: &[u8], w: &[u8], k: usize, partial: Option<u16>, scale: i32) -> u16 {

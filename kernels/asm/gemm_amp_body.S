@@ -1,0 +1,386 @@
+// gemm_amp_body: the code shared by gemm_fp8.S and gemm_f16.S, which define AMP, K_SUP and the
+// entry names; the kernels' sources are `header + this file` (kernels/src/gemm/amp_gemm.rs).
+// ==== shared code of gemm_fp8 and gemm_f16 (each kernel's source is its header + this file) ====
+
+// Vertex words.
+#define V_A        0
+#define V_B        1
+#define V_C        2
+#define V_C0       3
+#define V_S        4
+#define V_M        5
+#define V_KBS      6
+#define V_NBS      7
+#define V_FLAGS    8
+#define V_WORKERS  16
+// Worker record words (the vertex of a worker in the kb = 0 launches).
+#define W_X0       0      // A + first*32
+#define W_O0       1      // C + first*RS
+#define W_P0       2      // C0 + first*RS
+#define W_RM3      3      // count - 3
+#define W_STRIDE   4      // pace stride | bit 31 when count < 3
+#define W_S        5      // S
+#define W_RS       6      // RS
+#define W_COUNT    7      // count
+// Launch record (in S; the vertex of every worker in the kb >= 1 launches).
+#define L_XDELTA   0      // kb * M * 4: 8-byte atoms from panel 0 to panel kb
+#define L_NBOFF    1      // nb * 32: bytes from C row start to column block nb
+#define L_RS       2      // RS (for the kb >= 1 slow path)
+#define L_KBM1     3      // kbs - 1 (the supervisor's constant)
+// Worker scratch ($mworker_base), written by the kb = 0 launch for the kb >= 1 launches.
+#define S_LO       0      // packed (A row, C row + RS, C row) of panel 0, column block nb
+#define S_HI       1
+#define S_STRIDE   2
+#define S_RM3      3
+#define S_O0       4      // the C row (its first 32 bytes are the partials of row 0)
+
+#define P0 TAMP_F16V4_E4_P0
+#define P1 TAMP_F16V4_E4_P1
+#define P2 TAMP_F16V4_E4_P2
+#define P3 TAMP_F16V4_E4_P3
+#define ZAACC (1 << CSR_W_FP_CLR__ZAACC__SHIFT)
+
+// ---------------------------------------------------------------------------------------------
+// Supervisor.
+// Registers: $m0 entry of the kb = 0 launches, $m1 worker records and $m9 S (both relative to
+// TMEM_REGION0_BASE_ADDR, for runall), $m2 S, $m3 kb * M * 4, $m4 nb * 32, $m5 kb counter,
+// $m6 nb counter, $m7 M * 4, $m11 the kb >= 1 entry; $m10 is the return address.
+    .section .text.K_SUP
+    .globl K_SUP
+    .type K_SUP, @function
+    .supervisor
+    .align 8
+K_SUP:
+    ld32 $m0, $mvertex_base, $mzero, V_B
+    ld32 $m2, $mvertex_base, $mzero, V_S
+    ld32 $m7, $mvertex_base, $mzero, V_M
+    ld32 $m5, $mvertex_base, $mzero, V_KBS
+    ld32 $m6, $mvertex_base, $mzero, V_NBS
+    ld32 $m11, $mvertex_base, $mzero, V_FLAGS
+    put $CCCSLOAD, $m0                  // weight blocks are consecutive: one pointer for all
+    shl $m9, $m6, 5
+    st32 $m9, $m2, $mzero, L_RS
+    add $m5, $m5, -1
+    st32 $m5, $m2, $mzero, L_KBM1
+    shl $m7, $m7, 2
+    setzi $m0, K_WORKER_Z
+    and $m11, $m11, 1
+    brz $m11, .Lsup_entry0
+    setzi $m0, K_WORKER
+.Lsup_entry0:
+    setzi $m11, TMEM_REGION0_BASE_ADDR
+    sub $m1, $mvertex_base, $m11
+    add $m1, $m1, V_WORKERS * 4
+    sub $m9, $m2, $m11
+    setzi $m11, K_WORKER_NF             // kb >= 1 entry: no row check if M >= 18
+    cmpult $m8, $m7, 18 * 4
+    brz $m8, .Lsup_entry_n
+    setzi $m11, K_WORKER_N
+.Lsup_entry_n:
+    mov $m4, $mzero
+    add $m6, $m6, -1
+.Lsup_nb:
+    // K-block 0 of column block nb: every worker gets its record.
+    sync TEXCH_SYNCZONE_LOCAL           // $CWEI and S are shared: wait for every worker
+    ld128putcs 0
+    ld128putcs 2
+    ld128putcs 4
+    ld128putcs 6
+    ld128putcs 8
+    ld128putcs 10
+    ld128putcs 12
+    ld128putcs 14
+    ld128putcs 16
+    ld128putcs 18
+    ld128putcs 20
+    ld128putcs 22
+    ld128putcs 24
+    ld128putcs 26
+    ld128putcs 28
+    ld128putcs 30
+    ld128putcs 32
+    ld128putcs 34
+    ld128putcs 36
+    ld128putcs 38
+    ld128putcs 40
+    ld128putcs 42
+    ld128putcs 44
+    ld128putcs 46
+    ld128putcs 48
+    ld128putcs 50
+    ld128putcs 52
+    ld128putcs 54
+    ld128putcs 56
+    ld128putcs 58
+    ld128putcs 60
+    ld128putcs 62
+    st32 $m4, $m2, $mzero, L_NBOFF
+    runall $m0, $m1, 8                  // worker w: vertex = its record (8 words each)
+    // Book-keeping runs while the workers do (in the slots they free as they exit).
+    ld32 $m5, $m2, $mzero, L_KBM1
+    mov $m3, $mzero
+    brz $m5, .Lsup_nb_end
+    add $m5, $m5, -1
+.Lsup_kb:
+    // K-blocks 1 .. kbs-1: every worker gets S (its own state is in its scratch).
+    add $m3, $m3, $m7
+    sync TEXCH_SYNCZONE_LOCAL
+    ld128putcs 0
+    ld128putcs 2
+    ld128putcs 4
+    ld128putcs 6
+    ld128putcs 8
+    ld128putcs 10
+    ld128putcs 12
+    ld128putcs 14
+    ld128putcs 16
+    ld128putcs 18
+    ld128putcs 20
+    ld128putcs 22
+    ld128putcs 24
+    ld128putcs 26
+    ld128putcs 28
+    ld128putcs 30
+    ld128putcs 32
+    ld128putcs 34
+    ld128putcs 36
+    ld128putcs 38
+    ld128putcs 40
+    ld128putcs 42
+    ld128putcs 44
+    ld128putcs 46
+    ld128putcs 48
+    ld128putcs 50
+    ld128putcs 52
+    ld128putcs 54
+    ld128putcs 56
+    ld128putcs 58
+    ld128putcs 60
+    ld128putcs 62
+    st32 $m3, $m2, $mzero, L_XDELTA
+    runall $m11, $m9, 0
+    brnzdec $m5, .Lsup_kb
+.Lsup_nb_end:
+    add $m4, $m4, 32
+    brnzdec $m6, .Lsup_nb
+    sync TEXCH_SYNCZONE_LOCAL
+    br $m10
+    .size K_SUP, . - K_SUP
+
+// ---------------------------------------------------------------------------------------------
+// Workers. Registers: $m0:1 packed addresses (A row, partial row, C row), $m2 pace stride,
+// $m6 count - 3 (the rpt count); $a0:1 input, $a2:3 partials, $a4:5 / $a6:7 results of even /
+// odd calls. Pace stride selects: 0b00 = next atom, 0b01 = field 0 = the row jump (RS/8 - 3
+// atoms, after phase 3), 0b10 = field 1 = 0 (hold).
+//
+// K_WORKER_NF: K-blocks 1 .. kbs-1 when every worker has 3 rows or more (M >= 18); the
+// partials are C itself. Vertex = S; the rest of the state is in the worker's scratch.
+    .section .text.K_WORKER_NF
+    .globl K_WORKER_NF
+    .type K_WORKER_NF, @function
+    .worker
+    .align 8
+K_WORKER_NF:
+    { ld32 $m2, $mworker_base, $mzero, S_STRIDE    ; setzi $a0, ZAACC }
+    { ld32 $m9, $mworker_base, $mzero, S_O0        ; uput $FP_CLR, $a0 }   // zero the AMP state
+    { ld32 $m0, $mworker_base, $mzero, S_LO        ; fnop }
+    { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; fnop }
+.Lnext:
+    { ld32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
+    // b = -1 .. 2: partials of row 0 straight from C (two 128-bit loads), setup in between.
+    { ld128 $a0:3, $m9, $mzero, 0                  ; fnop }
+    { ld128 $a4:7, $m9, $mzero, 1                  ; AMP $azeros, $azeros, $a0:1, P0 }
+    { add $m0, $m0, $m3                            ; AMP $azeros, $azeros, $a2:3, P1 }  // A: panel kb
+    { ld32 $m1, $mworker_base, $mzero, S_HI        ; AMP $azeros, $azeros, $a4:5, P2 }
+.Lpipe3:
+    // b = 3 .. 9: inputs from row 0, partials from row 1, no results yet.
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $azeros, $a6:7, P3 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P0 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P1 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0100 ; AMP $azeros, $a0:1, $a2:3, P2 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P3 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
+    // b = 10 .. 4count-2: the steady state (input, partials and result every bundle).
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000100 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    { rpt $m6, 3                                   ; fnop }
+    { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b000000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
+    { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b010000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000100 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    // b = 4count-1 .. 4count+2: the last inputs, no partials.
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $a2:3, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    // b = 4count+3 .. 4count+9: the last input phase, the drain, the last stores.
+    { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; AMP $a4:5, $azeros, $azeros, P0 }
+    { st64pace $a6:7, $m0:1+=, $m2, 0b01 ; AMP $a6:7, $azeros, $azeros, P1 }
+    { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; AMP $a4:5, $azeros, $azeros, P2 }
+    { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $azeros, $azeros, P3 }
+    { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; fnop }
+    st64pace $a6:7, $m0:1+=, $m2, 0b00
+.Lexit:
+    exitz $mzero
+    .size K_WORKER_NF, . - K_WORKER_NF
+
+// ---------------------------------------------------------------------------------------------
+// K_WORKER_N: K-blocks 1 .. kbs-1 when some worker has fewer than 3 rows (M < 18): the same
+// setup, then the row check; the plain loop lives here too.
+    .section .text.K_WORKER_N
+    .globl K_WORKER_N
+    .type K_WORKER_N, @function
+    .worker
+    .align 8
+K_WORKER_N:
+    { ld32 $m2, $mworker_base, $mzero, S_STRIDE    ; setzi $a0, ZAACC }
+    { ld32 $m9, $mworker_base, $mzero, S_O0        ; uput $FP_CLR, $a0 }
+    { ld32 $m0, $mworker_base, $mzero, S_LO        ; fnop }
+    { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; fnop }
+    { brpos $m2, .Lnext                            ; fnop }
+    { add $m0, $m0, $m3                            ; fnop }
+    { shl $m4, $m0, 14                             ; fnop }
+    { shr $m4, $m4, 11                             ; fnop }   // A row = packed address 0
+    { mov $m8, $m9                                 ; fnop }   // C row = the partial row
+    { ld32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
+    { ld32 $m7, $mvertex_base, $mzero, L_RS        ; fnop }
+    { add $m6, $m6, 3                              ; fnop }
+    { setzi $m3, .Lslow_row                        ; fnop }
+    // Fewer than 3 rows: one row at a time (warm-up, inputs, drain, stores). In: $m4 A row,
+    // $m9 partial row, $m8 C row, $m7 RS, $m6 rows, $m3 .Lslow_row (or .Lslow_zrow: zero
+    // partials, no warm-up).
+.Lslow_go:
+    { brz $m6, .Lexit                              ; fnop }
+    { add $m6, $m6, -1                             ; fnop }
+    { br $m3                                       ; fnop }
+.Lslow_row:
+    { ld64 $a2:3, $m9, $mzero, 0                   ; fnop }
+    { ld64 $a2:3, $m9, $mzero, 1                   ; AMP $azeros, $azeros, $a2:3, P0 }
+    { ld64 $a2:3, $m9, $mzero, 2                   ; AMP $azeros, $azeros, $a2:3, P1 }
+    { ld64 $a2:3, $m9, $mzero, 3                   ; AMP $azeros, $azeros, $a2:3, P2 }
+    { add $m9, $m9, $m7                            ; AMP $azeros, $azeros, $a2:3, P3 }
+.Lslow_zrow:
+    { ld64 $a0:1, $m4, $mzero, 0                   ; fnop }
+    { ld64 $a0:1, $m4, $mzero, 1                   ; AMP $azeros, $a0:1, $azeros, P0 }
+    { ld64 $a0:1, $m4, $mzero, 2                   ; AMP $azeros, $a0:1, $azeros, P1 }
+    { ld64 $a0:1, $m4, $mzero, 3                   ; AMP $azeros, $a0:1, $azeros, P2 }
+    { add $m4, $m4, 32                             ; AMP $azeros, $a0:1, $azeros, P3 }
+    { nop                                          ; AMP $a4:5, $azeros, $azeros, P0 }
+    { st64 $a4:5, $m8, $mzero, 0                   ; AMP $a4:5, $azeros, $azeros, P1 }
+    { st64 $a4:5, $m8, $mzero, 1                   ; AMP $a4:5, $azeros, $azeros, P2 }
+    { st64 $a4:5, $m8, $mzero, 2                   ; AMP $a4:5, $azeros, $azeros, P3 }
+    { st64 $a4:5, $m8, $mzero, 3                   ; fnop }
+    { add $m8, $m8, $m7                            ; fnop }
+    { brnzdec $m6, .Lslow_next                     ; fnop }
+    exitz $mzero
+    nop
+.Lslow_next:
+    { br $m3                                       ; fnop }
+    .size K_WORKER_N, . - K_WORKER_N
+
+// ---------------------------------------------------------------------------------------------
+// K_WORKER: K-block 0 with partials from C0. Vertex = this worker's record. Saves the state of
+// the kb >= 1 launches in the worker's scratch: packed (A row, C row + RS, C row), the C row,
+// the stride and the rpt count.
+    .section .text.K_WORKER
+    .globl K_WORKER
+    .type K_WORKER, @function
+    .worker
+    .align 8
+K_WORKER:
+    { ld32 $m1, $mvertex_base, $mzero, W_S         ; setzi $a0, ZAACC }
+    { ld32 $m4, $mvertex_base, $mzero, W_X0        ; uput $FP_CLR, $a0 }
+    { ld32 $m3, $m1, $mzero, L_NBOFF               ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, W_O0        ; fnop }
+    { ld32 $m7, $mvertex_base, $mzero, W_RS        ; fnop }
+    { add $m8, $m8, $m3                            ; fnop }   // C row
+    { ld32 $m9, $mvertex_base, $mzero, W_P0        ; fnop }
+    { add $m7, $m8, $m7                            ; fnop }   // C row + RS
+    { add $m9, $m9, $m3                            ; fnop }   // C0 row
+    { tapack $m0:1, $m4, $m7, $m8                  ; fnop }
+    { st32 $m0, $mworker_base, $mzero, S_LO        ; fnop }
+    { st32 $m1, $mworker_base, $mzero, S_HI        ; fnop }
+    { st32 $m8, $mworker_base, $mzero, S_O0        ; fnop }
+    { tapack $m0:1, $m4, $m9, $m8                  ; fnop }
+    { ld32 $m2, $mvertex_base, $mzero, W_STRIDE    ; fnop }
+    { ld32 $m6, $mvertex_base, $mzero, W_RM3       ; fnop }
+    { st32 $m2, $mworker_base, $mzero, S_STRIDE    ; fnop }
+    { st32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
+    { brneg $m2, .Lslow_w                          ; fnop }
+    // b = -1 .. 2: partials of row 0 through the pace pair (C0 may be in the standard
+    // region); the A address holds (stride select 0b10 = field 1 = 0).
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0010 ; fnop }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0010 ; AMP $azeros, $azeros, $a2:3, P0 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0010 ; AMP $azeros, $azeros, $a2:3, P1 }
+    { ld2x64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0110 ; AMP $azeros, $azeros, $a2:3, P2 }
+    { bri .Lpipe3                                  ; fnop }
+.Lslow_w:
+    { ld32 $m6, $mvertex_base, $mzero, W_COUNT     ; fnop }
+    { ld32 $m7, $mvertex_base, $mzero, W_RS        ; fnop }
+    { setzi $m3, .Lslow_row                        ; fnop }
+    { bri .Lslow_go                                ; fnop }
+    .size K_WORKER, . - K_WORKER
+
+// ---------------------------------------------------------------------------------------------
+// K_WORKER_Z: K-block 0 with zero partial sums: no partial stream and no warm-up (after ZAACC
+// the pending partials are +0). The packed pair's second address (unused by ldst64pace and
+// st64pace) is C row 1 of the worker, read into $azeros while no store runs. Vertex = this
+// worker's record; saves the kb >= 1 state like K_WORKER.
+    .section .text.K_WORKER_Z
+    .globl K_WORKER_Z
+    .type K_WORKER_Z, @function
+    .worker
+    .align 8
+K_WORKER_Z:
+    { ld32 $m1, $mvertex_base, $mzero, W_S         ; setzi $a0, ZAACC }
+    { ld32 $m4, $mvertex_base, $mzero, W_X0        ; uput $FP_CLR, $a0 }
+    { ld32 $m3, $m1, $mzero, L_NBOFF               ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, W_O0        ; fnop }
+    { ld32 $m7, $mvertex_base, $mzero, W_RS        ; fnop }
+    { add $m8, $m8, $m3                            ; fnop }   // C row
+    { ld32 $m2, $mvertex_base, $mzero, W_STRIDE    ; fnop }
+    { add $m7, $m8, $m7                            ; fnop }   // C row + RS
+    { tapack $m0:1, $m4, $m7, $m8                  ; fnop }
+    { st32 $m0, $mworker_base, $mzero, S_LO        ; fnop }
+    { st32 $m1, $mworker_base, $mzero, S_HI        ; fnop }
+    { st32 $m8, $mworker_base, $mzero, S_O0        ; fnop }
+    { ld32 $m6, $mvertex_base, $mzero, W_RM3       ; fnop }
+    { st32 $m2, $mworker_base, $mzero, S_STRIDE    ; fnop }
+    { st32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
+    { brneg $m2, .Lslow_z                          ; fnop }
+    // b = 3 .. 9: inputs of row 0 and row 1 (the second address holds).
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P0 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P1 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P2 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P3 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    // b = 10 .. 4count+2: input and result every bundle.
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    { rpt $m6, 3                                   ; fnop }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    // b = 4count+3 .. 4count+9.
+    { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; AMP $a4:5, $azeros, $azeros, P0 }
+    { st64pace $a6:7, $m0:1+=, $m2, 0b01 ; AMP $a6:7, $azeros, $azeros, P1 }
+    { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; AMP $a4:5, $azeros, $azeros, P2 }
+    { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $azeros, $azeros, P3 }
+    { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; fnop }
+    st64pace $a6:7, $m0:1+=, $m2, 0b00
+    exitz $mzero
+    .align 8
+.Lslow_z:
+    { ld32 $m6, $mvertex_base, $mzero, W_COUNT     ; fnop }
+    { ld32 $m7, $mvertex_base, $mzero, W_RS        ; fnop }
+    { setzi $m3, .Lslow_zrow                       ; fnop }
+    { bri .Lslow_go                                ; fnop }
+    .size K_WORKER_Z, . - K_WORKER_Z
