@@ -5,7 +5,8 @@
 use super::{sram_category, EmitError};
 use crate::place::root;
 use crate::tile::{BufferId, HostTensorPlan, Program, TileProgram};
-use tessera_isa::image::{Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, ImageBuilder};
+use rayon::prelude::*;
+use tessera_isa::image::{Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, ImageBuilder, SramCategory};
 
 /// The memory of one alias root.
 struct Root {
@@ -47,9 +48,15 @@ fn roots(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], outputs: &[
     by_root.into_iter().flatten().filter(|r| r.end > r.start).collect()
 }
 
-/// Buffers of `tile` holding pieces of `tensors`.
-fn piece_buffers(tensors: &[HostTensorPlan], tile: u32) -> Vec<BufferId> {
-    tensors.iter().flat_map(|t| &t.pieces).filter(|p| p.tile == tile && p.bytes > 0).map(|p| p.buffer).collect()
+/// Per tile: the buffers holding pieces of `tensors` (in tensor and piece order).
+fn piece_buffers(tensors: &[HostTensorPlan], tiles: usize) -> Vec<Vec<BufferId>> {
+    let mut by_tile = vec![Vec::new(); tiles];
+    for piece in tensors.iter().flat_map(|t| &t.pieces).filter(|p| p.bytes > 0) {
+        if let Some(list) = by_tile.get_mut(piece.tile as usize) {
+            list.push(piece.buffer);
+        }
+    }
+    by_tile
 }
 
 /// Refuses initial data written over by a buffer live before it, and outputs written over by
@@ -96,7 +103,16 @@ fn contents_by_root(tile: &TileProgram) -> Vec<Vec<usize>> {
     by_root
 }
 
-fn add_group(builder: &mut ImageBuilder, tile: &TileProgram, addresses: &[u32], contents: &[Vec<usize>], group: &[Root]) -> Result<(), EmitError> {
+/// One segment of a tile: `size` bytes at `address`, with initial `data` or none.
+struct Segment {
+    address: u32,
+    size: u32,
+    data: Option<Vec<u8>>,
+    category: SramCategory,
+    name: String,
+}
+
+fn group_segment(tile: &TileProgram, addresses: &[u32], contents: &[Vec<usize>], group: &[Root]) -> Result<Segment, EmitError> {
     check_group(tile, group)?;
     let start = group.iter().map(|r| r.start).min().unwrap_or(0);
     let end = group.iter().map(|r| r.end).max().unwrap_or(start);
@@ -118,33 +134,63 @@ fn add_group(builder: &mut ImageBuilder, tile: &TileProgram, addresses: &[u32], 
         let bytes = data.get_or_insert_with(|| vec![0; size as usize]);
         bytes[span.0 as usize..span.1 as usize].copy_from_slice(contents);
     }
-    let address = start as u32;
-    match data {
-        Some(bytes) => builder.place_bytes(tile.tile, address, &bytes, category, &name)?,
-        None => builder.place(tile.tile, address, size, category, &name)?,
-    }
-    Ok(())
+    Ok(Segment { address: start as u32, size, data, category, name })
 }
+
+/// The segments of one tile's buffers in address order, up to the first refusal.
+fn tile_segments(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], outputs: &[BufferId]) -> (Vec<Segment>, Option<EmitError>) {
+    let contents = contents_by_root(tile);
+    let mut roots = roots(tile, addresses, inputs, outputs);
+    roots.sort_by_key(|r| (r.start, r.end, r.id));
+    let mut segments = Vec::new();
+    let mut group: Vec<Root> = Vec::new();
+    let mut group_end = 0u64;
+    for r in roots {
+        if !group.is_empty() && r.start >= group_end {
+            match group_segment(tile, addresses, &contents, &group) {
+                Ok(segment) => segments.push(segment),
+                Err(error) => return (segments, Some(error)),
+            }
+            group.clear();
+        }
+        group_end = if group.is_empty() { r.end } else { group_end.max(r.end) };
+        group.push(r);
+    }
+    if !group.is_empty() {
+        match group_segment(tile, addresses, &contents, &group) {
+            Ok(segment) => segments.push(segment),
+            Err(error) => return (segments, Some(error)),
+        }
+    }
+    (segments, None)
+}
+
+/// Tiles whose segments are made at once (in parallel) before they go into the image.
+const TILES_PER_BATCH: usize = 64;
 
 /// One segment per distinct address range of every tile's buffers.
 pub(super) fn add_buffers(builder: &mut ImageBuilder, program: &Program, addresses: &[Vec<u32>]) -> Result<(), EmitError> {
-    for tile in &program.tiles {
-        let addresses = &addresses[tile.tile as usize];
-        let contents = contents_by_root(tile);
-        let mut roots = roots(tile, addresses, &piece_buffers(&program.inputs, tile.tile), &piece_buffers(&program.outputs, tile.tile));
-        roots.sort_by_key(|r| (r.start, r.end, r.id));
-        let mut group: Vec<Root> = Vec::new();
-        let mut group_end = 0u64;
-        for r in roots {
-            if !group.is_empty() && r.start >= group_end {
-                add_group(builder, tile, addresses, &contents, &group)?;
-                group.clear();
+    let inputs = piece_buffers(&program.inputs, program.tiles.len());
+    let outputs = piece_buffers(&program.outputs, program.tiles.len());
+    for batch in program.tiles.chunks(TILES_PER_BATCH) {
+        let made: Vec<(u32, Vec<Segment>, Option<EmitError>)> = batch
+            .par_iter()
+            .map(|tile| {
+                let t = tile.tile as usize;
+                let (segments, error) = tile_segments(tile, &addresses[t], &inputs[t], &outputs[t]);
+                (tile.tile, segments, error)
+            })
+            .collect();
+        for (tile, segments, error) in made {
+            for segment in segments {
+                match segment.data {
+                    Some(bytes) => builder.place_bytes(tile, segment.address, &bytes, segment.category, &segment.name)?,
+                    None => builder.place(tile, segment.address, segment.size, segment.category, &segment.name)?,
+                }
             }
-            group_end = if group.is_empty() { r.end } else { group_end.max(r.end) };
-            group.push(r);
-        }
-        if !group.is_empty() {
-            add_group(builder, tile, addresses, &contents, &group)?;
+            if let Some(error) = error {
+                return Err(error);
+            }
         }
     }
     Ok(())

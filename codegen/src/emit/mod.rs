@@ -39,10 +39,16 @@
 //!   `setzi $mvertex_base, VERTEX; call $m10, ENTRY` (it returns with `br $m10`);
 //! * exchange step: the phase's code from [`crate::exchange::emit`] (transfers resolved with the
 //!   placement, scheduled by [`crate::exchange::schedule`], checked by
-//!   [`crate::exchange::check`] before use), printed with `format_inst`; it starts right after
+//!   [`crate::exchange::check`] before use); it starts right after
 //!   the previous sync's release (or at program start), which is cycle 0 of the schedule on
 //!   every tile;
 //! * the program ends with `br $mzero` (address 0 returns to the host).
+//!
+//! Programs are generated tile by tile in parallel and encoded directly into the object the
+//! assembler would make of their text (`.section .text.tessera_supervisor`, `.supervisor`,
+//! `.align 8`, the global label `tessera_supervisor`); a unit test holds the two equal. Tiles
+//! whose programs are equal as text (comments included) share one object. The report's sample
+//! program is the text of the lowest running tile.
 //!
 //! # Sizing the reserved area before placement
 //!
@@ -77,8 +83,8 @@ use crate::target::Target;
 use crate::tile::verify::{verify, TileVerifyError};
 use crate::tile::{BufferCategory, Program, StepKind};
 use kernels::KernelCode;
+use rayon::prelude::*;
 use std::collections::HashMap;
-use tessera_isa::asm::{assemble, LayoutOptions};
 use tessera_isa::image::{Image, ImageBuilder, ImageError, MachineFingerprint, ObjectRules, SramCategory, WORKER_CONTEXTS};
 use vertex::VertexLayout;
 
@@ -178,9 +184,8 @@ impl Frame {
         let program_base = vertex.end().div_ceil(8) * 8;
         let mut frame = Frame { kernels, vertex, schedules, running, program_base, program_bytes: 0 };
         let placeholder: Vec<Vec<u32>> = program.tiles.iter().map(|t| vec![target.sram_base; t.buffers.len()]).collect();
-        let mut counter = supervisor::Counter::new(program.tiles.len());
-        supervisor::generate(target, program, &frame, &placeholder, &mut counter)?;
-        frame.program_bytes = counter.max_bytes();
+        let (counts, _) = supervisor::generate(target, program, &frame, &placeholder, false, supervisor::Counter::default)?;
+        frame.program_bytes = counts.iter().map(|(_, c)| c.count).max().unwrap_or(0) * 4;
         Ok(frame)
     }
 
@@ -270,8 +275,7 @@ fn check_placement(target: &Target, program: &Program, frame: &Frame, placement:
 fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Placement) -> Result<Emitted, EmitError> {
     check_placement(target, program, frame, placement)?;
     let addresses = &placement.addresses;
-    let mut texts = supervisor::Texts::new(&frame.running);
-    supervisor::generate(target, program, frame, addresses, &mut texts)?;
+    let (programs, exchange) = supervisor::generate(target, program, frame, addresses, true, supervisor::Encoded::default)?;
     let fingerprint = MachineFingerprint { name: target.name.clone(), tiles: target.tiles, sram_base: target.sram_base, sram_size: target.sram_size() };
     let mut builder = ImageBuilder::new(fingerprint, target.regions.iter().map(|r| (r.name.clone(), r.start, r.size)).collect())?;
     let running: Vec<u32> = program.tiles.iter().filter(|t| frame.running[t.tile as usize]).map(|t| t.tile).collect();
@@ -284,21 +288,22 @@ fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Plac
             }
         }
     }
-    // Supervisor programs: one assembly per distinct text.
+    // Supervisor programs: one object per distinct program (as text: comments and notes count).
     let room = placement.reserved.code_end - frame.program_base;
-    let mut groups: HashMap<&str, Vec<u32>> = HashMap::new();
-    for &tile in &running {
-        groups.entry(texts.text(tile)).or_default().push(tile);
+    let mut groups: HashMap<&supervisor::Encoded, Vec<u32>> = HashMap::new();
+    for (tile, encoded) in &programs {
+        groups.entry(encoded).or_default().push(*tile);
     }
-    let mut ordered: Vec<(&str, Vec<u32>)> = groups.into_iter().collect();
+    let mut ordered: Vec<(&supervisor::Encoded, Vec<u32>)> = groups.into_iter().collect();
     ordered.sort_by_key(|(_, tiles)| tiles[0]);
-    let mut objects = Vec::with_capacity(ordered.len());
-    for (text, tiles) in &ordered {
-        let object = assemble(&[(format!("tile{}.S", tiles[0]), *text)], &LayoutOptions::at(frame.program_base))
-            .map_err(|e| EmitError::Assemble { what: format!("the supervisor program of tile {}", tiles[0]), message: e.to_string() })?;
-        let bytes = object.sections.iter().map(|s| s.bytes.len() as u32).sum::<u32>();
-        objects.push((object, bytes));
-    }
+    let objects: Vec<Result<(tessera_isa::asm::object::Object, u32), EmitError>> = ordered
+        .par_iter()
+        .map(|(encoded, tiles)| {
+            let object = encoded.object(frame.program_base).map_err(|message| EmitError::Assemble { what: format!("the supervisor program of tile {}", tiles[0]), message })?;
+            Ok((object, encoded.bytes()))
+        })
+        .collect();
+    let objects = objects.into_iter().collect::<Result<Vec<_>, _>>()?;
     if let Some(((_, needed), (_, tiles))) = objects.iter().zip(&ordered).filter(|((_, bytes), _)| *bytes > room).max_by_key(|((_, bytes), _)| *bytes) {
         return Err(EmitError::ReserveTooSmall { tile: tiles[0], needed: *needed, reserved: room });
     }
@@ -328,7 +333,12 @@ fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Plac
     memory::add_buffers(&mut builder, program, addresses)?;
     memory::add_host_tensors(&mut builder, program, addresses)?;
     let image = builder.finish()?;
-    let sample_program = running.first().map(|&tile| (tile, texts.text(tile).to_string()));
+    let sample_program = running.first().map(|&tile| {
+        let mut text = supervisor::Text::new();
+        // The same generation as above with another sink: it cannot fail now.
+        let _ = supervisor::generate_tile(program, frame, &exchange, tile, &mut text);
+        (tile, text.text)
+    });
     let report = EmitReport {
         running_tiles: running,
         kernel_code_bytes: frame.kernels.end - target.sram_base,
@@ -350,5 +360,63 @@ pub fn sram_category(category: &BufferCategory) -> SramCategory {
         BufferCategory::Tensor(name) | BufferCategory::Weights(name) => SramCategory::Tensor(name.clone()),
         BufferCategory::VertexState => SramCategory::VertexState,
         BufferCategory::Scratch => SramCategory::WorkerScratch,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use tessera_isa::asm::{assemble, LayoutOptions};
+
+    /// Every tile's directly encoded program is the object assembling its text makes (sections
+    /// and symbols), and two tiles share an encoded program exactly when they share the text.
+    fn encoded_programs_match_their_text(target: &Target, program: &Program) {
+        let compiled = compile(target, program).unwrap();
+        let frame = Frame::new(target, program).unwrap();
+        let addresses = &compiled.placement.addresses;
+        let (programs, exchange) = supervisor::generate(target, program, &frame, addresses, true, supervisor::Encoded::default).unwrap();
+        assert!(!programs.is_empty());
+        let mut by_text: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        let mut by_encoded: HashMap<&supervisor::Encoded, Vec<u32>> = HashMap::new();
+        for (tile, encoded) in &programs {
+            let mut text = supervisor::Text::new();
+            assert!(supervisor::generate_tile(program, &frame, &exchange, *tile, &mut text).is_ok());
+            let assembled = assemble(&[(format!("tile{tile}.S"), text.text.as_str())], &LayoutOptions::at(frame.program_base)).unwrap();
+            let direct = encoded.object(frame.program_base).unwrap();
+            assert_eq!(direct.sections, assembled.sections, "tile {tile}");
+            assert_eq!(direct.symbols, assembled.symbols, "tile {tile}");
+            by_text.entry(text.text).or_default().push(*tile);
+            by_encoded.entry(encoded).or_default().push(*tile);
+        }
+        let mut a: Vec<Vec<u32>> = by_text.into_values().collect();
+        let mut b: Vec<Vec<u32>> = by_encoded.into_values().collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+        assert_eq!(compiled.report.distinct_programs, a.len());
+    }
+
+    #[test]
+    fn encoded_programs_are_their_assembled_text() {
+        let target = Target::test_small();
+        encoded_programs_match_their_text(&target, &example::rotate_add(4, 1000));
+        encoded_programs_match_their_text(&target, &example::rotate_add(16, 64));
+        encoded_programs_match_their_text(&target, &example::rotate_add(1, 64));
+    }
+
+    #[test]
+    fn encoded_calls_are_their_assembled_text() {
+        // CSRs set and reset, worker and supervisor entries, tiles with different calls.
+        let target = Target::test_small();
+        let order = ["gemm_fp8", "gelu_fp8", "residual_add_f16", "cast_f16_fp8_panels", "bias_add_f16", "gemm_f16", "gelu_f16"];
+        let kernels = tessera_kernels::all_kernels();
+        let cases: Vec<(&'static dyn tessera_kernels::Kernel, _)> =
+            order.iter().filter_map(|name| kernels.iter().find(|k| k.name() == *name)).map(|&k| (k, k.cases().swap_remove(0))).collect();
+        assert_eq!(cases.len(), order.len());
+        encoded_programs_match_their_text(&target, &example::calls_in_sequence(&cases));
+        let mut per_tile = cases.clone();
+        per_tile.extend(cases.iter().cloned());
+        encoded_programs_match_their_text(&target, &example::one_call_per_tile(target.tiles, &per_tile));
     }
 }

@@ -8,25 +8,24 @@ use tessera_kernels::elementwise::common::Fp8Out as ElementwiseFp8;
 use tessera_kernels::elementwise::GeluOutput;
 use tessera_kernels::gemm::{GemmSpec, GEMM_FP8};
 use tessera_kernels::norm::layernorm::{Fp8Out as LnFp8, LnSpec, LAYERNORM_F16, LAYERNORM_FP8};
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use tessera_kernels::{Case, Region, Role};
 
-thread_local! {
-    /// Case templates by shape: every tile with the same shard shape shares one template, so a
-    /// 1472-tile program builds each distinct case once.
-    static TEMPLATES: RefCell<HashMap<String, Arc<Case>>> = RefCell::new(HashMap::new());
-}
+/// Case templates by shape: every tile with the same shard shape shares one template, so a
+/// 1472-tile program builds each distinct case once (and the planner's candidates, lowered in
+/// parallel, share them too).
+static TEMPLATES: OnceLock<Mutex<HashMap<String, Arc<Case>>>> = OnceLock::new();
 
-/// The template for `key`, built by `make` on first use.
+/// The template for `key`, built by `make` on first use. (`make` runs outside the lock: two
+/// threads may both build a template, and the first stored is kept — they are equal.)
 pub fn memo(key: String, make: impl FnOnce() -> Case) -> Arc<Case> {
-    if let Some(case) = TEMPLATES.with(|t| t.borrow().get(&key).cloned()) {
-        return case;
+    let templates = TEMPLATES.get_or_init(Default::default);
+    if let Some(case) = templates.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return case.clone();
     }
     let case = Arc::new(make());
-    TEMPLATES.with(|t| t.borrow_mut().insert(key, case.clone()));
-    case
+    templates.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(case).clone()
 }
 
 /// The registry name of a case's kernel.

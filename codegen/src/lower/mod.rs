@@ -9,7 +9,8 @@ use crate::dist::{resolve, Format, MidOp, MidProgram, Order, Shard, ValueId};
 use crate::graph::weights::WeightStore;
 use crate::tile::{BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program, RegionRequirement, StepKind, SymbolicTransfer};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
+use tessera_isa::numerics::Fp8Format;
 
 /// Why lowering failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,14 +29,50 @@ struct Site {
     offset: u32,
 }
 
+/// Weights converted for the kernels, shared by the lowerings of one weight store (the planner
+/// lowers every candidate grid): each FP8 weight is quantized once, and each column block put in
+/// `$CWEI` order once however many grids use it. Safe to share between threads; the result does
+/// not depend on which lowering converts first.
+#[derive(Default)]
+pub struct WeightCache {
+    /// (tensor name, its data's address and length, format, scale) → the FP8 codes of the whole weight.
+    quantized: Mutex<HashMap<WeightKey, Arc<OnceLock<Arc<Vec<u8>>>>>>,
+    /// (weight, first column, end column, padded width) → the block's bytes.
+    blocks: Mutex<HashMap<(WeightKey, u32, u32, u32), Arc<OnceLock<Arc<Vec<u8>>>>>>,
+}
+
+type WeightKey = (String, usize, usize, Fp8Format, i8);
+
+/// The value of `key` in `map`, made by `make` once (other threads asking meanwhile wait).
+/// `make` must not block on the pool: it runs inside the cell's initialiser.
+fn once<K: std::hash::Hash + Eq>(map: &Mutex<HashMap<K, Arc<OnceLock<Arc<Vec<u8>>>>>>, key: K, make: impl FnOnce() -> Vec<u8>) -> Arc<Vec<u8>> {
+    let cell = map.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+    cell.get_or_init(|| Arc::new(make())).clone()
+}
+
+impl WeightCache {
+    /// Columns `cols` of the K × N weight `name` as FP8 `$CWEI` blocks, `width` columns wide.
+    #[allow(clippy::too_many_arguments)]
+    fn blocks(&self, name: &str, values: &[f32], k: u32, n: u32, cols: std::ops::Range<u32>, width: u32, format: Fp8Format, scale: i8) -> Arc<Vec<u8>> {
+        let weight: WeightKey = (name.to_string(), values.as_ptr() as usize, values.len(), format, scale);
+        once(&self.blocks, (weight.clone(), cols.start, cols.end, width), || {
+            let codes = once(&self.quantized, weight, || weights::quantize_all(values, format, scale));
+            weights::cwei_blocks_of_codes(&codes, k, n, cols, width)
+        })
+    }
+}
+
 struct Lowering<'a> {
     mid: &'a MidProgram,
     store: &'a WeightStore,
+    cache: &'a WeightCache,
     program: Program,
     /// Per value, per tile: where its shard is.
     sites: Vec<HashMap<u32, Site>>,
     /// Per tile, per buffer: steps it is used in (min, max).
     uses: Vec<Vec<(usize, usize)>>,
+    /// Shards of values, resolved on first use by [`Lowering::shard_on`].
+    resolved: HashMap<u32, Vec<Shard>>,
     /// The compute step ops are currently added to.
     current: Option<usize>,
     op: usize,
@@ -76,6 +113,16 @@ impl Lowering<'_> {
 
     fn shards(&self, value: ValueId) -> Vec<Shard> {
         resolve(&self.mid.grid, self.mid.value(value))
+    }
+
+    /// The first of `value`'s shards (in [`resolve`] order) on `tile`; a value's shards are
+    /// resolved once.
+    fn shard_on(&mut self, value: ValueId, tile: u32) -> Option<Shard> {
+        let mid = self.mid;
+        let shards = self.resolved.entry(value.0).or_insert_with(|| resolve(&mid.grid, mid.value(value)));
+        // Shards are sorted by tile first.
+        let i = shards.partition_point(|s| s.tile < tile);
+        shards.get(i).filter(|s| s.tile == tile).cloned()
     }
 
     fn site(&self, value: ValueId, tile: u32) -> Result<Site, LowerError> {
@@ -130,7 +177,7 @@ impl Lowering<'_> {
     /// gather that reads it (allocated on first use) at the shard's position, or a new buffer.
     fn output_site(&mut self, value: ValueId, shard: &Shard, region: RegionRequirement, slot: Option<u8>) -> Site {
         if let Some(gather) = self.gathered_by(value) {
-            let gathered_shard = self.shards(gather).into_iter().find(|s| s.tile == shard.tile).expect("a gather covers its sources' tiles");
+            let gathered_shard = self.shard_on(gather, shard.tile).expect("a gather covers its sources' tiles");
             let base = match self.sites[gather.0 as usize].get(&shard.tile) {
                 Some(site) => *site,
                 None => self.new_site(gather, &gathered_shard, RegionRequirement::Any, Some(0)),
@@ -290,16 +337,11 @@ impl Lowering<'_> {
                 if stride > MAX_COLUMNS {
                     return Err(self.fail(16, format!("a {stride}-column GEMM output block exceeds the FP8 GEMM kernel's {MAX_COLUMNS} columns; use more column blocks")));
                 }
-                let weights = self.weight(&w_value.name)?.data.clone();
-                let mut blocks_cache: HashMap<(u32, u32), Arc<Vec<u8>>> = HashMap::new();
+                let values = &self.store.get(&w_value.name).ok_or_else(|| self.fail(3, format!("weight `{}` is not in the store", w_value.name)))?.data;
                 for shard in self.shards(id) {
                     let rows = (shard.rows.end - shard.rows.start) as usize;
                     let input = self.site(a, shard.tile)?;
-                    let key = (shard.cols.start, shard.cols.end);
-                    let blocks = blocks_cache
-                        .entry(key)
-                        .or_insert_with(|| Arc::new(weights::cwei_blocks(&weights, w_value.rows, w_value.cols, shard.cols.clone(), stride, w_format, w_scale)))
-                        .clone();
+                    let blocks = self.cache.blocks(&w_value.name, values, w_value.rows, w_value.cols, shard.cols.clone(), stride, w_format, w_scale);
                     let wb = self.constant(shard.tile, &w_value.name, blocks, RegionRequirement::Interleaved, 16);
                     let output = self.output_site(id, &shard, RegionRequirement::Interleaved, Some(2));
                     let k_dim = w_value.rows as usize;
@@ -394,12 +436,19 @@ impl Lowering<'_> {
 
 /// Lowers a verified mid-level program to the tile level for `tiles` chip tiles.
 pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Program, LowerError> {
+    lower_with(mid, store, tiles, &WeightCache::default())
+}
+
+/// [`lower`] with converted weights shared with other lowerings of the same `store`.
+pub fn lower_with(mid: &MidProgram, store: &WeightStore, tiles: u32, cache: &WeightCache) -> Result<Program, LowerError> {
     let mut lowering = Lowering {
         mid,
         store,
+        cache,
         program: Program::new(tiles),
         sites: vec![HashMap::new(); mid.ops.len()],
         uses: vec![Vec::new(); tiles as usize],
+        resolved: HashMap::new(),
         current: None,
         op: 0,
     };

@@ -4,6 +4,7 @@
 use super::{PlaceError, Placement};
 use crate::target::Target;
 use crate::tile::{BufferId, RegionRequirement, TileProgram};
+use rayon::prelude::*;
 use tessera_kernels::Region;
 
 fn region_of(target: &Target, address: u32) -> Option<&crate::target::TargetRegion> {
@@ -107,10 +108,8 @@ pub fn check_tile(target: &Target, program: &TileProgram, addresses: &[u32], pla
     Ok(())
 }
 
-/// Checks every tile.
+/// Checks every tile (in parallel; a failure is that of the lowest failing tile).
 pub fn check(target: &Target, tiles: &[TileProgram], placement: &Placement) -> Result<(), PlaceError> {
-    for (program, addresses) in tiles.iter().zip(&placement.addresses) {
-        check_tile(target, program, addresses, placement)?;
-    }
-    Ok(())
+    let checked: Vec<Result<(), PlaceError>> = tiles.par_iter().zip(&placement.addresses).map(|(program, addresses)| check_tile(target, program, addresses, placement)).collect();
+    checked.into_iter().collect()
 }

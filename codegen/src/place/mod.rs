@@ -7,6 +7,7 @@ pub mod check;
 
 use crate::target::{Target, TargetRegion};
 use crate::tile::{BufferCategory, BufferId, RegionRequirement, TileProgram};
+use rayon::prelude::*;
 
 /// Why placement failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -143,8 +144,9 @@ pub fn place_tile(target: &Target, program: &TileProgram, reserved: &Reserved) -
     Ok(addresses)
 }
 
-/// Places every tile.
+/// Places every tile (in parallel; a failure is that of the lowest failing tile).
 pub fn place(target: &Target, tiles: &[TileProgram], reserved: Reserved) -> Result<Placement, PlaceError> {
-    let addresses = tiles.iter().map(|t| place_tile(target, t, &reserved)).collect::<Result<Vec<_>, _>>()?;
+    let placed: Vec<Result<Vec<u32>, PlaceError>> = tiles.par_iter().map(|t| place_tile(target, t, &reserved)).collect();
+    let addresses = placed.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(Placement { addresses, reserved })
 }

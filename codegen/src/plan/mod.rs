@@ -9,11 +9,12 @@ pub mod cost;
 use crate::dist::{from_graph::distribute, rewrite, verify::verify, Grid, MidProgram};
 use crate::graph::weights::WeightStore;
 use crate::graph::Graph;
-use crate::lower::lower;
+use crate::lower::{lower_with, WeightCache};
 use crate::place::{place, Placement, Reserved};
 use crate::target::Target;
 use crate::tile::{verify::verify as verify_tiles, Program};
 use cost::{estimate, Estimate};
+use rayon::prelude::*;
 use std::fmt::Write;
 
 /// Search bounds.
@@ -162,6 +163,11 @@ pub fn candidates(graph: &Graph, target: &Target, options: &PlanOptions) -> (Vec
 
 /// Distribute, rewrite, verify, lower and place one grid.
 pub fn build(graph: &Graph, store: &WeightStore, target: &Target, tm: u32, tn: u32, reserved: Reserved) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
+    build_with(graph, store, target, tm, tn, reserved, &WeightCache::default())
+}
+
+/// [`build`] with weights converted once for every grid of the same `store`.
+pub fn build_with(graph: &Graph, store: &WeightStore, target: &Target, tm: u32, tn: u32, reserved: Reserved, cache: &WeightCache) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
     let rows = graph_rows(graph);
     let mut mid = distribute(graph, Grid::new(tm, tn, rows)).map_err(|e| e.to_string())?;
     verify(&mid).map_err(|e| e.to_string())?;
@@ -170,7 +176,7 @@ pub fn build(graph: &Graph, store: &WeightStore, target: &Target, tm: u32, tn: u
     log.applied.extend(bypass.applied);
     rewrite::prune(&mut mid);
     verify(&mid).map_err(|e| e.to_string())?;
-    let program = lower(&mid, store, target.tiles).map_err(|e| e.to_string())?;
+    let program = lower_with(&mid, store, target.tiles, cache).map_err(|e| e.to_string())?;
     verify_tiles(&program).map_err(|e| e.to_string())?;
     let placement = place(target, &program.tiles, reserved).map_err(|e| e.to_string())?;
     let mut notes = log.applied;
@@ -187,29 +193,42 @@ pub fn graph_rows(graph: &Graph) -> u32 {
         .unwrap_or(1)
 }
 
-/// Searches and returns the best plan.
+/// A built and estimated candidate: (mid, program, placement, rewrite notes, estimate).
+type Built = (MidProgram, Program, Placement, Vec<String>, Estimate);
+
+/// The better of two bests, `a` from earlier candidates than `b`: fewer cycles, or the earlier
+/// on a tie — what a sequential search keeping the first strictly better candidate finds.
+fn earlier_best(a: Option<(usize, Built)>, b: Option<(usize, Built)>) -> Option<(usize, Built)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.1 .4.cycles < a.1 .4.cycles { b } else { a }),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// Searches and returns the best plan. Candidates are built and costed in parallel; the
+/// explored list and the choice are those of costing them one by one in order (only the best
+/// build so far is kept, so memory does not grow with the number of candidates).
 pub fn plan(graph: &Graph, store: &WeightStore, target: &Target, options: &PlanOptions) -> Result<Plan, PlanError> {
     let (grids, total) = candidates(graph, target, options);
-    let mut explored = Vec::new();
-    let mut best: Option<(usize, u64)> = None;
-    let mut built = None;
-    for &(tm, tn) in &grids {
-        let outcome = build(graph, store, target, tm, tn, options.reserved).map(|(mid, program, placement, notes)| {
-            let estimate = estimate(target, &program, &placement);
-            (mid, program, placement, notes, estimate)
-        });
-        match outcome {
-            Ok((mid, program, placement, notes, estimate)) => {
-                let index = explored.len();
-                if best.map(|(_, c)| estimate.cycles < c).unwrap_or(true) {
-                    best = Some((index, estimate.cycles));
-                    built = Some((mid, program, placement, notes, estimate.clone()));
-                }
-                explored.push(Candidate { tm, tn, outcome: Ok(estimate) });
+    let cache = WeightCache::default();
+    let (explored, best) = grids
+        .par_iter()
+        .enumerate()
+        .map(|(index, &(tm, tn))| match build_with(graph, store, target, tm, tn, options.reserved, &cache) {
+            Ok((mid, program, placement, notes)) => {
+                let estimate = estimate(target, &program, &placement);
+                (vec![Candidate { tm, tn, outcome: Ok(estimate.clone()) }], Some((index, (mid, program, placement, notes, estimate))))
             }
-            Err(reason) => explored.push(Candidate { tm, tn, outcome: Err(reason) }),
-        }
-    }
+            Err(reason) => (vec![Candidate { tm, tn, outcome: Err(reason) }], None),
+        })
+        .reduce(
+            || (Vec::new(), None),
+            |(mut explored, a), (more, b)| {
+                explored.extend(more);
+                (explored, earlier_best(a, b))
+            },
+        );
     let stop_reason = if options.grid.is_some() {
         "the grid was fixed by the caller".to_string()
     } else if total > grids.len() {
@@ -217,14 +236,14 @@ pub fn plan(graph: &Graph, store: &WeightStore, target: &Target, options: &PlanO
     } else {
         format!("costed every grid the quick model kept ({total})")
     };
-    let Some((chosen, _)) = best else {
+    let Some((chosen, built)) = best else {
         let reasons: Vec<String> = explored.iter().filter_map(|c| c.outcome.as_ref().err().map(|e| format!("{}x{}: {e}", c.tm, c.tn))).take(3).collect();
         return Err(PlanError::NothingFits(reasons.join("; ")));
     };
     let mut order: Vec<usize> = (0..explored.len()).filter(|&i| explored[i].outcome.is_ok()).collect();
     order.sort_by_key(|&i| (explored[i].outcome.as_ref().map(|e| e.cycles).unwrap_or(u64::MAX), i));
     order.truncate(options.finalists);
-    let (mid, program, placement, rewrites, estimate) = built.expect("best has a build");
+    let (mid, program, placement, rewrites, estimate) = built;
     let report = PlanReport { explored, finalists: order, chosen, stop_reason, rewrites };
     Ok(Plan { mid, program, placement, estimate, report })
 }
