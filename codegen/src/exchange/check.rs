@@ -157,7 +157,7 @@ fn check_by_range(target: &Target, phase: &ExchangePhase, replays: &[Replay], pl
 fn check_receiver(target: &Target, phase: &ExchangePhase, replays: &[Replay], receiver: u32, ranges: &[Range], listened: &[Vec<AtomicBool>]) -> Result<Option<ExchangeError>, ExchangeError> {
     let empty = Replay { sent: Vec::new(), mux: Vec::new(), pointer: Vec::new() };
     let replay = replays.get(receiver as usize).unwrap_or(&empty);
-    if let Some(&(from, value)) = replay.mux.iter().find(|&&(_, value)| value != 0 && value - 1 >= target.tiles) {
+    if let Some(&(from, value)) = replay.mux.iter().find(|&&(_, value)| value > target.tiles) {
         return Err(ExchangeError::Check { tile: receiver, cycle: from, reason: format!("mux names tile {}, which does not exist", value - 1) });
     }
     let mut counts = vec![0u32; ranges.last().map(|r| r.counts + ((r.end - r.start) / 4) as usize).unwrap_or(0)];
@@ -191,7 +191,7 @@ fn check_receiver(target: &Target, phase: &ExchangePhase, replays: &[Replay], re
             let Some(at) = pointer else {
                 return Err(ExchangeError::Check { tile: receiver, cycle: arrival, reason: format!("word from tile {sender} accepted before any pointer was set") });
             };
-            let contains = |r: &Range| r.sender == sender && r.start <= source as u64 && (source as u64) < r.end && (source as u64 - r.start) % 4 == 0;
+            let contains = |r: &Range| r.sender == sender && r.start <= source as u64 && (source as u64) < r.end && (source as u64 - r.start).is_multiple_of(4);
             let found = match last.filter(|&k| contains(&ranges[k])) {
                 Some(k) => Some(k),
                 None => {

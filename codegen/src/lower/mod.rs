@@ -36,16 +36,20 @@ struct Site {
 #[derive(Default)]
 pub struct WeightCache {
     /// (tensor name, its data's address and length, format, scale) → the FP8 codes of the whole weight.
-    quantized: Mutex<HashMap<WeightKey, Arc<OnceLock<Arc<Vec<u8>>>>>>,
+    quantized: Cells<WeightKey>,
     /// (weight, first column, end column, padded width) → the block's bytes.
-    blocks: Mutex<HashMap<(WeightKey, u32, u32, u32), Arc<OnceLock<Arc<Vec<u8>>>>>>,
+    blocks: Cells<(WeightKey, u32, u32, u32)>,
 }
 
 type WeightKey = (String, usize, usize, Fp8Format, i8);
 
+/// Byte vectors by key, each made once.
+type Cells<K> = Mutex<HashMap<K, Arc<OnceLock<Arc<Vec<u8>>>>>>;
+
 /// The value of `key` in `map`, made by `make` once (other threads asking meanwhile wait).
-/// `make` must not block on the pool: it runs inside the cell's initialiser.
-fn once<K: std::hash::Hash + Eq>(map: &Mutex<HashMap<K, Arc<OnceLock<Arc<Vec<u8>>>>>>, key: K, make: impl FnOnce() -> Vec<u8>) -> Arc<Vec<u8>> {
+/// `make` must not use the thread pool: it runs inside the cell's initialiser, and a worker
+/// that stole another task needing the same cell would wait on itself.
+fn once<K: std::hash::Hash + Eq>(map: &Cells<K>, key: K, make: impl FnOnce() -> Vec<u8>) -> Arc<Vec<u8>> {
     let cell = map.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
     cell.get_or_init(|| Arc::new(make())).clone()
 }
