@@ -6,7 +6,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tessera::isa::asm::{assemble, LayoutOptions};
-use tessera::isa::image::{Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, Image, ObjectRules, RegionChoice};
+use tessera::isa::image::{
+    Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, Image, ObjectRules, RegionChoice,
+};
 use tessera::sim::{Chip, MachineDescription, RunOptions};
 
 const WORDS: u32 = 256;
@@ -15,15 +17,26 @@ const STEPS: u32 = 8;
 /// The rotate program of `sim/tests/chip_exchange.rs`: buf = 3 * rbuf + tile id on six workers,
 /// then buf goes to the right neighbour's rbuf.
 fn rotate_program(machine: &MachineDescription) -> String {
-    let wait = (0..machine.tiles).map(|t| machine.exchange.latency_cycles(t, (t + 1) % machine.tiles)).max().unwrap_or(0) + 2;
+    let wait = (0..machine.tiles)
+        .map(|t| machine.exchange.latency_cycles(t, (t + 1) % machine.tiles))
+        .max()
+        .unwrap_or(0)
+        + 2;
     let mut vertices = String::new();
     let mut offset = 0;
     for worker in 0..6 {
         let count = WORDS / 6 + u32::from(worker < WORDS % 6);
-        vertices += &format!("    .int rbuf + {}, buf + {}, {}, addend\n", 4 * offset, 4 * offset, count - 1);
+        vertices += &format!(
+            "    .int rbuf + {}, buf + {}, {}, addend\n",
+            4 * offset,
+            4 * offset,
+            count - 1
+        );
         offset += count;
     }
-    let sends: String = (0..WORDS / 64).map(|i| format!("    send 63, buf + {}, 0\n", 256 * i)).collect();
+    let sends: String = (0..WORDS / 64)
+        .map(|i| format!("    send 63, buf + {}, 0\n", 256 * i))
+        .collect();
     format!(
         "
     .section .text.worker, \"ax\"
@@ -90,13 +103,21 @@ rbuf:
 }
 
 fn rotate_image(machine: &MachineDescription) -> Image {
-    let object = assemble(&[("rotate.S", rotate_program(machine))], &LayoutOptions::at(machine.sram.base)).expect("rotate program assembles");
+    let object = assemble(
+        &[("rotate.S", rotate_program(machine))],
+        &LayoutOptions::at(machine.sram.base),
+    )
+    .expect("rotate program assembles");
     let tiles: Vec<u32> = (0..machine.tiles).collect();
     let mut builder = machine.image_builder().expect("builder");
-    builder.add_object(&tiles, &object, &ObjectRules::default()).expect("object");
+    builder
+        .add_object(&tiles, &object, &ObjectRules::default())
+        .expect("object");
     for &tile in &tiles {
         builder.set_entry_symbol(tile, "main", None).expect("entry");
-        builder.alloc_worker_scratch(tile, 64, &RegionChoice::Any).expect("scratch");
+        builder
+            .alloc_worker_scratch(tile, 64, &RegionChoice::Any)
+            .expect("scratch");
     }
     let rbuf = builder.symbol(0, "rbuf").expect("rbuf");
     let tensor = |name: &str, direction| HostTensor {
@@ -106,18 +127,30 @@ fn rotate_image(machine: &MachineDescription) -> Image {
         shape: vec![u64::from(machine.tiles), u64::from(WORDS)],
         pieces: tiles
             .iter()
-            .map(|&tile| HostPiece { tile, address: rbuf, tensor_byte_offset: u64::from(4 * WORDS * tile), bytes: 4 * WORDS, element_order: ElementOrder::RowMajor })
+            .map(|&tile| HostPiece {
+                tile,
+                address: rbuf,
+                tensor_byte_offset: u64::from(4 * WORDS * tile),
+                bytes: 4 * WORDS,
+                element_order: ElementOrder::RowMajor,
+            })
             .collect(),
     };
-    builder.add_host_tensor(tensor("x", HostDirection::Input)).expect("x");
-    builder.add_host_tensor(tensor("y", HostDirection::Output)).expect("y");
+    builder
+        .add_host_tensor(tensor("x", HostDirection::Input))
+        .expect("x");
+    builder
+        .add_host_tensor(tensor("y", HostDirection::Output))
+        .expect("y");
     builder.finish().expect("image")
 }
 
 fn chip_rotate(c: &mut Criterion) {
     let machine = MachineDescription::builtin("ipu21").expect("ipu21");
     let image = rotate_image(&machine);
-    let input: Vec<u8> = (0..machine.tiles * WORDS).flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes()).collect();
+    let input: Vec<u8> = (0..machine.tiles * WORDS)
+        .flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes())
+        .collect();
     let inputs = [("x", input)];
     let mut chip = Chip::new(&machine).expect("chip");
     chip.load_image(&image).expect("load");
@@ -134,10 +167,17 @@ fn chip_rotate(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(probe.tile_cycles));
     for threads in [1usize, 2] {
-        group.bench_with_input(BenchmarkId::new("threads", threads), &threads, |b, &threads| {
-            let options = RunOptions { threads: Some(threads), ..RunOptions::default() };
-            b.iter(|| chip.run(&inputs, &options).expect("run"));
-        });
+        group.bench_with_input(
+            BenchmarkId::new("threads", threads),
+            &threads,
+            |b, &threads| {
+                let options = RunOptions {
+                    threads: Some(threads),
+                    ..RunOptions::default()
+                };
+                b.iter(|| chip.run(&inputs, &options).expect("run"));
+            },
+        );
     }
     group.finish();
 }

@@ -5,7 +5,10 @@ use crate::npy::{DType, NpyArray};
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::BTreeSet;
 use tessera_isa::asm::object::Object;
-use tessera_isa::image::{Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, Image, ObjectRules, RegionChoice, SramCategory};
+use tessera_isa::image::{
+    Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, Image, ObjectRules, RegionChoice,
+    SramCategory,
+};
 use tessera_sim::chip::{Chip, RunOptions, RunReport};
 use tessera_sim::MachineDescription;
 
@@ -25,7 +28,10 @@ pub fn parse_tiles(text: &str, tiles: u32) -> Result<Vec<u32>> {
             bail!("tile range `{part}` is empty (first {first} > last {last})");
         }
         if last >= tiles {
-            bail!("tile range `{part}` goes past the machine's last tile {}", tiles.saturating_sub(1));
+            bail!(
+                "tile range `{part}` goes past the machine's last tile {}",
+                tiles.saturating_sub(1)
+            );
         }
         set.extend(first..=last);
     }
@@ -33,7 +39,9 @@ pub fn parse_tiles(text: &str, tiles: u32) -> Result<Vec<u32>> {
 }
 
 fn parse_tile(text: &str) -> Result<u32> {
-    text.trim().parse().with_context(|| format!("`{text}` is not a tile number"))
+    text.trim()
+        .parse()
+        .with_context(|| format!("`{text}` is not a tile number"))
 }
 
 /// A host tensor given as one symbol on every tile that defines it: `COUNT` elements of `DTYPE`
@@ -50,14 +58,26 @@ pub struct SymbolTensor {
 impl SymbolTensor {
     /// Parses `NAME=SYMBOL:DTYPE:COUNT`.
     pub fn parse(text: &str, direction: HostDirection) -> Result<SymbolTensor> {
-        let (name, rest) = text.split_once('=').ok_or_else(|| anyhow!("`{text}` should look like NAME=SYMBOL:DTYPE:COUNT"))?;
+        let (name, rest) = text
+            .split_once('=')
+            .ok_or_else(|| anyhow!("`{text}` should look like NAME=SYMBOL:DTYPE:COUNT"))?;
         let mut parts = rest.split(':');
-        let (Some(symbol), Some(dtype), Some(count), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        let (Some(symbol), Some(dtype), Some(count), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             bail!("`{text}` should look like NAME=SYMBOL:DTYPE:COUNT");
         };
         let dtype = Dtype::from_name(dtype).ok_or_else(|| anyhow!("unknown dtype `{dtype}` (f16, f32, u8, i8, u16, i16, u32, i32 or their NumPy names)"))?;
-        let count = count.parse().with_context(|| format!("count `{count}` in `{text}`"))?;
-        Ok(SymbolTensor { name: name.into(), direction, symbol: symbol.into(), dtype, count })
+        let count = count
+            .parse()
+            .with_context(|| format!("count `{count}` in `{text}`"))?;
+        Ok(SymbolTensor {
+            name: name.into(),
+            direction,
+            symbol: symbol.into(),
+            dtype,
+            count,
+        })
     }
 }
 
@@ -75,7 +95,11 @@ pub struct ImageRequest {
 
 /// Builds an image: each object on its tiles (code → `code`, sections holding a host tensor →
 /// `host-data`, other data → `constants`), worker scratch, entries, and the host tensors.
-pub fn build_image(machine: &MachineDescription, groups: &[(Vec<u32>, Object)], request: &ImageRequest) -> Result<Image> {
+pub fn build_image(
+    machine: &MachineDescription,
+    groups: &[(Vec<u32>, Object)],
+    request: &ImageRequest,
+) -> Result<Image> {
     let mut builder = machine.image_builder()?;
     let mut seen = BTreeSet::new();
     for (tiles, object) in groups {
@@ -86,7 +110,10 @@ pub fn build_image(machine: &MachineDescription, groups: &[(Vec<u32>, Object)], 
         }
         let mut rules = ObjectRules::default();
         for tensor in &request.tensors {
-            if let Some(section) = object.symbol(&tensor.symbol).and_then(|s| object.sections.get(s.section)) {
+            if let Some(section) = object
+                .symbol(&tensor.symbol)
+                .and_then(|s| object.sections.get(s.section))
+            {
                 if !section.has_code {
                     rules = rules.section(section.name.clone(), SramCategory::HostData);
                 }
@@ -101,15 +128,31 @@ pub fn build_image(machine: &MachineDescription, groups: &[(Vec<u32>, Object)], 
         }
     }
     for tensor in &request.tensors {
-        let bytes = tensor.count.checked_mul(tensor.dtype.size()).ok_or_else(|| anyhow!("{}: too large", tensor.name))?;
-        let tiles: Vec<(u32, u32)> = seen.iter().filter_map(|&tile| builder.symbol(tile, &tensor.symbol).map(|a| (tile, a))).collect();
+        let bytes = tensor
+            .count
+            .checked_mul(tensor.dtype.size())
+            .ok_or_else(|| anyhow!("{}: too large", tensor.name))?;
+        let tiles: Vec<(u32, u32)> = seen
+            .iter()
+            .filter_map(|&tile| builder.symbol(tile, &tensor.symbol).map(|a| (tile, a)))
+            .collect();
         if tiles.is_empty() {
-            bail!("host tensor {}: no tile defines symbol `{}`", tensor.name, tensor.symbol);
+            bail!(
+                "host tensor {}: no tile defines symbol `{}`",
+                tensor.name,
+                tensor.symbol
+            );
         }
         let pieces = tiles
             .iter()
             .enumerate()
-            .map(|(i, &(tile, address))| HostPiece { tile, address, tensor_byte_offset: u64::from(bytes) * i as u64, bytes, element_order: ElementOrder::RowMajor })
+            .map(|(i, &(tile, address))| HostPiece {
+                tile,
+                address,
+                tensor_byte_offset: u64::from(bytes) * i as u64,
+                bytes,
+                element_order: ElementOrder::RowMajor,
+            })
             .collect();
         builder.add_host_tensor(HostTensor {
             name: tensor.name.clone(),
@@ -129,30 +172,63 @@ pub fn npy_dtype(dtype: Dtype) -> Result<DType> {
 
 /// Checks an array against an input of the image and returns its bytes.
 pub fn input_bytes(image: &Image, name: &str, array: &NpyArray) -> Result<Vec<u8>> {
-    let tensor = image.host_tensor(name).filter(|t| t.direction == HostDirection::Input).ok_or_else(|| {
-        let inputs: Vec<&str> = image.host_tensors_of(HostDirection::Input).map(|t| t.name.as_str()).collect();
-        anyhow!("the image has no input `{name}` (inputs: {})", inputs.join(", "))
-    })?;
+    let tensor = image
+        .host_tensor(name)
+        .filter(|t| t.direction == HostDirection::Input)
+        .ok_or_else(|| {
+            let inputs: Vec<&str> = image
+                .host_tensors_of(HostDirection::Input)
+                .map(|t| t.name.as_str())
+                .collect();
+            anyhow!(
+                "the image has no input `{name}` (inputs: {})",
+                inputs.join(", ")
+            )
+        })?;
     let dtype = npy_dtype(tensor.dtype)?;
     if array.dtype != dtype {
-        bail!("input `{name}` is {} but the image expects {}", array.dtype.name(), dtype.name());
+        bail!(
+            "input `{name}` is {} but the image expects {}",
+            array.dtype.name(),
+            dtype.name()
+        );
     }
     let count = tensor.element_count().unwrap_or(u64::MAX);
     if array.element_count() as u64 != count {
-        bail!("input `{name}` has shape {:?} ({} elements) but the image expects {:?} ({count})", array.shape, array.element_count(), tensor.shape);
+        bail!(
+            "input `{name}` has shape {:?} ({} elements) but the image expects {:?} ({count})",
+            array.shape,
+            array.element_count(),
+            tensor.shape
+        );
     }
     Ok(array.data.clone())
 }
 
 /// An output of a run as an array of the image's dtype and shape.
 pub fn output_array(image: &Image, name: &str, bytes: &[u8]) -> Result<NpyArray> {
-    let tensor = image.host_tensor(name).ok_or_else(|| anyhow!("the image has no output `{name}`"))?;
-    let shape = tensor.shape.iter().map(|&d| usize::try_from(d)).collect::<Result<Vec<_>, _>>()?;
-    Ok(NpyArray::new(npy_dtype(tensor.dtype)?, shape, bytes.to_vec())?)
+    let tensor = image
+        .host_tensor(name)
+        .ok_or_else(|| anyhow!("the image has no output `{name}`"))?;
+    let shape = tensor
+        .shape
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(NpyArray::new(
+        npy_dtype(tensor.dtype)?,
+        shape,
+        bytes.to_vec(),
+    )?)
 }
 
 /// Loads `image` on a chip of `machine` and runs it with `.npy` inputs.
-pub fn run_image(machine: &MachineDescription, image: &Image, inputs: &[(String, NpyArray)], options: &RunOptions) -> Result<RunReport> {
+pub fn run_image(
+    machine: &MachineDescription,
+    image: &Image,
+    inputs: &[(String, NpyArray)],
+    options: &RunOptions,
+) -> Result<RunReport> {
     let mut bytes = Vec::new();
     for (name, array) in inputs {
         bytes.push((name.as_str(), input_bytes(image, name, array)?));

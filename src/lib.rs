@@ -9,8 +9,8 @@ pub use tessera_kernels as kernels;
 pub use tessera_sim as sim;
 
 pub mod check;
-pub mod model_run;
 pub mod chip_program;
+pub mod model_run;
 
 pub mod npy;
 pub mod target;

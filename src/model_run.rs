@@ -33,25 +33,48 @@ impl GraphSpec {
         config.hidden_size = 256;
         config.intermediate_size = 1024;
         config.num_attention_heads = 4;
-        GraphSpec { config, tokens: 64, seed: 1 }
+        GraphSpec {
+            config,
+            tokens: 64,
+            seed: 1,
+        }
     }
 
     /// The headline: So400m/14 widths on 729 tokens.
     pub fn so400m() -> GraphSpec {
-        GraphSpec { config: SiglipVisionConfig::so400m_patch14_378(), tokens: 729, seed: 1 }
+        GraphSpec {
+            config: SiglipVisionConfig::so400m_patch14_378(),
+            tokens: 729,
+            seed: 1,
+        }
     }
 
     /// The MLP block graph with FP8 weight scales fitted to seeded weights.
     pub fn mlp_block(&self) -> Result<(Graph, WeightStore)> {
         let mut graph = mlp_block(&self.config, self.tokens, 1).map_err(|e| anyhow!("{e}"))?;
-        let store = synthetic_weights(&self.config, &WeightSelection { layers: 1, embeddings: false, post_layernorm: false }, self.seed);
+        let store = synthetic_weights(
+            &self.config,
+            &WeightSelection {
+                layers: 1,
+                embeddings: false,
+                post_layernorm: false,
+            },
+            self.seed,
+        );
         fit_fp8_weight_scales(&mut graph, &store).map_err(|e| anyhow!("{e}"))?;
         Ok((graph, store))
     }
 
     /// Seeded f16 activations `[tokens, D]`.
     pub fn input(&self) -> Vec<u16> {
-        tessera_models::input::synthetic_activations(self.tokens, self.config.hidden_size, self.seed ^ 0xA5).iter().map(|h| h.to_bits()).collect()
+        tessera_models::input::synthetic_activations(
+            self.tokens,
+            self.config.hidden_size,
+            self.seed ^ 0xA5,
+        )
+        .iter()
+        .map(|h| h.to_bits())
+        .collect()
     }
 }
 
@@ -64,14 +87,24 @@ pub struct CompiledGraph {
 }
 
 /// Plans and emits `graph` for `machine`.
-pub fn compile_graph(machine: &MachineDescription, graph: &Graph, store: &WeightStore, options: &PlanOptions) -> Result<CompiledGraph> {
+pub fn compile_graph(
+    machine: &MachineDescription,
+    graph: &Graph,
+    store: &WeightStore,
+    options: &PlanOptions,
+) -> Result<CompiledGraph> {
     let target = target_of(machine);
     let started = Instant::now();
     let plan = plan(graph, store, &target, options)?;
     let plan_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let compiled = compile(&target, &plan.program)?;
-    Ok(CompiledGraph { plan, compiled, plan_seconds, emit_seconds: started.elapsed().as_secs_f64() })
+    Ok(CompiledGraph {
+        plan,
+        compiled,
+        plan_seconds,
+        emit_seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// What a simulated run of a compiled graph found.
@@ -86,23 +119,57 @@ pub struct ModelRun {
 }
 
 /// Simulates a compiled MLP block and checks it.
-pub fn run_mlp_block(machine: &MachineDescription, spec: &GraphSpec, compiled: &CompiledGraph, store: &WeightStore, threads: Option<usize>, progress: Option<&dyn Fn(&tessera_sim::chip::RunProgress)>) -> Result<ModelRun> {
+pub fn run_mlp_block(
+    machine: &MachineDescription,
+    spec: &GraphSpec,
+    compiled: &CompiledGraph,
+    store: &WeightStore,
+    threads: Option<usize>,
+    progress: Option<&dyn Fn(&tessera_sim::chip::RunProgress)>,
+) -> Result<ModelRun> {
     let x = spec.input();
     let x_bytes: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
     let mut chip = Chip::new(machine)?;
     chip.load_image(&compiled.compiled.image)?;
     let started = Instant::now();
-    let report = chip.run(&[("x".to_string(), x_bytes.clone())], &RunOptions { threads, max_cycles: 2_000_000_000, progress })?;
+    let report = chip.run(
+        &[("x".to_string(), x_bytes.clone())],
+        &RunOptions {
+            threads,
+            max_cycles: 2_000_000_000,
+            progress,
+        },
+    )?;
     let sim_seconds = started.elapsed().as_secs_f64();
-    let y = report.output("y").ok_or_else(|| anyhow!("the image has no output y"))?.to_vec();
+    let y = report
+        .output("y")
+        .ok_or_else(|| anyhow!("the image has no output y"))?
+        .to_vec();
     // The plan's bit-exact reference: the same tile program through the kernels' references.
-    let expected = tessera_codegen::refexec::execute(&compiled.plan.program, &[("x", &x_bytes)]).context("plan reference")?;
-    let expected_y = &expected.iter().find(|(name, _)| name == "y").ok_or_else(|| anyhow!("reference has no y"))?.1;
-    let plan_mismatches = y.iter().zip(expected_y).filter(|(a, b)| a != b).count() + y.len().abs_diff(expected_y.len());
+    let expected = tessera_codegen::refexec::execute(&compiled.plan.program, &[("x", &x_bytes)])
+        .context("plan reference")?;
+    let expected_y = &expected
+        .iter()
+        .find(|(name, _)| name == "y")
+        .ok_or_else(|| anyhow!("reference has no y"))?
+        .1;
+    let plan_mismatches = y.iter().zip(expected_y).filter(|(a, b)| a != b).count()
+        + y.len().abs_diff(expected_y.len());
     // The host f32 reference.
     let x_f32: Vec<f32> = x.iter().map(|&h| f16::from_bits(h).to_f32()).collect();
-    let reference = tessera_models::reference::mlp_block(&spec.config, store, 0, &x_f32, spec.tokens).map_err(|e| anyhow!("{e}"))?;
-    let actual: Vec<f32> = y.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32()).collect();
+    let reference =
+        tessera_models::reference::mlp_block(&spec.config, store, 0, &x_f32, spec.tokens)
+            .map_err(|e| anyhow!("{e}"))?;
+    let actual: Vec<f32> = y
+        .chunks_exact(2)
+        .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+        .collect();
     let error = compare(&reference, &actual);
-    Ok(ModelRun { report, sim_seconds, plan_mismatches, output_elements: actual.len(), error })
+    Ok(ModelRun {
+        report,
+        sim_seconds,
+        plan_mismatches,
+        output_elements: actual.len(),
+        error,
+    })
 }

@@ -15,7 +15,13 @@ pub fn target_of(machine: &MachineDescription) -> Target {
             .sram
             .regions
             .iter()
-            .map(|r| TargetRegion { name: r.name.clone(), start: r.start, size: r.size, element_bytes: r.element_bytes, interleave: r.interleave })
+            .map(|r| TargetRegion {
+                name: r.name.clone(),
+                start: r.start,
+                size: r.size,
+                element_bytes: r.element_bytes,
+                interleave: r.interleave,
+            })
             .collect(),
         csr_write_stall: machine.stalls.csr_write,
         taken_branch_stall: machine.stalls.taken_branch,

@@ -14,7 +14,9 @@ pub fn resolve_symbol(object: &Object, spec: &str) -> Result<u32> {
         Some((name, offset)) => (name.trim(), parse_u32(offset.trim())?),
         None => (spec.trim(), 0),
     };
-    let symbol = object.symbol(name).ok_or_else(|| anyhow!("no symbol `{name}` in the program"))?;
+    let symbol = object
+        .symbol(name)
+        .ok_or_else(|| anyhow!("no symbol `{name}` in the program"))?;
     Ok(symbol.address + offset)
 }
 
@@ -57,7 +59,12 @@ pub const WORKER_SCRATCH_BYTES: u32 = 256;
 
 /// Worker scratch for a one-tile run: six areas right after the program's highest section.
 pub fn worker_scratch(machine: &MachineDescription, object: &Object) -> Result<u32> {
-    let end = object.sections.iter().map(|s| s.address + s.bytes.len() as u32).max().unwrap_or(machine.sram.base);
+    let end = object
+        .sections
+        .iter()
+        .map(|s| s.address + s.bytes.len() as u32)
+        .max()
+        .unwrap_or(machine.sram.base);
     let start = (end + 15) & !15;
     let needed = WORKER_SCRATCH_BYTES * tessera_sim::tile::WORKERS as u32;
     if start + needed > machine.sram_end() {
@@ -74,13 +81,22 @@ pub struct RunResult {
 }
 
 /// Loads `object` on tile 0 of `machine`, writes the inputs, runs, and reads the outputs.
-pub fn run_program(machine: &MachineDescription, object: &Object, request: &RunRequest) -> Result<RunResult> {
+pub fn run_program(
+    machine: &MachineDescription,
+    object: &Object,
+    request: &RunRequest,
+) -> Result<RunResult> {
     let mut tile = load_object(machine, object, 0)?;
     for (symbol, array) in &request.inputs {
         let address = resolve_symbol(object, symbol)?;
         tile.memory
             .load_unchecked(address, &array.data)
-            .with_context(|| format!("writing input `{symbol}` ({} bytes) at {address:#x}", array.data.len()))?;
+            .with_context(|| {
+                format!(
+                    "writing input `{symbol}` ({} bytes) at {address:#x}",
+                    array.data.len()
+                )
+            })?;
     }
     for (symbol, value) in &request.words {
         let address = resolve_symbol(object, symbol)?;
@@ -95,10 +111,15 @@ pub fn run_program(machine: &MachineDescription, object: &Object, request: &RunR
     };
     let scratch = worker_scratch(machine, object)?;
     for worker in 0..tessera_sim::tile::WORKERS {
-        tile.supervisor.csr[tessera_isa::csr::index::WORKER0_BASE as usize + worker] = scratch + worker as u32 * WORKER_SCRATCH_BYTES;
+        tile.supervisor.csr[tessera_isa::csr::index::WORKER0_BASE as usize + worker] =
+            scratch + worker as u32 * WORKER_SCRATCH_BYTES;
     }
     let mode = if request.worker {
-        EntryMode::Worker { entry, vertex, worker_base: scratch }
+        EntryMode::Worker {
+            entry,
+            vertex,
+            worker_base: scratch,
+        }
     } else {
         EntryMode::Supervisor { entry, vertex }
     };
@@ -109,8 +130,19 @@ pub fn run_program(machine: &MachineDescription, object: &Object, request: &RunR
         let bytes = tile
             .memory
             .read_range(address, spec.count * spec.dtype.size())
-            .with_context(|| format!("reading output `{}` ({} x {})", spec.symbol, spec.count, spec.dtype.name()))?;
+            .with_context(|| {
+                format!(
+                    "reading output `{}` ({} x {})",
+                    spec.symbol,
+                    spec.count,
+                    spec.dtype.name()
+                )
+            })?;
         outputs.push(NpyArray::new(spec.dtype, vec![spec.count], bytes.to_vec())?);
     }
-    Ok(RunResult { cycles, outputs, tile })
+    Ok(RunResult {
+        cycles,
+        outputs,
+        tile,
+    })
 }

@@ -650,8 +650,28 @@ fn isa_doc_writes_the_reference_pages() {
 
 #[test]
 fn tessera_run_compiles_and_simulates_the_built_in_model() {
-    let run = succeeds(&["run", "--machine", "small", "--tokens", "24", "--hidden", "64", "--mlp", "128"]);
-    assert!(run.stdout.contains("bit-exact vs the plan's reference (kernel references on the same tile program): yes"), "{}", run.stdout);
+    let run = succeeds(&[
+        "run",
+        "--machine",
+        "small",
+        "--tokens",
+        "24",
+        "--hidden",
+        "64",
+        "--mlp",
+        "128",
+    ]);
+    assert!(
+        run.stdout.contains(
+            "bit-exact vs the plan's reference (kernel references on the same tile program): yes"
+        ),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("cropped"), "{}", run.stdout);
-    assert!(run.stdout.contains("error vs host f32 reference"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("error vs host f32 reference"),
+        "{}",
+        run.stdout
+    );
 }

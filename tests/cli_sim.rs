@@ -64,20 +64,40 @@ struct Run {
 }
 
 fn tessera<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_tessera")).args(args).current_dir(repo()).output().expect("run tessera");
-    Run { ok: output.status.success(), stdout: String::from_utf8_lossy(&output.stdout).into_owned(), stderr: String::from_utf8_lossy(&output.stderr).into_owned() }
+    let output = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run tessera");
+    Run {
+        ok: output.status.success(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
 }
 
 fn succeeds(args: &[&str]) -> Run {
     let run = tessera(args);
-    assert!(run.ok, "tessera {args:?} failed\nstdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert!(
+        run.ok,
+        "tessera {args:?} failed\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     run
 }
 
 fn fails_with(args: &[&str], needle: &str) {
     let run = tessera(args);
-    assert!(!run.ok, "tessera {args:?} should fail\nstdout:\n{}", run.stdout);
-    assert!(run.stderr.contains(needle), "tessera {args:?}: stderr lacks `{needle}`:\n{}", run.stderr);
+    assert!(
+        !run.ok,
+        "tessera {args:?} should fail\nstdout:\n{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(needle),
+        "tessera {args:?}: stderr lacks `{needle}`:\n{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }
 
@@ -116,7 +136,14 @@ fn asm_image_then_sim_run_broadcasts() {
     let image = build(&dir);
     let values: Vec<u32> = (0..8).map(|i| 0x1000_0001 * (i + 1)).collect();
     let x = dir.join("x.npy");
-    NpyArray::new(DType::UInt32, vec![1, 8], values.iter().flat_map(|v| v.to_le_bytes()).collect()).unwrap().write(&x).unwrap();
+    NpyArray::new(
+        DType::UInt32,
+        vec![1, 8],
+        values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    )
+    .unwrap()
+    .write(&x)
+    .unwrap();
     let y = dir.join("y.npy");
     let profile = dir.join("profile");
     let memory = dir.join("memory.json");
@@ -135,17 +162,41 @@ fn asm_image_then_sim_run_broadcasts() {
         "--memory-report",
         memory.to_str().unwrap(),
     ]);
-    for needle in ["total cycles:", "start-up:", "cropped cycles:", "SRAM on small"] {
-        assert!(run.stdout.contains(needle), "stdout lacks `{needle}`:\n{}", run.stdout);
+    for needle in [
+        "total cycles:",
+        "start-up:",
+        "cropped cycles:",
+        "SRAM on small",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "stdout lacks `{needle}`:\n{}",
+            run.stdout
+        );
     }
-    let supersteps = run.stdout.lines().find(|l| l.starts_with("supersteps:")).unwrap_or_default();
-    assert_eq!(supersteps.split_whitespace().collect::<Vec<_>>(), ["supersteps:", "2"]);
+    let supersteps = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("supersteps:"))
+        .unwrap_or_default();
+    assert_eq!(
+        supersteps.split_whitespace().collect::<Vec<_>>(),
+        ["supersteps:", "2"]
+    );
     let out = NpyArray::read(&y).unwrap();
     assert_eq!(out.shape, vec![16, 8]);
-    let words: Vec<u32> = out.data.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let words: Vec<u32> = out
+        .data
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     assert_eq!(&words[..8], &[0; 8]);
     for tile in 1..16 {
-        assert_eq!(&words[8 * tile..8 * tile + 8], values.as_slice(), "tile {tile}");
+        assert_eq!(
+            &words[8 * tile..8 * tile + 8],
+            values.as_slice(),
+            "tile {tile}"
+        );
     }
     assert!(profile.join("profile.html").exists() && profile.join("trace.json").exists());
     let json = std::fs::read_to_string(&memory).unwrap();
@@ -157,21 +208,82 @@ fn sim_run_errors_are_clear() {
     let dir = scratch_dir("errors");
     let image = build(&dir);
     let x = dir.join("x.npy");
-    NpyArray::new(DType::UInt32, vec![8], vec![0; 32]).unwrap().write(&x).unwrap();
+    NpyArray::new(DType::UInt32, vec![8], vec![0; 32])
+        .unwrap()
+        .write(&x)
+        .unwrap();
     let input = format!("x={}", x.display());
-    fails_with(&["sim", "run", &image, "--machine", "ipu21", "--input", &input], "image built for small (16 tiles), machine is ipu21 (1472 tiles)");
-    fails_with(&["sim", "run", &image], "E-SIM-013 host tensor `x`: input not given");
+    fails_with(
+        &[
+            "sim",
+            "run",
+            &image,
+            "--machine",
+            "ipu21",
+            "--input",
+            &input,
+        ],
+        "image built for small (16 tiles), machine is ipu21 (1472 tiles)",
+    );
+    fails_with(
+        &["sim", "run", &image],
+        "E-SIM-013 host tensor `x`: input not given",
+    );
     let wrong = dir.join("w.npy");
-    NpyArray::new(DType::Float32, vec![8], vec![0; 32]).unwrap().write(&wrong).unwrap();
-    fails_with(&["sim", "run", &image, "--input", &format!("x={}", wrong.display())], "input `x` is float32 but the image expects uint32");
-    fails_with(&["sim", "run", &image, "--input", &input, "--output", "z=z.npy"], "the image has no output `z` (outputs: y)");
+    NpyArray::new(DType::Float32, vec![8], vec![0; 32])
+        .unwrap()
+        .write(&wrong)
+        .unwrap();
+    fails_with(
+        &[
+            "sim",
+            "run",
+            &image,
+            "--input",
+            &format!("x={}", wrong.display()),
+        ],
+        "input `x` is float32 but the image expects uint32",
+    );
+    fails_with(
+        &[
+            "sim", "run", &image, "--input", &input, "--output", "z=z.npy",
+        ],
+        "the image has no output `z` (outputs: y)",
+    );
     let garbage = dir.join("garbage.img");
     std::fs::write(&garbage, b"not an image").unwrap();
     fails_with(&["sim", "run", garbage.to_str().unwrap()], "E-IMG-001");
     let recv = dir.join("recv.S");
-    fails_with(&["asm", "image", "--machine", "small", "--tiles", &format!("10-20={}", recv.display()), "--entry", "main", "-o", "x.img"], "goes past the machine's last tile 15");
     fails_with(
-        &["asm", "image", "--machine", "small", "--tiles", &format!("0-3={}", recv.display()), "--tiles", &format!("3={}", recv.display()), "--entry", "main", "-o", "x.img"],
+        &[
+            "asm",
+            "image",
+            "--machine",
+            "small",
+            "--tiles",
+            &format!("10-20={}", recv.display()),
+            "--entry",
+            "main",
+            "-o",
+            "x.img",
+        ],
+        "goes past the machine's last tile 15",
+    );
+    fails_with(
+        &[
+            "asm",
+            "image",
+            "--machine",
+            "small",
+            "--tiles",
+            &format!("0-3={}", recv.display()),
+            "--tiles",
+            &format!("3={}", recv.display()),
+            "--entry",
+            "main",
+            "-o",
+            "x.img",
+        ],
         "tile 3 is in two tile groups",
     );
 }

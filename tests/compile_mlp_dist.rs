@@ -2,7 +2,9 @@
 //! deliberately broken programs), the dump (snapshot) and the planner.
 
 use expect_test::expect;
-use tessera_codegen::dist::{dump::dump, from_graph::distribute, rewrite, verify::verify, Distribution, MidOp, Order, Grid};
+use tessera_codegen::dist::{
+    dump::dump, from_graph::distribute, rewrite, verify::verify, Distribution, Grid, MidOp, Order,
+};
 use tessera_models::siglip::{config::SiglipVisionConfig, graph::mlp_block};
 
 fn distributed() -> tessera_codegen::dist::MidProgram {
@@ -50,18 +52,34 @@ fn mlp_block_distributes_and_rewrites() {
 fn the_verifier_rejects_broken_programs() {
     // A matmul whose left operand is not in panels.
     let mut program = distributed();
-    let a = program.ops.iter().position(|op| matches!(op, MidOp::ToPanels { .. })).unwrap();
+    let a = program
+        .ops
+        .iter()
+        .position(|op| matches!(op, MidOp::ToPanels { .. }))
+        .unwrap();
     program.values[a].layout.order = Order::RowMajor { stride: 64 };
     let error = verify(&program).unwrap_err();
-    assert!(error.to_string().contains("to_panels takes FP8 rows") || error.to_string().contains("a must be row blocks in panels"), "{error}");
+    assert!(
+        error.to_string().contains("to_panels takes FP8 rows")
+            || error.to_string().contains("a must be row blocks in panels"),
+        "{error}"
+    );
     // A matmul whose weights have the wrong inner dimension.
     let mut program = distributed();
-    let w = program.ops.iter().position(|op| matches!(op, MidOp::Weight { tensor } if tensor.ends_with("fc1.weight"))).unwrap();
+    let w = program
+        .ops
+        .iter()
+        .position(|op| matches!(op, MidOp::Weight { tensor } if tensor.ends_with("fc1.weight")))
+        .unwrap();
     program.values[w].rows = 63;
     assert_eq!(verify(&program).unwrap_err().code, 23);
     // A gather of a layout it cannot gather.
     let mut program = distributed();
-    let g = program.ops.iter().position(|op| matches!(op, MidOp::Gather { .. })).unwrap();
+    let g = program
+        .ops
+        .iter()
+        .position(|op| matches!(op, MidOp::Gather { .. }))
+        .unwrap();
     program.values[g].layout.distribution = Distribution::Replicated;
     assert_eq!(verify(&program).unwrap_err().code, 13);
     // An operand used before it is defined.
@@ -76,9 +94,19 @@ fn a_fusion_is_refused_when_the_f16_value_has_another_reader() {
     let graph = mlp_block(&config, 16, 1).unwrap();
     let mut program = distribute(&graph, Grid::new(2, 4, 16)).unwrap();
     // Give the LayerNorm's f16 result a second reader.
-    let ln = program.ops.iter().position(|op| matches!(op, MidOp::LayerNorm { .. })).unwrap();
+    let ln = program
+        .ops
+        .iter()
+        .position(|op| matches!(op, MidOp::LayerNorm { .. }))
+        .unwrap();
     let value = program.values[ln].clone();
-    program.push(MidOp::Output { x: tessera_codegen::dist::ValueId(ln as u32), tensor: "ln".into() }, value);
+    program.push(
+        MidOp::Output {
+            x: tessera_codegen::dist::ValueId(ln as u32),
+            tensor: "ln".into(),
+        },
+        value,
+    );
     let log = rewrite::fuse_fp8_casts(&mut program);
     assert_eq!(log.applied.len(), 1, "{log:?}");
     assert!(log.refused[0].contains("other readers"), "{log:?}");
@@ -92,7 +120,15 @@ fn the_planner_costs_candidates_and_places_the_best() {
     use tessera_models::siglip::weights::{synthetic_weights, WeightSelection};
     let config = SiglipVisionConfig::tiny();
     let mut graph = mlp_block(&config, 16, 1).unwrap();
-    let store = synthetic_weights(&config, &WeightSelection { layers: 1, embeddings: false, post_layernorm: false }, 1);
+    let store = synthetic_weights(
+        &config,
+        &WeightSelection {
+            layers: 1,
+            embeddings: false,
+            post_layernorm: false,
+        },
+        1,
+    );
     fit_fp8_weight_scales(&mut graph, &store).unwrap();
     let target = Target::test_small();
     let options = PlanOptions::for_target(&target);

@@ -27,11 +27,22 @@ fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn compile_and_run(machine: &MachineDescription, program: &Program, inputs: &[(String, Vec<u8>)]) -> (Compiled, RunReport) {
+fn compile_and_run(
+    machine: &MachineDescription,
+    program: &Program,
+    inputs: &[(String, Vec<u8>)],
+) -> (Compiled, RunReport) {
     let compiled = emit::compile(&target_of(machine), program).unwrap_or_else(|e| panic!("{e}"));
     let mut chip = Chip::new(machine).unwrap();
     chip.load_image(&compiled.image).unwrap();
-    let report = chip.run(inputs, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}\n{}", compiled.report.sample_program.as_ref().unwrap().1));
+    let report = chip
+        .run(inputs, &RunOptions::default())
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}\n{}",
+                compiled.report.sample_program.as_ref().unwrap().1
+            )
+        });
     (compiled, report)
 }
 
@@ -42,7 +53,10 @@ fn assert_same(program: &Program, inputs: &[(String, Vec<u8>)], report: &RunRepo
         assert_eq!(name, want_name);
         if got != want {
             let first = (0..got.len()).find(|&i| got[i] != want[i]).unwrap();
-            panic!("output `{name}`: byte {first} is {:#04x}, the reference says {:#04x}", got[first], want[first]);
+            panic!(
+                "output `{name}`: byte {first} is {:#04x}, the reference says {:#04x}",
+                got[first], want[first]
+            );
         }
     }
 }
@@ -53,7 +67,10 @@ fn rotate_add_runs_bit_exactly() {
     for (tiles, n) in [(4u32, 1000u32), (16, 37), (16, 1153), (1, 24)] {
         let program = example::rotate_add(tiles, n);
         let bytes = (tiles * n * 2) as usize;
-        let inputs = vec![("x".to_string(), random_bytes(u64::from(tiles * n), bytes)), ("y".to_string(), random_bytes(u64::from(n) + 7, bytes))];
+        let inputs = vec![
+            ("x".to_string(), random_bytes(u64::from(tiles * n), bytes)),
+            ("y".to_string(), random_bytes(u64::from(n) + 7, bytes)),
+        ];
         let (compiled, report) = compile_and_run(&machine, &program, &inputs);
         assert_same(&program, &inputs, &report);
         assert_eq!(report.supersteps, 3, "one global sync per step");
@@ -71,9 +88,15 @@ fn aliased_output_runs_bit_exactly() {
         tile.buffers[4].alias_of = Some(tessera_codegen::tile::BufferId(2));
         tile.buffers[2].live = (0, 2);
     }
-    let inputs = vec![("x".to_string(), random_bytes(3, 8000)), ("y".to_string(), random_bytes(4, 8000))];
+    let inputs = vec![
+        ("x".to_string(), random_bytes(3, 8000)),
+        ("y".to_string(), random_bytes(4, 8000)),
+    ];
     let (compiled, report) = compile_and_run(&machine, &program, &inputs);
-    assert_eq!(compiled.placement.addresses[0][4], compiled.placement.addresses[0][2]);
+    assert_eq!(
+        compiled.placement.addresses[0][4],
+        compiled.placement.addresses[0][2]
+    );
     assert_same(&program, &inputs, &report);
 }
 
@@ -83,34 +106,71 @@ fn every_kernel_runs_in_a_compiled_image() {
     // CSRs, regions and element slots, weights as contents.
     let machine = small();
     let kernels = all_kernels();
-    let cases: Vec<(&'static dyn Kernel, _)> = kernels.iter().map(|&k| (k, k.cases().swap_remove(0))).collect();
+    let cases: Vec<(&'static dyn Kernel, _)> = kernels
+        .iter()
+        .map(|&k| (k, k.cases().swap_remove(0)))
+        .collect();
     let program = example::one_call_per_tile(machine.tiles, &cases);
     let (compiled, report) = compile_and_run(&machine, &program, &Vec::<(String, Vec<u8>)>::new());
     assert_same(&program, &[] as &[(String, Vec<u8>)], &report);
     // And the reference executor gives what each kernel's own reference does.
     for (i, (kernel, case)) in cases.iter().enumerate().take(machine.tiles as usize) {
         let want = kernel.reference(case);
-        for (k, &index) in case.outputs().iter().enumerate().filter(|(_, &index)| !case.buffers[index].is_empty()) {
+        for (k, &index) in case
+            .outputs()
+            .iter()
+            .enumerate()
+            .filter(|(_, &index)| !case.buffers[index].is_empty())
+        {
             let name = format!("t{i}.{}", case.buffers[index].name);
-            assert_eq!(report.output(&name), Some(want[k].as_slice()), "{} `{name}`", kernel.name());
+            assert_eq!(
+                report.output(&name),
+                Some(want[k].as_slice()),
+                "{} `{name}`",
+                kernel.name()
+            );
         }
     }
     assert!(compiled.report.kernel_code_bytes > 0);
     // Each tile loads only the kernel it calls; the others' code range is padding on it.
     let tile0 = compiled.image.tile(0).unwrap();
-    let code: Vec<&str> = tile0.segments.iter().filter(|s| s.category.is_code()).map(|s| s.name.as_str()).collect();
-    assert!(code.iter().any(|n| n.contains(cases[0].0.name())) && !code.iter().any(|n| n.contains("gemm")), "{code:?}");
-    assert!(tile0.segments.iter().any(|s| s.category == tessera_isa::image::SramCategory::Padding && s.name.contains("gemm_f16")));
+    let code: Vec<&str> = tile0
+        .segments
+        .iter()
+        .filter(|s| s.category.is_code())
+        .map(|s| s.name.as_str())
+        .collect();
+    assert!(
+        code.iter().any(|n| n.contains(cases[0].0.name()))
+            && !code.iter().any(|n| n.contains("gemm")),
+        "{code:?}"
+    );
+    assert!(tile0
+        .segments
+        .iter()
+        .any(|s| s.category == tessera_isa::image::SramCategory::Padding
+            && s.name.contains("gemm_f16")));
 }
 
 #[test]
 fn successive_calls_on_one_tile_run_bit_exactly() {
     // Calls that set supervisor CSRs followed by calls that need them back at zero.
     let machine = small();
-    let order = ["gemm_fp8", "gelu_fp8", "residual_add_f16", "cast_f16_fp8_panels", "bias_add_f16", "gemm_f16", "gelu_f16"];
+    let order = [
+        "gemm_fp8",
+        "gelu_fp8",
+        "residual_add_f16",
+        "cast_f16_fp8_panels",
+        "bias_add_f16",
+        "gemm_f16",
+        "gelu_f16",
+    ];
     let kernels = all_kernels();
-    let cases: Vec<(&'static dyn Kernel, _)> =
-        order.iter().filter_map(|name| kernels.iter().find(|k| k.name() == *name)).map(|&k| (k, k.cases().swap_remove(0))).collect();
+    let cases: Vec<(&'static dyn Kernel, _)> = order
+        .iter()
+        .filter_map(|name| kernels.iter().find(|k| k.name() == *name))
+        .map(|&k| (k, k.cases().swap_remove(0)))
+        .collect();
     assert_eq!(cases.len(), order.len());
     let program = example::calls_in_sequence(&cases);
     let (compiled, report) = compile_and_run(&machine, &program, &Vec::<(String, Vec<u8>)>::new());
@@ -146,7 +206,13 @@ fn an_exchange_first_starts_in_lockstep() {
         })
         .collect();
     program.phases.push(transfers);
-    program.steps.insert(0, tessera_codegen::tile::StepKind::Exchange { phase: 0, label: "first".into() });
+    program.steps.insert(
+        0,
+        tessera_codegen::tile::StepKind::Exchange {
+            phase: 0,
+            label: "first".into(),
+        },
+    );
     for tile in &mut program.tiles {
         tile.calls.insert(0, Vec::new());
     }
@@ -154,7 +220,10 @@ fn an_exchange_first_starts_in_lockstep() {
     for piece in &mut program.inputs[1].pieces {
         piece.buffer = tessera_codegen::tile::BufferId(2);
     }
-    let inputs = vec![("x".to_string(), random_bytes(5, 2048)), ("s".to_string(), random_bytes(6, 2048))];
+    let inputs = vec![
+        ("x".to_string(), random_bytes(5, 2048)),
+        ("s".to_string(), random_bytes(6, 2048)),
+    ];
     let (_, report) = compile_and_run(&machine, &program, &inputs);
     assert_same(&program, &inputs, &report);
     assert_eq!(report.supersteps, 2);
@@ -168,7 +237,11 @@ fn the_supervisor_program_dump() {
     let (tile, text) = compiled.report.sample_program.unwrap();
     assert_eq!(tile, 0);
     println!("{text}");
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("//")).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//"))
+        .collect();
     assert!(lines.iter().any(|l| l.starts_with("runall $m0, $m1, 0")));
     assert_eq!(lines.iter().filter(|l| l.starts_with("sync 3")).count(), 3);
     assert!(lines.last().unwrap().starts_with("br $mzero"));

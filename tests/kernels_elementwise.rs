@@ -13,7 +13,12 @@ fn run(random_cases: usize, seed: u64) -> CheckReport {
     let machine = MachineDescription::load("ipu21").expect("the ipu21 machine");
     // Random runs skip the default cases (the other test runs those).
     let cases_per_kernel = (random_cases > 0).then_some(0);
-    let options = CheckOptions { random_cases, seed, cases_per_kernel, ..CheckOptions::default() };
+    let options = CheckOptions {
+        random_cases,
+        seed,
+        cases_per_kernel,
+        ..CheckOptions::default()
+    };
     let kernels: Vec<&'static dyn Kernel> = elementwise::kernels();
     check_kernels(&machine, &options, &kernels).expect("the checker runs")
 }
@@ -23,9 +28,21 @@ fn assert_all_pass(report: &CheckReport) {
         .cases
         .iter()
         .filter(|c| !c.passed)
-        .map(|c| format!("{} [{}]: {}", c.kernel, c.case, c.failure.as_deref().unwrap_or("")))
+        .map(|c| {
+            format!(
+                "{} [{}]: {}",
+                c.kernel,
+                c.case,
+                c.failure.as_deref().unwrap_or("")
+            )
+        })
         .collect();
-    assert!(failures.is_empty(), "{} failing cases:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Simulated cycles of the first passing case of `kernel` whose name starts with `prefix`.
@@ -43,12 +60,24 @@ fn default_cases_pass_and_beat_the_targets() {
     let report = run(0, 0);
     assert_all_pass(&report);
     for kernel in elementwise::kernels() {
-        let count = report.cases.iter().filter(|c| c.kernel == kernel.name()).count();
-        assert!(count >= 60, "{} has only {count} default cases", kernel.name());
+        let count = report
+            .cases
+            .iter()
+            .filter(|c| c.kernel == kernel.name())
+            .count();
+        assert!(
+            count >= 60,
+            "{} has only {count} default cases",
+            kernel.name()
+        );
     }
     // Published hardware cycles (kernel brief) that the simulated cycles must beat.
     let targets: [(&str, &str, u64); 8] = [
-        ("cast_f16_fp8_panels", "38x80 pad 38x96 rowmajor S=80 II distinct mode 2", 3_528),
+        (
+            "cast_f16_fp8_panels",
+            "38x80 pad 38x96 rowmajor S=80 II distinct mode 2",
+            3_528,
+        ),
         ("gelu_f16", "n=1152 ", 6_450),
         ("gelu_f16", "n=1728 ", 9_510),
         ("gelu_fp8", "n=1152 ", 7_092),
@@ -60,13 +89,23 @@ fn default_cases_pass_and_beat_the_targets() {
     ];
     for (kernel, prefix, target) in targets {
         let got = cycles(&report, kernel, prefix);
-        assert!(got < target, "{kernel} {prefix}: {got} cycles, target {target}");
+        assert!(
+            got < target,
+            "{kernel} {prefix}: {got} cycles, target {target}"
+        );
     }
     // Estimates: within 10% on every case.
     for case in &report.cases {
         let sim = case.cycles.expect("cycles") as f64;
         let error = (case.estimate as f64 - sim).abs() / sim;
-        assert!(error < 0.10, "{} [{}]: estimate {} vs {} simulated", case.kernel, case.case, case.estimate, sim);
+        assert!(
+            error < 0.10,
+            "{} [{}]: estimate {} vs {} simulated",
+            case.kernel,
+            case.case,
+            case.estimate,
+            sim
+        );
     }
 }
 

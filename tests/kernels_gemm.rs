@@ -22,12 +22,21 @@ fn run(kernel: &'static AmpGemm, source: Option<&str>, case: &Case) -> CaseResul
 
 /// `source` with `old` (which must occur exactly once) replaced by `new`.
 fn patch(source: &str, old: &str, new: &str) -> String {
-    assert_eq!(source.matches(old).count(), 1, "the patch site `{old}` must be unique");
+    assert_eq!(
+        source.matches(old).count(),
+        1,
+        "the patch site `{old}` must be unique"
+    );
     source.replacen(old, new, 1)
 }
 
 fn spec(m: usize, k: usize, n: usize, partials: bool) -> GemmSpec {
-    GemmSpec { partials, data: Data::Normal, seed: 7, ..GemmSpec::new(m, k, n) }
+    GemmSpec {
+        partials,
+        data: Data::Normal,
+        seed: 7,
+        ..GemmSpec::new(m, k, n)
+    }
 }
 
 #[test]
@@ -35,13 +44,28 @@ fn small_cases_pass_on_both_kernels() {
     // The fast path (>= 3 rows per worker, so the rpt body runs), the plain loop (< 3 rows),
     // K and N tails, with and without C0.
     for kernel in [&GEMM_FP8, &GEMM_F16] {
-        for (m, k, n, partials) in [(30, 70, 20, true), (30, 40, 33, false), (8, 33, 17, true), (1, 1, 1, false)] {
+        for (m, k, n, partials) in [
+            (30, 70, 20, true),
+            (30, 40, 33, false),
+            (8, 33, 17, true),
+            (1, 1, 1, false),
+        ] {
             let case = kernel.make_case(&spec(m, k, n, partials));
             let result = run(kernel, None, &case);
-            assert!(result.passed, "{} {}: {:?}", kernel.name(), case.name, result.failure);
+            assert!(
+                result.passed,
+                "{} {}: {:?}",
+                kernel.name(),
+                case.name,
+                result.failure
+            );
             let estimate = result.estimate as f64;
             let cycles = result.cycles.unwrap() as f64;
-            assert!((estimate - cycles).abs() / cycles < 0.1, "{}: estimate {estimate} vs {cycles} cycles", case.name);
+            assert!(
+                (estimate - cycles).abs() / cycles < 0.1,
+                "{}: estimate {estimate} vs {cycles} cycles",
+                case.name
+            );
         }
     }
 }
@@ -49,21 +73,32 @@ fn small_cases_pass_on_both_kernels() {
 #[test]
 fn a_wrong_phase_flag_is_reported_as_a_mismatch() {
     // The steady-state bundle that feeds phase 0 issues phase 1 instead.
-    let line = "{ ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }";
+    let line =
+        "{ ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }";
     let broken = patch(GEMM_FP8.source(), line, &line.replace("P0 }", "P1 }"));
     let case = GEMM_FP8.make_case(&spec(48, 64, 16, true));
-    assert!(run(&GEMM_FP8, None, &case).passed, "the unpatched kernel passes this case");
+    assert!(
+        run(&GEMM_FP8, None, &case).passed,
+        "the unpatched kernel passes this case"
+    );
     let result = run(&GEMM_FP8, Some(&broken), &case);
     assert!(!result.passed, "the checker must catch the wrong phase");
     let failure = result.failure.unwrap();
     eprintln!("reported: {failure}");
-    assert!(failure.contains("output `c`") && failure.contains("differ"), "{failure}");
+    assert!(
+        failure.contains("output `c`") && failure.contains("differ"),
+        "{failure}"
+    );
 }
 
 #[test]
 fn a_dropped_store_is_reported_as_a_mismatch() {
     // The last store of every launch (the final phase of each worker's last row) is dropped.
-    let broken = patch(GEMM_FP8.source(), "    st64pace $a6:7, $m0:1+=, $m2, 0b00\n.Lexit:", "    nop\n.Lexit:");
+    let broken = patch(
+        GEMM_FP8.source(),
+        "    st64pace $a6:7, $m0:1+=, $m2, 0b00\n.Lexit:",
+        "    nop\n.Lexit:",
+    );
     let case = GEMM_FP8.make_case(&spec(24, 64, 32, false));
     let result = run(&GEMM_FP8, Some(&broken), &case);
     assert!(!result.passed);

@@ -7,13 +7,13 @@
 //!
 //! Depends on `tessera-isa` and `tessera-kernels`, never on the simulator.
 
-pub mod graph;
-pub mod exchange;
-pub mod target;
-pub mod place;
-pub mod tile;
 pub mod dist;
-pub mod lower;
-pub mod plan;
 pub mod emit;
+pub mod exchange;
+pub mod graph;
+pub mod lower;
+pub mod place;
+pub mod plan;
 pub mod refexec;
+pub mod target;
+pub mod tile;

@@ -29,20 +29,36 @@ pub enum RefExecError {
     #[error("E-REF-001 the tile program is malformed: {0}")]
     Verify(#[from] TileVerifyError),
     #[error("E-REF-002 tile {tile} step {step}: no kernel `{kernel}` in the library")]
-    UnknownKernel { tile: u32, step: usize, kernel: String },
+    UnknownKernel {
+        tile: u32,
+        step: usize,
+        kernel: String,
+    },
     #[error("E-REF-003 input `{name}`: {reason}")]
     Input { name: String, reason: String },
     #[error("E-REF-004 tile {tile} step {step} `{kernel}`: the reference {reason}")]
-    Reference { tile: u32, step: usize, kernel: String, reason: String },
+    Reference {
+        tile: u32,
+        step: usize,
+        kernel: String,
+        reason: String,
+    },
     #[error("E-REF-005 host tensor `{name}`: {reason}")]
     HostTensor { name: String, reason: String },
 }
 
 /// Bytes of a host tensor.
 fn tensor_bytes(plan: &HostTensorPlan) -> Result<usize, RefExecError> {
-    let fail = |reason: String| RefExecError::HostTensor { name: plan.name.clone(), reason };
-    let dtype = Dtype::from_name(&plan.dtype).ok_or_else(|| fail(format!("unknown dtype `{}`", plan.dtype)))?;
-    plan.shape.iter().try_fold(dtype.size() as usize, |n, &d| n.checked_mul(d)).ok_or_else(|| fail("its size overflows".into()))
+    let fail = |reason: String| RefExecError::HostTensor {
+        name: plan.name.clone(),
+        reason,
+    };
+    let dtype = Dtype::from_name(&plan.dtype)
+        .ok_or_else(|| fail(format!("unknown dtype `{}`", plan.dtype)))?;
+    plan.shape
+        .iter()
+        .try_fold(dtype.size() as usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| fail("its size overflows".into()))
 }
 
 /// A program being executed: the bytes of every buffer of every tile.
@@ -59,12 +75,17 @@ pub struct RefExec<'a> {
 impl<'a> RefExec<'a> {
     /// Verifies `program` and loads contents and host inputs (every input of the program, by
     /// name, as row-major bytes).
-    pub fn new<N: AsRef<str>, B: AsRef<[u8]>>(program: &'a Program, inputs: &[(N, B)]) -> Result<RefExec<'a>, RefExecError> {
+    pub fn new<N: AsRef<str>, B: AsRef<[u8]>>(
+        program: &'a Program,
+        inputs: &[(N, B)],
+    ) -> Result<RefExec<'a>, RefExecError> {
         verify(program)?;
         let mut roots = Vec::with_capacity(program.tiles.len());
         let mut memory = Vec::with_capacity(program.tiles.len());
         for tile in &program.tiles {
-            let tile_roots: Vec<usize> = (0..tile.buffers.len()).map(|i| root(tile, BufferId(i as u32)).0 as usize).collect();
+            let tile_roots: Vec<usize> = (0..tile.buffers.len())
+                .map(|i| root(tile, BufferId(i as u32)).0 as usize)
+                .collect();
             let mut bytes: Vec<Vec<u8>> = vec![Vec::new(); tile.buffers.len()];
             for (i, buffer) in tile.buffers.iter().enumerate() {
                 let r = tile_roots[i];
@@ -81,28 +102,55 @@ impl<'a> RefExec<'a> {
             memory.push(bytes);
         }
         let kernels = all_kernels().into_iter().map(|k| (k.name(), k)).collect();
-        let mut exec = RefExec { program, kernels, roots, memory, next_step: 0 };
+        let mut exec = RefExec {
+            program,
+            kernels,
+            roots,
+            memory,
+            next_step: 0,
+        };
         exec.write_inputs(inputs)?;
         Ok(exec)
     }
 
-    fn write_inputs<N: AsRef<str>, B: AsRef<[u8]>>(&mut self, inputs: &[(N, B)]) -> Result<(), RefExecError> {
+    fn write_inputs<N: AsRef<str>, B: AsRef<[u8]>>(
+        &mut self,
+        inputs: &[(N, B)],
+    ) -> Result<(), RefExecError> {
         for (name, _) in inputs {
             if !self.program.inputs.iter().any(|t| t.name == name.as_ref()) {
-                return Err(RefExecError::Input { name: name.as_ref().into(), reason: "the program has no such input".into() });
+                return Err(RefExecError::Input {
+                    name: name.as_ref().into(),
+                    reason: "the program has no such input".into(),
+                });
             }
         }
         for plan in &self.program.inputs {
-            let fail = |reason: String| RefExecError::Input { name: plan.name.clone(), reason };
-            let data = inputs.iter().find(|(n, _)| n.as_ref() == plan.name).map(|(_, b)| b.as_ref()).ok_or_else(|| fail("not given".into()))?;
+            let fail = |reason: String| RefExecError::Input {
+                name: plan.name.clone(),
+                reason,
+            };
+            let data = inputs
+                .iter()
+                .find(|(n, _)| n.as_ref() == plan.name)
+                .map(|(_, b)| b.as_ref())
+                .ok_or_else(|| fail("not given".into()))?;
             let size = tensor_bytes(plan)?;
             if data.len() != size {
-                return Err(fail(format!("{} bytes given, {size} expected for {} {:?}", data.len(), plan.dtype, plan.shape)));
+                return Err(fail(format!(
+                    "{} bytes given, {size} expected for {} {:?}",
+                    data.len(),
+                    plan.dtype,
+                    plan.shape
+                )));
             }
             for piece in &plan.pieces {
                 let from = piece.tensor_offset as usize;
-                let source = data.get(from..from + piece.bytes as usize).ok_or_else(|| fail(format!("a piece reads tensor bytes {from}.. past its end")))?;
-                self.bytes_mut(piece.tile, piece.buffer, piece.offset, piece.bytes as usize).copy_from_slice(source);
+                let source = data.get(from..from + piece.bytes as usize).ok_or_else(|| {
+                    fail(format!("a piece reads tensor bytes {from}.. past its end"))
+                })?;
+                self.bytes_mut(piece.tile, piece.buffer, piece.offset, piece.bytes as usize)
+                    .copy_from_slice(source);
             }
         }
         Ok(())
@@ -122,7 +170,13 @@ impl<'a> RefExec<'a> {
 
     /// The current bytes of a buffer (`None` if it does not exist).
     pub fn buffer(&self, tile: u32, buffer: BufferId) -> Option<&[u8]> {
-        let bytes = self.program.tiles.get(tile as usize)?.buffers.get(buffer.0 as usize)?.bytes as usize;
+        let bytes = self
+            .program
+            .tiles
+            .get(tile as usize)?
+            .buffers
+            .get(buffer.0 as usize)?
+            .bytes as usize;
         Some(self.bytes(tile, buffer, 0, bytes))
     }
 
@@ -134,7 +188,9 @@ impl<'a> RefExec<'a> {
     /// Runs the next step; `false` when every step has run.
     pub fn step(&mut self) -> Result<bool, RefExecError> {
         let step = self.next_step;
-        let Some(kind) = self.program.steps.get(step) else { return Ok(false) };
+        let Some(kind) = self.program.steps.get(step) else {
+            return Ok(false);
+        };
         match kind {
             StepKind::Compute { .. } => self.compute(step)?,
             StepKind::Exchange { phase, .. } => self.exchange(*phase),
@@ -147,23 +203,48 @@ impl<'a> RefExec<'a> {
         let program = self.program;
         for tile in &program.tiles {
             for call in &tile.calls[step] {
-                let fail = |reason: String| RefExecError::Reference { tile: tile.tile, step, kernel: call.kernel.into(), reason };
-                let kernel = *self.kernels.get(call.kernel).ok_or_else(|| RefExecError::UnknownKernel { tile: tile.tile, step, kernel: call.kernel.into() })?;
+                let fail = |reason: String| RefExecError::Reference {
+                    tile: tile.tile,
+                    step,
+                    kernel: call.kernel.into(),
+                    reason,
+                };
+                let kernel =
+                    *self
+                        .kernels
+                        .get(call.kernel)
+                        .ok_or_else(|| RefExecError::UnknownKernel {
+                            tile: tile.tile,
+                            step,
+                            kernel: call.kernel.into(),
+                        })?;
                 let mut case = (*call.case).clone();
                 for (buffer, &(id, offset)) in case.buffers.iter_mut().zip(&call.bindings) {
-                    buffer.bytes = self.bytes(tile.tile, id, offset, buffer.bytes.len()).to_vec();
+                    buffer.bytes = self
+                        .bytes(tile.tile, id, offset, buffer.bytes.len())
+                        .to_vec();
                 }
                 let results = kernel.reference(&case);
                 let outputs = case.outputs();
                 if results.len() != outputs.len() {
-                    return Err(fail(format!("gave {} outputs for {}", results.len(), outputs.len())));
+                    return Err(fail(format!(
+                        "gave {} outputs for {}",
+                        results.len(),
+                        outputs.len()
+                    )));
                 }
                 for (&k, result) in outputs.iter().zip(&results) {
                     if result.len() != case.buffers[k].len() {
-                        return Err(fail(format!("gave {} bytes for `{}` ({} bytes)", result.len(), case.buffers[k].name, case.buffers[k].len())));
+                        return Err(fail(format!(
+                            "gave {} bytes for `{}` ({} bytes)",
+                            result.len(),
+                            case.buffers[k].name,
+                            case.buffers[k].len()
+                        )));
                     }
                     let (id, offset) = call.bindings[k];
-                    self.bytes_mut(tile.tile, id, offset, result.len()).copy_from_slice(result);
+                    self.bytes_mut(tile.tile, id, offset, result.len())
+                        .copy_from_slice(result);
                 }
             }
         }
@@ -172,10 +253,17 @@ impl<'a> RefExec<'a> {
 
     fn exchange(&mut self, phase: usize) {
         let transfers = &self.program.phases[phase];
-        let words: Vec<Vec<u8>> = transfers.iter().map(|t| self.bytes(t.sender, t.source.0, t.source.1, t.words as usize * 4).to_vec()).collect();
+        let words: Vec<Vec<u8>> = transfers
+            .iter()
+            .map(|t| {
+                self.bytes(t.sender, t.source.0, t.source.1, t.words as usize * 4)
+                    .to_vec()
+            })
+            .collect();
         for (transfer, data) in transfers.iter().zip(&words) {
             for &(tile, buffer, offset) in &transfer.deliveries {
-                self.bytes_mut(tile, buffer, offset, data.len()).copy_from_slice(data);
+                self.bytes_mut(tile, buffer, offset, data.len())
+                    .copy_from_slice(data);
             }
         }
     }
@@ -187,11 +275,18 @@ impl<'a> RefExec<'a> {
             let mut data = vec![0u8; tensor_bytes(plan)?];
             for piece in &plan.pieces {
                 let from = piece.tensor_offset as usize;
-                let target = data.get_mut(from..from + piece.bytes as usize).ok_or_else(|| RefExecError::HostTensor {
-                    name: plan.name.clone(),
-                    reason: format!("a piece writes tensor bytes {from}.. past its end"),
-                })?;
-                target.copy_from_slice(self.bytes(piece.tile, piece.buffer, piece.offset, piece.bytes as usize));
+                let target = data
+                    .get_mut(from..from + piece.bytes as usize)
+                    .ok_or_else(|| RefExecError::HostTensor {
+                        name: plan.name.clone(),
+                        reason: format!("a piece writes tensor bytes {from}.. past its end"),
+                    })?;
+                target.copy_from_slice(self.bytes(
+                    piece.tile,
+                    piece.buffer,
+                    piece.offset,
+                    piece.bytes as usize,
+                ));
             }
             outputs.push((plan.name.clone(), data));
         }
@@ -200,7 +295,10 @@ impl<'a> RefExec<'a> {
 }
 
 /// Runs every step of `program` with `inputs` and returns its outputs.
-pub fn execute<N: AsRef<str>, B: AsRef<[u8]>>(program: &Program, inputs: &[(N, B)]) -> Result<Vec<(String, Vec<u8>)>, RefExecError> {
+pub fn execute<N: AsRef<str>, B: AsRef<[u8]>>(
+    program: &Program,
+    inputs: &[(N, B)],
+) -> Result<Vec<(String, Vec<u8>)>, RefExecError> {
     let mut exec = RefExec::new(program, inputs)?;
     while exec.step()? {}
     exec.outputs()

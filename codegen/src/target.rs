@@ -50,7 +50,11 @@ pub struct Target {
 
 impl Target {
     pub fn sram_end(&self) -> u32 {
-        self.regions.iter().map(|r| r.end()).max().unwrap_or(self.sram_base)
+        self.regions
+            .iter()
+            .map(|r| r.end())
+            .max()
+            .unwrap_or(self.sram_base)
     }
 
     pub fn sram_size(&self) -> u32 {
@@ -61,11 +65,14 @@ impl Target {
     /// a base latency plus a cost per column of distance).
     pub fn latency(&self, sender: u32, receiver: u32) -> u32 {
         let column = |tile: u32| tile / self.tiles_per_column.max(1);
-        self.exchange_base_latency + self.exchange_cycles_per_column_hop * column(sender).abs_diff(column(receiver))
+        self.exchange_base_latency
+            + self.exchange_cycles_per_column_hop * column(sender).abs_diff(column(receiver))
     }
 
     pub fn region(&self, interleaved: bool) -> Option<&TargetRegion> {
-        self.regions.iter().find(|r| (r.interleave > 1) == interleaved)
+        self.regions
+            .iter()
+            .find(|r| (r.interleave > 1) == interleaved)
     }
 
     /// A small target for unit tests: 16 tiles of the ipu21 tile.
@@ -76,8 +83,20 @@ impl Target {
             clock_hz: 1_500_000_000,
             sram_base: 0x4C000,
             regions: vec![
-                TargetRegion { name: "standard".into(), start: 0x4C000, size: 0x34000, element_bytes: 0x4000, interleave: 1 },
-                TargetRegion { name: "interleaved".into(), start: 0x80000, size: 0x68000, element_bytes: 0x4000, interleave: 2 },
+                TargetRegion {
+                    name: "standard".into(),
+                    start: 0x4C000,
+                    size: 0x34000,
+                    element_bytes: 0x4000,
+                    interleave: 1,
+                },
+                TargetRegion {
+                    name: "interleaved".into(),
+                    start: 0x80000,
+                    size: 0x68000,
+                    element_bytes: 0x4000,
+                    interleave: 2,
+                },
             ],
             csr_write_stall: 6,
             taken_branch_stall: 6,

@@ -53,7 +53,10 @@ fn the_example_compiles_to_a_valid_image() {
     assert_eq!(*tile, 0);
     assert_eq!(text.matches("runall $m0, $m1, 0").count(), 2, "{text}");
     assert_eq!(text.matches("sync 3").count(), 3, "{text}");
-    assert!(text.contains("send ") && text.contains("put $INCOMING_MUX"), "{text}");
+    assert!(
+        text.contains("send ") && text.contains("put $INCOMING_MUX"),
+        "{text}"
+    );
     assert!(text.trim_end().ends_with("// return to the host"), "{text}");
     // Every running tile: kernel code, vertex state, program, scratch and its buffers.
     let image = &compiled.image;
@@ -71,7 +74,9 @@ fn the_example_compiles_to_a_valid_image() {
     assert_eq!(image.host_tensors_of(HostDirection::Input).count(), 2);
     assert_eq!(image.host_tensor("out").unwrap().pieces.len(), 4);
     // Identical kernel code is stored once.
-    let code_blobs: std::collections::BTreeSet<_> = (0..4).map(|t| image.tile(t).unwrap().segments[0].blob).collect();
+    let code_blobs: std::collections::BTreeSet<_> = (0..4)
+        .map(|t| image.tile(t).unwrap().segments[0].blob)
+        .collect();
     assert_eq!(code_blobs.len(), 1);
 }
 
@@ -97,9 +102,15 @@ fn the_reference_executor_follows_the_plan() {
 fn the_reference_executor_refuses_bad_inputs() {
     let program = example::rotate_add(2, 8);
     let x = [0u8; 32];
-    assert!(matches!(refexec::execute(&program, &[("x", &x[..])]), Err(RefExecError::Input { name, .. }) if name == "y"));
-    assert!(matches!(refexec::execute(&program, &[("x", &x[..]), ("y", &x[..16])]), Err(RefExecError::Input { name, .. }) if name == "y"));
-    assert!(matches!(refexec::execute(&program, &[("x", &x[..]), ("y", &x[..]), ("z", &x[..])]), Err(RefExecError::Input { name, .. }) if name == "z"));
+    assert!(
+        matches!(refexec::execute(&program, &[("x", &x[..])]), Err(RefExecError::Input { name, .. }) if name == "y")
+    );
+    assert!(
+        matches!(refexec::execute(&program, &[("x", &x[..]), ("y", &x[..16])]), Err(RefExecError::Input { name, .. }) if name == "y")
+    );
+    assert!(
+        matches!(refexec::execute(&program, &[("x", &x[..]), ("y", &x[..]), ("z", &x[..])]), Err(RefExecError::Input { name, .. }) if name == "z")
+    );
 }
 
 #[test]
@@ -108,10 +119,15 @@ fn a_transfer_into_a_dead_buffer_is_refused() {
     // `r` (buffer 3) on tile 2 now starts living only after the exchange that fills it.
     program.tiles[2].buffers[3].live = (2, 2);
     match verify(&program) {
-        Err(TileVerifyError::Step { step: 1, reason }) => assert!(reason.contains("is not live"), "{reason}"),
+        Err(TileVerifyError::Step { step: 1, reason }) => {
+            assert!(reason.contains("is not live"), "{reason}")
+        }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(emit::compile(&Target::test_small(), &program), Err(EmitError::Verify(_))));
+    assert!(matches!(
+        emit::compile(&Target::test_small(), &program),
+        Err(EmitError::Verify(_))
+    ));
 }
 
 #[test]
@@ -120,10 +136,15 @@ fn a_binding_overrunning_its_buffer_is_refused() {
     // `s` (buffer 2) on tile 1 shrinks below the 32 bytes the first call writes.
     program.tiles[1].buffers[2].bytes = 24;
     match verify(&program) {
-        Err(TileVerifyError::Tile { tile: 1, reason }) => assert!(reason.contains("overruns"), "{reason}"),
+        Err(TileVerifyError::Tile { tile: 1, reason }) => {
+            assert!(reason.contains("overruns"), "{reason}")
+        }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(refexec::execute(&program, &[("x", vec![0u8; 128]), ("y", vec![0u8; 128])]), Err(RefExecError::Verify(_))));
+    assert!(matches!(
+        refexec::execute(&program, &[("x", vec![0u8; 128]), ("y", vec![0u8; 128])]),
+        Err(RefExecError::Verify(_))
+    ));
 }
 
 #[test]
@@ -135,10 +156,15 @@ fn overlapping_live_buffers_are_refused() {
     // `x` and `s` (buffers 0 and 2) are both live in step 0.
     placement.addresses[3][2] = placement.addresses[3][0] + 8;
     match place::check::check(&target, &program.tiles, &placement) {
-        Err(PlaceError::Check { tile: 3, reason }) => assert!(reason.contains("overlap"), "{reason}"),
+        Err(PlaceError::Check { tile: 3, reason }) => {
+            assert!(reason.contains("overlap"), "{reason}")
+        }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(emit::emit(&target, &program, &placement), Err(EmitError::Place(_))));
+    assert!(matches!(
+        emit::emit(&target, &program, &placement),
+        Err(EmitError::Place(_))
+    ));
 }
 
 #[test]
@@ -146,10 +172,17 @@ fn an_unknown_kernel_is_refused() {
     let mut program = example::rotate_add(2, 8);
     program.tiles[1].calls[2][0].kernel = "no_such_kernel";
     match emit::reserve(&Target::test_small(), &program) {
-        Err(EmitError::UnknownKernel { tile: 1, step: 2, kernel }) => assert_eq!(kernel, "no_such_kernel"),
+        Err(EmitError::UnknownKernel {
+            tile: 1,
+            step: 2,
+            kernel,
+        }) => assert_eq!(kernel, "no_such_kernel"),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(refexec::execute(&program, &[("x", vec![0u8; 32]), ("y", vec![0u8; 32])]), Err(RefExecError::UnknownKernel { tile: 1, .. })));
+    assert!(matches!(
+        refexec::execute(&program, &[("x", vec![0u8; 32]), ("y", vec![0u8; 32])]),
+        Err(RefExecError::UnknownKernel { tile: 1, .. })
+    ));
 }
 
 fn decl(name: &str, live: (usize, usize), contents: Option<Vec<u8>>) -> BufferDecl {
@@ -176,17 +209,29 @@ fn initial_data_in_memory_reused_earlier_is_refused() {
     program.compute_step("second");
     let reserved = emit::reserve(&target, &program).unwrap();
     let at = (reserved.worker_scratch + 6 * reserved.worker_scratch_bytes).div_ceil(64) * 64;
-    let mut placement = place::Placement { addresses: vec![vec![at, at]], reserved };
+    let mut placement = place::Placement {
+        addresses: vec![vec![at, at]],
+        reserved,
+    };
     // Disjoint lives may share memory, but `b`'s contents would be gone by step 1.
     place::check::check(&target, &program.tiles, &placement).unwrap();
     match emit::emit(&target, &program, &placement) {
-        Err(EmitError::Memory { tile: 0, buffer, .. }) => assert_eq!(buffer, "b"),
+        Err(EmitError::Memory {
+            tile: 0, buffer, ..
+        }) => assert_eq!(buffer, "b"),
         other => panic!("{other:?}"),
     }
     // Apart, they are fine; `b`'s contents are in the image.
     placement.addresses[0][b.0 as usize] = at + 64;
     let emitted = emit::emit(&target, &program, &placement).unwrap();
-    let segment = emitted.image.tile(0).unwrap().segments.iter().find(|s| s.address == at + 64).unwrap();
+    let segment = emitted
+        .image
+        .tile(0)
+        .unwrap()
+        .segments
+        .iter()
+        .find(|s| s.address == at + 64)
+        .unwrap();
     assert_eq!(emitted.image.segment_bytes(segment), Some(&[7u8; 64][..]));
     let _ = a;
 }
@@ -197,14 +242,28 @@ fn buffers_sharing_memory_become_one_segment() {
     let mut program = Program::new(1);
     program.tiles[0].add_buffer(decl("early", (0, 0), Some(vec![1; 64])));
     let late = program.tiles[0].add_buffer(decl("late", (1, 1), None));
-    program.tiles[0].add_buffer(BufferDecl { alias_of: Some(late), bytes: 32, ..decl("alias", (1, 1), None) });
+    program.tiles[0].add_buffer(BufferDecl {
+        alias_of: Some(late),
+        bytes: 32,
+        ..decl("alias", (1, 1), None)
+    });
     program.compute_step("first");
     program.compute_step("second");
     let reserved = emit::reserve(&target, &program).unwrap();
     let at = (reserved.worker_scratch + 6 * reserved.worker_scratch_bytes).div_ceil(64) * 64;
-    let placement = place::Placement { addresses: vec![vec![at, at + 32, at + 32]], reserved };
+    let placement = place::Placement {
+        addresses: vec![vec![at, at + 32, at + 32]],
+        reserved,
+    };
     let emitted = emit::emit(&target, &program, &placement).unwrap();
-    let segment = emitted.image.tile(0).unwrap().segments.iter().find(|s| s.address == at).unwrap();
+    let segment = emitted
+        .image
+        .tile(0)
+        .unwrap()
+        .segments
+        .iter()
+        .find(|s| s.address == at)
+        .unwrap();
     assert_eq!(segment.size, 96);
     assert_eq!(segment.name, "early | late");
     let mut bytes = vec![1u8; 64];

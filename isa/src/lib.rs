@@ -8,6 +8,6 @@ pub mod image;
 pub mod inst;
 pub mod numerics;
 pub mod reference;
-pub mod semantics;
 pub mod registers;
+pub mod semantics;
 pub mod table;

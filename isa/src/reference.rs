@@ -25,8 +25,14 @@ fn index_page() -> String {
     out.push_str("Basis tags: [C] confirmed by a public source for ipu2/ipu21, [C-ipu1] confirmed for ipu1 only, ");
     out.push_str("[I] inferred, [S] secondary (reverse-engineered), [A] the project's own documented assumption. ");
     out.push_str("Every instruction has two tags: its encoding and its behaviour.\n\n");
-    let assumed_encodings = INSTRUCTIONS.iter().filter(|r| r.encoding_basis == Basis::Assumed).count();
-    let assumed_semantics = INSTRUCTIONS.iter().filter(|r| r.semantics_basis == Basis::Assumed).count();
+    let assumed_encodings = INSTRUCTIONS
+        .iter()
+        .filter(|r| r.encoding_basis == Basis::Assumed)
+        .count();
+    let assumed_semantics = INSTRUCTIONS
+        .iter()
+        .filter(|r| r.semantics_basis == Basis::Assumed)
+        .count();
     let _ = writeln!(
         out,
         "{} instructions; {} with project-assigned encodings, {} with project-defined behaviour.\n",
@@ -37,7 +43,13 @@ fn index_page() -> String {
     out.push_str("| family | instructions |\n|---|---:|\n");
     for family in Family::ALL {
         let count = INSTRUCTIONS.iter().filter(|r| r.family == family).count();
-        let _ = writeln!(out, "| [{}]({}.md) | {} |", family.title(), family.slug(), count);
+        let _ = writeln!(
+            out,
+            "| [{}]({}.md) | {} |",
+            family.title(),
+            family.slug(),
+            count
+        );
     }
     out.push_str("| [Control and status registers (the registers)](csr-registers.md) | |\n");
     out.push_str("\n## Encoding\n\nEvery instruction is one 32-bit little-endian word. Bit 31 set means the next word is the second ");
@@ -80,7 +92,11 @@ fn letter(i: usize) -> char {
 }
 
 fn field_text(field: &crate::inst::Field) -> String {
-    let pieces: Vec<String> = field.pieces.iter().map(|&(lo, w)| format!("[{}:{}]", lo + w - 1, lo)).collect();
+    let pieces: Vec<String> = field
+        .pieces
+        .iter()
+        .map(|&(lo, w)| format!("[{}:{}]", lo + w - 1, lo))
+        .collect();
     let mut text = pieces.join("+");
     if field.shift > 0 {
         let _ = write!(text, " (value >> {})", field.shift);
@@ -145,9 +161,12 @@ fn family_page(family: Family) -> String {
 }
 
 fn csr_page() -> String {
-    let mut out = String::from("# Control and status registers (generated)\n\n[Index](README.md)\n\n");
+    let mut out =
+        String::from("# Control and status registers (generated)\n\n[Index](README.md)\n\n");
     out.push_str("Lower space: `get`/`put` (MRF). Upper space: `uget`/`uput` (ARF, worker only), numbered by offset from 0x100.\n\n");
-    out.push_str("| name | space | context | index | basis | meaning |\n|---|---|---|---:|---|---|\n");
+    out.push_str(
+        "| name | space | context | index | basis | meaning |\n|---|---|---|---:|---|---|\n",
+    );
     for csr in CSRS {
         let _ = writeln!(
             out,

@@ -5,7 +5,9 @@
 use proptest::prelude::*;
 use tessera_isa::asm::*;
 use tessera_isa::inst::emit::{decode, decode_bundle, encode, encode_bundle};
-use tessera_isa::inst::{Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS};
+use tessera_isa::inst::{
+    Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS,
+};
 use tessera_isa::table::{CoIssue, Pipe};
 
 const KERNEL: &str = include_str!("../../kernels/asm/examples/f16_to_fp8.S");
@@ -32,7 +34,12 @@ fn valid_value(operand: &OperandDesc, raw: u32) -> u32 {
 }
 
 fn make_inst(row: &InstDesc, raws: &[u32; MAX_OPERANDS]) -> Inst {
-    let values: Vec<u32> = row.operands.iter().zip(raws).map(|(op, &raw)| valid_value(op, raw)).collect();
+    let values: Vec<u32> = row
+        .operands
+        .iter()
+        .zip(raws)
+        .map(|(op, &raw)| valid_value(op, raw))
+        .collect();
     Inst::new(row.opcode, &values)
 }
 
@@ -40,7 +47,10 @@ fn make_inst(row: &InstDesc, raws: &[u32; MAX_OPERANDS]) -> Inst {
 fn assemble_words(text: &str) -> Result<Vec<u32>, String> {
     let object = assemble_str(text).map_err(|e| format!("{text}\n{e}"))?;
     let bytes = &object.sections[0].bytes;
-    Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
 }
 
 fn check_inst(inst: &Inst) -> Result<(), String> {
@@ -52,7 +62,9 @@ fn check_inst(inst: &Inst) -> Result<(), String> {
     let text = format_inst(inst);
     let words = assemble_words(&text)?;
     if words != [word] {
-        return Err(format!("`{text}` assembled to {words:08x?}, expected {word:08x}"));
+        return Err(format!(
+            "`{text}` assembled to {words:08x?}, expected {word:08x}"
+        ));
     }
     let parsed = parse_bundle(&text).map_err(|e| format!("{text}: {e}"))?;
     if parsed != Bundle::single(*inst) {
@@ -84,8 +96,14 @@ fn every_row_round_trips() {
 
 #[test]
 fn every_row_in_one_program() {
-    let insts: Vec<Inst> = INSTRUCTIONS.iter().map(|row| make_inst(row, &PATTERNS[4])).collect();
-    let text: String = insts.iter().map(|inst| format!("    {}\n", format_inst(inst))).collect();
+    let insts: Vec<Inst> = INSTRUCTIONS
+        .iter()
+        .map(|row| make_inst(row, &PATTERNS[4]))
+        .collect();
+    let text: String = insts
+        .iter()
+        .map(|inst| format!("    {}\n", format_inst(inst)))
+        .collect();
     let words = assemble_words(&text).unwrap();
     let expected: Vec<u32> = insts.iter().map(|inst| encode(inst).unwrap()).collect();
     assert_eq!(words, expected);
@@ -101,13 +119,22 @@ fn every_row_in_one_program() {
 fn every_mnemonic_has_an_expects_message() {
     for row in INSTRUCTIONS {
         let message = expects_message(row.mnemonic);
-        assert!(message.starts_with(&format!("`{}` expects: ", row.mnemonic)), "{message}");
+        assert!(
+            message.starts_with(&format!("`{}` expects: ", row.mnemonic)),
+            "{message}"
+        );
     }
-    assert_eq!(expects_message("ld32step"), "`ld32step` expects: $mN|$aN, $mN, $mN+=, imm|$mN");
+    assert_eq!(
+        expects_message("ld32step"),
+        "`ld32step` expects: $mN|$aN, $mN, $mN+=, imm|$mN"
+    );
 }
 
 fn pairable(pipe: Pipe) -> Vec<&'static InstDesc> {
-    INSTRUCTIONS.iter().filter(|r| r.pipe == pipe && r.co_issue == CoIssue::Pairable).collect()
+    INSTRUCTIONS
+        .iter()
+        .filter(|r| r.pipe == pipe && r.co_issue == CoIssue::Pairable)
+        .collect()
 }
 
 fn check_bundle(bundle: &Bundle) -> Result<(), String> {
@@ -119,14 +146,18 @@ fn check_bundle(bundle: &Bundle) -> Result<(), String> {
     let text = format_bundle(bundle);
     let assembled = assemble_words(&text)?;
     if assembled != words {
-        return Err(format!("`{text}` assembled to {assembled:08x?}, expected {words:08x?}"));
+        return Err(format!(
+            "`{text}` assembled to {assembled:08x?}, expected {words:08x?}"
+        ));
     }
     // Written aux first, over several lines: the main instruction is still emitted first.
     let (main, aux) = (bundle.main.unwrap(), bundle.aux.unwrap());
     let swapped = format!("{{\n  {}\n  {}\n}}", format_inst(&aux), format_inst(&main));
     let assembled = assemble_words(&swapped)?;
     if assembled != words {
-        return Err(format!("`{swapped}` assembled to {assembled:08x?}, expected {words:08x?}"));
+        return Err(format!(
+            "`{swapped}` assembled to {assembled:08x?}, expected {words:08x?}"
+        ));
     }
     Ok(())
 }
@@ -136,12 +167,18 @@ fn every_pairable_row_bundles() {
     let (mains, auxes) = (pairable(Pipe::Main), pairable(Pipe::Aux));
     for (i, main) in mains.iter().enumerate() {
         let aux = auxes[i % auxes.len()];
-        let bundle = Bundle { main: Some(make_inst(main, &PATTERNS[4])), aux: Some(make_inst(aux, &PATTERNS[2])) };
+        let bundle = Bundle {
+            main: Some(make_inst(main, &PATTERNS[4])),
+            aux: Some(make_inst(aux, &PATTERNS[2])),
+        };
         check_bundle(&bundle).unwrap();
     }
     for (i, aux) in auxes.iter().enumerate() {
         let main = mains[i % mains.len()];
-        let bundle = Bundle { main: Some(make_inst(main, &PATTERNS[3])), aux: Some(make_inst(aux, &PATTERNS[1])) };
+        let bundle = Bundle {
+            main: Some(make_inst(main, &PATTERNS[3])),
+            aux: Some(make_inst(aux, &PATTERNS[1])),
+        };
         check_bundle(&bundle).unwrap();
     }
 }
@@ -152,7 +189,11 @@ fn kernel_disassembly_reassembles_to_the_same_bytes() {
     let text = object.section(".text.f16_to_fp8").unwrap();
     let lines = disassemble(&text.bytes, text.address, Some(&object));
     let source = render_source(&lines);
-    let again = assemble(&[("again.S", source.as_str())], &LayoutOptions::at(text.address)).unwrap();
+    let again = assemble(
+        &[("again.S", source.as_str())],
+        &LayoutOptions::at(text.address),
+    )
+    .unwrap();
     assert_eq!(again.sections[0].address, text.address);
     assert_eq!(again.sections[0].bytes, text.bytes, "{source}");
 }
@@ -164,11 +205,69 @@ fn raws() -> impl Strategy<Value = [u32; MAX_OPERANDS]> {
 /// A small alphabet that hits the interesting lexer and parser paths often.
 fn asm_like_text() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
-        "$m1", "$a0:1", "$a1:2", "$azeros", "$m4:5+=", "$FP_NFMT", "+=", "ld32", "f16v2tof8", "add", "brnzdec", "{", "}",
-        ";", ",", ":", "\n", " ", "1:", "1f", "1b", ".", ".align", ".int", ".section", ".text", ".equ", "x", "x:", "0x",
-        "0b1", "-", "~", "(", ")", "<<", ">>", "*", "/", "%", "/*", "*/", "//", "#", "#define", "#if", "\"", "@function",
-        "4294967296", "99999999999999999999", "1.5e3", "$", "$mzero", "exitz", "run", ".worker", ".supervisor", ".space",
-        ".float", "inf", "\t", "é", "\0",
+        "$m1",
+        "$a0:1",
+        "$a1:2",
+        "$azeros",
+        "$m4:5+=",
+        "$FP_NFMT",
+        "+=",
+        "ld32",
+        "f16v2tof8",
+        "add",
+        "brnzdec",
+        "{",
+        "}",
+        ";",
+        ",",
+        ":",
+        "\n",
+        " ",
+        "1:",
+        "1f",
+        "1b",
+        ".",
+        ".align",
+        ".int",
+        ".section",
+        ".text",
+        ".equ",
+        "x",
+        "x:",
+        "0x",
+        "0b1",
+        "-",
+        "~",
+        "(",
+        ")",
+        "<<",
+        ">>",
+        "*",
+        "/",
+        "%",
+        "/*",
+        "*/",
+        "//",
+        "#",
+        "#define",
+        "#if",
+        "\"",
+        "@function",
+        "4294967296",
+        "99999999999999999999",
+        "1.5e3",
+        "$",
+        "$mzero",
+        "exitz",
+        "run",
+        ".worker",
+        ".supervisor",
+        ".space",
+        ".float",
+        "inf",
+        "\t",
+        "é",
+        "\0",
     ]);
     prop::collection::vec(pieces, 0..64).prop_map(|v| v.concat())
 }
@@ -182,7 +281,10 @@ enum Mutation {
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
-    let c = prop::sample::select(vec!['{', '}', ';', ',', ':', '$', '#', '/', '*', '\n', ' ', '0', '9', 'a', 'x', '.', '-', '+', '=', '"', '(', ')']);
+    let c = prop::sample::select(vec![
+        '{', '}', ';', ',', ':', '$', '#', '/', '*', '\n', ' ', '0', '9', 'a', 'x', '.', '-', '+',
+        '=', '"', '(', ')',
+    ]);
     prop_oneof![
         (any::<usize>(), c.clone()).prop_map(|(i, c)| Mutation::Insert(i, c)),
         any::<usize>().prop_map(Mutation::Delete),

@@ -8,7 +8,8 @@ use tessera_isa::asm::*;
 const KERNEL: &str = include_str!("../../kernels/asm/examples/f16_to_fp8.S");
 
 fn kernel() -> Object {
-    assemble(&[("f16_to_fp8.S", KERNEL)], &LayoutOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+    assemble(&[("f16_to_fp8.S", KERNEL)], &LayoutOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Sections, symbols and data bytes of an object, one fact per line.
@@ -28,7 +29,12 @@ fn summary(object: &Object) -> String {
         if !s.has_code {
             for (i, chunk) in s.bytes.chunks(16).enumerate() {
                 let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
-                let _ = writeln!(out, "  {:08x}  {}", s.address as usize + 16 * i, hex.join(" "));
+                let _ = writeln!(
+                    out,
+                    "  {:08x}  {}",
+                    s.address as usize + 16 * i,
+                    hex.join(" ")
+                );
             }
         }
     }
@@ -12369,7 +12375,10 @@ fn kernel_listing() {
     "#]].assert_eq(&format!("{}\n{}", object.listing_text(), summary(&object)));
     assert_eq!(object.code_ranges(), vec![0x4c000..0x4c050]);
     let entry = object.symbol("f16_to_fp8").unwrap();
-    assert_eq!((entry.address, entry.global, entry.context), (0x4c000, true, Some(CodeContext::Worker)));
+    assert_eq!(
+        (entry.address, entry.global, entry.context),
+        (0x4c000, true, Some(CodeContext::Worker))
+    );
 }
 
 #[test]
@@ -12397,7 +12406,8 @@ fn kernel_disassembly() {
         0004c048  1329300c           brnzdec $m2, 0x4c030
         .Ldone:
         0004c04c  37f00000           exitz $mzero
-    "#]].assert_eq(&render(&disassemble_object(&object)));
+    "#]]
+    .assert_eq(&render(&disassemble_object(&object)));
 }
 
 #[test]
@@ -12438,7 +12448,8 @@ table:  .int start, end, . - table, -1
         .set LAST, table + 4 * (COUNT - 1)
         .int LAST
 "#;
-    let object = assemble(&[("tour.S", source)], &LayoutOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let object = assemble(&[("tour.S", source)], &LayoutOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     expect![[r#"
         start:
         0004c000  3044c048           setzi $m4, 0x4c048
@@ -12479,7 +12490,10 @@ fn bundles_are_emitted_main_first_whatever_the_order() {
         "{\n  ld64step $a0:1, $mzero, $m1+=, 1\n  f16v4mul $a2:3, $a0:1, $a4:5\n}",
         "{\n  f16v4mul $a2:3, $a0:1, $a4:5 ;\n  ld64step $a0:1, $mzero, $m1+=, 1\n}",
     ];
-    let objects: Vec<Object> = written.iter().map(|text| assemble_str(text).unwrap()).collect();
+    let objects: Vec<Object> = written
+        .iter()
+        .map(|text| assemble_str(text).unwrap())
+        .collect();
     for object in &objects {
         assert_eq!(object.sections[0].bytes, objects[0].sections[0].bytes);
     }
@@ -12492,7 +12506,10 @@ fn bundles_are_emitted_main_first_whatever_the_order() {
 fn files_concatenate_and_sections_can_be_pinned() {
     let a = ".text\n.globl shared\nshared: nop\nlocal: nop\n.data\n.int shared\n";
     let b = ".text\nlocal: bri shared\n.section .bss\n.space 16\n";
-    let options = LayoutOptions { base: 0x4c000, placements: vec![(".bss".to_string(), 0x60000)] };
+    let options = LayoutOptions {
+        base: 0x4c000,
+        placements: vec![(".bss".to_string(), 0x60000)],
+    };
     let object = assemble(&[("a.S", a), ("b.S", b)], &options).unwrap_or_else(|e| panic!("{e}"));
     expect![[r#"
         section .text at 0x4c000, 12 bytes, align 8, code true, context None
@@ -12503,10 +12520,14 @@ fn files_concatenate_and_sections_can_be_pinned() {
         symbol a.S:local = 0x4c004 (section 0, global false, NoType, size None, context None)
         symbol b.S:local = 0x4c008 (section 0, global false, NoType, size None, context None)
         symbol shared = 0x4c000 (section 0, global true, NoType, size None, context None)
-    "#]].assert_eq(&summary(&object));
+    "#]]
+    .assert_eq(&summary(&object));
 
     // Pinning a section on top of another is an error naming both.
-    let options = LayoutOptions { base: 0x4c000, placements: vec![(".data".to_string(), 0x4c004)] };
+    let options = LayoutOptions {
+        base: 0x4c000,
+        placements: vec![(".data".to_string(), 0x4c004)],
+    };
     let errors = assemble(&[("a.S", a), ("b.S", b)], &options).unwrap_err();
     expect!["a.S:5:1: error[E-ASM-015]: sections `.text` (0x4c000..0x4c00c) and `.data` (0x4c004..0x4c008) overlap"].assert_eq(&errors.to_string());
 }
@@ -12622,7 +12643,10 @@ fn errors_display_with_location_and_id() {
     let error = errors.iter().next().unwrap();
     assert_eq!(error.id(), "E-ASM-004");
     assert_eq!(error.loc(), &Loc::new("k.S", 2, 3));
-    assert_eq!(error.to_string(), "k.S:2:3: error[E-ASM-004]: unknown instruction `foo`");
+    assert_eq!(
+        error.to_string(),
+        "k.S:2:3: error[E-ASM-004]: unknown instruction `foo`"
+    );
 }
 
 #[test]
@@ -12632,16 +12656,35 @@ fn object_serializes() {
     is_serde(&kernel());
 }
 
-
 #[test]
 fn huge_inputs_are_errors_not_crashes() {
-    let many: String = (0..8).map(|i| format!(".section s{i}\n.space 0xf00000\n")).collect();
+    let many: String = (0..8)
+        .map(|i| format!(".section s{i}\n.space 0xf00000\n"))
+        .collect();
     let errors = assemble(&[("big.S", many.as_str())], &LayoutOptions::default()).unwrap_err();
-    expect!["big.S:10:1: error[E-ASM-015]: the sections hold more than 67108864 bytes in total"].assert_eq(&errors.to_string());
+    expect!["big.S:10:1: error[E-ASM-015]: the sections hold more than 67108864 bytes in total"]
+        .assert_eq(&errors.to_string());
     let deep = format!(".int {}1{}\n", "(".repeat(500), ")".repeat(500));
-    assert_eq!(assemble_str(&deep).unwrap_err().iter().next().unwrap().id(), "E-ASM-014");
+    assert_eq!(
+        assemble_str(&deep).unwrap_err().iter().next().unwrap().id(),
+        "E-ASM-014"
+    );
     let long = format!(".int 0{}\n", "+1".repeat(5000));
-    assert_eq!(assemble_str(&long).unwrap_err().iter().next().unwrap().id(), "E-ASM-014");
-    let chain: String = (0..200).map(|i| format!("#define M{} M{} M{}\n", i + 1, i, i)).collect::<String>() + "M200\n";
-    assert_eq!(assemble_str(&chain).unwrap_err().iter().next().unwrap().id(), "E-ASM-003");
+    assert_eq!(
+        assemble_str(&long).unwrap_err().iter().next().unwrap().id(),
+        "E-ASM-014"
+    );
+    let chain: String = (0..200)
+        .map(|i| format!("#define M{} M{} M{}\n", i + 1, i, i))
+        .collect::<String>()
+        + "M200\n";
+    assert_eq!(
+        assemble_str(&chain)
+            .unwrap_err()
+            .iter()
+            .next()
+            .unwrap()
+            .id(),
+        "E-ASM-003"
+    );
 }

@@ -13,9 +13,22 @@ fn committed_reference_is_fresh() {
         }
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
         if committed != text {
-            let line = committed.lines().zip(text.lines()).position(|(a, b)| a != b);
-            eprintln!("first differing line: {line:?}; committed {} bytes, generated {}", committed.len(), text.len());
-            if let Some(l) = line { eprintln!("committed: {}\ngenerated: {}", committed.lines().nth(l).unwrap(), text.lines().nth(l).unwrap()); }
+            let line = committed
+                .lines()
+                .zip(text.lines())
+                .position(|(a, b)| a != b);
+            eprintln!(
+                "first differing line: {line:?}; committed {} bytes, generated {}",
+                committed.len(),
+                text.len()
+            );
+            if let Some(l) = line {
+                eprintln!(
+                    "committed: {}\ngenerated: {}",
+                    committed.lines().nth(l).unwrap(),
+                    text.lines().nth(l).unwrap()
+                );
+            }
         }
         assert!(
             committed == text,

@@ -43,15 +43,36 @@ pub struct Buffer {
 
 impl Buffer {
     pub fn input(name: &str, bytes: Vec<u8>, region: Region, element_slot: Option<u8>) -> Buffer {
-        Buffer { name: name.into(), role: Role::Input, bytes, align: 8, region, element_slot }
+        Buffer {
+            name: name.into(),
+            role: Role::Input,
+            bytes,
+            align: 8,
+            region,
+            element_slot,
+        }
     }
 
     pub fn output(name: &str, len: usize, region: Region, element_slot: Option<u8>) -> Buffer {
-        Buffer { name: name.into(), role: Role::Output, bytes: vec![0; len], align: 8, region, element_slot }
+        Buffer {
+            name: name.into(),
+            role: Role::Output,
+            bytes: vec![0; len],
+            align: 8,
+            region,
+            element_slot,
+        }
     }
 
     pub fn scratch(name: &str, len: usize, region: Region) -> Buffer {
-        Buffer { name: name.into(), role: Role::Scratch, bytes: vec![0; len], align: 8, region, element_slot: None }
+        Buffer {
+            name: name.into(),
+            role: Role::Scratch,
+            bytes: vec![0; len],
+            align: 8,
+            region,
+            element_slot: None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -68,7 +89,10 @@ impl Buffer {
 pub enum VertexWord {
     Value(u32),
     /// The address of buffer `buffer` plus `offset` bytes.
-    Address { buffer: usize, offset: u32 },
+    Address {
+        buffer: usize,
+        offset: u32,
+    },
 }
 
 /// Everything needed to run one kernel invocation and check it.
@@ -87,24 +111,37 @@ pub struct Case {
 impl Case {
     /// Index of a buffer by name (panics in kernel code only, where names are static).
     pub fn buffer(&self, name: &str) -> &Buffer {
-        self.buffers.iter().find(|b| b.name == name).unwrap_or_else(|| panic!("case {} has no buffer {name}", self.name))
+        self.buffers
+            .iter()
+            .find(|b| b.name == name)
+            .unwrap_or_else(|| panic!("case {} has no buffer {name}", self.name))
     }
 
     pub fn buffer_index(&self, name: &str) -> usize {
-        self.buffers.iter().position(|b| b.name == name).unwrap_or_else(|| panic!("case {} has no buffer {name}", self.name))
+        self.buffers
+            .iter()
+            .position(|b| b.name == name)
+            .unwrap_or_else(|| panic!("case {} has no buffer {name}", self.name))
     }
 
     /// A plain value word of the vertex state.
     pub fn word(&self, index: usize) -> u32 {
         match self.vertex[index] {
             VertexWord::Value(v) => v,
-            VertexWord::Address { .. } => panic!("vertex word {index} of {} is an address", self.name),
+            VertexWord::Address { .. } => {
+                panic!("vertex word {index} of {} is an address", self.name)
+            }
         }
     }
 
     /// Indices of the output buffers, in order: the order of [`crate::Kernel::reference`]'s result.
     pub fn outputs(&self) -> Vec<usize> {
-        self.buffers.iter().enumerate().filter(|(_, b)| b.role == Role::Output).map(|(i, _)| i).collect()
+        self.buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.role == Role::Output)
+            .map(|(i, _)| i)
+            .collect()
     }
 }
 
@@ -119,15 +156,24 @@ pub mod bytes {
     }
 
     pub fn from_f32(values: &[f32]) -> Vec<u8> {
-        values.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect()
+        values
+            .iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
     }
 
     pub fn to_u16(bytes: &[u8]) -> Vec<u16> {
-        bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+        bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect()
     }
 
     pub fn to_u32(bytes: &[u8]) -> Vec<u32> {
-        bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
     }
 
     pub fn to_f32(bytes: &[u8]) -> Vec<f32> {

@@ -65,7 +65,11 @@ pub fn f16_to_panels(halves: &[u16], m: usize, k: usize, m_padded: usize) -> Vec
 /// Weights B (K × N, row-major, `element_bytes` per value: 1 for FP8, 2 for F16) in `$CWEI`
 /// block order `[nb][kb][m][p][8 bytes]`, zero padded.
 pub fn weights_to_cwei_blocks(b: &[u8], k: usize, n: usize, element_bytes: usize) -> Vec<u8> {
-    let block = if element_bytes == 1 { FP8_BLOCK } else { F16_BLOCK };
+    let block = if element_bytes == 1 {
+        FP8_BLOCK
+    } else {
+        F16_BLOCK
+    };
     let per_phase = block / 4;
     let kbs = k_blocks(k, block);
     let nbs = n.div_ceil(AMP_CHANNELS);

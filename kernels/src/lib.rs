@@ -55,7 +55,8 @@ pub trait Kernel: Sync {
 
 /// Every kernel in the library.
 pub fn all_kernels() -> Vec<&'static dyn Kernel> {
-    let mut all: Vec<&'static dyn Kernel> = vec![&residual_add::ResidualAdd, &panelize::PANELIZE_FP8];
+    let mut all: Vec<&'static dyn Kernel> =
+        vec![&residual_add::ResidualAdd, &panelize::PANELIZE_FP8];
     all.extend(elementwise::kernels());
     all.extend(norm::kernels());
     all.extend(gemm::kernels());

@@ -38,8 +38,14 @@ impl PanelizeSpec {
 /// A case with the given source contents (buffer 0 = src, 1 = dst).
 pub fn make_case(name: String, spec: PanelizeSpec, source: Vec<u8>, region: Region) -> Case {
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
         VertexWord::Value(spec.rows as u32),
         VertexWord::Value(spec.stride as u32),
         VertexWord::Value(spec.kbs as u32),
@@ -49,20 +55,29 @@ pub fn make_case(name: String, spec: PanelizeSpec, source: Vec<u8>, region: Regi
         let (kb, m) = (first as usize / spec.rows, first as usize % spec.rows);
         vertex.push(VertexWord::Value(count));
         vertex.push(VertexWord::Value(first * PANEL_ROW_BYTES as u32));
-        vertex.push(VertexWord::Value((m * spec.stride + kb * PANEL_ROW_BYTES) as u32));
+        vertex.push(VertexWord::Value(
+            (m * spec.stride + kb * PANEL_ROW_BYTES) as u32,
+        ));
         vertex.push(VertexWord::Value(m as u32));
     }
     Case {
         kernel: NAME.into(),
         name,
-        buffers: vec![Buffer::input("src", source, region, None), Buffer::output("dst", spec.panel_bytes(), region, None)],
+        buffers: vec![
+            Buffer::input("src", source, region, None),
+            Buffer::output("dst", spec.panel_bytes(), region, None),
+        ],
         vertex,
         supervisor_csrs: vec![],
     }
 }
 
 fn spec_of(case: &Case) -> PanelizeSpec {
-    PanelizeSpec { rows: case.word(2) as usize, stride: case.word(3) as usize, kbs: case.word(4) as usize }
+    PanelizeSpec {
+        rows: case.word(2) as usize,
+        stride: case.word(3) as usize,
+        kbs: case.word(4) as usize,
+    }
 }
 
 impl Kernel for Panelize {
@@ -89,11 +104,34 @@ impl Kernel for Panelize {
     fn cases(&self) -> Vec<Case> {
         let mut rng = Rng::new(7);
         let mut cases = Vec::new();
-        for &(rows, kbs, extra) in &[(1, 1, 0), (1, 36, 0), (2, 1, 8), (5, 3, 0), (7, 2, 16), (12, 36, 0), (23, 3, 8), (32, 36, 0), (38, 4, 0), (6, 1, 0), (13, 5, 24)] {
+        for &(rows, kbs, extra) in &[
+            (1, 1, 0),
+            (1, 36, 0),
+            (2, 1, 8),
+            (5, 3, 0),
+            (7, 2, 16),
+            (12, 36, 0),
+            (23, 3, 8),
+            (32, 36, 0),
+            (38, 4, 0),
+            (6, 1, 0),
+            (13, 5, 24),
+        ] {
             for region in [Region::Standard, Region::Interleaved] {
-                let spec = PanelizeSpec { rows, stride: kbs * 32 + extra, kbs };
-                let source: Vec<u8> = (0..spec.source_bytes()).map(|_| rng.next_u32() as u8).collect();
-                cases.push(make_case(format!("{rows}x{} stride {} {region:?}", kbs * 32, spec.stride), spec, source, region));
+                let spec = PanelizeSpec {
+                    rows,
+                    stride: kbs * 32 + extra,
+                    kbs,
+                };
+                let source: Vec<u8> = (0..spec.source_bytes())
+                    .map(|_| rng.next_u32() as u8)
+                    .collect();
+                cases.push(make_case(
+                    format!("{rows}x{} stride {} {region:?}", kbs * 32, spec.stride),
+                    spec,
+                    source,
+                    region,
+                ));
             }
         }
         cases
@@ -103,9 +141,20 @@ impl Kernel for Panelize {
         let mut rng = Rng::new(seed);
         let rows = rng.range(1, 40) as usize;
         let kbs = rng.range(1, 12) as usize;
-        let spec = PanelizeSpec { rows, stride: kbs * 32 + 8 * rng.range(0, 4) as usize, kbs };
-        let source: Vec<u8> = (0..spec.source_bytes()).map(|_| rng.next_u32() as u8).collect();
-        make_case(format!("random seed={seed} {rows}x{kbs} blocks"), spec, source, Region::Standard)
+        let spec = PanelizeSpec {
+            rows,
+            stride: kbs * 32 + 8 * rng.range(0, 4) as usize,
+            kbs,
+        };
+        let source: Vec<u8> = (0..spec.source_bytes())
+            .map(|_| rng.next_u32() as u8)
+            .collect();
+        make_case(
+            format!("random seed={seed} {rows}x{kbs} blocks"),
+            spec,
+            source,
+            Region::Standard,
+        )
     }
 
     /// A byte permutation: chunk (kb, m) of the panels is bytes `[m·stride + 32·kb, +32)` of the rows.
@@ -125,7 +174,11 @@ impl Kernel for Panelize {
 
     fn estimate_cycles(&self, case: &Case) -> u64 {
         let spec = spec_of(case);
-        let busiest = worker_split((spec.rows * spec.kbs) as u32).iter().map(|&(_, c)| c).max().unwrap_or(0) as u64;
+        let busiest = worker_split((spec.rows * spec.kbs) as u32)
+            .iter()
+            .map(|&(_, c)| c)
+            .max()
+            .unwrap_or(0) as u64;
         WORKER_LAUNCH_OVERHEAD_CYCLES + 6 * (20 + BUNDLES_PER_CHUNK * busiest)
     }
 }

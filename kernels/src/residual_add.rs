@@ -21,16 +21,29 @@ fn make_case(name: String, a: Vec<u16>, b: Vec<u16>, region: Region) -> Case {
 fn make_case_with(name: String, a: Vec<u16>, b: Vec<u16>, region: Region, fast: bool) -> Case {
     let n = a.len();
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
-        VertexWord::Address { buffer: 2, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 2,
+            offset: 0,
+        },
         VertexWord::Value(n as u32 | if fast { FAST } else { 0 }),
     ];
     vertex.extend(split_words(n as u32 / 4));
     let slot = |s: u8| fast.then_some(s);
     Case {
         kernel: NAME.into(),
-        name: if fast { format!("{name} slots fast") } else { name },
+        name: if fast {
+            format!("{name} slots fast")
+        } else {
+            name
+        },
         buffers: vec![
             Buffer::input("a", bytes::from_u16(&a), region, slot(0)),
             Buffer::input("b", bytes::from_u16(&b), region, slot(1)),
@@ -42,7 +55,9 @@ fn make_case_with(name: String, a: Vec<u16>, b: Vec<u16>, region: Region, fast: 
 }
 
 fn random_halves(rng: &mut Rng, n: usize, scale: f64) -> Vec<u16> {
-    (0..n).map(|_| f16::from_f64(rng.normal(0.0, scale)).to_bits()).collect()
+    (0..n)
+        .map(|_| f16::from_f64(rng.normal(0.0, scale)).to_bits())
+        .collect()
 }
 
 impl Kernel for ResidualAdd {
@@ -74,7 +89,13 @@ impl Kernel for ResidualAdd {
                 for fast in [false, true] {
                     let a = random_halves(&mut rng, n, 4.0);
                     let b = random_halves(&mut rng, n, 4.0);
-                    cases.push(make_case_with(format!("n={n} {region:?} normal(0,4)"), a, b, region, fast));
+                    cases.push(make_case_with(
+                        format!("n={n} {region:?} normal(0,4)"),
+                        a,
+                        b,
+                        region,
+                        fast,
+                    ));
                 }
             }
         }
@@ -82,23 +103,48 @@ impl Kernel for ResidualAdd {
         for &n in &[24usize, 48, 50, 72, 75, 27_000] {
             let a = random_halves(&mut rng, n, 1.0);
             let b = random_halves(&mut rng, n, 1.0);
-            cases.push(make_case_with(format!("n={n} Interleaved normal(0,1)"), a, b, Region::Interleaved, true));
+            cases.push(make_case_with(
+                format!("n={n} Interleaved normal(0,1)"),
+                a,
+                b,
+                Region::Interleaved,
+                true,
+            ));
         }
         // Edge values: infinities, NaN, overflow to infinity, subnormals, signed zeros.
-        let specials: Vec<u16> = vec![0x7c00, 0xfc00, 0x7e00, 0x7bff, 0x0001, 0x8000, 0x0000, 0x3c00];
-        let partners: Vec<u16> = vec![0x3c00, 0x7c00, 0x3c00, 0x7bff, 0x8001, 0x8000, 0x8000, 0xbc00];
-        cases.push(make_case("edge values".into(), specials, partners, Region::Standard));
+        let specials: Vec<u16> = vec![
+            0x7c00, 0xfc00, 0x7e00, 0x7bff, 0x0001, 0x8000, 0x0000, 0x3c00,
+        ];
+        let partners: Vec<u16> = vec![
+            0x3c00, 0x7c00, 0x3c00, 0x7bff, 0x8001, 0x8000, 0x8000, 0xbc00,
+        ];
+        cases.push(make_case(
+            "edge values".into(),
+            specials,
+            partners,
+            Region::Standard,
+        ));
         cases
     }
 
     fn random_case(&self, seed: u64) -> Case {
         let mut rng = Rng::new(seed);
         let n = rng.range(1, 3000) as usize;
-        let region = if rng.next_u32() % 2 == 0 { Region::Standard } else { Region::Interleaved };
+        let region = if rng.next_u32() % 2 == 0 {
+            Region::Standard
+        } else {
+            Region::Interleaved
+        };
         let fast = rng.next_u32() % 2 == 0;
         let a: Vec<u16> = (0..n).map(|_| rng.next_u32() as u16).collect();
         let b: Vec<u16> = (0..n).map(|_| rng.next_u32() as u16).collect();
-        make_case_with(format!("random seed={seed} n={n} {region:?} any bits"), a, b, region, fast)
+        make_case_with(
+            format!("random seed={seed} n={n} {region:?} any bits"),
+            a,
+            b,
+            region,
+            fast,
+        )
     }
 
     /// IEEE binary16 addition, rounded to nearest even (via `half`, which adds in f32 and rounds

@@ -20,12 +20,24 @@ pub fn worker_split(total: u32) -> [(u32, u32); WORKERS] {
 
 /// The split table as vertex words: first0, count0, first1, count1, …
 pub fn split_words(total: u32) -> Vec<crate::VertexWord> {
-    worker_split(total).iter().flat_map(|&(first, count)| [crate::VertexWord::Value(first), crate::VertexWord::Value(count)]).collect()
+    worker_split(total)
+        .iter()
+        .flat_map(|&(first, count)| {
+            [
+                crate::VertexWord::Value(first),
+                crate::VertexWord::Value(count),
+            ]
+        })
+        .collect()
 }
 
 /// Largest per-worker count of a split (what bounds the kernel's time).
 pub fn busiest(total: u32) -> u32 {
-    worker_split(total).iter().map(|&(_, count)| count).max().unwrap_or(0)
+    worker_split(total)
+        .iter()
+        .map(|&(_, count)| count)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -39,7 +39,12 @@ pub struct HaltedTile {
 const LISTED_TILES: usize = 8;
 
 fn list<T>(items: &[T], mut one: impl FnMut(&T) -> String) -> String {
-    let mut text = items.iter().take(LISTED_TILES).map(&mut one).collect::<Vec<_>>().join(", ");
+    let mut text = items
+        .iter()
+        .take(LISTED_TILES)
+        .map(&mut one)
+        .collect::<Vec<_>>()
+        .join(", ");
     if items.len() > LISTED_TILES {
         let _ = write!(text, " and {} more", items.len() - LISTED_TILES);
     }
@@ -50,7 +55,10 @@ fn stuck_text(waiting: &[StuckTile], halted: &[HaltedTile]) -> String {
     format!(
         "{} tile(s) wait at it ({}) but {} tile(s) halted without reaching it ({})",
         waiting.len(),
-        list(waiting, |t| format!("tile {} at pc {:#x} since cycle {}", t.tile, t.pc, t.since)),
+        list(waiting, |t| format!(
+            "tile {} at pc {:#x} since cycle {}",
+            t.tile, t.pc, t.since
+        )),
         halted.len(),
         list(halted, |t| format!("tile {} at cycle {}", t.tile, t.at)),
     )
@@ -60,13 +68,33 @@ fn stuck_text(waiting: &[StuckTile], halted: &[HaltedTile]) -> String {
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum SimError {
     #[error("E-SIM-001 trap on tile {} ({}) at pc {:#x} `{}` cycle {}: {kind}", site.tile, site.context, site.pc, site.instruction, site.cycle)]
-    Trap { site: TrapSite, kind: tessera_isa::semantics::TrapKind },
-    #[error("E-SIM-002 tile {tile} ({context}) fetched pc {pc:#x} at cycle {cycle}, which is not code")]
-    NotCode { tile: u32, context: &'static str, pc: u32, cycle: u64 },
+    Trap {
+        site: TrapSite,
+        kind: tessera_isa::semantics::TrapKind,
+    },
+    #[error(
+        "E-SIM-002 tile {tile} ({context}) fetched pc {pc:#x} at cycle {cycle}, which is not code"
+    )]
+    NotCode {
+        tile: u32,
+        context: &'static str,
+        pc: u32,
+        cycle: u64,
+    },
     #[error("E-SIM-003 tile {tile} ({context}) at pc {pc:#x} cycle {cycle}: {error}")]
-    Decode { tile: u32, context: &'static str, pc: u32, cycle: u64, error: tessera_isa::inst::emit::DecodeError },
+    Decode {
+        tile: u32,
+        context: &'static str,
+        pc: u32,
+        cycle: u64,
+        error: tessera_isa::inst::emit::DecodeError,
+    },
     #[error("E-SIM-004 cycle budget of {budget} cycles exceeded on tile {tile} ({stuck})")]
-    CycleBudget { tile: u32, budget: u64, stuck: String },
+    CycleBudget {
+        tile: u32,
+        budget: u64,
+        stuck: String,
+    },
     #[error("E-SIM-005 loading tile {tile}: {message}")]
     Load { tile: u32, message: String },
     #[error("E-SIM-006 tile {tile}: the supervisor waits on a local sync at pc {pc:#x} but no worker is running and none can start")]
@@ -74,13 +102,38 @@ pub enum SimError {
     #[error("E-SIM-007 exchange: word {word:#010x} sent by tile {sender} at cycle {cycle} arrives where no tile listens")]
     ExchangeNoListener { sender: u32, cycle: u64, word: u32 },
     #[error("E-SIM-008 exchange collision: two senders reach tile {receiver} in cycle {cycle}: {detail}")]
-    ExchangeCollision { receiver: u32, cycle: u64, first_sender: u32, second_sender: u32, detail: String },
+    ExchangeCollision {
+        receiver: u32,
+        cycle: u64,
+        first_sender: u32,
+        second_sender: u32,
+        detail: String,
+    },
     #[error("E-SIM-009 exchange: tile {receiver} receives a word from tile {sender} at cycle {cycle} into {address:#x}: {fault}")]
-    ExchangeReceive { receiver: u32, sender: u32, cycle: u64, address: u32, fault: MemoryFault },
+    ExchangeReceive {
+        receiver: u32,
+        sender: u32,
+        cycle: u64,
+        address: u32,
+        fault: MemoryFault,
+    },
     #[error("E-SIM-010 exchange: tile {receiver} in paired receive mode gets a word from tile {sender} on {got} at cycle {cycle} but no word on {missing}")]
-    ExchangeUnpaired { receiver: u32, sender: u32, cycle: u64, got: &'static str, missing: &'static str },
-    #[error("E-SIM-011 global sync {sync} can never complete: {}", stuck_text(waiting, halted))]
-    SyncNeverReached { sync: u64, waiting: Vec<StuckTile>, halted: Vec<HaltedTile> },
+    ExchangeUnpaired {
+        receiver: u32,
+        sender: u32,
+        cycle: u64,
+        got: &'static str,
+        missing: &'static str,
+    },
+    #[error(
+        "E-SIM-011 global sync {sync} can never complete: {}",
+        stuck_text(waiting, halted)
+    )]
+    SyncNeverReached {
+        sync: u64,
+        waiting: Vec<StuckTile>,
+        halted: Vec<HaltedTile>,
+    },
     #[error("E-SIM-012 not modelled: {what}")]
     NotModelled { what: String },
     #[error("E-SIM-013 host tensor `{name}`: {problem}")]

@@ -354,11 +354,17 @@ impl MachineDescription {
 
     /// The SRAM regions as `(name, start, size)`, the form `ImageBuilder::new` takes.
     pub fn sram_regions(&self) -> Vec<(String, u32, u32)> {
-        self.sram.regions.iter().map(|r| (r.name.clone(), r.start, r.size)).collect()
+        self.sram
+            .regions
+            .iter()
+            .map(|r| (r.name.clone(), r.start, r.size))
+            .collect()
     }
 
     /// An image builder for this machine.
-    pub fn image_builder(&self) -> Result<tessera_isa::image::ImageBuilder, tessera_isa::image::ImageError> {
+    pub fn image_builder(
+        &self,
+    ) -> Result<tessera_isa::image::ImageBuilder, tessera_isa::image::ImageError> {
         tessera_isa::image::ImageBuilder::new(self.fingerprint(), self.sram_regions())
     }
 }

@@ -6,7 +6,10 @@
 //! 1..4 host threads, host I/O checks, SRAM accounting, and images on the wrong machine.
 
 use tessera_isa::asm::{assemble, LayoutOptions, Object};
-use tessera_isa::image::{Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, Image, ImageBuilder, ObjectRules, RegionChoice, SramCategory};
+use tessera_isa::image::{
+    Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, Image, ImageBuilder, ObjectRules,
+    RegionChoice, SramCategory,
+};
 use tessera_sim::chip::RunReport;
 use tessera_sim::profile::PhaseKind;
 use tessera_sim::{Chip, MachineDescription, RunOptions, SimError};
@@ -16,7 +19,8 @@ fn machine(name: &str) -> MachineDescription {
 }
 
 fn assemble_text(machine: &MachineDescription, name: &str, text: &str) -> Object {
-    assemble(&[(name, text)], &LayoutOptions::at(machine.sram.base)).unwrap_or_else(|errors| panic!("{name} does not assemble:\n{errors}\n{text}"))
+    assemble(&[(name, text)], &LayoutOptions::at(machine.sram.base))
+        .unwrap_or_else(|errors| panic!("{name} does not assemble:\n{errors}\n{text}"))
 }
 
 fn builder(machine: &MachineDescription) -> ImageBuilder {
@@ -32,7 +36,14 @@ fn rules() -> ObjectRules {
 }
 
 /// One host tensor of `words` u32 per tile at `symbol` on every tile of `tiles`, in tile order.
-fn per_tile_tensor(builder: &ImageBuilder, name: &str, direction: HostDirection, symbol: &str, tiles: &[u32], words: u32) -> HostTensor {
+fn per_tile_tensor(
+    builder: &ImageBuilder,
+    name: &str,
+    direction: HostDirection,
+    symbol: &str,
+    tiles: &[u32],
+    words: u32,
+) -> HostTensor {
     let pieces = tiles
         .iter()
         .enumerate()
@@ -44,7 +55,13 @@ fn per_tile_tensor(builder: &ImageBuilder, name: &str, direction: HostDirection,
             element_order: ElementOrder::RowMajor,
         })
         .collect();
-    HostTensor { name: name.into(), direction, dtype: Dtype::U32, shape: vec![tiles.len() as u64, u64::from(words)], pieces }
+    HostTensor {
+        name: name.into(),
+        direction,
+        dtype: Dtype::U32,
+        shape: vec![tiles.len() as u64, u64::from(words)],
+        pieces,
+    }
 }
 
 fn words_to_bytes(words: &[u32]) -> Vec<u8> {
@@ -52,13 +69,25 @@ fn words_to_bytes(words: &[u32]) -> Vec<u8> {
 }
 
 fn bytes_to_words(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
-fn run(machine: &MachineDescription, image: &Image, inputs: &[(&str, Vec<u8>)], threads: Option<usize>) -> Result<RunReport, SimError> {
+fn run(
+    machine: &MachineDescription,
+    image: &Image,
+    inputs: &[(&str, Vec<u8>)],
+    threads: Option<usize>,
+) -> Result<RunReport, SimError> {
     let mut chip = Chip::new(machine)?;
     chip.load_image(image)?;
-    let options = RunOptions { threads, max_cycles: 10_000_000, progress: None };
+    let options = RunOptions {
+        threads,
+        max_cycles: 10_000_000,
+        progress: None,
+    };
     chip.run(inputs, &options)
 }
 
@@ -76,7 +105,10 @@ fn sends(symbol: &str, words: u32) -> String {
 
 /// The largest latency from a tile to its right neighbour.
 fn ring_latency(machine: &MachineDescription) -> u64 {
-    (0..machine.tiles).map(|t| machine.exchange.latency_cycles(t, (t + 1) % machine.tiles)).max().unwrap_or(0)
+    (0..machine.tiles)
+        .map(|t| machine.exchange.latency_cycles(t, (t + 1) % machine.tiles))
+        .max()
+        .unwrap_or(0)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -92,7 +124,12 @@ fn rotate_program(machine: &MachineDescription, words: u32, steps: u32) -> Strin
     let mut offset = 0;
     for worker in 0..6 {
         let count = words / 6 + u32::from(worker < words % 6);
-        vertices += &format!("    .int rbuf + {}, buf + {}, {}, addend\n", 4 * offset, 4 * offset, count - 1);
+        vertices += &format!(
+            "    .int rbuf + {}, buf + {}, {}, addend\n",
+            4 * offset,
+            4 * offset,
+            count - 1
+        );
         offset += count;
     }
     format!(
@@ -168,7 +205,8 @@ fn rotate_image(machine: &MachineDescription, words: u32, steps: u32) -> Image {
     b.add_object(&tiles, &object, &rules()).unwrap();
     for &tile in &tiles {
         b.set_entry_symbol(tile, "main", None).unwrap();
-        b.alloc_worker_scratch(tile, 64, &RegionChoice::Any).unwrap();
+        b.alloc_worker_scratch(tile, 64, &RegionChoice::Any)
+            .unwrap();
     }
     let x = per_tile_tensor(&b, "x", HostDirection::Input, "rbuf", &tiles, words);
     let y = per_tile_tensor(&b, "y", HostDirection::Output, "rbuf", &tiles, words);
@@ -178,7 +216,9 @@ fn rotate_image(machine: &MachineDescription, words: u32, steps: u32) -> Image {
 }
 
 fn rotate_input(tiles: u32, words: u32) -> Vec<u32> {
-    (0..tiles * words).map(|i| i.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995).collect()
+    (0..tiles * words)
+        .map(|i| i.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995)
+        .collect()
 }
 
 /// The host computation of the rotate program.
@@ -198,12 +238,22 @@ fn rotate_reference(input: &[u32], tiles: u32, words: u32, steps: u32) -> Vec<u3
     rbuf
 }
 
-fn check_rotate(machine: &MachineDescription, words: u32, steps: u32, threads: Option<usize>) -> RunReport {
+fn check_rotate(
+    machine: &MachineDescription,
+    words: u32,
+    steps: u32,
+    threads: Option<usize>,
+) -> RunReport {
     let image = rotate_image(machine, words, steps);
     let input = rotate_input(machine.tiles, words);
-    let report = run(machine, &image, &[("x", words_to_bytes(&input))], threads).unwrap_or_else(|e| panic!("{e}"));
+    let report = run(machine, &image, &[("x", words_to_bytes(&input))], threads)
+        .unwrap_or_else(|e| panic!("{e}"));
     let expected = rotate_reference(&input, machine.tiles, words, steps);
-    assert_eq!(bytes_to_words(report.output("y").unwrap()), expected, "outputs differ from the host computation");
+    assert_eq!(
+        bytes_to_words(report.output("y").unwrap()),
+        expected,
+        "outputs differ from the host computation"
+    );
     assert_eq!(report.supersteps, 2 * u64::from(steps));
     report
 }
@@ -221,12 +271,20 @@ fn rotate_on_the_small_machine_matches_the_host() {
         let kinds: Vec<PhaseKind> = profile.phases[tile].iter().map(|p| p.kind).collect();
         let mut expected = vec![PhaseKind::Startup];
         for _ in 0..4 {
-            expected.extend([PhaseKind::Compute, PhaseKind::Sync, PhaseKind::Exchange, PhaseKind::Sync]);
+            expected.extend([
+                PhaseKind::Compute,
+                PhaseKind::Sync,
+                PhaseKind::Exchange,
+                PhaseKind::Sync,
+            ]);
         }
         expected.push(PhaseKind::Compute);
         assert_eq!(kinds, expected, "tile {tile}");
         let spans = &profile.phases[tile];
-        assert!(spans.windows(2).all(|w| w[0].end <= w[1].start), "phases in time order");
+        assert!(
+            spans.windows(2).all(|w| w[0].end <= w[1].start),
+            "phases in time order"
+        );
         assert_eq!(profile.exchange[tile].bytes_sent, 4 * 100 * 4);
         assert_eq!(profile.exchange[tile].bytes_received, 4 * 100 * 4);
         assert_eq!(profile.kernels[tile].len(), 6 * 4);
@@ -242,7 +300,16 @@ fn rotate_on_the_small_machine_matches_the_host() {
         assert!(profile.bundles[tile] > 0);
     }
     // Every tile is released from each sync at the same cycle.
-    let sync_ends: Vec<Vec<u64>> = profile.phases.iter().map(|p| p.iter().filter(|s| s.kind == PhaseKind::Sync).map(|s| s.end).collect()).collect();
+    let sync_ends: Vec<Vec<u64>> = profile
+        .phases
+        .iter()
+        .map(|p| {
+            p.iter()
+                .filter(|s| s.kind == PhaseKind::Sync)
+                .map(|s| s.end)
+                .collect()
+        })
+        .collect();
     assert!(sync_ends.iter().all(|s| *s == sync_ends[0]));
 }
 
@@ -252,11 +319,28 @@ fn rotate_on_ipu21_matches_the_host() {
     let machine = machine("ipu21");
     let report = check_rotate(&machine, 64, 3, Some(1));
     assert_eq!(report.profile.phases.len(), 1472);
-    assert_eq!(report.tile_cycles, 1472 * (report.total_cycles - report.startup_cycles));
+    assert_eq!(
+        report.tile_cycles,
+        1472 * (report.total_cycles - report.startup_cycles)
+    );
     // Tile 1471 sends to tile 0 across 22 columns: the exchange phase is as long on every tile.
-    let exchange: Vec<u64> = report.profile.phases.iter().map(|p| p.iter().filter(|s| s.kind == PhaseKind::Exchange).map(|s| s.end - s.start).sum()).collect();
+    let exchange: Vec<u64> = report
+        .profile
+        .phases
+        .iter()
+        .map(|p| {
+            p.iter()
+                .filter(|s| s.kind == PhaseKind::Exchange)
+                .map(|s| s.end - s.start)
+                .sum()
+        })
+        .collect();
     assert!(exchange.iter().all(|&c| c == exchange[0] && c > 0));
-    assert_eq!(check_rotate(&machine, 64, 3, Some(2)), report, "1 and 2 host threads differ");
+    assert_eq!(
+        check_rotate(&machine, 64, 3, Some(2)),
+        report,
+        "1 and 2 host threads differ"
+    );
 }
 
 #[test]
@@ -265,14 +349,19 @@ fn runs_are_identical_for_any_thread_count() {
     let one = check_rotate(&machine, 72, 3, Some(1));
     for threads in 2..=4 {
         let many = check_rotate(&machine, 72, 3, Some(threads));
-        assert_eq!(one, many, "{threads} threads: outputs, cycles or profile differ");
+        assert_eq!(
+            one, many,
+            "{threads} threads: outputs, cycles or profile differ"
+        );
     }
     // A chip runs its image again from scratch.
     let image = rotate_image(&machine, 72, 3);
     let input = words_to_bytes(&rotate_input(machine.tiles, 72));
     let mut chip = Chip::new(&machine).unwrap();
     chip.load_image(&image).unwrap();
-    let first = chip.run(&[("x", input.clone())], &RunOptions::default()).unwrap();
+    let first = chip
+        .run(&[("x", input.clone())], &RunOptions::default())
+        .unwrap();
     let second = chip.run(&[("x", input)], &RunOptions::default()).unwrap();
     assert_eq!(first, second);
     assert_eq!(first, one);
@@ -285,9 +374,16 @@ fn image_files_run_like_the_image() {
     let bytes = image.to_bytes().unwrap();
     let read = Image::from_bytes(&bytes).unwrap();
     assert_eq!(read, image);
-    assert!(image.blobs.len() < 10, "one object on 16 tiles is stored once: {} blobs", image.blobs.len());
+    assert!(
+        image.blobs.len() < 10,
+        "one object on 16 tiles is stored once: {} blobs",
+        image.blobs.len()
+    );
     let input = words_to_bytes(&rotate_input(machine.tiles, 16));
-    assert_eq!(run(&machine, &read, &[("x", input.clone())], None).unwrap(), run(&machine, &image, &[("x", input)], None).unwrap());
+    assert_eq!(
+        run(&machine, &read, &[("x", input.clone())], None).unwrap(),
+        run(&machine, &image, &[("x", input)], None).unwrap()
+    );
 }
 
 #[test]
@@ -298,7 +394,10 @@ fn progress_is_reported_per_superstep() {
     chip.load_image(&image).unwrap();
     let seen = std::cell::RefCell::new(Vec::new());
     let callback = |p: &tessera_sim::RunProgress| seen.borrow_mut().push(p.supersteps);
-    let options = RunOptions { progress: Some(&callback), ..RunOptions::default() };
+    let options = RunOptions {
+        progress: Some(&callback),
+        ..RunOptions::default()
+    };
     chip.run(&[("x", vec![0u8; 16 * 8 * 4])], &options).unwrap();
     assert_eq!(*seen.borrow(), vec![1, 2, 3, 4]);
 }
@@ -344,7 +443,10 @@ fn listen(sender_plus_one: u32) -> String {
     format!("    setzi $m1, {sender_plus_one}\n    setzi $m2, rbuf\n    put $INCOMING_SINIT, $m2\n    put $INCOMING_MUX, $m1\n")
 }
 
-fn run_groups(machine: &MachineDescription, groups: &[(&[u32], String)]) -> Result<RunReport, SimError> {
+fn run_groups(
+    machine: &MachineDescription,
+    groups: &[(&[u32], String)],
+) -> Result<RunReport, SimError> {
     run(machine, &group_image(machine, groups), &[], Some(2))
 }
 
@@ -352,21 +454,28 @@ fn rbuf_of(report: &RunReport, position: usize) -> Vec<u32> {
     bytes_to_words(&report.output("y").unwrap()[64 * position..64 * (position + 1)])
 }
 
-const BUF: [u32; 8] = [0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555, 0x66666666, 0x77777777, 0x88888888];
+const BUF: [u32; 8] = [
+    0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555, 0x66666666, 0x77777777, 0x88888888,
+];
 
 #[test]
 fn broadcast_from_one_tile_to_all() {
     let machine = machine("small");
     let others: Vec<u32> = (1..16).collect();
     let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n");
-    let receiver = program(&format!("{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n", listen(1)));
+    let receiver = program(&format!(
+        "{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        listen(1)
+    ));
     let report = run_groups(&machine, &[(&[0], sender), (&others, receiver)]).unwrap();
     assert_eq!(&rbuf_of(&report, 0)[..8], &[0; 8]);
     for position in 1..16 {
         assert_eq!(&rbuf_of(&report, position)[..8], &BUF, "tile {position}");
     }
     assert_eq!(report.profile.exchange[0].bytes_sent, 32);
-    assert!(report.profile.exchange[1..].iter().all(|e| e.bytes_received == 32 && e.bytes_sent == 0));
+    assert!(report.profile.exchange[1..]
+        .iter()
+        .all(|e| e.bytes_received == 32 && e.bytes_sent == 0));
     assert_eq!(report.profile.total_exchange_bytes(), 32);
 }
 
@@ -376,19 +485,26 @@ fn received_words_are_visible_from_their_arrival_cycle() {
     // tile 0 sends at R, the first word arrives at tile 1 at R + 24. Tile 1 loads it at R + 24
     // (too early: it sees 0) and again at R + 25 (it sees the word), in the same superstep.
     let machine = machine("small");
-    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 0, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = program(
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 0, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+    );
     let receiver = program(&format!(
         "{}    setzi $m3, rbuf\n    sync TEXCH_SYNCZONE_INTERNAL\n    delay 24\n    ld32 $m4, $m3, $mzero, 0\n    ld32 $m5, $m3, $mzero, 0\n    st32 $m4, $m3, $mzero, 4\n    st32 $m5, $m3, $mzero, 5\n    sync TEXCH_SYNCZONE_INTERNAL\n",
         listen(1)
     ));
     let report = run_groups(&machine, &[(&[0], sender), (&[1], receiver)]).unwrap();
-    assert_eq!(&rbuf_of(&report, 1)[..6], &[0x11111111, 0, 0, 0, 0, 0x11111111]);
+    assert_eq!(
+        &rbuf_of(&report, 1)[..6],
+        &[0x11111111, 0, 0, 0, 0, 0x11111111]
+    );
 }
 
 #[test]
 fn paired_mode_interleaves_two_senders() {
     let machine = machine("small");
-    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = program(
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+    );
     let other = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf + 16, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
     let paired = |a: u32, b: u32| {
         program(&format!(
@@ -396,25 +512,90 @@ fn paired_mode_interleaves_two_senders() {
             listen(a)
         ))
     };
-    let report = run_groups(&machine, &[(&[0], sender.clone()), (&[1], other.clone()), (&[2], paired(1, 2))]).unwrap();
-    assert_eq!(&rbuf_of(&report, 2)[..8], &[0x11111111, 0x55555555, 0x22222222, 0x66666666, 0x33333333, 0x77777777, 0x44444444, 0x88888888]);
+    let report = run_groups(
+        &machine,
+        &[
+            (&[0], sender.clone()),
+            (&[1], other.clone()),
+            (&[2], paired(1, 2)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        &rbuf_of(&report, 2)[..8],
+        &[
+            0x11111111, 0x55555555, 0x22222222, 0x66666666, 0x33333333, 0x77777777, 0x44444444,
+            0x88888888
+        ]
+    );
     // Tile 4 is one column away from tile 0: its words arrive one cycle later than tile 1's.
-    let err = run_groups(&machine, &[(&[4], sender.clone()), (&[1], other.clone()), (&[2], paired(5, 2))]).unwrap_err();
-    assert!(matches!(err, SimError::ExchangeUnpaired { receiver: 2, sender: 1, .. }), "{err}");
-    assert!(err.to_string().contains("in paired receive mode gets a word from tile 1 on $INCOMING_MUXPAIR at cycle"), "{err}");
+    let err = run_groups(
+        &machine,
+        &[
+            (&[4], sender.clone()),
+            (&[1], other.clone()),
+            (&[2], paired(5, 2)),
+        ],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SimError::ExchangeUnpaired {
+                receiver: 2,
+                sender: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(
+            "in paired receive mode gets a word from tile 1 on $INCOMING_MUXPAIR at cycle"
+        ),
+        "{err}"
+    );
     // Both muxes on one sender: the word would land twice.
-    let err = run_groups(&machine, &[(&[0], sender), (&[1], other), (&[2], paired(1, 1))]).unwrap_err();
-    assert!(matches!(err, SimError::ExchangeCollision { receiver: 2, first_sender: 0, second_sender: 0, .. }), "{err}");
-    assert!(err.to_string().contains("$INCOMING_MUX and $INCOMING_MUXPAIR both select tile 0 in paired mode"), "{err}");
+    let err = run_groups(
+        &machine,
+        &[(&[0], sender), (&[1], other), (&[2], paired(1, 1))],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SimError::ExchangeCollision {
+                receiver: 2,
+                first_sender: 0,
+                second_sender: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("$INCOMING_MUX and $INCOMING_MUXPAIR both select tile 0 in paired mode"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_word_nobody_listens_to_is_a_fault() {
     let machine = machine("small");
-    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 1, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = program(
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 1, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+    );
     let idle = program("    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n");
     let err = run_groups(&machine, &[(&[3], sender), (&[0, 1, 2], idle)]).unwrap_err();
-    let SimError::ExchangeNoListener { sender: 3, cycle, word: 0x11111111 } = err else { panic!("{err}") };
+    let SimError::ExchangeNoListener {
+        sender: 3,
+        cycle,
+        word: 0x11111111,
+    } = err
+    else {
+        panic!("{err}")
+    };
     assert_eq!(err.to_string(), format!("E-SIM-007 exchange: word 0x11111111 sent by tile 3 at cycle {cycle} arrives where no tile listens"));
 }
 
@@ -422,10 +603,22 @@ fn a_word_nobody_listens_to_is_a_fault() {
 fn a_late_listener_misses_words() {
     // The receiver stops listening before the last word arrives.
     let machine = machine("small");
-    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = program(
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+    );
     let receiver = program(&format!("{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 28\n    put $INCOMING_MUX, $mzero\n    sync TEXCH_SYNCZONE_INTERNAL\n", listen(1)));
     let err = run_groups(&machine, &[(&[0], sender), (&[1], receiver)]).unwrap_err();
-    assert!(matches!(err, SimError::ExchangeNoListener { sender: 0, word: 0x55555555, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            SimError::ExchangeNoListener {
+                sender: 0,
+                word: 0x55555555,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -433,10 +626,21 @@ fn two_senders_in_one_cycle_collide() {
     // Tiles 0 and 1 send four words at the release cycle R; both reach tile 2 at R + 24..R + 27.
     // Tile 2 listens to tile 0 and switches to tile 1 at R + 25, when words of both arrive.
     let machine = machine("small");
-    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = program(
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+    );
     let switcher = program(&format!("{}    setzi $m3, 2\n    sync TEXCH_SYNCZONE_INTERNAL\n    delay 25\n    put $INCOMING_MUX, $m3\n    sync TEXCH_SYNCZONE_INTERNAL\n", listen(1)));
     let err = run_groups(&machine, &[(&[0, 1], sender), (&[2], switcher)]).unwrap_err();
-    let SimError::ExchangeCollision { receiver: 2, cycle, first_sender: 0, second_sender: 1, .. } = &err else { panic!("{err}") };
+    let SimError::ExchangeCollision {
+        receiver: 2,
+        cycle,
+        first_sender: 0,
+        second_sender: 1,
+        ..
+    } = &err
+    else {
+        panic!("{err}")
+    };
     assert_eq!(
         err.to_string(),
         format!("E-SIM-008 exchange collision: two senders reach tile 2 in cycle {cycle}: $INCOMING_MUX switches from tile 0 to tile 1 in that cycle and words from both arrive in it")
@@ -446,13 +650,24 @@ fn two_senders_in_one_cycle_collide() {
 #[test]
 fn receiving_outside_tile_memory_is_a_fault() {
     let machine = machine("small");
-    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = program(
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+    );
     let receiver = program(&format!(
         "    setzi $m1, 1\n    setzi $m2, {:#x}\n    put $INCOMING_SINIT, $m2\n    put $INCOMING_MUX, $m1\n    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n",
         machine.sram_end() - 8
     ));
     let err = run_groups(&machine, &[(&[0], sender), (&[5], receiver)]).unwrap_err();
-    let SimError::ExchangeReceive { receiver: 5, sender: 0, cycle, address: 0xE8000, .. } = &err else { panic!("{err}") };
+    let SimError::ExchangeReceive {
+        receiver: 5,
+        sender: 0,
+        cycle,
+        address: 0xE8000,
+        ..
+    } = &err
+    else {
+        panic!("{err}")
+    };
     assert_eq!(
         err.to_string(),
         format!("E-SIM-009 exchange: tile 5 receives a word from tile 0 at cycle {cycle} into 0xe8000: 4-byte access at 0xe8000 is outside tile memory")
@@ -466,12 +681,25 @@ fn a_sync_some_tile_never_reaches_lists_the_stuck_tiles() {
     let quitting = program("    nop\n");
     let most: Vec<u32> = (0..16).filter(|&t| t != 5 && t != 9).collect();
     let err = run_groups(&machine, &[(&most, syncing), (&[5, 9], quitting)]).unwrap_err();
-    let SimError::SyncNeverReached { sync: 1, waiting, halted } = &err else { panic!("{err}") };
+    let SimError::SyncNeverReached {
+        sync: 1,
+        waiting,
+        halted,
+    } = &err
+    else {
+        panic!("{err}")
+    };
     assert_eq!(waiting.len(), 14);
-    assert_eq!(halted.iter().map(|h| h.tile).collect::<Vec<_>>(), vec![5, 9]);
+    assert_eq!(
+        halted.iter().map(|h| h.tile).collect::<Vec<_>>(),
+        vec![5, 9]
+    );
     let text = err.to_string();
     assert!(text.starts_with("E-SIM-011 global sync 1 can never complete: 14 tile(s) wait at it (tile 0 at pc 0x4c004 since cycle "), "{text}");
-    assert!(text.contains(" and 6 more) but 2 tile(s) halted without reaching it (tile 5 at cycle "), "{text}");
+    assert!(
+        text.contains(" and 6 more) but 2 tile(s) halted without reaching it (tile 5 at cycle "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -481,11 +709,25 @@ fn a_run_past_its_budget_stops() {
     let image = group_image(&machine, &[(&[0, 1], spinning)]);
     let mut chip = Chip::new(&machine).unwrap();
     chip.load_image(&image).unwrap();
-    let err = chip.run::<&str, Vec<u8>>(&[], &RunOptions { max_cycles: 5000, ..RunOptions::default() }).unwrap_err();
+    let err = chip
+        .run::<&str, Vec<u8>>(
+            &[],
+            &RunOptions {
+                max_cycles: 5000,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("E-SIM-004 cycle budget of 5000 cycles exceeded on tile 0 (at cycle "), "{text}");
+    assert!(
+        text.starts_with("E-SIM-004 cycle budget of 5000 cycles exceeded on tile 0 (at cycle "),
+        "{text}"
+    );
     // The report names the running context, its pc, its instruction and the cycle.
-    assert!(text.ends_with(" (5000 after start-up): supervisor at pc 0x4c004 `bri 0x4c004`)"), "{text}");
+    assert!(
+        text.ends_with(" (5000 after start-up): supervisor at pc 0x4c004 `bri 0x4c004`)"),
+        "{text}"
+    );
 }
 
 /// A one-tile image of `text` (entry `main`) on tile 0, with no host tensors.
@@ -498,15 +740,33 @@ fn one_tile_image(machine: &MachineDescription, text: &str) -> (Image, tessera_i
 }
 
 /// Start-up cycles and cycles after start-up of `text` run as a one-tile chip image, with `budget`.
-fn one_tile_chip_run(machine: &MachineDescription, text: &str, budget: u64) -> Result<(u64, u64), SimError> {
+fn one_tile_chip_run(
+    machine: &MachineDescription,
+    text: &str,
+    budget: u64,
+) -> Result<(u64, u64), SimError> {
     let (image, _) = one_tile_image(machine, text);
     let mut chip = Chip::new(machine)?;
     chip.load_image(&image)?;
-    let report = chip.run::<&str, Vec<u8>>(&[], &RunOptions { max_cycles: budget, threads: Some(1), ..RunOptions::default() })?;
-    Ok((report.startup_cycles, report.total_cycles - report.startup_cycles))
+    let report = chip.run::<&str, Vec<u8>>(
+        &[],
+        &RunOptions {
+            max_cycles: budget,
+            threads: Some(1),
+            ..RunOptions::default()
+        },
+    )?;
+    Ok((
+        report.startup_cycles,
+        report.total_cycles - report.startup_cycles,
+    ))
 }
 
-fn one_tile_chip_cycles(machine: &MachineDescription, text: &str, budget: u64) -> Result<u64, SimError> {
+fn one_tile_chip_cycles(
+    machine: &MachineDescription,
+    text: &str,
+    budget: u64,
+) -> Result<u64, SimError> {
     one_tile_chip_run(machine, text, budget).map(|(_, cycles)| cycles)
 }
 
@@ -517,7 +777,10 @@ fn single_tile_cycles(machine: &MachineDescription, text: &str, start: u64) -> u
     let mut tile = tessera_sim::single::load_object(machine, &object, 0).unwrap();
     tile.advance_to(start);
     let main = object.symbol("main").unwrap().address;
-    let mode = tessera_sim::single::EntryMode::Supervisor { entry: main, vertex: 0 };
+    let mode = tessera_sim::single::EntryMode::Supervisor {
+        entry: main,
+        vertex: 0,
+    };
     tessera_sim::single::run_tile(machine, &mut tile, mode, 10_000_000).unwrap() - start
 }
 
@@ -550,7 +813,11 @@ fn the_one_tile_runner_releases_global_syncs_as_the_chip_does() {
             }
             // The chip starts the tile at the end of start-up, which need not be a round
             // boundary; the single runner starting at that cycle sees the same worker slots.
-            assert_eq!(single_tile_cycles(&machine, &text, startup), chip, "{name} (start-up {startup}):\n{text}");
+            assert_eq!(
+                single_tile_cycles(&machine, &text, startup),
+                chip,
+                "{name} (start-up {startup}):\n{text}"
+            );
             for start in 0..6 {
                 let single = single_tile_cycles(&machine, &text, start);
                 if let Some(expected) = expected {
@@ -568,11 +835,24 @@ fn the_chip_budget_bounds_the_run_length() {
     let machine = machine("small");
     let text = with_worker("    setzi $m1, work\n    run $m1, $mzero, 0\n", 20);
     let cycles = one_tile_chip_cycles(&machine, &text, 10_000_000).unwrap();
-    assert_eq!(one_tile_chip_cycles(&machine, &text, cycles).unwrap(), cycles);
+    assert_eq!(
+        one_tile_chip_cycles(&machine, &text, cycles).unwrap(),
+        cycles
+    );
     let err = one_tile_chip_cycles(&machine, &text, cycles - 1).unwrap_err();
     let text_err = err.to_string();
-    assert!(text_err.starts_with(&format!("E-SIM-004 cycle budget of {} cycles exceeded on tile 0 (at cycle ", cycles - 1)), "{text_err}");
-    assert!(text_err.contains(" after start-up): worker 0 at pc ") && text_err.ends_with("`exitz $mzero`)"), "{text_err}");
+    assert!(
+        text_err.starts_with(&format!(
+            "E-SIM-004 cycle budget of {} cycles exceeded on tile 0 (at cycle ",
+            cycles - 1
+        )),
+        "{text_err}"
+    );
+    assert!(
+        text_err.contains(" after start-up): worker 0 at pc ")
+            && text_err.ends_with("`exitz $mzero`)"),
+        "{text_err}"
+    );
 }
 
 #[test]
@@ -580,13 +860,25 @@ fn unmodelled_exchange_settings_are_refused() {
     let machine = machine("small");
     let bad_mode = program("    send 0, buf, 1\n");
     let err = run_groups(&machine, &[(&[0], bad_mode)]).unwrap_err();
-    assert!(err.to_string().contains("not modelled: send mode 1 (modelled: 0)"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("not modelled: send mode 1 (modelled: 0)"),
+        "{err}"
+    );
     let bad_csr = program("    setzi $m1, 1\n    put $EXCHANGE_CTL, $m1\n");
     let err = run_groups(&machine, &[(&[0], bad_csr)]).unwrap_err();
-    assert!(err.to_string().contains("not modelled: writing $EXCHANGE_CTL"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("not modelled: writing $EXCHANGE_CTL"),
+        "{err}"
+    );
     let bad_mux = program("    setzi $m1, 17\n    put $INCOMING_MUX, $m1\n");
     let err = run_groups(&machine, &[(&[0], bad_mux)]).unwrap_err();
-    assert!(err.to_string().contains("names a tile the chip does not have"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("names a tile the chip does not have"),
+        "{err}"
+    );
     let mut wide = machine.clone();
     wide.exchange.bytes_per_cycle_per_tile = 8;
     let err = Chip::new(&wide).err().unwrap();
@@ -601,13 +893,31 @@ fn inputs_are_checked_against_the_image() {
     let machine = machine("small");
     let image = rotate_image(&machine, 8, 1);
     let err = run(&machine, &image, &[], None).unwrap_err();
-    assert_eq!(err.to_string(), "E-SIM-013 host tensor `x`: input not given");
+    assert_eq!(
+        err.to_string(),
+        "E-SIM-013 host tensor `x`: input not given"
+    );
     let err = run(&machine, &image, &[("x", vec![0; 12])], None).unwrap_err();
-    assert_eq!(err.to_string(), "E-SIM-013 host tensor `x`: 12 bytes given, the image expects 512 (u32 [16, 8])");
-    let err = run(&machine, &image, &[("x", vec![0; 512]), ("z", vec![])], None).unwrap_err();
-    assert_eq!(err.to_string(), "E-SIM-013 host tensor `z`: the image has no such input (inputs: x)");
+    assert_eq!(
+        err.to_string(),
+        "E-SIM-013 host tensor `x`: 12 bytes given, the image expects 512 (u32 [16, 8])"
+    );
+    let err = run(
+        &machine,
+        &image,
+        &[("x", vec![0; 512]), ("z", vec![])],
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "E-SIM-013 host tensor `z`: the image has no such input (inputs: x)"
+    );
     let err = run(&machine, &image, &[("y", vec![0; 512])], None).unwrap_err();
-    assert!(err.to_string().contains("is an output of the image"), "{err}");
+    assert!(
+        err.to_string().contains("is an output of the image"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -616,10 +926,20 @@ fn startup_counts_image_and_input_bytes() {
     let image = rotate_image(&machine, 8, 1);
     let report = run(&machine, &image, &[("x", vec![0; 512])], None).unwrap();
     let rate = u64::from(machine.host.host_load_bytes_per_cycle);
-    assert_eq!(report.startup_cycles, (image.load_bytes() + 512).div_ceil(rate));
-    assert!(report.profile.phases.iter().all(|p| p[0].kind == PhaseKind::Startup && p[0].end == report.startup_cycles));
+    assert_eq!(
+        report.startup_cycles,
+        (image.load_bytes() + 512).div_ceil(rate)
+    );
+    assert!(report
+        .profile
+        .phases
+        .iter()
+        .all(|p| p[0].kind == PhaseKind::Startup && p[0].end == report.startup_cycles));
     // The last output write is the last word delivered in the final exchange.
-    assert!(report.cropped_cycles > 0 && report.startup_cycles + report.cropped_cycles < report.total_cycles);
+    assert!(
+        report.cropped_cycles > 0
+            && report.startup_cycles + report.cropped_cycles < report.total_cycles
+    );
 }
 
 #[test]
@@ -635,11 +955,46 @@ fn images_for_another_machine_are_refused() {
 fn an_image_that_does_not_fit_is_refused_with_the_numbers() {
     let machine = machine("small");
     let mut b = builder(&machine);
-    b.alloc(3, SramCategory::Tensor("w".into()), "w", 0x30000, 8, &RegionChoice::standard()).unwrap();
-    let err = b.alloc(3, SramCategory::HostData, "in", 0x5000, 8, &RegionChoice::standard()).unwrap_err();
-    assert_eq!(err.to_string(), "E-IMG-010: insufficient tile SRAM for 20480 host-data bytes on tile 3 (16384 free)");
-    let err = b.alloc(3, SramCategory::HostData, "in", 0x100000, 8, &RegionChoice::Any).unwrap_err();
-    assert!(err.to_string().contains(&format!("insufficient tile SRAM for 1048576 host-data bytes on tile 3 ({} free)", 0x4000 + 0x68000)), "{err}");
+    b.alloc(
+        3,
+        SramCategory::Tensor("w".into()),
+        "w",
+        0x30000,
+        8,
+        &RegionChoice::standard(),
+    )
+    .unwrap();
+    let err = b
+        .alloc(
+            3,
+            SramCategory::HostData,
+            "in",
+            0x5000,
+            8,
+            &RegionChoice::standard(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "E-IMG-010: insufficient tile SRAM for 20480 host-data bytes on tile 3 (16384 free)"
+    );
+    let err = b
+        .alloc(
+            3,
+            SramCategory::HostData,
+            "in",
+            0x100000,
+            8,
+            &RegionChoice::Any,
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "insufficient tile SRAM for 1048576 host-data bytes on tile 3 ({} free)",
+            0x4000 + 0x68000
+        )),
+        "{err}"
+    );
 }
 
 #[test]
@@ -651,10 +1006,18 @@ fn memory_usage_accounts_every_segment() {
     for tile in &usage {
         let listed: u64 = tile.categories.values().sum();
         assert_eq!(listed, tile.used);
-        let segments: u64 = image.tile(tile.tile).unwrap().segments.iter().map(|s| u64::from(s.size)).sum();
+        let segments: u64 = image
+            .tile(tile.tile)
+            .unwrap()
+            .segments
+            .iter()
+            .map(|s| u64::from(s.size))
+            .sum();
         assert_eq!(tile.used, segments);
         assert_eq!(tile.free, u64::from(machine.sram_size()) - tile.used);
-        assert!(tile.largest_free["standard"] <= 0x34000 - tile.used && tile.largest_free["standard"] > 0x33000);
+        assert!(
+            tile.largest_free["standard"] <= 0x34000 - tile.used
+                && tile.largest_free["standard"] > 0x33000
+        );
     }
 }
-

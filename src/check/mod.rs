@@ -6,9 +6,6 @@
 pub mod placement;
 pub mod report;
 
-use anyhow::{anyhow, Context, Result};
-use rayon::prelude::*;
-use std::sync::Arc;
 use crate::isa::asm::object::Object;
 use crate::isa::asm::{assemble, LayoutOptions};
 use crate::kernels::{Case, EntryKind, Kernel, Role, VertexWord};
@@ -16,6 +13,9 @@ use crate::sim::memory::MemoryLayout;
 use crate::sim::single::{run_tile, EntryMode};
 use crate::sim::tile::Tile;
 use crate::sim::MachineDescription;
+use anyhow::{anyhow, Context, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
 
 pub use report::{CaseResult, CheckReport, KernelSummary};
 
@@ -34,7 +34,13 @@ pub struct CheckOptions {
 
 impl Default for CheckOptions {
     fn default() -> Self {
-        CheckOptions { filter: None, cases_per_kernel: None, random_cases: 0, seed: 0x7e55_e7a, max_cycles: 50_000_000 }
+        CheckOptions {
+            filter: None,
+            cases_per_kernel: None,
+            random_cases: 0,
+            seed: 0x7e55_e7a,
+            max_cycles: 50_000_000,
+        }
     }
 }
 
@@ -65,21 +71,45 @@ pub struct PreparedKernel {
 }
 
 /// Assembles `kernel` (with the checker's supervisor stub for worker kernels).
-pub fn prepare(machine: &MachineDescription, kernel: &'static dyn Kernel, source_override: Option<&str>) -> Result<PreparedKernel> {
+pub fn prepare(
+    machine: &MachineDescription,
+    kernel: &'static dyn Kernel,
+    source_override: Option<&str>,
+) -> Result<PreparedKernel> {
     let source = source_override.unwrap_or(kernel.source());
     let mut sources = vec![(format!("{}.S", kernel.name()), source.to_string())];
     if kernel.entry_kind() == EntryKind::Worker {
-        sources.push(("check_supervisor.S".to_string(), worker_stub(kernel.entry())));
+        sources.push((
+            "check_supervisor.S".to_string(),
+            worker_stub(kernel.entry()),
+        ));
     }
-    let options = LayoutOptions { base: machine.sram.base, ..LayoutOptions::default() };
-    let object = assemble(&sources, &options).map_err(|e| anyhow!("assembling kernel {}:\n{e}", kernel.name()))?;
+    let options = LayoutOptions {
+        base: machine.sram.base,
+        ..LayoutOptions::default()
+    };
+    let object = assemble(&sources, &options)
+        .map_err(|e| anyhow!("assembling kernel {}:\n{e}", kernel.name()))?;
     let entry_symbol = match kernel.entry_kind() {
         EntryKind::Worker => "__check_supervisor",
         EntryKind::Supervisor => kernel.entry(),
     };
-    let entry = object.symbol(entry_symbol).ok_or_else(|| anyhow!("kernel {} has no symbol {entry_symbol}", kernel.name()))?.address;
-    let code_end = object.sections.iter().map(|s| s.address + s.bytes.len() as u32).max().unwrap_or(machine.sram.base);
-    Ok(PreparedKernel { kernel, object, entry, code_end })
+    let entry = object
+        .symbol(entry_symbol)
+        .ok_or_else(|| anyhow!("kernel {} has no symbol {entry_symbol}", kernel.name()))?
+        .address;
+    let code_end = object
+        .sections
+        .iter()
+        .map(|s| s.address + s.bytes.len() as u32)
+        .max()
+        .unwrap_or(machine.sram.base);
+    Ok(PreparedKernel {
+        kernel,
+        object,
+        entry,
+        code_end,
+    })
 }
 
 /// A deterministic fill pattern for unused memory (distinct from zero and from poison).
@@ -92,10 +122,23 @@ fn pattern_byte(address: u32) -> u8 {
 pub const POISON: u8 = 0xCD;
 
 /// Runs one case and checks it.
-pub fn run_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared: &PreparedKernel, case: &Case, max_cycles: u64) -> CaseResult {
+pub fn run_case(
+    machine: &MachineDescription,
+    layout: &Arc<MemoryLayout>,
+    prepared: &PreparedKernel,
+    case: &Case,
+    max_cycles: u64,
+) -> CaseResult {
     let kernel = prepared.kernel;
     let estimate = kernel.estimate_cycles(case);
-    let mut result = CaseResult { kernel: kernel.name().to_string(), case: case.name.clone(), passed: false, cycles: None, estimate, failure: None };
+    let mut result = CaseResult {
+        kernel: kernel.name().to_string(),
+        case: case.name.clone(),
+        passed: false,
+        cycles: None,
+        estimate,
+        failure: None,
+    };
     match check_case(machine, layout, prepared, case, max_cycles) {
         Ok(cycles) => {
             result.passed = true;
@@ -116,23 +159,37 @@ struct CaseFailure {
 
 impl From<anyhow::Error> for CaseFailure {
     fn from(error: anyhow::Error) -> Self {
-        CaseFailure { cycles: None, message: format!("{error:#}") }
+        CaseFailure {
+            cycles: None,
+            message: format!("{error:#}"),
+        }
     }
 }
 
-fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared: &PreparedKernel, case: &Case, max_cycles: u64) -> Result<u64, CaseFailure> {
+fn check_case(
+    machine: &MachineDescription,
+    layout: &Arc<MemoryLayout>,
+    prepared: &PreparedKernel,
+    case: &Case,
+    max_cycles: u64,
+) -> Result<u64, CaseFailure> {
     let placement = placement::place(machine, case, prepared.code_end)?;
     let mut tile = Tile::new(0, machine, layout.clone());
     // Fill everything with the pattern, then the program, then the case.
     let base = machine.sram.base;
     let fill: Vec<u8> = (base..machine.sram_end()).map(pattern_byte).collect();
-    tile.memory.load_unchecked(base, &fill).context("filling memory")?;
+    tile.memory
+        .load_unchecked(base, &fill)
+        .context("filling memory")?;
     for section in &prepared.object.sections {
-        tile.memory.load_unchecked(section.address, &section.bytes).context("loading code")?;
+        tile.memory
+            .load_unchecked(section.address, &section.bytes)
+            .context("loading code")?;
     }
     for section in &prepared.object.sections {
         if section.has_code && !section.bytes.is_empty() {
-            tile.load_code(section.address, section.bytes.len() as u32).context("decoding code")?;
+            tile.load_code(section.address, section.bytes.len() as u32)
+                .context("decoding code")?;
         }
     }
     for (buffer, &address) in case.buffers.iter().zip(&placement.buffers) {
@@ -140,20 +197,27 @@ fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared
             Role::Input => buffer.bytes.clone(),
             Role::Output | Role::Scratch => vec![POISON; buffer.len()],
         };
-        tile.memory.load_unchecked(address, &contents).context("writing buffers")?;
+        tile.memory
+            .load_unchecked(address, &contents)
+            .context("writing buffers")?;
     }
     let vertex: Vec<u8> = case
         .vertex
         .iter()
-        .flat_map(|word| match *word {
-            VertexWord::Value(v) => v,
-            VertexWord::Address { buffer, offset } => placement.buffers[buffer] + offset,
-        }
-        .to_le_bytes())
+        .flat_map(|word| {
+            match *word {
+                VertexWord::Value(v) => v,
+                VertexWord::Address { buffer, offset } => placement.buffers[buffer] + offset,
+            }
+            .to_le_bytes()
+        })
         .collect();
-    tile.memory.load_unchecked(placement.vertex, &vertex).context("writing the vertex")?;
+    tile.memory
+        .load_unchecked(placement.vertex, &vertex)
+        .context("writing the vertex")?;
     for worker in 0..6 {
-        tile.supervisor.csr[crate::isa::csr::index::WORKER0_BASE as usize + worker] = placement.worker_scratch + worker as u32 * placement::WORKER_SCRATCH_BYTES;
+        tile.supervisor.csr[crate::isa::csr::index::WORKER0_BASE as usize + worker] =
+            placement.worker_scratch + worker as u32 * placement::WORKER_SCRATCH_BYTES;
     }
     // Workers start with garbage in every register and accumulator, so a kernel that relies on
     // state it did not set fails here instead of on hardware.
@@ -172,14 +236,32 @@ fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared
         tile.supervisor.csr[index as usize] = value;
     }
     let before = tile.memory.bytes().to_vec();
-    let cycles = run_tile(machine, &mut tile, EntryMode::Supervisor { entry: prepared.entry, vertex: placement.vertex }, max_cycles)
-        .map_err(|e| CaseFailure { cycles: None, message: e.to_string() })?;
-    let fail = |message: String| CaseFailure { cycles: Some(cycles), message };
+    let cycles = run_tile(
+        machine,
+        &mut tile,
+        EntryMode::Supervisor {
+            entry: prepared.entry,
+            vertex: placement.vertex,
+        },
+        max_cycles,
+    )
+    .map_err(|e| CaseFailure {
+        cycles: None,
+        message: e.to_string(),
+    })?;
+    let fail = |message: String| CaseFailure {
+        cycles: Some(cycles),
+        message,
+    };
     // Outputs, bit for bit.
     let expected = prepared.kernel.reference(case);
     let outputs = case.outputs();
     if expected.len() != outputs.len() {
-        return Err(fail(format!("reference gave {} outputs, case has {}", expected.len(), outputs.len())));
+        return Err(fail(format!(
+            "reference gave {} outputs, case has {}",
+            expected.len(),
+            outputs.len()
+        )));
     }
     let after = tile.memory.bytes();
     let offset = |address: u32| (address - base) as usize;
@@ -188,7 +270,12 @@ fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared
         let start = offset(placement.buffers[index]);
         let got = &after[start..start + buffer.len()];
         if want.len() != buffer.len() {
-            return Err(fail(format!("reference output {} has {} bytes, buffer has {}", buffer.name, want.len(), buffer.len())));
+            return Err(fail(format!(
+                "reference output {} has {} bytes, buffer has {}",
+                buffer.name,
+                want.len(),
+                buffer.len()
+            )));
         }
         if got != want.as_slice() {
             let differing: Vec<usize> = (0..got.len()).filter(|&i| got[i] != want[i]).collect();
@@ -211,10 +298,16 @@ fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared
         .filter(|(b, _)| b.role != Role::Input)
         .map(|(b, &a)| (offset(a), offset(a) + b.len()))
         .collect();
-    writable.push((offset(placement.worker_scratch), offset(placement.worker_scratch) + 6 * placement::WORKER_SCRATCH_BYTES as usize));
+    writable.push((
+        offset(placement.worker_scratch),
+        offset(placement.worker_scratch) + 6 * placement::WORKER_SCRATCH_BYTES as usize,
+    ));
     writable.sort();
     let mut cursor = 0;
-    for &(start, end) in writable.iter().chain(std::iter::once(&(before.len(), before.len()))) {
+    for &(start, end) in writable
+        .iter()
+        .chain(std::iter::once(&(before.len(), before.len())))
+    {
         if let Some(i) = (cursor..start).find(|&i| before[i] != after[i]) {
             let address = base + i as u32;
             let owner = case
@@ -224,7 +317,10 @@ fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared
                 .find(|(b, &a)| address >= a && address < a + b.len() as u32)
                 .map(|(b, _)| format!("input `{}`", b.name))
                 .unwrap_or_else(|| "memory outside every buffer".to_string());
-            return Err(fail(format!("write guard: byte at {address:#x} ({owner}) changed from {:#04x} to {:#04x}", before[i], after[i])));
+            return Err(fail(format!(
+                "write guard: byte at {address:#x} ({owner}) changed from {:#04x} to {:#04x}",
+                before[i], after[i]
+            )));
         }
         cursor = cursor.max(end);
     }
@@ -232,7 +328,11 @@ fn check_case(machine: &MachineDescription, layout: &Arc<MemoryLayout>, prepared
 }
 
 /// Runs the checker over every selected kernel.
-pub fn check_kernels(machine: &MachineDescription, options: &CheckOptions, kernels: &[&'static dyn Kernel]) -> Result<CheckReport> {
+pub fn check_kernels(
+    machine: &MachineDescription,
+    options: &CheckOptions,
+    kernels: &[&'static dyn Kernel],
+) -> Result<CheckReport> {
     let layout = Arc::new(MemoryLayout::from_machine(machine)?);
     let mut jobs: Vec<(usize, Case)> = Vec::new();
     let mut prepared = Vec::new();
@@ -253,6 +353,17 @@ pub fn check_kernels(machine: &MachineDescription, options: &CheckOptions, kerne
         }
         jobs.extend(cases.into_iter().map(|case| (index, case)));
     }
-    let results: Vec<CaseResult> = jobs.par_iter().map(|(index, case)| run_case(machine, &layout, &prepared[*index], case, options.max_cycles)).collect();
+    let results: Vec<CaseResult> = jobs
+        .par_iter()
+        .map(|(index, case)| {
+            run_case(
+                machine,
+                &layout,
+                &prepared[*index],
+                case,
+                options.max_cycles,
+            )
+        })
+        .collect();
     Ok(CheckReport::new(results))
 }

@@ -1,9 +1,9 @@
 //! Where a case's buffers go in tile memory: regions, element slots, alignment, and the guard
 //! gaps around outputs.
 
-use anyhow::{bail, Result};
 use crate::kernels::{Case, Region, Role};
 use crate::sim::MachineDescription;
+use anyhow::{bail, Result};
 
 /// Bytes of guard (canary) before and after every output buffer.
 pub const GUARD_BYTES: u32 = 16;
@@ -51,7 +51,10 @@ pub fn place(machine: &MachineDescription, case: &Case, code_end: u32) -> Result
     let standard = machine.sram.regions.iter().find(|r| r.interleave == 1);
     let interleaved = machine.sram.regions.iter().find(|r| r.interleave > 1);
     let (Some(standard), Some(interleaved)) = (standard, interleaved) else {
-        bail!("machine {} needs a standard and an interleaved region", machine.name);
+        bail!(
+            "machine {} needs a standard and an interleaved region",
+            machine.name
+        );
     };
     let mut cursors = [
         Cursor {
@@ -75,10 +78,23 @@ pub fn place(machine: &MachineDescription, case: &Case, code_end: u32) -> Result
             Region::Standard => &mut cursors[0],
             Region::Interleaved => &mut cursors[1],
         };
-        let guard = if buffer.role == Role::Output { GUARD_BYTES } else { 0 };
-        addresses.push(cursor.take(buffer.len() as u32, buffer.align.max(8), buffer.element_slot, guard)?);
+        let guard = if buffer.role == Role::Output {
+            GUARD_BYTES
+        } else {
+            0
+        };
+        addresses.push(cursor.take(
+            buffer.len() as u32,
+            buffer.align.max(8),
+            buffer.element_slot,
+            guard,
+        )?);
     }
     let vertex = cursors[0].take(case.vertex.len() as u32 * 4, 8, None, 0)?;
     let worker_scratch = cursors[0].take(WORKER_SCRATCH_BYTES * 6, 16, None, 0)?;
-    Ok(Placement { buffers: addresses, vertex, worker_scratch })
+    Ok(Placement {
+        buffers: addresses,
+        vertex,
+        worker_scratch,
+    })
 }

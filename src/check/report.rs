@@ -47,10 +47,16 @@ impl CheckReport {
             .iter()
             .map(|name| {
                 let mine: Vec<&CaseResult> = cases.iter().filter(|c| &c.kernel == name).collect();
-                let mut timed: Vec<(u64, u64)> = mine.iter().filter_map(|c| c.cycles.map(|cy| (cy, c.estimate))).collect();
+                let mut timed: Vec<(u64, u64)> = mine
+                    .iter()
+                    .filter_map(|c| c.cycles.map(|cy| (cy, c.estimate)))
+                    .collect();
                 timed.sort();
                 let median = timed.get(timed.len() / 2).copied().unwrap_or((0, 0));
-                let mut errors: Vec<f64> = timed.iter().map(|&(sim, est)| (est as f64 - sim as f64).abs() / sim.max(1) as f64 * 100.0).collect();
+                let mut errors: Vec<f64> = timed
+                    .iter()
+                    .map(|&(sim, est)| (est as f64 - sim as f64).abs() / sim.max(1) as f64 * 100.0)
+                    .collect();
                 errors.sort_by(|a, b| a.total_cmp(b));
                 KernelSummary {
                     kernel: name.clone(),
@@ -88,10 +94,21 @@ impl CheckReport {
         for k in &self.kernels {
             out += &format!(
                 "{:<28} {:>3}/{:<3} {:>9} {:>9} {:>9} {:>9} {:>7.1}%\n",
-                k.kernel, k.passed, k.cases, k.cycles_min, k.cycles_median, k.cycles_max, k.estimate_median, k.estimate_error_percent
+                k.kernel,
+                k.passed,
+                k.cases,
+                k.cycles_min,
+                k.cycles_median,
+                k.cycles_max,
+                k.estimate_median,
+                k.estimate_error_percent
             );
         }
-        out += &format!("{} passed, {} failed\n", self.passed(), self.total() - self.passed());
+        out += &format!(
+            "{} passed, {} failed\n",
+            self.passed(),
+            self.total() - self.passed()
+        );
         out
     }
 }

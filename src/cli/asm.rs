@@ -18,9 +18,7 @@ pub enum AsmCommand {
     /// Assemble FILE.S... into an object file (sections + symbols).
     Build(BuildArgs),
     /// Disassemble an object file or an assembly file (assembled first).
-    Disasm {
-        file: PathBuf,
-    },
+    Disasm { file: PathBuf },
     /// Build a multi-tile image: one assembly file (or several, comma-separated) per tile group.
     Image(ImageArgs),
 }
@@ -112,7 +110,8 @@ pub fn run(command: AsmCommand) -> Result<ExitCode> {
 pub fn assemble_files(files: &[PathBuf], machine: &MachineDescription) -> Result<Object> {
     let mut sources = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         sources.push((file.display().to_string(), text));
     }
     let options = layout_for(machine, &sources);
@@ -120,7 +119,10 @@ pub fn assemble_files(files: &[PathBuf], machine: &MachineDescription) -> Result
 }
 
 pub fn layout_for(machine: &MachineDescription, sources: &[(String, String)]) -> LayoutOptions {
-    let mut options = LayoutOptions { base: machine.sram.base, ..LayoutOptions::default() };
+    let mut options = LayoutOptions {
+        base: machine.sram.base,
+        ..LayoutOptions::default()
+    };
     if let Some(interleaved) = machine.sram.regions.iter().find(|r| r.interleave > 1) {
         let mut next = interleaved.start;
         let mut seen = Vec::new();
@@ -128,7 +130,13 @@ pub fn layout_for(machine: &MachineDescription, sources: &[(String, String)]) ->
             for line in text.lines() {
                 let line = line.trim();
                 if let Some(rest) = line.strip_prefix(".section") {
-                    let name = rest.trim().split(',').next().unwrap_or("").trim().to_string();
+                    let name = rest
+                        .trim()
+                        .split(',')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
                     if name.contains("interleaved") && !seen.contains(&name) {
                         seen.push(name.clone());
                         options.placements.push((name, next));
@@ -146,7 +154,8 @@ pub fn layout_for(machine: &MachineDescription, sources: &[(String, String)]) ->
 }
 
 fn split_assignment(text: &str) -> Result<(&str, &str)> {
-    text.split_once('=').ok_or_else(|| anyhow!("`{text}` should look like NAME=VALUE"))
+    text.split_once('=')
+        .ok_or_else(|| anyhow!("`{text}` should look like NAME=VALUE"))
 }
 
 fn run_command(args: RunArgs) -> Result<ExitCode> {
@@ -168,15 +177,30 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
     for spec in &args.outputs {
         let (symbol, rest) = split_assignment(spec)?;
         let mut parts = rest.rsplitn(3, ':');
-        let (Some(count), Some(dtype), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(count), Some(dtype), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
             bail!("`{spec}` should look like SYMBOL=FILE.npy:DTYPE:COUNT");
         };
         let dtype = DType::from_name(dtype).ok_or_else(|| anyhow!("unknown dtype `{dtype}` (float16, float32, uint8, int8, uint16, int16, uint32, int32)"))?;
-        let count: usize = count.parse().with_context(|| format!("count `{count}` in `{spec}`"))?;
-        outputs.push(OutputSpec { symbol: symbol.to_string(), dtype, count });
+        let count: usize = count
+            .parse()
+            .with_context(|| format!("count `{count}` in `{spec}`"))?;
+        outputs.push(OutputSpec {
+            symbol: symbol.to_string(),
+            dtype,
+            count,
+        });
         output_paths.push(PathBuf::from(path));
     }
-    let request = RunRequest { entry: args.entry, worker: args.worker, vertex: args.vertex, inputs, words, outputs, max_cycles: args.max_cycles };
+    let request = RunRequest {
+        entry: args.entry,
+        worker: args.worker,
+        vertex: args.vertex,
+        inputs,
+        words,
+        outputs,
+        max_cycles: args.max_cycles,
+    };
     let started = Instant::now();
     let result = run_program(&machine, &object, &request)?;
     let elapsed = started.elapsed();
@@ -185,7 +209,10 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
     }
     let bundles = result.tile.counters.bundles;
     println!("cycles: {}", result.cycles);
-    println!("bundles issued: {bundles} (supervisor {}, workers {})", result.tile.counters.supervisor_bundles, result.tile.counters.worker_bundles);
+    println!(
+        "bundles issued: {bundles} (supervisor {}, workers {})",
+        result.tile.counters.supervisor_bundles, result.tile.counters.worker_bundles
+    );
     println!(
         "time at {:.2} GHz: {:.3} us; host: {:.1} ms ({:.1} M bundles/s)",
         machine.clock_hz as f64 / 1e9,
@@ -200,11 +227,17 @@ fn build_command(args: BuildArgs) -> Result<ExitCode> {
     let machine = MachineDescription::builtin("ipu21")?;
     let object = assemble_files(&args.files, &machine)?;
     let bytes = object.to_bytes();
-    std::fs::write(&args.output, bytes).with_context(|| format!("writing {}", args.output.display()))?;
+    std::fs::write(&args.output, bytes)
+        .with_context(|| format!("writing {}", args.output.display()))?;
     if args.listing {
         print_disassembly(&object);
     }
-    println!("wrote {} ({} sections, {} symbols)", args.output.display(), object.sections.len(), object.symbols.len());
+    println!(
+        "wrote {} ({} sections, {} symbols)",
+        args.output.display(),
+        object.sections.len(),
+        object.symbols.len()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -227,16 +260,33 @@ fn print_disassembly(object: &Object) {
     let mut out = std::io::stdout().lock();
     let _ = (|| -> std::io::Result<()> {
         for section in &object.sections {
-            writeln!(out, "section {} at {:#x} ({} bytes{})", section.name, section.address, section.bytes.len(), if section.has_code { ", code" } else { "" })?;
+            writeln!(
+                out,
+                "section {} at {:#x} ({} bytes{})",
+                section.name,
+                section.address,
+                section.bytes.len(),
+                if section.has_code { ", code" } else { "" }
+            )?;
             if !section.has_code {
                 continue;
             }
-            for line in tessera::isa::asm::disasm::disassemble(&section.bytes, section.address, Some(object)) {
+            for line in tessera::isa::asm::disasm::disassemble(
+                &section.bytes,
+                section.address,
+                Some(object),
+            ) {
                 if let Some(label) = &line.label {
                     writeln!(out, "{label}:")?;
                 }
                 let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
-                writeln!(out, "  {:#07x}  {:<18} {}", line.address, words.join(" "), line.text)?;
+                writeln!(
+                    out,
+                    "  {:#07x}  {:<18} {}",
+                    line.address,
+                    words.join(" "),
+                    line.text
+                )?;
             }
         }
         out.flush()
@@ -262,7 +312,12 @@ fn image_command(args: ImageArgs) -> Result<ExitCode> {
     for spec in &args.host_outputs {
         tensors.push(SymbolTensor::parse(spec, HostDirection::Output)?);
     }
-    let request = ImageRequest { entry: args.entry, vertex: args.vertex, tensors, worker_scratch: args.worker_scratch };
+    let request = ImageRequest {
+        entry: args.entry,
+        vertex: args.vertex,
+        tensors,
+        worker_scratch: args.worker_scratch,
+    };
     let image = build_image(&machine, &groups, &request)?;
     image.write(&args.output)?;
     println!(

@@ -41,20 +41,41 @@ pub struct KernelArgs {
 pub fn run(command: CheckCommand) -> Result<ExitCode> {
     let CheckCommand::Kernels(args) = command;
     let machine = MachineDescription::load(&args.machine)?;
-    let options = CheckOptions { filter: args.filter, cases_per_kernel: args.cases, random_cases: args.random, seed: args.seed, ..CheckOptions::default() };
+    let options = CheckOptions {
+        filter: args.filter,
+        cases_per_kernel: args.cases,
+        random_cases: args.random,
+        seed: args.seed,
+        ..CheckOptions::default()
+    };
     let started = Instant::now();
     let kernels = tessera::kernels::all_kernels();
     let report = check_kernels(&machine, &options, &kernels)?;
     if args.random > 0 {
-        println!("random cases: {} per kernel from seed {:#x} (rerun with --seed {:#x})", args.random, args.seed, args.seed);
+        println!(
+            "random cases: {} per kernel from seed {:#x} (rerun with --seed {:#x})",
+            args.random, args.seed, args.seed
+        );
     }
     if args.verbose {
         for case in &report.cases {
-            println!("{} {:<24} {:<48} cycles {:>9} estimate {:>9}", if case.passed { "ok  " } else { "FAIL" }, case.kernel, case.case, case.cycles.unwrap_or(0), case.estimate);
+            println!(
+                "{} {:<24} {:<48} cycles {:>9} estimate {:>9}",
+                if case.passed { "ok  " } else { "FAIL" },
+                case.kernel,
+                case.case,
+                case.cycles.unwrap_or(0),
+                case.estimate
+            );
         }
     }
     for failure in report.failures() {
-        println!("FAIL {} [{}]: {}", failure.kernel, failure.case, failure.failure.as_deref().unwrap_or(""));
+        println!(
+            "FAIL {} [{}]: {}",
+            failure.kernel,
+            failure.case,
+            failure.failure.as_deref().unwrap_or("")
+        );
     }
     print!("{}", report.table());
     println!("checked in {:.1} s", started.elapsed().as_secs_f64());
@@ -62,5 +83,9 @@ pub fn run(command: CheckCommand) -> Result<ExitCode> {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(if report.passed() == report.total() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if report.passed() == report.total() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

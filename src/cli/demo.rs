@@ -25,16 +25,31 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let machine = MachineDescription::load(&args.machine)?;
     println!("tessera demo: the one-tile FP8 cast kernel");
-    println!("machine {}: {} tiles at {:.2} GHz", machine.name, machine.tiles, machine.clock_hz as f64 / 1e9);
+    println!(
+        "machine {}: {} tiles at {:.2} GHz",
+        machine.name,
+        machine.tiles,
+        machine.clock_hz as f64 / 1e9
+    );
     println!("kernel kernels/asm/examples/f16_to_fp8.S on one tile, one worker, all 65,536 f16 patterns\n");
     let sources = vec![("f16_to_fp8.S".to_string(), FP8_CAST_KERNEL.to_string())];
-    let options = tessera::isa::asm::LayoutOptions { base: machine.sram.base, ..Default::default() };
+    let options = tessera::isa::asm::LayoutOptions {
+        base: machine.sram.base,
+        ..Default::default()
+    };
     let object = assemble(&sources, &options).map_err(|e| anyhow::anyhow!("{e}"))?;
     let patterns: Vec<u16> = (0..=u16::MAX).collect();
     let input = NpyArray::from_f16_bits(&[patterns.len()], &patterns)?;
-    println!("{:<6} {:>6} {:>10} {:>12} {:>10} {:>12}", "format", "scale", "cycles", "cycles/elem", "mismatch", "host ms");
+    println!(
+        "{:<6} {:>6} {:>10} {:>12} {:>10} {:>12}",
+        "format", "scale", "cycles", "cycles/elem", "mismatch", "host ms"
+    );
     let mut failures = 0;
-    for (format, scale) in [(Fp8Format::F143, -4), (Fp8Format::F143, 0), (Fp8Format::F152, 4)] {
+    for (format, scale) in [
+        (Fp8Format::F143, -4),
+        (Fp8Format::F143, 0),
+        (Fp8Format::F152, 4),
+    ] {
         let request = RunRequest {
             entry: "f16_to_fp8".into(),
             worker: true,
@@ -45,14 +60,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 ("f16_to_fp8_vertex+12".into(), format.format_bit()),
                 ("f16_to_fp8_vertex+16".into(), scale as u32),
             ],
-            outputs: vec![OutputSpec { symbol: "f16_to_fp8_dst".into(), dtype: DType::UInt8, count: patterns.len() }],
+            outputs: vec![OutputSpec {
+                symbol: "f16_to_fp8_dst".into(),
+                dtype: DType::UInt8,
+                count: patterns.len(),
+            }],
             max_cycles: 100_000_000,
         };
         let started = Instant::now();
         let result = run_program(&machine, &object, &request)?;
         let host_ms = started.elapsed().as_secs_f64() * 1e3;
         let codes = &result.outputs[0].data;
-        let mismatches = patterns.iter().zip(codes).filter(|(&h, &code)| f16_to_fp8(h, format, scale, false) != code).count();
+        let mismatches = patterns
+            .iter()
+            .zip(codes)
+            .filter(|(&h, &code)| f16_to_fp8(h, format, scale, false) != code)
+            .count();
         failures += mismatches;
         println!(
             "{:<6} {:>6} {:>10} {:>12.2} {:>10} {:>12.1}",

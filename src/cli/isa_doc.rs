@@ -20,7 +20,8 @@ pub fn run(command: IsaCommand) -> Result<ExitCode> {
             std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
             for (name, text) in tessera::isa::reference::pages() {
                 let path = out.join(name);
-                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
             println!("wrote the ISA reference to {}", out.display());
             Ok(ExitCode::SUCCESS)

@@ -3,15 +3,19 @@
 mod asm;
 mod check;
 mod demo;
-mod model;
 mod isa_doc;
+mod model;
 mod sim;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "tessera", version, about = "Run and tune vision transformers on a simulated ipu21-class many-tile processor")]
+#[command(
+    name = "tessera",
+    version,
+    about = "Run and tune vision transformers on a simulated ipu21-class many-tile processor"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

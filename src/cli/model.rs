@@ -46,7 +46,11 @@ impl GraphArgs {
         if self.graph != "mlp-block" {
             bail!("unknown graph `{}` (built-in: mlp-block)", self.graph);
         }
-        let mut spec = if self.so400m { GraphSpec::so400m() } else { GraphSpec::small_default() };
+        let mut spec = if self.so400m {
+            GraphSpec::so400m()
+        } else {
+            GraphSpec::small_default()
+        };
         if let Some(t) = self.tokens {
             spec.tokens = t;
         }
@@ -65,7 +69,9 @@ impl GraphArgs {
         let mut options = PlanOptions::for_target(&target);
         options.max_candidates = self.max_candidates;
         if let Some(grid) = &self.grid {
-            let (tm, tn) = grid.split_once('x').context("--grid looks like TMxTN, e.g. 23x64")?;
+            let (tm, tn) = grid
+                .split_once('x')
+                .context("--grid looks like TMxTN, e.g. 23x64")?;
             options.grid = Some((tm.parse()?, tn.parse()?));
         }
         Ok(options)
@@ -121,15 +127,29 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         compiled.emit_seconds
     );
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} simulating: superstep {pos} {msg}").unwrap());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} simulating: superstep {pos} {msg}").unwrap(),
+    );
     let progress = |p: &tessera::sim::chip::RunProgress| {
         bar.set_position(p.supersteps);
         bar.set_message(format!("(cycle {})", p.cycle));
     };
-    let run = run_mlp_block(&machine, &spec, &compiled, &store, args.threads, Some(&progress))?;
+    let run = run_mlp_block(
+        &machine,
+        &spec,
+        &compiled,
+        &store,
+        args.threads,
+        Some(&progress),
+    )?;
     bar.finish_and_clear();
     let report = &run.report;
-    println!("simulated in {:.2} s: {} supersteps on {} tiles", run.sim_seconds, report.supersteps, compiled.compiled.report.running_tiles.len());
+    println!(
+        "simulated in {:.2} s: {} supersteps on {} tiles",
+        run.sim_seconds,
+        report.supersteps,
+        compiled.compiled.report.running_tiles.len()
+    );
     println!(
         "cycles: total {} (start-up {}, cropped {}); estimate {} ({:+.1}% vs cropped); {:.1} us at {:.2} GHz",
         report.total_cycles,
@@ -140,21 +160,40 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         machine.cycles_to_seconds(report.cropped_cycles) * 1e6,
         machine.clock_hz as f64 / 1e9
     );
-    let peak = report.profile.memory.iter().map(|m| m.used).max().unwrap_or(0);
-    println!("peak SRAM per tile: {} KiB of {} KiB", peak / 1024, machine.sram_size() / 1024);
+    let peak = report
+        .profile
+        .memory
+        .iter()
+        .map(|m| m.used)
+        .max()
+        .unwrap_or(0);
+    println!(
+        "peak SRAM per tile: {} KiB of {} KiB",
+        peak / 1024,
+        machine.sram_size() / 1024
+    );
     println!(
         "error vs host f32 reference: max abs {:.3e}, mean abs {:.3e}, relative rms {:.2e} over {} outputs",
         run.error.max_abs, run.error.mean_abs, run.error.relative_rms, run.output_elements
     );
     println!(
         "bit-exact vs the plan's reference (kernel references on the same tile program): {}",
-        if run.plan_mismatches == 0 { "yes".to_string() } else { format!("NO, {} bytes differ", run.plan_mismatches) }
+        if run.plan_mismatches == 0 {
+            "yes".to_string()
+        } else {
+            format!("NO, {} bytes differ", run.plan_mismatches)
+        }
     );
     if let Some(dir) = &args.profile {
-        tessera::sim::profile::write_profile(dir, &report.profile).with_context(|| format!("writing the profile to {}", dir.display()))?;
+        tessera::sim::profile::write_profile(dir, &report.profile)
+            .with_context(|| format!("writing the profile to {}", dir.display()))?;
         println!("profile: {}/profile.html and trace.json", dir.display());
     }
-    Ok(if run.plan_mismatches == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if run.plan_mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode> {
@@ -185,8 +224,14 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode> {
     if let Some(dir) = &args.dump {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("plan.txt"), compiled.plan.report.text())?;
-        std::fs::write(dir.join("graph.txt"), tessera_codegen::graph::dump::dump(&graph))?;
-        std::fs::write(dir.join("distributed.txt"), tessera_codegen::dist::dump::dump(&compiled.plan.mid))?;
+        std::fs::write(
+            dir.join("graph.txt"),
+            tessera_codegen::graph::dump::dump(&graph),
+        )?;
+        std::fs::write(
+            dir.join("distributed.txt"),
+            tessera_codegen::dist::dump::dump(&compiled.plan.mid),
+        )?;
         if let Some((tile, text)) = &report.sample_program {
             std::fs::write(dir.join(format!("tile{tile}.S")), text)?;
         }
@@ -204,7 +249,12 @@ pub fn estimate(args: GraphArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let plan = plan(&graph, &store, &target, &args.options(&machine)?)?;
     print!("{}", plan.report.text());
-    println!("estimate: {} cycles ({:.1} us); planned in {:.2} s", plan.estimate.cycles, machine.cycles_to_seconds(plan.estimate.cycles) * 1e6, started.elapsed().as_secs_f64());
+    println!(
+        "estimate: {} cycles ({:.1} us); planned in {:.2} s",
+        plan.estimate.cycles,
+        machine.cycles_to_seconds(plan.estimate.cycles) * 1e6,
+        started.elapsed().as_secs_f64()
+    );
     for (label, cycles) in &plan.estimate.steps {
         println!("  {cycles:>9}  {label}");
     }

@@ -54,13 +54,18 @@ pub fn run(command: SimCommand) -> Result<ExitCode> {
 }
 
 fn split_assignment(text: &str) -> Result<(&str, &str)> {
-    text.split_once('=').ok_or_else(|| anyhow!("`{text}` should look like NAME=FILE.npy"))
+    text.split_once('=')
+        .ok_or_else(|| anyhow!("`{text}` should look like NAME=FILE.npy"))
 }
 
 fn run_command(args: RunArgs) -> Result<ExitCode> {
     let image = Image::read(&args.image)?;
-    let machine_name = args.machine.clone().unwrap_or_else(|| image.machine.name.clone());
-    let machine = MachineDescription::load(&machine_name).with_context(|| format!("machine `{machine_name}`"))?;
+    let machine_name = args
+        .machine
+        .clone()
+        .unwrap_or_else(|| image.machine.name.clone());
+    let machine = MachineDescription::load(&machine_name)
+        .with_context(|| format!("machine `{machine_name}`"))?;
     let mut inputs = Vec::new();
     for spec in &args.inputs {
         let (name, path) = split_assignment(spec)?;
@@ -70,20 +75,43 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
     let mut outputs = Vec::new();
     for spec in &args.outputs {
         let (name, path) = split_assignment(spec)?;
-        if !image.host_tensors_of(HostDirection::Output).any(|t| t.name == name) {
-            let known: Vec<&str> = image.host_tensors_of(HostDirection::Output).map(|t| t.name.as_str()).collect();
-            bail!("the image has no output `{name}` (outputs: {})", known.join(", "));
+        if !image
+            .host_tensors_of(HostDirection::Output)
+            .any(|t| t.name == name)
+        {
+            let known: Vec<&str> = image
+                .host_tensors_of(HostDirection::Output)
+                .map(|t| t.name.as_str())
+                .collect();
+            bail!(
+                "the image has no output `{name}` (outputs: {})",
+                known.join(", ")
+            );
         }
         outputs.push((name.to_string(), PathBuf::from(path)));
     }
-    println!("image {}: {} tiles with code, {} KiB loaded, on {machine}", args.image.display(), image.running_tiles().count(), image.load_bytes() / 1024);
+    println!(
+        "image {}: {} tiles with code, {} KiB loaded, on {machine}",
+        args.image.display(),
+        image.running_tiles().count(),
+        image.load_bytes() / 1024
+    );
 
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     bar.enable_steady_tick(Duration::from_millis(120));
     bar.set_message("loading");
-    let progress = |p: &RunProgress| bar.set_message(format!("superstep {} at cycle {}", p.supersteps, p.cycle));
-    let options = RunOptions { threads: args.threads, max_cycles: args.max_cycles, progress: Some(&progress) };
+    let progress = |p: &RunProgress| {
+        bar.set_message(format!("superstep {} at cycle {}", p.supersteps, p.cycle))
+    };
+    let options = RunOptions {
+        threads: args.threads,
+        max_cycles: args.max_cycles,
+        progress: Some(&progress),
+    };
     let started = Instant::now();
     let result = run_image(&machine, &image, &inputs, &options);
     let elapsed = started.elapsed();
@@ -91,13 +119,28 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
     let report = result?;
 
     for (name, path) in &outputs {
-        let bytes = report.output(name).ok_or_else(|| anyhow!("the run produced no output `{name}`"))?;
+        let bytes = report
+            .output(name)
+            .ok_or_else(|| anyhow!("the run produced no output `{name}`"))?;
         output_array(&image, name, bytes)?.write(path)?;
     }
     let seconds = |cycles: u64| machine.cycles_to_seconds(cycles) * 1e6;
-    println!("total cycles:   {:>12} ({:.3} us at {:.2} GHz)", report.total_cycles, seconds(report.total_cycles), machine.clock_hz as f64 / 1e9);
-    println!("start-up:       {:>12} ({:.3} us)", report.startup_cycles, seconds(report.startup_cycles));
-    println!("cropped cycles: {:>12} ({:.3} us, start-up end to the last output write)", report.cropped_cycles, seconds(report.cropped_cycles));
+    println!(
+        "total cycles:   {:>12} ({:.3} us at {:.2} GHz)",
+        report.total_cycles,
+        seconds(report.total_cycles),
+        machine.clock_hz as f64 / 1e9
+    );
+    println!(
+        "start-up:       {:>12} ({:.3} us)",
+        report.startup_cycles,
+        seconds(report.startup_cycles)
+    );
+    println!(
+        "cropped cycles: {:>12} ({:.3} us, start-up end to the last output write)",
+        report.cropped_cycles,
+        seconds(report.cropped_cycles)
+    );
     println!("supersteps:     {:>12}", report.supersteps);
     println!(
         "host: {:.2} s, {:.1} M tile-cycles/s",
@@ -107,11 +150,13 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
     println!();
     print!("{}", report::memory_summary(&report.profile));
     if let Some(path) = &args.memory_report {
-        std::fs::write(path, report::memory_report_json(&report.profile)).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, report::memory_report_json(&report.profile))
+            .with_context(|| format!("writing {}", path.display()))?;
         println!("memory report: {}", path.display());
     }
     if let Some(dir) = &args.profile {
-        write_profile(dir, &report.profile).with_context(|| format!("writing the profile into {}", dir.display()))?;
+        write_profile(dir, &report.profile)
+            .with_context(|| format!("writing the profile into {}", dir.display()))?;
         println!("profile: {}", dir.join("profile.html").display());
     }
     Ok(ExitCode::SUCCESS)

@@ -6,7 +6,10 @@ use std::fmt::Write;
 fn distribution(d: &Distribution) -> String {
     let blocks = |cols: &Vec<std::ops::Range<u32>>| {
         let widths: Vec<u32> = cols.iter().map(|c| c.end - c.start).collect();
-        let (min, max) = (widths.iter().min().copied().unwrap_or(0), widths.iter().max().copied().unwrap_or(0));
+        let (min, max) = (
+            widths.iter().min().copied().unwrap_or(0),
+            widths.iter().max().copied().unwrap_or(0),
+        );
         if min == max {
             format!("{min}")
         } else {
@@ -35,11 +38,20 @@ fn order(o: Order) -> String {
 /// `%k: fmt[rows, cols] @ distribution/order = op operands  // name`.
 pub fn dump(program: &MidProgram) -> String {
     let grid = &program.grid;
-    let mut out = format!("grid {}x{} ({} tiles), row blocks of {}..{}\n", grid.tm, grid.tn, grid.tiles(), grid.rows.iter().map(|r| r.len()).min().unwrap_or(0), grid.rows.iter().map(|r| r.len()).max().unwrap_or(0));
+    let mut out = format!(
+        "grid {}x{} ({} tiles), row blocks of {}..{}\n",
+        grid.tm,
+        grid.tn,
+        grid.tiles(),
+        grid.rows.iter().map(|r| r.len()).min().unwrap_or(0),
+        grid.rows.iter().map(|r| r.len()).max().unwrap_or(0)
+    );
     for (k, (op, value)) in program.ops.iter().zip(&program.values).enumerate() {
         let operands: Vec<String> = op.operands().iter().map(|v| format!("%{}", v.0)).collect();
         let extra = match op {
-            MidOp::Input { tensor } | MidOp::Weight { tensor } | MidOp::Output { tensor, .. } => format!(" \"{tensor}\""),
+            MidOp::Input { tensor } | MidOp::Weight { tensor } | MidOp::Output { tensor, .. } => {
+                format!(" \"{tensor}\"")
+            }
             MidOp::LayerNorm { eps, .. } => format!(", eps={eps:e}"),
             _ => String::new(),
         };

@@ -40,7 +40,11 @@ pub struct Grid {
 impl Grid {
     /// `rows` split into `tm` blocks as evenly as possible (larger blocks first).
     pub fn new(tm: u32, tn: u32, rows: u32) -> Grid {
-        Grid { tm, tn, rows: split_even(rows, tm) }
+        Grid {
+            tm,
+            tn,
+            rows: split_even(rows, tm),
+        }
     }
 
     pub fn tile(&self, i: u32, j: u32) -> u32 {
@@ -79,7 +83,10 @@ pub fn split_even(total: u32, parts: u32) -> Vec<Range<u32>> {
 /// last range's end, which is `total`), as evenly as possible.
 pub fn split_granular(total: u32, parts: u32, granule: u32) -> Vec<Range<u32>> {
     let granules = total.div_ceil(granule);
-    split_even(granules, parts).into_iter().map(|g| (g.start * granule).min(total)..(g.end * granule).min(total)).collect()
+    split_even(granules, parts)
+        .into_iter()
+        .map(|g| (g.start * granule).min(total)..(g.end * granule).min(total))
+        .collect()
 }
 
 /// How a value's shards spread over the grid.
@@ -157,24 +164,53 @@ pub struct MidValue {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum MidOp {
     /// A host input tensor (the host writes it in this layout).
-    Input { tensor: String },
+    Input {
+        tensor: String,
+    },
     /// A constant from the weight store, converted on the host to the value's layout.
-    Weight { tensor: String },
+    Weight {
+        tensor: String,
+    },
     /// Row-wise LayerNorm; output format may be FP8 (direct producer output).
-    LayerNorm { x: ValueId, gamma: ValueId, beta: ValueId, eps: f32 },
+    LayerNorm {
+        x: ValueId,
+        gamma: ValueId,
+        beta: ValueId,
+        eps: f32,
+    },
     /// Format change on the producer's shards (same distribution and order).
-    Cast { x: ValueId },
+    Cast {
+        x: ValueId,
+    },
     /// Gathers shards so every tile of a grid row holds the row block (an exchange).
-    Gather { x: ValueId },
+    Gather {
+        x: ValueId,
+    },
     /// RowMajor → Panels on each shard (a local reorder).
-    ToPanels { x: ValueId },
+    ToPanels {
+        x: ValueId,
+    },
     /// FP8 matrix product on the AMP: a (RowBlocks, Panels) × w (WeightColumns, CweiBlocks).
-    MatMul { a: ValueId, w: ValueId },
-    BiasAdd { x: ValueId, bias: ValueId },
+    MatMul {
+        a: ValueId,
+        w: ValueId,
+    },
+    BiasAdd {
+        x: ValueId,
+        bias: ValueId,
+    },
     /// tanh GeLU; output may be FP8 (direct producer output).
-    Gelu { x: ValueId },
-    Add { a: ValueId, b: ValueId },
-    Output { x: ValueId, tensor: String },
+    Gelu {
+        x: ValueId,
+    },
+    Add {
+        a: ValueId,
+        b: ValueId,
+    },
+    Output {
+        x: ValueId,
+        tensor: String,
+    },
 }
 
 impl MidOp {
@@ -182,7 +218,11 @@ impl MidOp {
         match self {
             MidOp::Input { .. } | MidOp::Weight { .. } => vec![],
             MidOp::LayerNorm { x, gamma, beta, .. } => vec![*x, *gamma, *beta],
-            MidOp::Cast { x } | MidOp::Gather { x } | MidOp::ToPanels { x } | MidOp::Gelu { x } | MidOp::Output { x, .. } => vec![*x],
+            MidOp::Cast { x }
+            | MidOp::Gather { x }
+            | MidOp::ToPanels { x }
+            | MidOp::Gelu { x }
+            | MidOp::Output { x, .. } => vec![*x],
             MidOp::MatMul { a, w } => vec![*a, *w],
             MidOp::BiasAdd { x, bias } => vec![*x, *bias],
             MidOp::Add { a, b } => vec![*a, *b],
@@ -216,7 +256,11 @@ pub struct MidProgram {
 
 impl MidProgram {
     pub fn new(grid: Grid) -> MidProgram {
-        MidProgram { grid, values: Vec::new(), ops: Vec::new() }
+        MidProgram {
+            grid,
+            values: Vec::new(),
+            ops: Vec::new(),
+        }
     }
 
     pub fn push(&mut self, op: MidOp, value: MidValue) -> ValueId {
@@ -231,7 +275,12 @@ impl MidProgram {
 
     /// Ops that read `id`.
     pub fn readers(&self, id: ValueId) -> Vec<usize> {
-        self.ops.iter().enumerate().filter(|(_, op)| op.operands().contains(&id)).map(|(i, _)| i).collect()
+        self.ops
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| op.operands().contains(&id))
+            .map(|(i, _)| i)
+            .collect()
     }
 }
 
@@ -252,7 +301,9 @@ pub fn resolve(grid: &Grid, value: &MidValue) -> Vec<Shard> {
             let (rows, cols) = match &value.layout.distribution {
                 Distribution::RowSegments => (grid.segment(i, j), 0..value.cols),
                 Distribution::RowBlocks => (grid.rows[i as usize].clone(), 0..value.cols),
-                Distribution::Blocks { cols } => (grid.rows[i as usize].clone(), cols[j as usize].clone()),
+                Distribution::Blocks { cols } => {
+                    (grid.rows[i as usize].clone(), cols[j as usize].clone())
+                }
                 Distribution::WeightColumns { cols } => (0..value.rows, cols[j as usize].clone()),
                 Distribution::VectorColumns { cols } => (0..1, cols[j as usize].clone()),
                 Distribution::Replicated => (0..value.rows, 0..value.cols),

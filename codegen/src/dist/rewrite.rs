@@ -26,7 +26,11 @@ fn redirect(program: &mut MidProgram, from: ValueId, to: ValueId) {
                 fix(gamma);
                 fix(beta);
             }
-            MidOp::Cast { x } | MidOp::Gather { x } | MidOp::ToPanels { x } | MidOp::Gelu { x } | MidOp::Output { x, .. } => fix(x),
+            MidOp::Cast { x }
+            | MidOp::Gather { x }
+            | MidOp::ToPanels { x }
+            | MidOp::Gelu { x }
+            | MidOp::Output { x, .. } => fix(x),
             MidOp::MatMul { a, w } => {
                 fix(a);
                 fix(w);
@@ -49,24 +53,39 @@ fn redirect(program: &mut MidProgram, from: ValueId, to: ValueId) {
 pub fn fuse_fp8_casts(program: &mut MidProgram) -> RewriteLog {
     let mut log = RewriteLog::default();
     for k in 0..program.ops.len() {
-        let MidOp::Cast { x } = program.ops[k] else { continue };
+        let MidOp::Cast { x } = program.ops[k] else {
+            continue;
+        };
         let producer = x.0 as usize;
-        if !matches!(program.ops[producer], MidOp::LayerNorm { .. } | MidOp::Gelu { .. }) {
+        if !matches!(
+            program.ops[producer],
+            MidOp::LayerNorm { .. } | MidOp::Gelu { .. }
+        ) {
             continue;
         }
-        let what = format!("%{k} cast of %{producer} ({})", program.ops[producer].name());
+        let what = format!(
+            "%{k} cast of %{producer} ({})",
+            program.ops[producer].name()
+        );
         if program.readers(x).len() != 1 {
-            log.refused.push(format!("{what}: the f16 value has other readers"));
+            log.refused
+                .push(format!("{what}: the f16 value has other readers"));
             continue;
         }
-        if resolve(&program.grid, &program.values[producer]) != resolve(&program.grid, &program.values[k]) {
-            log.refused.push(format!("{what}: producer and consumer shards differ"));
+        if resolve(&program.grid, &program.values[producer])
+            != resolve(&program.grid, &program.values[k])
+        {
+            log.refused
+                .push(format!("{what}: producer and consumer shards differ"));
             continue;
         }
         program.values[producer].layout.format = program.values[k].layout.format;
         program.values[producer].name = program.values[k].name.clone();
         redirect(program, ValueId(k as u32), x);
-        log.applied.push(format!("{what}: producer writes {} directly", program.values[producer].layout.format.name()));
+        log.applied.push(format!(
+            "{what}: producer writes {} directly",
+            program.values[producer].layout.format.name()
+        ));
     }
     log
 }
@@ -76,11 +95,18 @@ pub fn fuse_fp8_casts(program: &mut MidProgram) -> RewriteLog {
 pub fn bypass_identity_gathers(program: &mut MidProgram) -> RewriteLog {
     let mut log = RewriteLog::default();
     for k in 0..program.ops.len() {
-        let MidOp::Gather { x } = program.ops[k] else { continue };
-        let same_order = program.values[x.0 as usize].layout.order == program.values[k].layout.order;
-        if same_order && resolve(&program.grid, &program.values[x.0 as usize]) == resolve(&program.grid, &program.values[k]) {
+        let MidOp::Gather { x } = program.ops[k] else {
+            continue;
+        };
+        let same_order =
+            program.values[x.0 as usize].layout.order == program.values[k].layout.order;
+        if same_order
+            && resolve(&program.grid, &program.values[x.0 as usize])
+                == resolve(&program.grid, &program.values[k])
+        {
             redirect(program, ValueId(k as u32), x);
-            log.applied.push(format!("%{k} gather of %{}: identity, bypassed", x.0));
+            log.applied
+                .push(format!("%{k} gather of %{}: identity, bypassed", x.0));
         }
     }
     log
@@ -90,7 +116,10 @@ pub fn bypass_identity_gathers(program: &mut MidProgram) -> RewriteLog {
 pub fn prune(program: &mut MidProgram) {
     loop {
         let dead: Vec<usize> = (0..program.ops.len())
-            .filter(|&k| !matches!(program.ops[k], MidOp::Output { .. } | MidOp::Input { .. }) && program.readers(ValueId(k as u32)).is_empty())
+            .filter(|&k| {
+                !matches!(program.ops[k], MidOp::Output { .. } | MidOp::Input { .. })
+                    && program.readers(ValueId(k as u32)).is_empty()
+            })
             .collect();
         let Some(&k) = dead.first() else { break };
         program.ops.remove(k);
@@ -109,7 +138,11 @@ pub fn prune(program: &mut MidProgram) {
                     shift(gamma);
                     shift(beta);
                 }
-                MidOp::Cast { x } | MidOp::Gather { x } | MidOp::ToPanels { x } | MidOp::Gelu { x } | MidOp::Output { x, .. } => shift(x),
+                MidOp::Cast { x }
+                | MidOp::Gather { x }
+                | MidOp::ToPanels { x }
+                | MidOp::Gelu { x }
+                | MidOp::Output { x, .. } => shift(x),
                 MidOp::MatMul { a, w } => {
                     shift(a);
                     shift(w);

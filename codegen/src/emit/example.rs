@@ -1,6 +1,9 @@
 //! Small hand-written tile programs for tests, examples and demos of the back end.
 
-use crate::tile::{BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program, RegionRequirement, SymbolicTransfer};
+use crate::tile::{
+    BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program,
+    RegionRequirement, SymbolicTransfer,
+};
 use std::sync::Arc;
 use tessera_kernels::split::split_words;
 use tessera_kernels::{Buffer, Case, Kernel, Region, Role, VertexWord};
@@ -10,9 +13,18 @@ use tessera_kernels::{Buffer, Case, Kernel, Region, Role, VertexWord};
 pub fn residual_add_case(n: u32) -> Case {
     let bytes = 2 * n as usize;
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
-        VertexWord::Address { buffer: 2, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 2,
+            offset: 0,
+        },
         VertexWord::Value(n),
     ];
     vertex.extend(split_words(n / 4));
@@ -30,11 +42,31 @@ pub fn residual_add_case(n: u32) -> Case {
 }
 
 fn buffer(name: &str, bytes: u32, category: BufferCategory, live: (usize, usize)) -> BufferDecl {
-    BufferDecl { name: name.into(), bytes, align: 8, region: RegionRequirement::Any, slot: None, category, live, alias_of: None, contents: None }
+    BufferDecl {
+        name: name.into(),
+        bytes,
+        align: 8,
+        region: RegionRequirement::Any,
+        slot: None,
+        category,
+        live,
+        alias_of: None,
+        contents: None,
+    }
 }
 
-fn tensor(name: &str, dtype: &str, shape: Vec<usize>, pieces: Vec<HostPiecePlan>) -> HostTensorPlan {
-    HostTensorPlan { name: name.into(), dtype: dtype.into(), shape, pieces }
+fn tensor(
+    name: &str,
+    dtype: &str,
+    shape: Vec<usize>,
+    pieces: Vec<HostPiecePlan>,
+) -> HostTensorPlan {
+    HostTensorPlan {
+        name: name.into(),
+        dtype: dtype.into(),
+        shape,
+        pieces,
+    }
 }
 
 /// `tiles` tiles, `elements` halves each; inputs `x`, `y` and output `out`, all `[tiles, elements]`
@@ -57,12 +89,21 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
     for tile in &mut program.tiles {
         let x = tile.add_buffer(buffer("x", bytes, tensor_name("x"), (0, 2)));
         let y = tile.add_buffer(buffer("y", bytes, tensor_name("y"), (0, 0)));
-        let s = tile.add_buffer(buffer("s", bytes, tensor_name("s"), if tiles > 1 { (0, 1) } else { (0, 2) }));
+        let s = tile.add_buffer(buffer(
+            "s",
+            bytes,
+            tensor_name("s"),
+            if tiles > 1 { (0, 1) } else { (0, 2) },
+        ));
         let r = tile.add_buffer(buffer("r", bytes, tensor_name("r"), (1, 2)));
         let o = tile.add_buffer(buffer("o", bytes, tensor_name("out"), (2, 2)));
         ids.push([x, y, s, r, o]);
     }
-    let call = |a: BufferId, b: BufferId, out: BufferId| KernelCall { kernel: "residual_add_f16", case: std::sync::Arc::new(residual_add_case(n)), bindings: vec![(a, 0), (b, 0), (out, 0)] };
+    let call = |a: BufferId, b: BufferId, out: BufferId| KernelCall {
+        kernel: "residual_add_f16",
+        case: std::sync::Arc::new(residual_add_case(n)),
+        bindings: vec![(a, 0), (b, 0), (out, 0)],
+    };
     let first = program.compute_step("s = x + y");
     for (t, &[x, y, s, _, _]) in ids.iter().enumerate() {
         program.tiles[t].calls[first].push(call(x, y, s));
@@ -71,7 +112,13 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
         .filter(|_| tiles > 1)
         .map(|t| {
             let next = (t + 1) % tiles;
-            SymbolicTransfer { sender: t, source: (ids[t as usize][2], 0), words: bytes / 4, deliveries: vec![(next, ids[next as usize][3], 0)], label: format!("s{t}→r{next}") }
+            SymbolicTransfer {
+                sender: t,
+                source: (ids[t as usize][2], 0),
+                words: bytes / 4,
+                deliveries: vec![(next, ids[next as usize][3], 0)],
+                label: format!("s{t}→r{next}"),
+            }
         })
         .collect();
     program.exchange_step("rotate s", transfers);
@@ -81,9 +128,22 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
         let received = if tiles > 1 { r } else { s };
         program.tiles[t].calls[last].push(call(received, x, o));
     }
-    let pieces = |k: usize| (0..tiles).map(|t| HostPiecePlan { tile: t, buffer: ids[t as usize][k], offset: 0, tensor_offset: t as u64 * row as u64, bytes: row }).collect();
+    let pieces = |k: usize| {
+        (0..tiles)
+            .map(|t| HostPiecePlan {
+                tile: t,
+                buffer: ids[t as usize][k],
+                offset: 0,
+                tensor_offset: t as u64 * row as u64,
+                bytes: row,
+            })
+            .collect()
+    };
     let shape = vec![tiles as usize, n as usize];
-    program.inputs = vec![tensor("x", "float16", shape.clone(), pieces(0)), tensor("y", "float16", shape.clone(), pieces(1))];
+    program.inputs = vec![
+        tensor("x", "float16", shape.clone(), pieces(0)),
+        tensor("y", "float16", shape.clone(), pieces(1)),
+    ];
     program.outputs = vec![tensor("out", "float16", shape, pieces(4))];
     program
 }
@@ -91,7 +151,15 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
 /// Adds `case`'s buffers to `tile` of `program` (inputs as contents, live from step 0; outputs
 /// live from `step` to `last` and read by the host as `{prefix}.{buffer}` (`uint8`); scratch
 /// live in `step`) and its call to `step`.
-fn add_case(program: &mut Program, tile: usize, step: usize, last: usize, prefix: &str, kernel: &'static dyn Kernel, case: &Case) {
+fn add_case(
+    program: &mut Program,
+    tile: usize,
+    step: usize,
+    last: usize,
+    prefix: &str,
+    kernel: &'static dyn Kernel,
+    case: &Case,
+) {
     let mut template = case.clone();
     let mut bindings = Vec::new();
     for (k, b) in case.buffers.iter().enumerate() {
@@ -120,11 +188,23 @@ fn add_case(program: &mut Program, tile: usize, step: usize, last: usize, prefix
         bindings.push((id, 0));
         template.buffers[k].bytes = vec![0; b.len()];
         if b.role == Role::Output && !b.is_empty() {
-            let piece = HostPiecePlan { tile: tile as u32, buffer: id, offset: 0, tensor_offset: 0, bytes: b.len() as u32 };
-            program.outputs.push(tensor(&name, "uint8", vec![b.len()], vec![piece]));
+            let piece = HostPiecePlan {
+                tile: tile as u32,
+                buffer: id,
+                offset: 0,
+                tensor_offset: 0,
+                bytes: b.len() as u32,
+            };
+            program
+                .outputs
+                .push(tensor(&name, "uint8", vec![b.len()], vec![piece]));
         }
     }
-    program.tiles[tile].calls[step].push(KernelCall { kernel: kernel.name(), case: std::sync::Arc::new(template), bindings });
+    program.tiles[tile].calls[step].push(KernelCall {
+        kernel: kernel.name(),
+        case: std::sync::Arc::new(template),
+        bindings,
+    });
 }
 
 /// One kernel call per tile: case `i` runs on tile `i` in a single compute step, its inputs as

@@ -44,19 +44,35 @@ pub(super) fn assemble_used(target: &Target, program: &Program) -> Result<Kernel
     }
     for (&name, &(tile, step)) in &used {
         if !library.iter().any(|k| k.name() == name) {
-            return Err(EmitError::UnknownKernel { tile, step, kernel: name.to_string() });
+            return Err(EmitError::UnknownKernel {
+                tile,
+                step,
+                kernel: name.to_string(),
+            });
         }
     }
-    let mut code = KernelCode { objects: Vec::new(), entries: HashMap::new(), end: target.sram_base };
+    let mut code = KernelCode {
+        objects: Vec::new(),
+        entries: HashMap::new(),
+        end: target.sram_base,
+    };
     for kernel in library.into_iter().filter(|k| used.contains_key(k.name())) {
         let base = code.end.div_ceil(8) * 8;
         let object = assemble_one(kernel, base)?;
-        let entry = object.symbol(kernel.entry()).ok_or_else(|| EmitError::Assemble {
-            what: format!("kernel {}", kernel.name()),
-            message: format!("the source defines no entry symbol `{}`", kernel.entry()),
-        })?;
-        code.entries.insert(kernel.name(), (entry.address, kernel.entry_kind()));
-        let end = object.sections.iter().map(|s| s.end()).max().unwrap_or(base as u64);
+        let entry = object
+            .symbol(kernel.entry())
+            .ok_or_else(|| EmitError::Assemble {
+                what: format!("kernel {}", kernel.name()),
+                message: format!("the source defines no entry symbol `{}`", kernel.entry()),
+            })?;
+        code.entries
+            .insert(kernel.name(), (entry.address, kernel.entry_kind()));
+        let end = object
+            .sections
+            .iter()
+            .map(|s| s.end())
+            .max()
+            .unwrap_or(base as u64);
         code.end = u32::try_from(end).unwrap_or(u32::MAX).max(base);
         code.objects.push((kernel.name(), object, (base, code.end)));
     }
@@ -65,5 +81,8 @@ pub(super) fn assemble_used(target: &Target, program: &Program) -> Result<Kernel
 
 fn assemble_one(kernel: &dyn Kernel, base: u32) -> Result<Object, EmitError> {
     let sources = [(format!("{}.S", kernel.name()), kernel.source())];
-    assemble(&sources, &LayoutOptions::at(base)).map_err(|e| EmitError::Assemble { what: format!("kernel {}", kernel.name()), message: e.to_string() })
+    assemble(&sources, &LayoutOptions::at(base)).map_err(|e| EmitError::Assemble {
+        what: format!("kernel {}", kernel.name()),
+        message: e.to_string(),
+    })
 }

@@ -6,7 +6,9 @@ use super::{sram_category, EmitError};
 use crate::place::root;
 use crate::tile::{BufferId, HostTensorPlan, Program, TileProgram};
 use rayon::prelude::*;
-use tessera_isa::image::{Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, ImageBuilder, SramCategory};
+use tessera_isa::image::{
+    Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, ImageBuilder, SramCategory,
+};
 
 /// The memory of one alias root.
 struct Root {
@@ -24,14 +26,29 @@ fn overlap(a: &Root, b: &Root) -> bool {
     a.start < b.end && b.start < a.end
 }
 
-fn roots(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], outputs: &[BufferId]) -> Vec<Root> {
+fn roots(
+    tile: &TileProgram,
+    addresses: &[u32],
+    inputs: &[BufferId],
+    outputs: &[BufferId],
+) -> Vec<Root> {
     let mut by_root: Vec<Option<Root>> = (0..tile.buffers.len()).map(|_| None).collect();
     for (i, buffer) in tile.buffers.iter().enumerate() {
         let r = root(tile, BufferId(i as u32)).0 as usize;
         let start = addresses[r] as u64;
-        let entry = by_root[r].get_or_insert(Root { id: r, start, end: start, live: buffer.live, initial: false, output: false });
+        let entry = by_root[r].get_or_insert(Root {
+            id: r,
+            start,
+            end: start,
+            live: buffer.live,
+            initial: false,
+            output: false,
+        });
         entry.end = entry.end.max(start + buffer.bytes as u64);
-        entry.live = (entry.live.0.min(buffer.live.0), entry.live.1.max(buffer.live.1));
+        entry.live = (
+            entry.live.0.min(buffer.live.0),
+            entry.live.1.max(buffer.live.1),
+        );
         entry.initial |= buffer.contents.is_some();
     }
     for (ids, input) in [(inputs, true), (outputs, false)] {
@@ -45,13 +62,21 @@ fn roots(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], outputs: &[
             }
         }
     }
-    by_root.into_iter().flatten().filter(|r| r.end > r.start).collect()
+    by_root
+        .into_iter()
+        .flatten()
+        .filter(|r| r.end > r.start)
+        .collect()
 }
 
 /// Per tile: the buffers holding pieces of `tensors` (in tensor and piece order).
 fn piece_buffers(tensors: &[HostTensorPlan], tiles: usize) -> Vec<Vec<BufferId>> {
     let mut by_tile = vec![Vec::new(); tiles];
-    for piece in tensors.iter().flat_map(|t| &t.pieces).filter(|p| p.bytes > 0) {
+    for piece in tensors
+        .iter()
+        .flat_map(|t| &t.pieces)
+        .filter(|p| p.bytes > 0)
+    {
         if let Some(list) = by_tile.get_mut(piece.tile as usize) {
             list.push(piece.buffer);
         }
@@ -67,10 +92,15 @@ fn check_group(tile: &TileProgram, group: &[Root]) -> Result<(), EmitError> {
             let fail = |what: &str| EmitError::Memory {
                 tile: tile.tile,
                 buffer: tile.buffers[r.id].name.clone(),
-                reason: format!("{what} shares memory with `{}` (live {:?}; this one {:?})", tile.buffers[s.id].name, s.live, r.live),
+                reason: format!(
+                    "{what} shares memory with `{}` (live {:?}; this one {:?})",
+                    tile.buffers[s.id].name, s.live, r.live
+                ),
             };
             if r.initial && s.live.0 < r.live.0 {
-                return Err(fail("its initial data (contents or a host input) would be overwritten: it"));
+                return Err(fail(
+                    "its initial data (contents or a host input) would be overwritten: it",
+                ));
             }
             if r.output && s.live.1 > r.live.1 {
                 return Err(fail("the host reads it after the run, but it"));
@@ -81,7 +111,11 @@ fn check_group(tile: &TileProgram, group: &[Root]) -> Result<(), EmitError> {
 }
 
 fn segment_name(tile: &TileProgram, group: &[Root]) -> String {
-    let mut names: Vec<&str> = group.iter().take(4).map(|r| tile.buffers[r.id].name.as_str()).collect();
+    let mut names: Vec<&str> = group
+        .iter()
+        .take(4)
+        .map(|r| tile.buffers[r.id].name.as_str())
+        .collect();
     if names.iter().all(|n| n.is_empty()) {
         names = vec!["buffer"];
     }
@@ -112,33 +146,64 @@ struct Segment {
     name: String,
 }
 
-fn group_segment(tile: &TileProgram, addresses: &[u32], contents: &[Vec<usize>], group: &[Root]) -> Result<Segment, EmitError> {
+fn group_segment(
+    tile: &TileProgram,
+    addresses: &[u32],
+    contents: &[Vec<usize>],
+    group: &[Root],
+) -> Result<Segment, EmitError> {
     check_group(tile, group)?;
     let start = group.iter().map(|r| r.start).min().unwrap_or(0);
     let end = group.iter().map(|r| r.end).max().unwrap_or(start);
-    let size = u32::try_from(end - start).map_err(|_| EmitError::BadPlacement { reason: format!("tile {}: a buffer ends past 4 GiB", tile.tile) })?;
-    let largest = group.iter().max_by_key(|r| (r.end - r.start, std::cmp::Reverse(r.id))).map(|r| r.id).unwrap_or(0);
+    let size = u32::try_from(end - start).map_err(|_| EmitError::BadPlacement {
+        reason: format!("tile {}: a buffer ends past 4 GiB", tile.tile),
+    })?;
+    let largest = group
+        .iter()
+        .max_by_key(|r| (r.end - r.start, std::cmp::Reverse(r.id)))
+        .map(|r| r.id)
+        .unwrap_or(0);
     let category = sram_category(&tile.buffers[largest].category);
     let name = segment_name(tile, group);
     let mut data: Option<Vec<u8>> = None;
     let mut filled: Vec<(u64, u64, usize)> = Vec::new();
     for &i in group.iter().flat_map(|r| &contents[r.id]) {
         let buffer = &tile.buffers[i];
-        let Some(contents) = &buffer.contents else { continue };
+        let Some(contents) = &buffer.contents else {
+            continue;
+        };
         let at = addresses[i] as u64 - start;
         let span = (at, at + contents.len() as u64);
         if let Some(&(_, _, other)) = filled.iter().find(|&&(a, b, _)| a < span.1 && span.0 < b) {
-            return Err(EmitError::Memory { tile: tile.tile, buffer: buffer.name.clone(), reason: format!("its contents overlap those of `{}`", tile.buffers[other].name) });
+            return Err(EmitError::Memory {
+                tile: tile.tile,
+                buffer: buffer.name.clone(),
+                reason: format!(
+                    "its contents overlap those of `{}`",
+                    tile.buffers[other].name
+                ),
+            });
         }
         filled.push((span.0, span.1, i));
         let bytes = data.get_or_insert_with(|| vec![0; size as usize]);
         bytes[span.0 as usize..span.1 as usize].copy_from_slice(contents);
     }
-    Ok(Segment { address: start as u32, size, data, category, name })
+    Ok(Segment {
+        address: start as u32,
+        size,
+        data,
+        category,
+        name,
+    })
 }
 
 /// The segments of one tile's buffers in address order, up to the first refusal.
-fn tile_segments(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], outputs: &[BufferId]) -> (Vec<Segment>, Option<EmitError>) {
+fn tile_segments(
+    tile: &TileProgram,
+    addresses: &[u32],
+    inputs: &[BufferId],
+    outputs: &[BufferId],
+) -> (Vec<Segment>, Option<EmitError>) {
     let contents = contents_by_root(tile);
     let mut roots = roots(tile, addresses, inputs, outputs);
     roots.sort_by_key(|r| (r.start, r.end, r.id));
@@ -153,7 +218,11 @@ fn tile_segments(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], out
             }
             group.clear();
         }
-        group_end = if group.is_empty() { r.end } else { group_end.max(r.end) };
+        group_end = if group.is_empty() {
+            r.end
+        } else {
+            group_end.max(r.end)
+        };
         group.push(r);
     }
     if !group.is_empty() {
@@ -169,7 +238,11 @@ fn tile_segments(tile: &TileProgram, addresses: &[u32], inputs: &[BufferId], out
 const TILES_PER_BATCH: usize = 64;
 
 /// One segment per distinct address range of every tile's buffers.
-pub(super) fn add_buffers(builder: &mut ImageBuilder, program: &Program, addresses: &[Vec<u32>]) -> Result<(), EmitError> {
+pub(super) fn add_buffers(
+    builder: &mut ImageBuilder,
+    program: &Program,
+    addresses: &[Vec<u32>],
+) -> Result<(), EmitError> {
     let inputs = piece_buffers(&program.inputs, program.tiles.len());
     let outputs = piece_buffers(&program.outputs, program.tiles.len());
     for batch in program.tiles.chunks(TILES_PER_BATCH) {
@@ -184,8 +257,20 @@ pub(super) fn add_buffers(builder: &mut ImageBuilder, program: &Program, address
         for (tile, segments, error) in made {
             for segment in segments {
                 match segment.data {
-                    Some(bytes) => builder.place_bytes(tile, segment.address, &bytes, segment.category, &segment.name)?,
-                    None => builder.place(tile, segment.address, segment.size, segment.category, &segment.name)?,
+                    Some(bytes) => builder.place_bytes(
+                        tile,
+                        segment.address,
+                        &bytes,
+                        segment.category,
+                        &segment.name,
+                    )?,
+                    None => builder.place(
+                        tile,
+                        segment.address,
+                        segment.size,
+                        segment.category,
+                        &segment.name,
+                    )?,
                 }
             }
             if let Some(error) = error {
@@ -196,15 +281,28 @@ pub(super) fn add_buffers(builder: &mut ImageBuilder, program: &Program, address
     Ok(())
 }
 
-fn host_tensor(plan: &HostTensorPlan, direction: HostDirection, addresses: &[Vec<u32>]) -> Result<HostTensor, EmitError> {
-    let fail = |reason: String| EmitError::HostTensor { name: plan.name.clone(), reason };
-    let dtype = Dtype::from_name(&plan.dtype).ok_or_else(|| fail(format!("unknown dtype `{}`", plan.dtype)))?;
+fn host_tensor(
+    plan: &HostTensorPlan,
+    direction: HostDirection,
+    addresses: &[Vec<u32>],
+) -> Result<HostTensor, EmitError> {
+    let fail = |reason: String| EmitError::HostTensor {
+        name: plan.name.clone(),
+        reason,
+    };
+    let dtype = Dtype::from_name(&plan.dtype)
+        .ok_or_else(|| fail(format!("unknown dtype `{}`", plan.dtype)))?;
     let mut pieces = Vec::with_capacity(plan.pieces.len());
     for piece in plan.pieces.iter().filter(|p| p.bytes > 0) {
         let base = addresses
             .get(piece.tile as usize)
             .and_then(|a| a.get(piece.buffer.0 as usize))
-            .ok_or_else(|| fail(format!("tile {} buffer {} has no address", piece.tile, piece.buffer.0)))?;
+            .ok_or_else(|| {
+                fail(format!(
+                    "tile {} buffer {} has no address",
+                    piece.tile, piece.buffer.0
+                ))
+            })?;
         pieces.push(HostPiece {
             tile: piece.tile,
             address: base + piece.offset,
@@ -213,11 +311,21 @@ fn host_tensor(plan: &HostTensorPlan, direction: HostDirection, addresses: &[Vec
             element_order: ElementOrder::RowMajor,
         });
     }
-    Ok(HostTensor { name: plan.name.clone(), direction, dtype, shape: plan.shape.iter().map(|&d| d as u64).collect(), pieces })
+    Ok(HostTensor {
+        name: plan.name.clone(),
+        direction,
+        dtype,
+        shape: plan.shape.iter().map(|&d| d as u64).collect(),
+        pieces,
+    })
 }
 
 /// The program's inputs and outputs as host tensors.
-pub(super) fn add_host_tensors(builder: &mut ImageBuilder, program: &Program, addresses: &[Vec<u32>]) -> Result<(), EmitError> {
+pub(super) fn add_host_tensors(
+    builder: &mut ImageBuilder,
+    program: &Program,
+    addresses: &[Vec<u32>],
+) -> Result<(), EmitError> {
     for plan in &program.inputs {
         builder.add_host_tensor(host_tensor(plan, HostDirection::Input, addresses)?)?;
     }

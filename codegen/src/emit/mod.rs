@@ -85,7 +85,9 @@ use crate::tile::{BufferCategory, Program, StepKind};
 use kernels::KernelCode;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use tessera_isa::image::{Image, ImageBuilder, ImageError, MachineFingerprint, ObjectRules, SramCategory, WORKER_CONTEXTS};
+use tessera_isa::image::{
+    Image, ImageBuilder, ImageError, MachineFingerprint, ObjectRules, SramCategory, WORKER_CONTEXTS,
+};
 use vertex::VertexLayout;
 
 /// Scratch bytes per worker context (as in the kernel checker).
@@ -99,23 +101,45 @@ pub enum EmitError {
     #[error("E-EMIT-002 placement: {0}")]
     Place(#[from] PlaceError),
     #[error("E-EMIT-003 tile {tile} step {step}: no kernel `{kernel}` in the library")]
-    UnknownKernel { tile: u32, step: usize, kernel: String },
+    UnknownKernel {
+        tile: u32,
+        step: usize,
+        kernel: String,
+    },
     #[error("E-EMIT-004 assembling {what}:\n{message}")]
     Assemble { what: String, message: String },
     #[error("E-EMIT-005 exchange step {step} (phase {phase}): {error}")]
-    Exchange { step: usize, phase: usize, error: ExchangeError },
+    Exchange {
+        step: usize,
+        phase: usize,
+        error: ExchangeError,
+    },
     #[error("E-EMIT-006 code, vertex state and worker scratch end at {end:#x}, past the standard region's end {region_end:#x}")]
     DoesNotFit { end: u64, region_end: u32 },
     #[error("E-EMIT-007 tile {tile}: the supervisor program needs {needed} bytes but {reserved} are reserved")]
-    ReserveTooSmall { tile: u32, needed: u32, reserved: u32 },
+    ReserveTooSmall {
+        tile: u32,
+        needed: u32,
+        reserved: u32,
+    },
     #[error("E-EMIT-008 image: {0}")]
     Image(#[from] ImageError),
     #[error("E-EMIT-009 the placement does not fit the program: {reason}")]
     BadPlacement { reason: String },
     #[error("E-EMIT-010 tile {tile} step {step} `{kernel}` vertex word {word}: {reason}")]
-    Vertex { tile: u32, step: usize, kernel: String, word: usize, reason: String },
+    Vertex {
+        tile: u32,
+        step: usize,
+        kernel: String,
+        word: usize,
+        reason: String,
+    },
     #[error("E-EMIT-011 tile {tile} buffer `{buffer}`: {reason}")]
-    Memory { tile: u32, buffer: String, reason: String },
+    Memory {
+        tile: u32,
+        buffer: String,
+        reason: String,
+    },
     #[error("E-EMIT-012 host tensor `{name}`: {reason}")]
     HostTensor { name: String, reason: String },
 }
@@ -171,35 +195,82 @@ struct Frame {
 impl Frame {
     fn new(target: &Target, program: &Program) -> Result<Frame, EmitError> {
         verify(program)?;
-        if let Some((index, tile)) = program.tiles.iter().enumerate().find(|(i, t)| t.tile as usize != *i) {
-            return Err(TileVerifyError::Tile { tile: tile.tile, reason: format!("is at index {index} of the program's tiles (tile ids must be their indices)") }.into());
+        if let Some((index, tile)) = program
+            .tiles
+            .iter()
+            .enumerate()
+            .find(|(i, t)| t.tile as usize != *i)
+        {
+            return Err(TileVerifyError::Tile {
+                tile: tile.tile,
+                reason: format!(
+                    "is at index {index} of the program's tiles (tile ids must be their indices)"
+                ),
+            }
+            .into());
         }
         if program.tiles.len() > target.tiles as usize {
-            return Err(EmitError::BadPlacement { reason: format!("{} tile programs for a {}-tile target", program.tiles.len(), target.tiles) });
+            return Err(EmitError::BadPlacement {
+                reason: format!(
+                    "{} tile programs for a {}-tile target",
+                    program.tiles.len(),
+                    target.tiles
+                ),
+            });
         }
         let kernels = kernels::assemble_used(target, program)?;
         let vertex = VertexLayout::new(program, kernels.end.div_ceil(8) * 8);
         let schedules = schedule_phases(target, program)?;
-        let running = program.tiles.iter().map(|t| !t.buffers.is_empty() || t.calls.iter().any(|c| !c.is_empty())).collect();
+        let running = program
+            .tiles
+            .iter()
+            .map(|t| !t.buffers.is_empty() || t.calls.iter().any(|c| !c.is_empty()))
+            .collect();
         let program_base = vertex.end().div_ceil(8) * 8;
-        let mut frame = Frame { kernels, vertex, schedules, running, program_base, program_bytes: 0 };
-        let placeholder: Vec<Vec<u32>> = program.tiles.iter().map(|t| vec![target.sram_base; t.buffers.len()]).collect();
-        let (counts, _) = supervisor::generate(target, program, &frame, &placeholder, false, supervisor::Counter::default)?;
+        let mut frame = Frame {
+            kernels,
+            vertex,
+            schedules,
+            running,
+            program_base,
+            program_bytes: 0,
+        };
+        let placeholder: Vec<Vec<u32>> = program
+            .tiles
+            .iter()
+            .map(|t| vec![target.sram_base; t.buffers.len()])
+            .collect();
+        let (counts, _) = supervisor::generate(
+            target,
+            program,
+            &frame,
+            &placeholder,
+            false,
+            supervisor::Counter::default,
+        )?;
         frame.program_bytes = counts.iter().map(|(_, c)| c.count).max().unwrap_or(0) * 4;
         Ok(frame)
     }
 
     fn reserved(&self, target: &Target) -> Result<Reserved, EmitError> {
         let code_end = self.program_base + self.program_bytes;
-        let reserved = Reserved { code_end, worker_scratch: code_end.div_ceil(16) * 16, worker_scratch_bytes: WORKER_SCRATCH_BYTES };
+        let reserved = Reserved {
+            code_end,
+            worker_scratch: code_end.div_ceil(16) * 16,
+            worker_scratch_bytes: WORKER_SCRATCH_BYTES,
+        };
         fits(target, &reserved)?;
         Ok(reserved)
     }
 }
 
 fn fits(target: &Target, reserved: &Reserved) -> Result<(), EmitError> {
-    let end = reserved.worker_scratch as u64 + WORKER_CONTEXTS as u64 * reserved.worker_scratch_bytes as u64;
-    let region_end = target.region(false).map(|r| r.end()).unwrap_or(target.sram_base);
+    let end = reserved.worker_scratch as u64
+        + WORKER_CONTEXTS as u64 * reserved.worker_scratch_bytes as u64;
+    let region_end = target
+        .region(false)
+        .map(|r| r.end())
+        .unwrap_or(target.sram_base);
     if end > region_end as u64 {
         return Err(EmitError::DoesNotFit { end, region_end });
     }
@@ -208,12 +279,30 @@ fn fits(target: &Target, reserved: &Reserved) -> Result<(), EmitError> {
 
 /// Schedules every phase (addresses play no part in a schedule).
 fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedule>, EmitError> {
-    let placeholder: Vec<Vec<u32>> = program.tiles.iter().map(|t| vec![target.sram_base; t.buffers.len()]).collect();
-    let mut schedules = vec![PhaseSchedule { starts: Vec::new(), length: 0 }; program.phases.len()];
+    let placeholder: Vec<Vec<u32>> = program
+        .tiles
+        .iter()
+        .map(|t| vec![target.sram_base; t.buffers.len()])
+        .collect();
+    let mut schedules = vec![
+        PhaseSchedule {
+            starts: Vec::new(),
+            length: 0
+        };
+        program.phases.len()
+    ];
     for (step, kind) in program.steps.iter().enumerate() {
-        let StepKind::Exchange { phase, .. } = kind else { continue };
-        let resolved = ExchangePhase { transfers: program.resolve_phase(*phase, &placeholder) };
-        schedules[*phase] = schedule(target, &resolved).map_err(|error| EmitError::Exchange { step, phase: *phase, error })?;
+        let StepKind::Exchange { phase, .. } = kind else {
+            continue;
+        };
+        let resolved = ExchangePhase {
+            transfers: program.resolve_phase(*phase, &placeholder),
+        };
+        schedules[*phase] = schedule(target, &resolved).map_err(|error| EmitError::Exchange {
+            step,
+            phase: *phase,
+            error,
+        })?;
     }
     Ok(schedules)
 }
@@ -225,7 +314,11 @@ pub fn reserve(target: &Target, program: &Program) -> Result<Reserved, EmitError
 }
 
 /// The image of a verified program placed by `placement` (checked again here).
-pub fn emit(target: &Target, program: &Program, placement: &Placement) -> Result<Emitted, EmitError> {
+pub fn emit(
+    target: &Target,
+    program: &Program,
+    placement: &Placement,
+) -> Result<Emitted, EmitError> {
     let frame = Frame::new(target, program)?;
     emit_with(target, program, &frame, placement)
 }
@@ -237,31 +330,60 @@ pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError
     let reserved = frame.reserved(target)?;
     let placement = place::place(target, &program.tiles, reserved)?;
     match emit_with(target, program, &frame, &placement) {
-        Ok(Emitted { image, report }) => Ok(Compiled { placement, image, report }),
+        Ok(Emitted { image, report }) => Ok(Compiled {
+            placement,
+            image,
+            report,
+        }),
         Err(EmitError::ReserveTooSmall { needed, .. }) => {
             let code_end = frame.program_base + needed;
-            let reserved = Reserved { code_end, worker_scratch: code_end.div_ceil(16) * 16, worker_scratch_bytes: WORKER_SCRATCH_BYTES };
+            let reserved = Reserved {
+                code_end,
+                worker_scratch: code_end.div_ceil(16) * 16,
+                worker_scratch_bytes: WORKER_SCRATCH_BYTES,
+            };
             fits(target, &reserved)?;
             let placement = place::place(target, &program.tiles, reserved)?;
             let Emitted { image, report } = emit_with(target, program, &frame, &placement)?;
-            Ok(Compiled { placement, image, report })
+            Ok(Compiled {
+                placement,
+                image,
+                report,
+            })
         }
         Err(error) => Err(error),
     }
 }
 
-fn check_placement(target: &Target, program: &Program, frame: &Frame, placement: &Placement) -> Result<(), EmitError> {
+fn check_placement(
+    target: &Target,
+    program: &Program,
+    frame: &Frame,
+    placement: &Placement,
+) -> Result<(), EmitError> {
     let bad = |reason: String| EmitError::BadPlacement { reason };
     if placement.addresses.len() != program.tiles.len() {
-        return Err(bad(format!("{} tiles placed, the program has {}", placement.addresses.len(), program.tiles.len())));
+        return Err(bad(format!(
+            "{} tiles placed, the program has {}",
+            placement.addresses.len(),
+            program.tiles.len()
+        )));
     }
     for (tile, addresses) in program.tiles.iter().zip(&placement.addresses) {
         if addresses.len() != tile.buffers.len() {
-            return Err(bad(format!("tile {}: {} addresses for {} buffers", tile.tile, addresses.len(), tile.buffers.len())));
+            return Err(bad(format!(
+                "tile {}: {} addresses for {} buffers",
+                tile.tile,
+                addresses.len(),
+                tile.buffers.len()
+            )));
         }
     }
     let reserved = placement.reserved;
-    if reserved.code_end < frame.program_base || reserved.worker_scratch < reserved.code_end || !reserved.worker_scratch.is_multiple_of(8) {
+    if reserved.code_end < frame.program_base
+        || reserved.worker_scratch < reserved.code_end
+        || !reserved.worker_scratch.is_multiple_of(8)
+    {
         return Err(bad(format!(
             "reserved area {reserved:?} does not hold kernel code and vertex state (they end at {:#x})",
             frame.program_base
@@ -272,19 +394,60 @@ fn check_placement(target: &Target, program: &Program, frame: &Frame, placement:
     Ok(())
 }
 
-fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Placement) -> Result<Emitted, EmitError> {
+fn emit_with(
+    target: &Target,
+    program: &Program,
+    frame: &Frame,
+    placement: &Placement,
+) -> Result<Emitted, EmitError> {
     check_placement(target, program, frame, placement)?;
     let addresses = &placement.addresses;
-    let (programs, exchange) = supervisor::generate(target, program, frame, addresses, true, supervisor::Encoded::default)?;
-    let fingerprint = MachineFingerprint { name: target.name.clone(), tiles: target.tiles, sram_base: target.sram_base, sram_size: target.sram_size() };
-    let mut builder = ImageBuilder::new(fingerprint, target.regions.iter().map(|r| (r.name.clone(), r.start, r.size)).collect())?;
-    let running: Vec<u32> = program.tiles.iter().filter(|t| frame.running[t.tile as usize]).map(|t| t.tile).collect();
+    let (programs, exchange) = supervisor::generate(
+        target,
+        program,
+        frame,
+        addresses,
+        true,
+        supervisor::Encoded::default,
+    )?;
+    let fingerprint = MachineFingerprint {
+        name: target.name.clone(),
+        tiles: target.tiles,
+        sram_base: target.sram_base,
+        sram_size: target.sram_size(),
+    };
+    let mut builder = ImageBuilder::new(
+        fingerprint,
+        target
+            .regions
+            .iter()
+            .map(|r| (r.name.clone(), r.start, r.size))
+            .collect(),
+    )?;
+    let running: Vec<u32> = program
+        .tiles
+        .iter()
+        .filter(|t| frame.running[t.tile as usize])
+        .map(|t| t.tile)
+        .collect();
     for (name, object, (start, end)) in &frame.kernels.objects {
-        let (users, others): (Vec<u32>, Vec<u32>) = running.iter().partition(|&&t| program.tiles[t as usize].calls.iter().flatten().any(|c| c.kernel == *name));
+        let (users, others): (Vec<u32>, Vec<u32>) = running.iter().partition(|&&t| {
+            program.tiles[t as usize]
+                .calls
+                .iter()
+                .flatten()
+                .any(|c| c.kernel == *name)
+        });
         builder.add_object(&users, object, &ObjectRules::default())?;
         if end > start {
             for tile in others {
-                builder.place(tile, *start, end - start, SramCategory::Padding, &format!("unused kernel code `{name}`"))?;
+                builder.place(
+                    tile,
+                    *start,
+                    end - start,
+                    SramCategory::Padding,
+                    &format!("unused kernel code `{name}`"),
+                )?;
             }
         }
     }
@@ -299,13 +462,28 @@ fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Plac
     let objects: Vec<Result<(tessera_isa::asm::object::Object, u32), EmitError>> = ordered
         .par_iter()
         .map(|(encoded, tiles)| {
-            let object = encoded.object(frame.program_base).map_err(|message| EmitError::Assemble { what: format!("the supervisor program of tile {}", tiles[0]), message })?;
+            let object =
+                encoded
+                    .object(frame.program_base)
+                    .map_err(|message| EmitError::Assemble {
+                        what: format!("the supervisor program of tile {}", tiles[0]),
+                        message,
+                    })?;
             Ok((object, encoded.bytes()))
         })
         .collect();
     let objects = objects.into_iter().collect::<Result<Vec<_>, _>>()?;
-    if let Some(((_, needed), (_, tiles))) = objects.iter().zip(&ordered).filter(|((_, bytes), _)| *bytes > room).max_by_key(|((_, bytes), _)| *bytes) {
-        return Err(EmitError::ReserveTooSmall { tile: tiles[0], needed: *needed, reserved: room });
+    if let Some(((_, needed), (_, tiles))) = objects
+        .iter()
+        .zip(&ordered)
+        .filter(|((_, bytes), _)| *bytes > room)
+        .max_by_key(|((_, bytes), _)| *bytes)
+    {
+        return Err(EmitError::ReserveTooSmall {
+            tile: tiles[0],
+            needed: *needed,
+            reserved: room,
+        });
     }
     let mut program_bytes = Vec::with_capacity(running.len());
     for ((object, bytes), (_, tiles)) in objects.iter().zip(&ordered) {
@@ -319,16 +497,35 @@ fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Plac
     let reserved = placement.reserved;
     let mut vertex_bytes = Vec::with_capacity(running.len());
     for &tile in &running {
-        let bytes = frame.vertex.bytes(program, tile, &addresses[tile as usize])?;
+        let bytes = frame
+            .vertex
+            .bytes(program, tile, &addresses[tile as usize])?;
         vertex_bytes.push((tile, bytes.len() as u32));
         if !bytes.is_empty() {
-            builder.place_bytes(tile, frame.vertex.base, &bytes, SramCategory::VertexState, "vertex state")?;
+            builder.place_bytes(
+                tile,
+                frame.vertex.base,
+                &bytes,
+                SramCategory::VertexState,
+                "vertex state",
+            )?;
         }
         let scratch = WORKER_CONTEXTS as u32 * reserved.worker_scratch_bytes;
         if scratch > 0 {
-            builder.place(tile, reserved.worker_scratch, scratch, SramCategory::WorkerScratch, "worker scratch")?;
+            builder.place(
+                tile,
+                reserved.worker_scratch,
+                scratch,
+                SramCategory::WorkerScratch,
+                "worker scratch",
+            )?;
         }
-        builder.set_worker_bases(tile, std::array::from_fn(|w| reserved.worker_scratch + w as u32 * reserved.worker_scratch_bytes))?;
+        builder.set_worker_bases(
+            tile,
+            std::array::from_fn(|w| {
+                reserved.worker_scratch + w as u32 * reserved.worker_scratch_bytes
+            }),
+        )?;
     }
     memory::add_buffers(&mut builder, program, addresses)?;
     memory::add_host_tensors(&mut builder, program, addresses)?;
@@ -357,7 +554,9 @@ fn emit_with(target: &Target, program: &Program, frame: &Frame, placement: &Plac
 /// The image category of a buffer category.
 pub fn sram_category(category: &BufferCategory) -> SramCategory {
     match category {
-        BufferCategory::Tensor(name) | BufferCategory::Weights(name) => SramCategory::Tensor(name.clone()),
+        BufferCategory::Tensor(name) | BufferCategory::Weights(name) => {
+            SramCategory::Tensor(name.clone())
+        }
         BufferCategory::VertexState => SramCategory::VertexState,
         BufferCategory::Scratch => SramCategory::WorkerScratch,
     }
@@ -375,14 +574,28 @@ mod tests {
         let compiled = compile(target, program).unwrap();
         let frame = Frame::new(target, program).unwrap();
         let addresses = &compiled.placement.addresses;
-        let (programs, exchange) = supervisor::generate(target, program, &frame, addresses, true, supervisor::Encoded::default).unwrap();
+        let (programs, exchange) = supervisor::generate(
+            target,
+            program,
+            &frame,
+            addresses,
+            true,
+            supervisor::Encoded::default,
+        )
+        .unwrap();
         assert!(!programs.is_empty());
         let mut by_text: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         let mut by_encoded: HashMap<&supervisor::Encoded, Vec<u32>> = HashMap::new();
         for (tile, encoded) in &programs {
             let mut text = supervisor::Text::new();
-            assert!(supervisor::generate_tile(program, &frame, &exchange, *tile, &mut text).is_ok());
-            let assembled = assemble(&[(format!("tile{tile}.S"), text.text.as_str())], &LayoutOptions::at(frame.program_base)).unwrap();
+            assert!(
+                supervisor::generate_tile(program, &frame, &exchange, *tile, &mut text).is_ok()
+            );
+            let assembled = assemble(
+                &[(format!("tile{tile}.S"), text.text.as_str())],
+                &LayoutOptions::at(frame.program_base),
+            )
+            .unwrap();
             let direct = encoded.object(frame.program_base).unwrap();
             assert_eq!(direct.sections, assembled.sections, "tile {tile}");
             assert_eq!(direct.symbols, assembled.symbols, "tile {tile}");
@@ -409,14 +622,28 @@ mod tests {
     fn encoded_calls_are_their_assembled_text() {
         // CSRs set and reset, worker and supervisor entries, tiles with different calls.
         let target = Target::test_small();
-        let order = ["gemm_fp8", "gelu_fp8", "residual_add_f16", "cast_f16_fp8_panels", "bias_add_f16", "gemm_f16", "gelu_f16"];
+        let order = [
+            "gemm_fp8",
+            "gelu_fp8",
+            "residual_add_f16",
+            "cast_f16_fp8_panels",
+            "bias_add_f16",
+            "gemm_f16",
+            "gelu_f16",
+        ];
         let kernels = tessera_kernels::all_kernels();
-        let cases: Vec<(&'static dyn tessera_kernels::Kernel, _)> =
-            order.iter().filter_map(|name| kernels.iter().find(|k| k.name() == *name)).map(|&k| (k, k.cases().swap_remove(0))).collect();
+        let cases: Vec<(&'static dyn tessera_kernels::Kernel, _)> = order
+            .iter()
+            .filter_map(|name| kernels.iter().find(|k| k.name() == *name))
+            .map(|&k| (k, k.cases().swap_remove(0)))
+            .collect();
         assert_eq!(cases.len(), order.len());
         encoded_programs_match_their_text(&target, &example::calls_in_sequence(&cases));
         let mut per_tile = cases.clone();
         per_tile.extend(cases.iter().cloned());
-        encoded_programs_match_their_text(&target, &example::one_call_per_tile(target.tiles, &per_tile));
+        encoded_programs_match_their_text(
+            &target,
+            &example::one_call_per_tile(target.tiles, &per_tile),
+        );
     }
 }

@@ -69,7 +69,9 @@ impl Text {
 
 /// One line of text: no newlines, so a note cannot end the comment.
 fn clean(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 impl Sink for Text {
@@ -80,7 +82,9 @@ impl Sink for Text {
     fn inst(&mut self, inst: Inst, note: Option<String>) {
         let line = format_inst(&inst);
         match note {
-            Some(note) => self.text.push_str(&format!("    {line:<32} // {}\n", clean(&note))),
+            Some(note) => self
+                .text
+                .push_str(&format!("    {line:<32} // {}\n", clean(&note))),
             None => self.text.push_str(&format!("    {line}\n")),
         }
     }
@@ -117,7 +121,10 @@ impl Sink for Encoded {
             Ok(word) => self.words.push(word),
             Err(error) => {
                 if self.error.is_none() {
-                    self.error = Some((self.words.len(), format!("`{}`: {error}", format_inst(&inst))));
+                    self.error = Some((
+                        self.words.len(),
+                        format!("`{}`: {error}", format_inst(&inst)),
+                    ));
                 }
                 self.words.push(0);
             }
@@ -138,9 +145,27 @@ impl Encoded {
         }
         debug_assert!(base.is_multiple_of(8));
         let bytes: Vec<u8> = self.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let section = Section { name: format!(".text.{ENTRY_LABEL}"), address: base, bytes, has_code: true, context: Some(CodeContext::Supervisor), align: 8 };
-        let symbol = Symbol { address: base, section: 0, global: true, kind: SymbolKind::NoType, size: None, context: Some(CodeContext::Supervisor) };
-        Ok(Object { sections: vec![section], symbols: [(ENTRY_LABEL.to_string(), symbol)].into_iter().collect(), listing: Vec::new() })
+        let section = Section {
+            name: format!(".text.{ENTRY_LABEL}"),
+            address: base,
+            bytes,
+            has_code: true,
+            context: Some(CodeContext::Supervisor),
+            align: 8,
+        };
+        let symbol = Symbol {
+            address: base,
+            section: 0,
+            global: true,
+            kind: SymbolKind::NoType,
+            size: None,
+            context: Some(CodeContext::Supervisor),
+        };
+        Ok(Object {
+            sections: vec![section],
+            symbols: [(ENTRY_LABEL.to_string(), symbol)].into_iter().collect(),
+            listing: Vec::new(),
+        })
     }
 
     pub fn bytes(&self) -> u32 {
@@ -155,22 +180,39 @@ fn set_register(sink: &mut impl Sink, register: u32, value: u32, note: Option<St
     } else {
         sink.inst(Inst::new(Opcode::Setzi, &[register, value >> 12]), note);
         sink.inst(Inst::new(Opcode::ShlImm, &[register, register, 12]), None);
-        sink.inst(Inst::new(Opcode::OrImm, &[register, register, value & 0xfff]), None);
+        sink.inst(
+            Inst::new(Opcode::OrImm, &[register, register, value & 0xfff]),
+            None,
+        );
     }
 }
 
 /// The exchange code of every exchange step (`None` for compute steps), resolved with
 /// `addresses` and, when `check` is set, checked. The first failing step's error comes with its
 /// step.
-pub(super) fn exchange_code(target: &Target, program: &Program, frame: &Frame, addresses: &[Vec<u32>], check_code: bool) -> Vec<Option<Result<Vec<TileExchangeCode>, EmitError>>> {
+pub(super) fn exchange_code(
+    target: &Target,
+    program: &Program,
+    frame: &Frame,
+    addresses: &[Vec<u32>],
+    check_code: bool,
+) -> Vec<Option<Result<Vec<TileExchangeCode>, EmitError>>> {
     program
         .steps
         .par_iter()
         .enumerate()
         .map(|(step, kind)| {
-            let StepKind::Exchange { phase, .. } = kind else { return None };
-            let resolved = ExchangePhase { transfers: program.resolve_phase(*phase, addresses) };
-            let fail = |error| EmitError::Exchange { step, phase: *phase, error };
+            let StepKind::Exchange { phase, .. } = kind else {
+                return None;
+            };
+            let resolved = ExchangePhase {
+                transfers: program.resolve_phase(*phase, addresses),
+            };
+            let fail = |error| EmitError::Exchange {
+                step,
+                phase: *phase,
+                error,
+            };
             let code = emit(target, &resolved, &frame.schedules[*phase]).map_err(fail);
             Some(code.and_then(|code| {
                 if check_code {
@@ -192,7 +234,13 @@ pub(super) enum Stop {
 
 /// Generates the program of running tile `tile` into `sink`, with buffer `addresses` and the
 /// exchange code of [`exchange_code`].
-pub(super) fn generate_tile(program: &Program, frame: &Frame, exchange: &[Option<Result<Vec<TileExchangeCode>, EmitError>>], tile: u32, sink: &mut impl Sink) -> Result<(), Stop> {
+pub(super) fn generate_tile(
+    program: &Program,
+    frame: &Frame,
+    exchange: &[Option<Result<Vec<TileExchangeCode>, EmitError>>],
+    tile: u32,
+    sink: &mut impl Sink,
+) -> Result<(), Stop> {
     // CSRs written so far and their values; the index of the next call.
     let mut csrs: BTreeMap<u8, u32> = BTreeMap::new();
     let mut call_index = 0usize;
@@ -204,17 +252,35 @@ pub(super) fn generate_tile(program: &Program, frame: &Frame, exchange: &[Option
                     sink.comment(format!("step {step}: compute `{label}`"));
                 }
                 for call in &program.tiles[tile as usize].calls[step] {
-                    let (entry, entry_kind) = frame.kernels.entry(call.kernel).ok_or_else(|| Stop::Error(step, EmitError::UnknownKernel { tile, step, kernel: call.kernel.to_string() }))?;
+                    let (entry, entry_kind) =
+                        frame.kernels.entry(call.kernel).ok_or_else(|| {
+                            Stop::Error(
+                                step,
+                                EmitError::UnknownKernel {
+                                    tile,
+                                    step,
+                                    kernel: call.kernel.to_string(),
+                                },
+                            )
+                        })?;
                     let vertex = frame.vertex.record(tile, call_index);
                     call_index += 1;
                     if text {
                         sink.comment(format!("{}: {}", call.kernel, call.case.name));
                     }
-                    let wanted: BTreeMap<u8, u32> = call.case.supervisor_csrs.iter().copied().collect();
-                    let resets: Vec<u8> = csrs.keys().filter(|index| !wanted.contains_key(index)).copied().collect();
+                    let wanted: BTreeMap<u8, u32> =
+                        call.case.supervisor_csrs.iter().copied().collect();
+                    let resets: Vec<u8> = csrs
+                        .keys()
+                        .filter(|index| !wanted.contains_key(index))
+                        .copied()
+                        .collect();
                     for index in resets {
                         csrs.remove(&index);
-                        sink.inst(Inst::new(Opcode::Setzi, &[0, 0]), text.then(|| "reset a CSR an earlier call set".to_string()));
+                        sink.inst(
+                            Inst::new(Opcode::Setzi, &[0, 0]),
+                            text.then(|| "reset a CSR an earlier call set".to_string()),
+                        );
                         sink.inst(Inst::new(Opcode::Put, &[index as u32, 0]), None);
                     }
                     for (&index, &value) in &wanted {
@@ -231,24 +297,48 @@ pub(super) fn generate_tile(program: &Program, frame: &Frame, exchange: &[Option
                                 )
                             })?;
                             set_register(sink, 0, entry, text.then(|| call.kernel.to_string()));
-                            set_register(sink, 1, offset, text.then(|| format!("vertex {vertex:#x} - TMEM_REGION0_BASE_ADDR")));
+                            set_register(
+                                sink,
+                                1,
+                                offset,
+                                text.then(|| {
+                                    format!("vertex {vertex:#x} - TMEM_REGION0_BASE_ADDR")
+                                }),
+                            );
                             sink.inst(Inst::new(Opcode::Runall, &[0, 1, 0]), None);
                             sink.inst(Inst::new(Opcode::Sync, &[SYNC_LOCAL]), None);
                         }
                         EntryKind::Supervisor => {
-                            set_register(sink, M_VERTEX_BASE as u32, vertex, text.then(|| "vertex".to_string()));
-                            sink.inst(Inst::new(Opcode::Call, &[10, entry]), text.then(|| call.kernel.to_string()));
+                            set_register(
+                                sink,
+                                M_VERTEX_BASE as u32,
+                                vertex,
+                                text.then(|| "vertex".to_string()),
+                            );
+                            sink.inst(
+                                Inst::new(Opcode::Call, &[10, entry]),
+                                text.then(|| call.kernel.to_string()),
+                            );
                         }
                     }
                 }
                 sink.inst(Inst::new(Opcode::Sync, &[SYNC_INTERNAL]), None);
             }
             StepKind::Exchange { phase, label } => {
-                let Some(Ok(code)) = &exchange[step] else { return Err(Stop::Exchange) };
+                let Some(Ok(code)) = &exchange[step] else {
+                    return Err(Stop::Exchange);
+                };
                 if text {
-                    sink.comment(format!("step {step}: exchange `{label}` (phase {phase}, {} cycles)", frame.schedules[*phase].length));
+                    sink.comment(format!(
+                        "step {step}: exchange `{label}` (phase {phase}, {} cycles)",
+                        frame.schedules[*phase].length
+                    ));
                 }
-                for inst in code.get(tile as usize).map(|c| c.instructions.as_slice()).unwrap_or(&[]) {
+                for inst in code
+                    .get(tile as usize)
+                    .map(|c| c.instructions.as_slice())
+                    .unwrap_or(&[])
+                {
                     if inst.opcode == Opcode::Delay && inst.imm(0) > MAX_DELAY {
                         let mut left = inst.imm(0);
                         while left > 0 {
@@ -264,7 +354,10 @@ pub(super) fn generate_tile(program: &Program, frame: &Frame, exchange: &[Option
             }
         }
     }
-    sink.inst(Inst::new(Opcode::Br, &[tessera_isa::registers::M_ZERO as u32]), text.then(|| "return to the host".to_string()));
+    sink.inst(
+        Inst::new(Opcode::Br, &[tessera_isa::registers::M_ZERO as u32]),
+        text.then(|| "return to the host".to_string()),
+    );
     Ok(())
 }
 
@@ -281,8 +374,19 @@ pub(super) fn generate<S: Sink + Send>(
     addresses: &[Vec<u32>],
     check_code: bool,
     make: impl Fn() -> S + Sync,
-) -> Result<(Vec<(u32, S)>, Vec<Option<Result<Vec<TileExchangeCode>, EmitError>>>), EmitError> {
-    let running: Vec<u32> = program.tiles.iter().filter(|t| frame.running[t.tile as usize]).map(|t| t.tile).collect();
+) -> Result<
+    (
+        Vec<(u32, S)>,
+        Vec<Option<Result<Vec<TileExchangeCode>, EmitError>>>,
+    ),
+    EmitError,
+> {
+    let running: Vec<u32> = program
+        .tiles
+        .iter()
+        .filter(|t| frame.running[t.tile as usize])
+        .map(|t| t.tile)
+        .collect();
     let mut exchange = exchange_code(target, program, frame, addresses, check_code);
     let tiles: Vec<(u32, S, Result<(), Stop>)> = running
         .par_iter()
@@ -292,7 +396,9 @@ pub(super) fn generate<S: Sink + Send>(
             (tile, sink, result)
         })
         .collect();
-    let phase_error = exchange.iter().position(|code| matches!(code, Some(Err(_))));
+    let phase_error = exchange
+        .iter()
+        .position(|code| matches!(code, Some(Err(_))));
     let tile_error = tiles
         .iter()
         .enumerate()
@@ -303,13 +409,23 @@ pub(super) fn generate<S: Sink + Send>(
         .min();
     match (phase_error, tile_error) {
         (Some(step), tile) if tile.is_none_or(|(tile_step, _)| step <= tile_step) => {
-            let Some(Err(error)) = exchange.swap_remove(step) else { unreachable!() };
+            let Some(Err(error)) = exchange.swap_remove(step) else {
+                unreachable!()
+            };
             Err(error)
         }
         (_, Some((_, i))) => {
-            let Some((_, _, Err(Stop::Error(_, error)))) = tiles.into_iter().nth(i) else { unreachable!() };
+            let Some((_, _, Err(Stop::Error(_, error)))) = tiles.into_iter().nth(i) else {
+                unreachable!()
+            };
             Err(error)
         }
-        _ => Ok((tiles.into_iter().map(|(tile, sink, _)| (tile, sink)).collect(), exchange)),
+        _ => Ok((
+            tiles
+                .into_iter()
+                .map(|(tile, sink, _)| (tile, sink))
+                .collect(),
+            exchange,
+        )),
     }
 }

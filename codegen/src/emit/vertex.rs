@@ -36,7 +36,11 @@ impl VertexLayout {
                 records
             })
             .collect();
-        VertexLayout { base, records, max_bytes }
+        VertexLayout {
+            base,
+            records,
+            max_bytes,
+        }
     }
 
     /// One past the vertex area.
@@ -46,14 +50,29 @@ impl VertexLayout {
 
     /// The record address of call number `index` (step and call order) of `tile`.
     pub fn record(&self, tile: u32, index: usize) -> u32 {
-        self.records.get(tile as usize).and_then(|r| r.get(index)).copied().unwrap_or(self.base)
+        self.records
+            .get(tile as usize)
+            .and_then(|r| r.get(index))
+            .copied()
+            .unwrap_or(self.base)
     }
 
     /// The vertex bytes of `tile`, from the base (empty when it makes no calls).
-    pub fn bytes(&self, program: &Program, tile: u32, addresses: &[u32]) -> Result<Vec<u8>, EmitError> {
-        let Some(tile_program) = program.tiles.get(tile as usize) else { return Ok(Vec::new()) };
+    pub fn bytes(
+        &self,
+        program: &Program,
+        tile: u32,
+        addresses: &[u32],
+    ) -> Result<Vec<u8>, EmitError> {
+        let Some(tile_program) = program.tiles.get(tile as usize) else {
+            return Ok(Vec::new());
+        };
         let mut bytes = Vec::new();
-        let calls = tile_program.calls.iter().enumerate().flat_map(|(step, calls)| calls.iter().map(move |call| (step, call)));
+        let calls = tile_program
+            .calls
+            .iter()
+            .enumerate()
+            .flat_map(|(step, calls)| calls.iter().map(move |call| (step, call)));
         for (index, (step, call)) in calls.enumerate() {
             let offset = (self.record(tile, index) - self.base) as usize;
             bytes.resize(offset, 0);
@@ -61,9 +80,22 @@ impl VertexLayout {
                 let value = match *word {
                     VertexWord::Value(v) => v,
                     VertexWord::Address { buffer, offset } => {
-                        let fail = |reason: String| EmitError::Vertex { tile, step, kernel: call.kernel.to_string(), word: w, reason };
-                        let &(id, binding_offset) = call.bindings.get(buffer).ok_or_else(|| fail(format!("names case buffer {buffer}, the case has {}", call.bindings.len())))?;
-                        let address = addresses.get(id.0 as usize).ok_or_else(|| fail(format!("buffer {} has no address", id.0)))?;
+                        let fail = |reason: String| EmitError::Vertex {
+                            tile,
+                            step,
+                            kernel: call.kernel.to_string(),
+                            word: w,
+                            reason,
+                        };
+                        let &(id, binding_offset) = call.bindings.get(buffer).ok_or_else(|| {
+                            fail(format!(
+                                "names case buffer {buffer}, the case has {}",
+                                call.bindings.len()
+                            ))
+                        })?;
+                        let address = addresses
+                            .get(id.0 as usize)
+                            .ok_or_else(|| fail(format!("buffer {} has no address", id.0)))?;
                         address.wrapping_add(binding_offset).wrapping_add(offset)
                     }
                 };

@@ -24,11 +24,19 @@ struct Replay {
 }
 
 fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay, ExchangeError> {
-    let mut replay = Replay { sent: Vec::new(), mux: Vec::new(), pointer: Vec::new() };
+    let mut replay = Replay {
+        sent: Vec::new(),
+        mux: Vec::new(),
+        pointer: Vec::new(),
+    };
     let mut m = [0u32; 16];
     let mut now = 0u64;
     for inst in &code.instructions {
-        let fail = |reason: String| ExchangeError::Check { tile, cycle: now, reason };
+        let fail = |reason: String| ExchangeError::Check {
+            tile,
+            cycle: now,
+            reason,
+        };
         match inst.opcode {
             Opcode::Setzi => {
                 m[inst.reg(0)] = inst.imm(1);
@@ -39,7 +47,11 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 match inst.imm(0) as u8 {
                     index::INCOMING_MUX => replay.mux.push((now, value)),
                     index::INCOMING_SINIT => replay.pointer.push((now, value)),
-                    other => return Err(fail(format!("unexpected CSR write {other:#x} in exchange code"))),
+                    other => {
+                        return Err(fail(format!(
+                            "unexpected CSR write {other:#x} in exchange code"
+                        )))
+                    }
                 }
                 now += target.csr_write_stall as u64;
             }
@@ -54,15 +66,27 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 }
                 now += words as u64;
             }
-            other => return Err(fail(format!("unexpected instruction {other:?} in exchange code"))),
+            other => {
+                return Err(fail(format!(
+                    "unexpected instruction {other:?} in exchange code"
+                )))
+            }
         }
     }
     Ok(replay)
 }
 
 /// Checks the generated code of a phase against the phase's transfers.
-pub fn check(target: &Target, phase: &ExchangePhase, code: &[TileExchangeCode]) -> Result<(), ExchangeError> {
-    let replays: Vec<Replay> = code.iter().enumerate().map(|(t, c)| replay(target, t as u32, c)).collect::<Result<_, _>>()?;
+pub fn check(
+    target: &Target,
+    phase: &ExchangePhase,
+    code: &[TileExchangeCode],
+) -> Result<(), ExchangeError> {
+    let replays: Vec<Replay> = code
+        .iter()
+        .enumerate()
+        .map(|(t, c)| replay(target, t as u32, c))
+        .collect::<Result<_, _>>()?;
     match Planned::new(phase, replays.len()) {
         Some(planned) => check_by_range(target, phase, &replays, &planned),
         None => check_per_word(target, phase, &replays),
@@ -92,7 +116,14 @@ impl Planned {
     /// passes the end of the address space): then a word has more than one planned destination
     /// and only the word-by-word check says which one counts.
     fn new(phase: &ExchangePhase, tiles: usize) -> Option<Planned> {
-        let receivers = phase.transfers.iter().flat_map(|t| &t.deliveries).map(|d| d.tile as usize + 1).max().unwrap_or(0).max(tiles);
+        let receivers = phase
+            .transfers
+            .iter()
+            .flat_map(|t| &t.deliveries)
+            .map(|d| d.tile as usize + 1)
+            .max()
+            .unwrap_or(0)
+            .max(tiles);
         let mut by_receiver: Vec<Vec<Range>> = vec![Vec::new(); receivers];
         for (index, transfer) in phase.transfers.iter().enumerate() {
             if transfer.words == 0 {
@@ -104,12 +135,22 @@ impl Planned {
                 return None;
             }
             for delivery in &transfer.deliveries {
-                by_receiver[delivery.tile as usize].push(Range { sender: transfer.sender, start, end, destination: delivery.destination, transfer: index, counts: 0 });
+                by_receiver[delivery.tile as usize].push(Range {
+                    sender: transfer.sender,
+                    start,
+                    end,
+                    destination: delivery.destination,
+                    transfer: index,
+                    counts: 0,
+                });
             }
         }
         for ranges in &mut by_receiver {
             ranges.sort_by_key(|r| (r.sender, r.start, r.transfer));
-            if ranges.windows(2).any(|w| w[0].sender == w[1].sender && w[1].start < w[0].end) {
+            if ranges
+                .windows(2)
+                .any(|w| w[0].sender == w[1].sender && w[1].start < w[0].end)
+            {
                 return None;
             }
             let mut counts = 0;
@@ -124,13 +165,23 @@ impl Planned {
 
 /// The check with the plan as ranges: work proportional to the words sent and received.
 /// Receivers are checked in parallel; the error is the one checking them in order finds first.
-fn check_by_range(target: &Target, phase: &ExchangePhase, replays: &[Replay], planned: &Planned) -> Result<(), ExchangeError> {
-    let listened: Vec<Vec<AtomicBool>> = replays.iter().map(|r| r.sent.iter().map(|_| AtomicBool::new(false)).collect()).collect();
+fn check_by_range(
+    target: &Target,
+    phase: &ExchangePhase,
+    replays: &[Replay],
+    planned: &Planned,
+) -> Result<(), ExchangeError> {
+    let listened: Vec<Vec<AtomicBool>> = replays
+        .iter()
+        .map(|r| r.sent.iter().map(|_| AtomicBool::new(false)).collect())
+        .collect();
     let outcomes: Vec<Result<Option<ExchangeError>, ExchangeError>> = planned
         .by_receiver
         .par_iter()
         .enumerate()
-        .map(|(receiver, ranges)| check_receiver(target, phase, replays, receiver as u32, ranges, &listened))
+        .map(|(receiver, ranges)| {
+            check_receiver(target, phase, replays, receiver as u32, ranges, &listened)
+        })
         .collect();
     // The first word delivered other than once is reported after the listener check, as the
     // word-by-word check does.
@@ -141,9 +192,16 @@ fn check_by_range(target: &Target, phase: &ExchangePhase, replays: &[Replay], pl
         }
     }
     for (sender, replay) in replays.iter().enumerate() {
-        if let Some(w) = listened[sender].iter().position(|l| !l.load(Ordering::Relaxed)) {
+        if let Some(w) = listened[sender]
+            .iter()
+            .position(|l| !l.load(Ordering::Relaxed))
+        {
             let (cycle, address) = replay.sent[w];
-            return Err(ExchangeError::NoListener { tile: sender as u32, cycle, address });
+            return Err(ExchangeError::NoListener {
+                tile: sender as u32,
+                cycle,
+                address,
+            });
         }
     }
     match miscounted {
@@ -154,13 +212,34 @@ fn check_by_range(target: &Target, phase: &ExchangePhase, replays: &[Replay], pl
 
 /// Checks the words `receiver` accepts against its planned `ranges`, marking each word heard in
 /// `listened`. Returns the first planned word it did not get exactly once, if any.
-fn check_receiver(target: &Target, phase: &ExchangePhase, replays: &[Replay], receiver: u32, ranges: &[Range], listened: &[Vec<AtomicBool>]) -> Result<Option<ExchangeError>, ExchangeError> {
-    let empty = Replay { sent: Vec::new(), mux: Vec::new(), pointer: Vec::new() };
+fn check_receiver(
+    target: &Target,
+    phase: &ExchangePhase,
+    replays: &[Replay],
+    receiver: u32,
+    ranges: &[Range],
+    listened: &[Vec<AtomicBool>],
+) -> Result<Option<ExchangeError>, ExchangeError> {
+    let empty = Replay {
+        sent: Vec::new(),
+        mux: Vec::new(),
+        pointer: Vec::new(),
+    };
     let replay = replays.get(receiver as usize).unwrap_or(&empty);
     if let Some(&(from, value)) = replay.mux.iter().find(|&&(_, value)| value > target.tiles) {
-        return Err(ExchangeError::Check { tile: receiver, cycle: from, reason: format!("mux names tile {}, which does not exist", value - 1) });
+        return Err(ExchangeError::Check {
+            tile: receiver,
+            cycle: from,
+            reason: format!("mux names tile {}, which does not exist", value - 1),
+        });
     }
-    let mut counts = vec![0u32; ranges.last().map(|r| r.counts + ((r.end - r.start) / 4) as usize).unwrap_or(0)];
+    let mut counts = vec![
+        0u32;
+        ranges
+            .last()
+            .map(|r| r.counts + ((r.end - r.start) / 4) as usize)
+            .unwrap_or(0)
+    ];
     let mut pointer_sets = replay.pointer.iter().peekable();
     let mut pointer: Option<u32> = None;
     let mut last: Option<usize> = None;
@@ -189,13 +268,23 @@ fn check_receiver(target: &Target, phase: &ExchangePhase, replays: &[Replay], re
                 }
             }
             let Some(at) = pointer else {
-                return Err(ExchangeError::Check { tile: receiver, cycle: arrival, reason: format!("word from tile {sender} accepted before any pointer was set") });
+                return Err(ExchangeError::Check {
+                    tile: receiver,
+                    cycle: arrival,
+                    reason: format!("word from tile {sender} accepted before any pointer was set"),
+                });
             };
-            let contains = |r: &Range| r.sender == sender && r.start <= source as u64 && (source as u64) < r.end && (source as u64 - r.start).is_multiple_of(4);
+            let contains = |r: &Range| {
+                r.sender == sender
+                    && r.start <= source as u64
+                    && (source as u64) < r.end
+                    && (source as u64 - r.start).is_multiple_of(4)
+            };
             let found = match last.filter(|&k| contains(&ranges[k])) {
                 Some(k) => Some(k),
                 None => {
-                    let k = ranges.partition_point(|r| (r.sender, r.start) <= (sender, source as u64));
+                    let k =
+                        ranges.partition_point(|r| (r.sender, r.start) <= (sender, source as u64));
                     k.checked_sub(1).filter(|&k| contains(&ranges[k]))
                 }
             };
@@ -210,7 +299,10 @@ fn check_receiver(target: &Target, phase: &ExchangePhase, replays: &[Replay], re
                 return Err(ExchangeError::Check {
                     tile: receiver,
                     cycle: arrival,
-                    reason: format!("word {word} of `{}` lands at {at:#x}, planned {destination:#x}", phase.transfers[range.transfer].label),
+                    reason: format!(
+                        "word {word} of `{}` lands at {at:#x}, planned {destination:#x}",
+                        phase.transfers[range.transfer].label
+                    ),
                 });
             }
             counts[range.counts + word as usize] += 1;
@@ -224,8 +316,21 @@ fn check_receiver(target: &Target, phase: &ExchangePhase, replays: &[Replay], re
             let label = &phase.transfers[range.transfer].label;
             match counts[range.counts + word as usize] {
                 1 => {}
-                0 => return Ok(Some(ExchangeError::Missing { label: label.clone(), word, tile: receiver, destination: range.destination.wrapping_add(4 * word) })),
-                n => return Ok(Some(ExchangeError::Check { tile: receiver, cycle: 0, reason: format!("word {word} of `{label}` arrived {n} times") })),
+                0 => {
+                    return Ok(Some(ExchangeError::Missing {
+                        label: label.clone(),
+                        word,
+                        tile: receiver,
+                        destination: range.destination.wrapping_add(4 * word),
+                    }))
+                }
+                n => {
+                    return Ok(Some(ExchangeError::Check {
+                        tile: receiver,
+                        cycle: 0,
+                        reason: format!("word {word} of `{label}` arrived {n} times"),
+                    }))
+                }
             }
         }
     }
@@ -235,13 +340,20 @@ fn check_receiver(target: &Target, phase: &ExchangePhase, replays: &[Replay], re
 /// The check word by word: a map from every planned (sender, source, receiver) word to its
 /// destination. Exact for any plan, but its cost grows with words × receivers; [`check`] uses it
 /// only for plans whose source ranges to one receiver overlap.
-fn check_per_word(target: &Target, phase: &ExchangePhase, replays: &[Replay]) -> Result<(), ExchangeError> {
+fn check_per_word(
+    target: &Target,
+    phase: &ExchangePhase,
+    replays: &[Replay],
+) -> Result<(), ExchangeError> {
     // Planned: (sender, source address, receiver) → (destination, transfer, word).
     let mut planned: HashMap<(u32, u32, u32), (u32, usize, u32)> = HashMap::new();
     for (index, transfer) in phase.transfers.iter().enumerate() {
         for word in 0..transfer.words {
             for delivery in &transfer.deliveries {
-                planned.insert((transfer.sender, transfer.source + 4 * word, delivery.tile), (delivery.destination + 4 * word, index, word));
+                planned.insert(
+                    (transfer.sender, transfer.source + 4 * word, delivery.tile),
+                    (delivery.destination + 4 * word, index, word),
+                );
             }
         }
     }
@@ -260,7 +372,11 @@ fn check_per_word(target: &Target, phase: &ExchangePhase, replays: &[Replay]) ->
             }
             let sender = value - 1;
             if sender >= target.tiles {
-                return Err(ExchangeError::Check { tile: receiver, cycle: from, reason: format!("mux names tile {sender}, which does not exist") });
+                return Err(ExchangeError::Check {
+                    tile: receiver,
+                    cycle: from,
+                    reason: format!("mux names tile {sender}, which does not exist"),
+                });
             }
             let until = replay.mux.get(i + 1).map(|&(c, _)| c).unwrap_or(u64::MAX);
             let latency = target.latency(sender, receiver) as u64;
@@ -285,7 +401,11 @@ fn check_per_word(target: &Target, phase: &ExchangePhase, replays: &[Replay]) ->
             }
             let source = replays[sender as usize].sent[w].1;
             let Some(at) = pointer else {
-                return Err(ExchangeError::Check { tile: receiver, cycle: arrival, reason: format!("word from tile {sender} accepted before any pointer was set") });
+                return Err(ExchangeError::Check {
+                    tile: receiver,
+                    cycle: arrival,
+                    reason: format!("word from tile {sender} accepted before any pointer was set"),
+                });
             };
             match planned.get(&(sender, source, receiver)) {
                 Some(&(destination, _, _)) if destination == at => {}
@@ -312,16 +432,34 @@ fn check_per_word(target: &Target, phase: &ExchangePhase, replays: &[Replay]) ->
     for (sender, replay) in replays.iter().enumerate() {
         if let Some(w) = listened[sender].iter().position(|&l| !l) {
             let (cycle, address) = replay.sent[w];
-            return Err(ExchangeError::NoListener { tile: sender as u32, cycle, address });
+            return Err(ExchangeError::NoListener {
+                tile: sender as u32,
+                cycle,
+                address,
+            });
         }
     }
     for (&(sender, source, receiver), &(destination, t, word)) in &planned {
         match delivered.get(&(sender, source, receiver)) {
             Some(1) => {}
             Some(n) => {
-                return Err(ExchangeError::Check { tile: receiver, cycle: 0, reason: format!("word {word} of `{}` arrived {n} times", phase.transfers[t].label) })
+                return Err(ExchangeError::Check {
+                    tile: receiver,
+                    cycle: 0,
+                    reason: format!(
+                        "word {word} of `{}` arrived {n} times",
+                        phase.transfers[t].label
+                    ),
+                })
             }
-            None => return Err(ExchangeError::Missing { label: phase.transfers[t].label.clone(), word, tile: receiver, destination }),
+            None => {
+                return Err(ExchangeError::Missing {
+                    label: phase.transfers[t].label.clone(),
+                    word,
+                    tile: receiver,
+                    destination,
+                })
+            }
         }
     }
     Ok(())
@@ -338,7 +476,10 @@ mod tests {
             sender,
             source,
             words,
-            deliveries: receivers.iter().map(|&(tile, destination)| Delivery { tile, destination }).collect(),
+            deliveries: receivers
+                .iter()
+                .map(|&(tile, destination)| Delivery { tile, destination })
+                .collect(),
             label: format!("t{sender}"),
         }
     }
@@ -346,7 +487,12 @@ mod tests {
     fn phase() -> ExchangePhase {
         ExchangePhase {
             transfers: vec![
-                transfer(0, 0x80000, 100, &[(1, 0x90000), (5, 0x90000), (15, 0x90100)]),
+                transfer(
+                    0,
+                    0x80000,
+                    100,
+                    &[(1, 0x90000), (5, 0x90000), (15, 0x90100)],
+                ),
                 transfer(1, 0x80000, 3, &[(0, 0x91000)]),
                 transfer(2, 0x80000, 70, &[(0, 0x92000)]),
                 transfer(0, 0x80400, 9, &[(1, 0x93000)]),
@@ -373,7 +519,11 @@ mod tests {
         let mut code = emit(&target, &phase, &schedule).unwrap();
         // Tile 1 starts listening one cycle late: it misses the first word and that word has
         // no listener on tile 1 (tiles 5 and 15 still take it), so a delivery goes missing.
-        let position = code[1].instructions.iter().position(|i| i.opcode == Opcode::Delay).unwrap();
+        let position = code[1]
+            .instructions
+            .iter()
+            .position(|i| i.opcode == Opcode::Delay)
+            .unwrap();
         code[1].instructions[position].operands[0] += 1;
         assert!(check(&target, &phase, &code).is_err());
     }
@@ -407,17 +557,27 @@ mod tests {
         }
         let mut failures = 0;
         for variant in &variants {
-            let replays: Vec<Replay> = match variant.iter().enumerate().map(|(t, c)| replay(&target, t as u32, c)).collect::<Result<_, _>>() {
+            let replays: Vec<Replay> = match variant
+                .iter()
+                .enumerate()
+                .map(|(t, c)| replay(&target, t as u32, c))
+                .collect::<Result<_, _>>()
+            {
                 Ok(replays) => replays,
                 Err(_) => continue,
             };
             let planned = Planned::new(&phase, replays.len()).expect("no overlapping sources");
             let by_range = check_by_range(&target, &phase, &replays, &planned);
             let per_word = check_per_word(&target, &phase, &replays);
-            assert_eq!(by_range.is_ok(), per_word.is_ok(), "{by_range:?} vs {per_word:?}");
+            assert_eq!(
+                by_range.is_ok(),
+                per_word.is_ok(),
+                "{by_range:?} vs {per_word:?}"
+            );
             if let Err(error) = &per_word {
                 failures += 1;
-                let ordered = matches!(error, ExchangeError::NoListener { .. }) || matches!(error, ExchangeError::Check { cycle, .. } if *cycle != 0);
+                let ordered = matches!(error, ExchangeError::NoListener { .. })
+                    || matches!(error, ExchangeError::Check { cycle, .. } if *cycle != 0);
                 if ordered {
                     assert_eq!(&by_range, &per_word);
                 }
@@ -431,7 +591,9 @@ mod tests {
         let target = Target::test_small();
         let mut phase = phase();
         // A second, overlapping delivery of tile 0's words to tile 1.
-        phase.transfers.push(transfer(0, 0x80010, 4, &[(1, 0x96000)]));
+        phase
+            .transfers
+            .push(transfer(0, 0x80010, 4, &[(1, 0x96000)]));
         assert!(Planned::new(&phase, target.tiles as usize).is_none());
         let schedule = schedule(&target, &phase).unwrap();
         let code = emit(&target, &phase, &schedule).unwrap();
@@ -445,11 +607,20 @@ mod tests {
         let schedule = schedule(&target, &phase).unwrap();
         let code = emit(&target, &phase, &schedule).unwrap();
         let mut wrong_pointer = code.clone();
-        let setzi = wrong_pointer[4].instructions.iter().position(|i| i.opcode == Opcode::Setzi && i.operands[0] == 1).unwrap();
+        let setzi = wrong_pointer[4]
+            .instructions
+            .iter()
+            .position(|i| i.opcode == Opcode::Setzi && i.operands[0] == 1)
+            .unwrap();
         wrong_pointer[4].instructions[setzi].operands[1] += 4;
-        assert!(matches!(check(&target, &phase, &wrong_pointer), Err(ExchangeError::Check { tile: 4, .. })));
+        assert!(matches!(
+            check(&target, &phase, &wrong_pointer),
+            Err(ExchangeError::Check { tile: 4, .. })
+        ));
         let mut deaf = code;
-        deaf[0].instructions.retain(|i| !(i.opcode == Opcode::Put && i.operands[0] == index::INCOMING_MUX as u32));
+        deaf[0]
+            .instructions
+            .retain(|i| !(i.opcode == Opcode::Put && i.operands[0] == index::INCOMING_MUX as u32));
         assert!(check(&target, &phase, &deaf).is_err());
     }
 }

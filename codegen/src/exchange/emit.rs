@@ -26,21 +26,41 @@ pub struct TileExchangeCode {
 }
 
 /// Every timed op of every tile (tile, cycle, op).
-pub fn timed_ops(target: &Target, phase: &ExchangePhase, schedule: &PhaseSchedule) -> Vec<Vec<(u32, ExchangeOp)>> {
+pub fn timed_ops(
+    target: &Target,
+    phase: &ExchangePhase,
+    schedule: &PhaseSchedule,
+) -> Vec<Vec<(u32, ExchangeOp)>> {
     let mut ops = vec![Vec::new(); target.tiles as usize];
     for (transfer, &start) in phase.transfers.iter().zip(&schedule.starts) {
         let mut sent = 0;
         while sent < transfer.words {
             let words = (transfer.words - sent).min(MAX_WORDS_PER_SEND);
-            ops[transfer.sender as usize].push((start + sent, ExchangeOp::Send { address: transfer.source + 4 * sent, words }));
+            ops[transfer.sender as usize].push((
+                start + sent,
+                ExchangeOp::Send {
+                    address: transfer.source + 4 * sent,
+                    words,
+                },
+            ));
             sent += words;
         }
         let window = transfer.words.max(MIN_WINDOW);
         for delivery in &transfer.deliveries {
             let arrival = start + target.latency(transfer.sender, delivery.tile);
             let tile = &mut ops[delivery.tile as usize];
-            tile.push((arrival - (SETUP_BEFORE_ARRIVAL - 1), ExchangeOp::SetPointer { address: delivery.destination }));
-            tile.push((arrival, ExchangeOp::Listen { sender: Some(transfer.sender) }));
+            tile.push((
+                arrival - (SETUP_BEFORE_ARRIVAL - 1),
+                ExchangeOp::SetPointer {
+                    address: delivery.destination,
+                },
+            ));
+            tile.push((
+                arrival,
+                ExchangeOp::Listen {
+                    sender: Some(transfer.sender),
+                },
+            ));
             tile.push((arrival + window, ExchangeOp::Listen { sender: None }));
         }
     }
@@ -51,36 +71,55 @@ pub fn timed_ops(target: &Target, phase: &ExchangePhase, schedule: &PhaseSchedul
 }
 
 /// Lowers the timed ops of one tile to instructions.
-pub fn emit_tile(target: &Target, tile: u32, ops: &[(u32, ExchangeOp)]) -> Result<TileExchangeCode, ExchangeError> {
+pub fn emit_tile(
+    target: &Target,
+    tile: u32,
+    ops: &[(u32, ExchangeOp)],
+) -> Result<TileExchangeCode, ExchangeError> {
     let mut code = TileExchangeCode::default();
     let mut now = 0u32;
-    let wait_until = |code: &mut TileExchangeCode, now: &mut u32, cycle: u32| -> Result<(), ExchangeError> {
-        if cycle < *now {
-            return Err(ExchangeError::Check { tile, cycle: cycle as u64, reason: format!("op needed at cycle {cycle} but the supervisor is busy until {now}") });
-        }
-        if cycle > *now {
-            code.instructions.push(Inst::new(Opcode::Delay, &[cycle - *now]));
-            *now = cycle;
-        }
-        Ok(())
-    };
+    let wait_until =
+        |code: &mut TileExchangeCode, now: &mut u32, cycle: u32| -> Result<(), ExchangeError> {
+            if cycle < *now {
+                return Err(ExchangeError::Check {
+                    tile,
+                    cycle: cycle as u64,
+                    reason: format!(
+                        "op needed at cycle {cycle} but the supervisor is busy until {now}"
+                    ),
+                });
+            }
+            if cycle > *now {
+                code.instructions
+                    .push(Inst::new(Opcode::Delay, &[cycle - *now]));
+                *now = cycle;
+            }
+            Ok(())
+        };
     for &(cycle, op) in ops {
         match op {
             ExchangeOp::Send { address, words } => {
                 wait_until(&mut code, &mut now, cycle)?;
-                code.instructions.push(Inst::new(Opcode::Send, &[words - 1, address, 0]));
+                code.instructions
+                    .push(Inst::new(Opcode::Send, &[words - 1, address, 0]));
                 now += words;
             }
             ExchangeOp::SetPointer { address } => {
                 wait_until(&mut code, &mut now, cycle - 1)?;
-                code.instructions.push(Inst::new(Opcode::Setzi, &[1, address]));
-                code.instructions.push(Inst::new(Opcode::Put, &[index::INCOMING_SINIT as u32, 1]));
+                code.instructions
+                    .push(Inst::new(Opcode::Setzi, &[1, address]));
+                code.instructions
+                    .push(Inst::new(Opcode::Put, &[index::INCOMING_SINIT as u32, 1]));
                 now = cycle + target.csr_write_stall;
             }
             ExchangeOp::Listen { sender } => {
                 wait_until(&mut code, &mut now, cycle - 1)?;
-                code.instructions.push(Inst::new(Opcode::Setzi, &[0, sender.map(|s| s + 1).unwrap_or(0)]));
-                code.instructions.push(Inst::new(Opcode::Put, &[index::INCOMING_MUX as u32, 0]));
+                code.instructions.push(Inst::new(
+                    Opcode::Setzi,
+                    &[0, sender.map(|s| s + 1).unwrap_or(0)],
+                ));
+                code.instructions
+                    .push(Inst::new(Opcode::Put, &[index::INCOMING_MUX as u32, 0]));
                 now = cycle + target.csr_write_stall;
             }
         }
@@ -90,6 +129,14 @@ pub fn emit_tile(target: &Target, tile: u32, ops: &[(u32, ExchangeOp)]) -> Resul
 }
 
 /// Instructions for every tile of a scheduled phase.
-pub fn emit(target: &Target, phase: &ExchangePhase, schedule: &PhaseSchedule) -> Result<Vec<TileExchangeCode>, ExchangeError> {
-    timed_ops(target, phase, schedule).iter().enumerate().map(|(tile, ops)| emit_tile(target, tile as u32, ops)).collect()
+pub fn emit(
+    target: &Target,
+    phase: &ExchangePhase,
+    schedule: &PhaseSchedule,
+) -> Result<Vec<TileExchangeCode>, ExchangeError> {
+    timed_ops(target, phase, schedule)
+        .iter()
+        .enumerate()
+        .map(|(tile, ops)| emit_tile(target, tile as u32, ops))
+        .collect()
 }

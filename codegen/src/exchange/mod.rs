@@ -71,9 +71,20 @@ pub enum ExchangeError {
     #[error("E-XCH-001 transfer `{label}`: {reason}")]
     BadTransfer { label: String, reason: String },
     #[error("E-XCH-002 check: tile {tile} cycle {cycle}: {reason}")]
-    Check { tile: u32, cycle: u64, reason: String },
+    Check {
+        tile: u32,
+        cycle: u64,
+        reason: String,
+    },
     #[error("E-XCH-003 check: transfer `{label}` word {word} never reached tile {tile} at {destination:#x}")]
-    Missing { label: String, word: u32, tile: u32, destination: u32 },
-    #[error("E-XCH-004 check: tile {tile} word sent at cycle {cycle} from {address:#x} has no listener")]
+    Missing {
+        label: String,
+        word: u32,
+        tile: u32,
+        destination: u32,
+    },
+    #[error(
+        "E-XCH-004 check: tile {tile} word sent at cycle {cycle} from {address:#x} has no listener"
+    )]
     NoListener { tile: u32, cycle: u64, address: u32 },
 }

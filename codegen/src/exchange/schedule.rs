@@ -48,16 +48,30 @@ struct TileResources {
 }
 
 /// The intervals one transfer occupies if it starts at `start` (relative offsets resolved).
-fn requirements(target: &Target, transfer: &Transfer, start: u32) -> Vec<(u32, Resource, u32, u32)> {
+fn requirements(
+    target: &Target,
+    transfer: &Transfer,
+    start: u32,
+) -> Vec<(u32, Resource, u32, u32)> {
     let window = transfer.words.max(MIN_WINDOW);
     let mut needs = vec![(transfer.sender, Resource::Supervisor, start, start + window)];
     for delivery in &transfer.deliveries {
         let arrival = start + target.latency(transfer.sender, delivery.tile);
         let end = arrival + window;
         let csr = target.csr_write_stall;
-        needs.push((delivery.tile, Resource::Supervisor, arrival - SETUP_BEFORE_ARRIVAL, arrival + csr));
+        needs.push((
+            delivery.tile,
+            Resource::Supervisor,
+            arrival - SETUP_BEFORE_ARRIVAL,
+            arrival + csr,
+        ));
         needs.push((delivery.tile, Resource::Supervisor, end - 1, end + csr));
-        needs.push((delivery.tile, Resource::Port, arrival - SETUP_BEFORE_ARRIVAL, end + csr));
+        needs.push((
+            delivery.tile,
+            Resource::Port,
+            arrival - SETUP_BEFORE_ARRIVAL,
+            end + csr,
+        ));
     }
     needs
 }
@@ -69,27 +83,45 @@ enum Resource {
 }
 
 fn validate(target: &Target, transfer: &Transfer) -> Result<(), ExchangeError> {
-    let bad = |reason: String| ExchangeError::BadTransfer { label: transfer.label.clone(), reason };
+    let bad = |reason: String| ExchangeError::BadTransfer {
+        label: transfer.label.clone(),
+        reason,
+    };
     if transfer.words == 0 {
         return Err(bad("no words".into()));
     }
     if transfer.source % 4 != 0 {
-        return Err(bad(format!("source {:#x} is not word aligned", transfer.source)));
+        return Err(bad(format!(
+            "source {:#x} is not word aligned",
+            transfer.source
+        )));
     }
     if transfer.sender >= target.tiles {
-        return Err(bad(format!("sender tile {} does not exist", transfer.sender)));
+        return Err(bad(format!(
+            "sender tile {} does not exist",
+            transfer.sender
+        )));
     }
     if transfer.deliveries.is_empty() {
         return Err(bad("no receivers".into()));
     }
     for (i, delivery) in transfer.deliveries.iter().enumerate() {
         if delivery.tile >= target.tiles || delivery.tile == transfer.sender {
-            return Err(bad(format!("receiver tile {} is invalid (sender {})", delivery.tile, transfer.sender)));
+            return Err(bad(format!(
+                "receiver tile {} is invalid (sender {})",
+                delivery.tile, transfer.sender
+            )));
         }
         if delivery.destination % 4 != 0 {
-            return Err(bad(format!("destination {:#x} is not word aligned", delivery.destination)));
+            return Err(bad(format!(
+                "destination {:#x} is not word aligned",
+                delivery.destination
+            )));
         }
-        if transfer.deliveries[..i].iter().any(|d| d.tile == delivery.tile) {
+        if transfer.deliveries[..i]
+            .iter()
+            .any(|d| d.tile == delivery.tile)
+        {
             return Err(bad(format!("tile {} receives twice", delivery.tile)));
         }
     }
@@ -144,8 +176,13 @@ pub fn estimate_cycles(target: &Target, phase: &ExchangePhase) -> u64 {
         }
     }
     let overhead = (SETUP_BEFORE_ARRIVAL + 2 * target.csr_write_stall) as u64;
-    let busiest = (0..target.tiles as usize).map(|t| sent[t].max(received[t] + windows[t] * overhead)).max().unwrap_or(0);
-    let latency = target.exchange_base_latency as u64 + target.exchange_cycles_per_column_hop as u64 * (target.tiles / target.tiles_per_column.max(1)) as u64;
+    let busiest = (0..target.tiles as usize)
+        .map(|t| sent[t].max(received[t] + windows[t] * overhead))
+        .max()
+        .unwrap_or(0);
+    let latency = target.exchange_base_latency as u64
+        + target.exchange_cycles_per_column_hop as u64
+            * (target.tiles / target.tiles_per_column.max(1)) as u64;
     if phase.transfers.is_empty() {
         0
     } else {

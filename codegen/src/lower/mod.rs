@@ -7,7 +7,10 @@ mod weights;
 
 use crate::dist::{resolve, Format, MidOp, MidProgram, Order, Shard, ValueId};
 use crate::graph::weights::WeightStore;
-use crate::tile::{BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program, RegionRequirement, StepKind, SymbolicTransfer};
+use crate::tile::{
+    BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program,
+    RegionRequirement, StepKind, SymbolicTransfer,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use tessera_isa::numerics::Fp8Format;
@@ -49,20 +52,51 @@ type Cells<K> = Mutex<HashMap<K, Arc<OnceLock<Arc<Vec<u8>>>>>>;
 /// The value of `key` in `map`, made by `make` once (other threads asking meanwhile wait).
 /// `make` must not use the thread pool: it runs inside the cell's initialiser, and a worker
 /// that stole another task needing the same cell would wait on itself.
-fn once<K: std::hash::Hash + Eq>(map: &Cells<K>, key: K, make: impl FnOnce() -> Vec<u8>) -> Arc<Vec<u8>> {
-    let cell = map.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+fn once<K: std::hash::Hash + Eq>(
+    map: &Cells<K>,
+    key: K,
+    make: impl FnOnce() -> Vec<u8>,
+) -> Arc<Vec<u8>> {
+    let cell = map
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
     cell.get_or_init(|| Arc::new(make())).clone()
 }
 
 impl WeightCache {
     /// Columns `cols` of the K × N weight `name` as FP8 `$CWEI` blocks, `width` columns wide.
     #[allow(clippy::too_many_arguments)]
-    fn blocks(&self, name: &str, values: &[f32], k: u32, n: u32, cols: std::ops::Range<u32>, width: u32, format: Fp8Format, scale: i8) -> Arc<Vec<u8>> {
-        let weight: WeightKey = (name.to_string(), values.as_ptr() as usize, values.len(), format, scale);
-        once(&self.blocks, (weight.clone(), cols.start, cols.end, width), || {
-            let codes = once(&self.quantized, weight, || weights::quantize_all(values, format, scale));
-            weights::cwei_blocks_of_codes(&codes, k, n, cols, width)
-        })
+    fn blocks(
+        &self,
+        name: &str,
+        values: &[f32],
+        k: u32,
+        n: u32,
+        cols: std::ops::Range<u32>,
+        width: u32,
+        format: Fp8Format,
+        scale: i8,
+    ) -> Arc<Vec<u8>> {
+        let weight: WeightKey = (
+            name.to_string(),
+            values.as_ptr() as usize,
+            values.len(),
+            format,
+            scale,
+        );
+        once(
+            &self.blocks,
+            (weight.clone(), cols.start, cols.end, width),
+            || {
+                let codes = once(&self.quantized, weight, || {
+                    weights::quantize_all(values, format, scale)
+                });
+                weights::cwei_blocks_of_codes(&codes, k, n, cols, width)
+            },
+        )
     }
 }
 
@@ -88,7 +122,12 @@ fn fbytes(format: Format) -> u32 {
 
 impl Lowering<'_> {
     fn fail(&self, code: u32, reason: impl Into<String>) -> LowerError {
-        LowerError { code, op: self.op, name: self.mid.ops[self.op].name().into(), reason: reason.into() }
+        LowerError {
+            code,
+            op: self.op,
+            name: self.mid.ops[self.op].name().into(),
+            reason: reason.into(),
+        }
     }
 
     fn buffer(&mut self, tile: u32, decl: BufferDecl) -> BufferId {
@@ -123,14 +162,20 @@ impl Lowering<'_> {
     /// resolved once.
     fn shard_on(&mut self, value: ValueId, tile: u32) -> Option<Shard> {
         let mid = self.mid;
-        let shards = self.resolved.entry(value.0).or_insert_with(|| resolve(&mid.grid, mid.value(value)));
+        let shards = self
+            .resolved
+            .entry(value.0)
+            .or_insert_with(|| resolve(&mid.grid, mid.value(value)));
         // Shards are sorted by tile first.
         let i = shards.partition_point(|s| s.tile < tile);
         shards.get(i).filter(|s| s.tile == tile).cloned()
     }
 
     fn site(&self, value: ValueId, tile: u32) -> Result<Site, LowerError> {
-        self.sites[value.0 as usize].get(&tile).copied().ok_or_else(|| self.fail(2, format!("%{} has no shard on tile {tile}", value.0)))
+        self.sites[value.0 as usize]
+            .get(&tile)
+            .copied()
+            .ok_or_else(|| self.fail(2, format!("%{} has no shard on tile {tile}", value.0)))
     }
 
     /// Bytes of one shard row in the value's order.
@@ -139,7 +184,9 @@ impl Lowering<'_> {
         match v.layout.order {
             Order::RowMajor { stride } => stride * fbytes(v.layout.format),
             Order::Panels => (shard.cols.end - shard.cols.start).div_ceil(32) * 32,
-            Order::CweiBlocks | Order::Vector => (shard.cols.end - shard.cols.start) * fbytes(v.layout.format),
+            Order::CweiBlocks | Order::Vector => {
+                (shard.cols.end - shard.cols.start) * fbytes(v.layout.format)
+            }
         }
     }
 
@@ -148,7 +195,13 @@ impl Lowering<'_> {
     }
 
     /// A fresh buffer for a value's shard on a tile.
-    fn new_site(&mut self, value: ValueId, shard: &Shard, region: RegionRequirement, slot: Option<u8>) -> Site {
+    fn new_site(
+        &mut self,
+        value: ValueId,
+        shard: &Shard,
+        region: RegionRequirement,
+        slot: Option<u8>,
+    ) -> Site {
         let v = self.mid.value(value);
         let bytes = self.shard_bytes(value, shard).max(8).div_ceil(8) * 8;
         let decl = BufferDecl {
@@ -179,15 +232,26 @@ impl Lowering<'_> {
 
     /// Where the shard of `value` on `shard.tile` should be written: inside the buffer of the
     /// gather that reads it (allocated on first use) at the shard's position, or a new buffer.
-    fn output_site(&mut self, value: ValueId, shard: &Shard, region: RegionRequirement, slot: Option<u8>) -> Site {
+    fn output_site(
+        &mut self,
+        value: ValueId,
+        shard: &Shard,
+        region: RegionRequirement,
+        slot: Option<u8>,
+    ) -> Site {
         if let Some(gather) = self.gathered_by(value) {
-            let gathered_shard = self.shard_on(gather, shard.tile).expect("a gather covers its sources' tiles");
+            let gathered_shard = self
+                .shard_on(gather, shard.tile)
+                .expect("a gather covers its sources' tiles");
             let base = match self.sites[gather.0 as usize].get(&shard.tile) {
                 Some(site) => *site,
                 None => self.new_site(gather, &gathered_shard, RegionRequirement::Any, Some(0)),
             };
             let offset = self.position_in_gather(value, gather, shard, &gathered_shard);
-            let site = Site { buffer: base.buffer, offset: base.offset + offset };
+            let site = Site {
+                buffer: base.buffer,
+                offset: base.offset + offset,
+            };
             self.sites[value.0 as usize].insert(shard.tile, site);
             return site;
         }
@@ -195,9 +259,17 @@ impl Lowering<'_> {
     }
 
     /// Byte offset of a source shard inside the gathered row block.
-    fn position_in_gather(&self, source: ValueId, gather: ValueId, shard: &Shard, gathered: &Shard) -> u32 {
+    fn position_in_gather(
+        &self,
+        source: ValueId,
+        gather: ValueId,
+        shard: &Shard,
+        gathered: &Shard,
+    ) -> u32 {
         match self.mid.value(gather).layout.order {
-            Order::RowMajor { .. } => (shard.rows.start - gathered.rows.start) * self.row_bytes(gather, gathered),
+            Order::RowMajor { .. } => {
+                (shard.rows.start - gathered.rows.start) * self.row_bytes(gather, gathered)
+            }
             _ => {
                 let _ = source;
                 (shard.cols.start / 32) * 32 * (gathered.rows.end - gathered.rows.start)
@@ -216,11 +288,28 @@ impl Lowering<'_> {
     fn scratch(&mut self, tile: u32, bytes: usize, region: RegionRequirement) -> BufferId {
         self.buffer(
             tile,
-            BufferDecl { name: "scratch".into(), bytes: (bytes.max(16) as u32).div_ceil(16) * 16, align: 16, region, slot: None, category: BufferCategory::Scratch, live: (0, 0), alias_of: None, contents: None },
+            BufferDecl {
+                name: "scratch".into(),
+                bytes: (bytes.max(16) as u32).div_ceil(16) * 16,
+                align: 16,
+                region,
+                slot: None,
+                category: BufferCategory::Scratch,
+                live: (0, 0),
+                alias_of: None,
+                contents: None,
+            },
         )
     }
 
-    fn constant(&mut self, tile: u32, name: &str, bytes: Arc<Vec<u8>>, region: RegionRequirement, align: u32) -> BufferId {
+    fn constant(
+        &mut self,
+        tile: u32,
+        name: &str,
+        bytes: Arc<Vec<u8>>,
+        region: RegionRequirement,
+        align: u32,
+    ) -> BufferId {
         let decl = BufferDecl {
             name: name.into(),
             bytes: (bytes.len() as u32).div_ceil(16) * 16,
@@ -238,7 +327,9 @@ impl Lowering<'_> {
     }
 
     fn weight(&self, tensor: &str) -> Result<&crate::graph::weights::HostTensor, LowerError> {
-        self.store.get(tensor).ok_or_else(|| self.fail(3, format!("weight `{tensor}` is not in the store")))
+        self.store
+            .get(tensor)
+            .ok_or_else(|| self.fail(3, format!("weight `{tensor}` is not in the store")))
     }
 
     fn lower_op(&mut self, k: usize) -> Result<(), LowerError> {
@@ -256,33 +347,76 @@ impl Lowering<'_> {
             }
             // Weights are converted and placed by the ops that read them (they know the layout).
             MidOp::Weight { .. } => {}
-            MidOp::LayerNorm { x, gamma, beta, eps } => {
+            MidOp::LayerNorm {
+                x,
+                gamma,
+                beta,
+                eps,
+            } => {
                 let step = self.compute_step();
-                let (gamma_name, beta_name) = (self.mid.value(gamma).name.clone(), self.mid.value(beta).name.clone());
+                let (gamma_name, beta_name) = (
+                    self.mid.value(gamma).name.clone(),
+                    self.mid.value(beta).name.clone(),
+                );
                 let gamma_bytes = Arc::new(weights::f32_bytes(&self.weight(&gamma_name)?.data));
                 let beta_bytes = Arc::new(weights::f32_bytes(&self.weight(&beta_name)?.data));
                 for shard in self.shards(id) {
                     let rows = (shard.rows.end - shard.rows.start) as usize;
                     let input = self.site(x, shard.tile)?;
                     let output = self.output_site(id, &shard, RegionRequirement::Any, None);
-                    let g = self.constant(shard.tile, &gamma_name, gamma_bytes.clone(), RegionRequirement::Any, 8);
-                    let b = self.constant(shard.tile, &beta_name, beta_bytes.clone(), RegionRequirement::Any, 8);
+                    let g = self.constant(
+                        shard.tile,
+                        &gamma_name,
+                        gamma_bytes.clone(),
+                        RegionRequirement::Any,
+                        8,
+                    );
+                    let b = self.constant(
+                        shard.tile,
+                        &beta_name,
+                        beta_bytes.clone(),
+                        RegionRequirement::Any,
+                        8,
+                    );
                     let format = value.layout.format;
                     let (case, scratch) = {
                         let key = format!("layernorm {rows} {} {eps} {format:?}", value.cols);
-                        let case = calls::memo(key, || calls::layernorm(rows, value.cols as usize, eps, format).0);
-                        let scratch: Vec<usize> = case.buffers.iter().filter(|b| b.role == tessera_kernels::Role::Scratch).map(|b| b.len()).collect();
+                        let case = calls::memo(key, || {
+                            calls::layernorm(rows, value.cols as usize, eps, format).0
+                        });
+                        let scratch: Vec<usize> = case
+                            .buffers
+                            .iter()
+                            .filter(|b| b.role == tessera_kernels::Role::Scratch)
+                            .map(|b| b.len())
+                            .collect();
                         (case, scratch)
                     };
-                    let mut bindings = vec![(input.buffer, input.offset), (g, 0), (b, 0), (output.buffer, output.offset)];
+                    let mut bindings = vec![
+                        (input.buffer, input.offset),
+                        (g, 0),
+                        (b, 0),
+                        (output.buffer, output.offset),
+                    ];
                     for bytes in scratch {
                         let s = self.scratch(shard.tile, bytes, RegionRequirement::Any);
                         bindings.push((s, 0));
                     }
-                    self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings });
+                    self.call(
+                        shard.tile,
+                        step,
+                        KernelCall {
+                            kernel: calls::kernel_name(&case),
+                            case,
+                            bindings,
+                        },
+                    );
                 }
             }
-            MidOp::Cast { .. } => return Err(self.fail(10, "a standalone cast is not lowered (it should have been fused into its producer)")),
+            MidOp::Cast { .. } => return Err(self.fail(
+                10,
+                "a standalone cast is not lowered (it should have been fused into its producer)",
+            )),
             MidOp::Gather { x } => {
                 self.current = None;
                 let mut transfers = Vec::new();
@@ -295,9 +429,15 @@ impl Lowering<'_> {
                 for source in self.shards(x) {
                     let site = self.site(x, source.tile)?;
                     let bytes = self.shard_bytes(x, &source);
-                    let (i, _) = (source.tile / self.mid.grid.tn, source.tile % self.mid.grid.tn);
+                    let (i, _) = (
+                        source.tile / self.mid.grid.tn,
+                        source.tile % self.mid.grid.tn,
+                    );
                     let mut deliveries = Vec::new();
-                    for target in gathered.iter().filter(|t| t.tile / self.mid.grid.tn == i && t.tile != source.tile) {
+                    for target in gathered
+                        .iter()
+                        .filter(|t| t.tile / self.mid.grid.tn == i && t.tile != source.tile)
+                    {
                         let base = self.sites[k][&target.tile];
                         let offset = self.position_in_gather(x, id, &source, target);
                         deliveries.push((target.tile, base.buffer, base.offset + offset));
@@ -305,16 +445,26 @@ impl Lowering<'_> {
                     if deliveries.is_empty() || bytes == 0 {
                         continue;
                     }
-                    transfers.push(SymbolicTransfer { sender: source.tile, source: (site.buffer, site.offset), words: bytes.div_ceil(4), deliveries, label: format!("{} from tile {}", value.name, source.tile) });
+                    transfers.push(SymbolicTransfer {
+                        sender: source.tile,
+                        source: (site.buffer, site.offset),
+                        words: bytes.div_ceil(4),
+                        deliveries,
+                        label: format!("{} from tile {}", value.name, source.tile),
+                    });
                 }
-                let step = self.program.exchange_step(&format!("gather {}", value.name), Vec::new());
+                let step = self
+                    .program
+                    .exchange_step(&format!("gather {}", value.name), Vec::new());
                 for t in &transfers {
                     self.touch(t.sender, t.source.0, step);
                     for &(tile, buffer, _) in &t.deliveries {
                         self.touch(tile, buffer, step);
                     }
                 }
-                let StepKind::Exchange { phase, .. } = self.program.steps[step] else { unreachable!() };
+                let StepKind::Exchange { phase, .. } = self.program.steps[step] else {
+                    unreachable!()
+                };
                 self.program.phases[phase] = transfers;
             }
             MidOp::ToPanels { x } => {
@@ -325,40 +475,102 @@ impl Lowering<'_> {
                     let rows = (shard.rows.end - shard.rows.start) as usize;
                     let kbs = (shard.cols.end - shard.cols.start).div_ceil(32) as usize;
                     let output = self.output_site(id, &shard, RegionRequirement::Any, Some(0));
-                    let case = calls::memo(format!("panelize {rows} {stride} {kbs}"), || calls::panelize(rows, stride as usize, kbs));
-                    self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(input.buffer, input.offset), (output.buffer, output.offset)] });
+                    let case = calls::memo(format!("panelize {rows} {stride} {kbs}"), || {
+                        calls::panelize(rows, stride as usize, kbs)
+                    });
+                    self.call(
+                        shard.tile,
+                        step,
+                        KernelCall {
+                            kernel: calls::kernel_name(&case),
+                            case,
+                            bindings: vec![
+                                (input.buffer, input.offset),
+                                (output.buffer, output.offset),
+                            ],
+                        },
+                    );
                 }
             }
             MidOp::MatMul { a, w } => {
                 let step = self.compute_step();
                 let w_value = self.mid.value(w).clone();
-                let (Format::Fp8 { format: a_format, scale: a_scale }, Format::Fp8 { format: w_format, scale: w_scale }) = (self.mid.value(a).layout.format, w_value.layout.format) else {
+                let (
+                    Format::Fp8 {
+                        format: a_format,
+                        scale: a_scale,
+                    },
+                    Format::Fp8 {
+                        format: w_format,
+                        scale: w_scale,
+                    },
+                ) = (self.mid.value(a).layout.format, w_value.layout.format)
+                else {
                     return Err(self.fail(11, "FP8 operands expected"));
                 };
-                let Order::RowMajor { stride } = value.layout.order else { return Err(self.fail(12, "matmul result must be row-major")) };
+                let Order::RowMajor { stride } = value.layout.order else {
+                    return Err(self.fail(12, "matmul result must be row-major"));
+                };
                 // The GEMM's row jump is a 10-bit pace stride in 8-byte atoms.
                 const MAX_COLUMNS: u32 = (8 * (511 + 3) / 2) as u32;
                 if stride > MAX_COLUMNS {
                     return Err(self.fail(16, format!("a {stride}-column GEMM output block exceeds the FP8 GEMM kernel's {MAX_COLUMNS} columns; use more column blocks")));
                 }
-                let values = &self.store.get(&w_value.name).ok_or_else(|| self.fail(3, format!("weight `{}` is not in the store", w_value.name)))?.data;
+                let values = &self
+                    .store
+                    .get(&w_value.name)
+                    .ok_or_else(|| {
+                        self.fail(3, format!("weight `{}` is not in the store", w_value.name))
+                    })?
+                    .data;
                 for shard in self.shards(id) {
                     let rows = (shard.rows.end - shard.rows.start) as usize;
                     let input = self.site(a, shard.tile)?;
-                    let blocks = self.cache.blocks(&w_value.name, values, w_value.rows, w_value.cols, shard.cols.clone(), stride, w_format, w_scale);
-                    let wb = self.constant(shard.tile, &w_value.name, blocks, RegionRequirement::Interleaved, 16);
-                    let output = self.output_site(id, &shard, RegionRequirement::Interleaved, Some(2));
+                    let blocks = self.cache.blocks(
+                        &w_value.name,
+                        values,
+                        w_value.rows,
+                        w_value.cols,
+                        shard.cols.clone(),
+                        stride,
+                        w_format,
+                        w_scale,
+                    );
+                    let wb = self.constant(
+                        shard.tile,
+                        &w_value.name,
+                        blocks,
+                        RegionRequirement::Interleaved,
+                        16,
+                    );
+                    let output =
+                        self.output_site(id, &shard, RegionRequirement::Interleaved, Some(2));
                     let k_dim = w_value.rows as usize;
                     let case = calls::memo(format!("gemm_fp8 {rows} {k_dim} {stride} {a_format:?} {w_format:?} {a_scale} {w_scale}"), || {
                         calls::gemm_fp8(rows, k_dim, stride as usize, a_format, w_format, a_scale as i32 + w_scale as i32)
                     });
                     let s = self.scratch(shard.tile, 16, RegionRequirement::Standard);
-                    self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(input.buffer, input.offset), (wb, 0), (output.buffer, output.offset), (s, 0)] });
+                    self.call(
+                        shard.tile,
+                        step,
+                        KernelCall {
+                            kernel: calls::kernel_name(&case),
+                            case,
+                            bindings: vec![
+                                (input.buffer, input.offset),
+                                (wb, 0),
+                                (output.buffer, output.offset),
+                                (s, 0),
+                            ],
+                        },
+                    );
                 }
             }
             MidOp::BiasAdd { x, bias } => {
                 let step = self.compute_step();
-                let Order::RowMajor { stride } = value.layout.order else { return Err(self.fail(13, "bias_add needs rows")) };
+                let Order::RowMajor { stride } = value.layout.order else {
+                    return Err(self.fail(13, "bias_add needs rows"));
+                };
                 let bias_name = self.mid.value(bias).name.clone();
                 let data = self.weight(&bias_name)?.data.clone();
                 for shard in self.shards(id) {
@@ -367,31 +579,73 @@ impl Lowering<'_> {
                     let bytes = Arc::new(weights::f16_vector(&data, shard.cols.clone(), stride));
                     let b = self.constant(shard.tile, &bias_name, bytes, RegionRequirement::Any, 8);
                     let rows = (shard.rows.end - shard.rows.start) as usize;
-                    let case = calls::memo(format!("bias_add {rows} {stride}"), || calls::bias_add(rows, stride as usize));
-                    self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(site.buffer, site.offset), (b, 0), (site.buffer, site.offset)] });
+                    let case = calls::memo(format!("bias_add {rows} {stride}"), || {
+                        calls::bias_add(rows, stride as usize)
+                    });
+                    self.call(
+                        shard.tile,
+                        step,
+                        KernelCall {
+                            kernel: calls::kernel_name(&case),
+                            case,
+                            bindings: vec![
+                                (site.buffer, site.offset),
+                                (b, 0),
+                                (site.buffer, site.offset),
+                            ],
+                        },
+                    );
                 }
             }
             MidOp::Gelu { x } => {
                 let step = self.compute_step();
-                let Order::RowMajor { stride } = value.layout.order else { return Err(self.fail(14, "gelu needs rows")) };
+                let Order::RowMajor { stride } = value.layout.order else {
+                    return Err(self.fail(14, "gelu needs rows"));
+                };
                 for shard in self.shards(id) {
                     let input = self.site(x, shard.tile)?;
                     let output = self.output_site(id, &shard, RegionRequirement::Any, None);
                     let n = (shard.rows.end - shard.rows.start) as usize * stride as usize;
                     let format = value.layout.format;
-                    let case = calls::memo(format!("gelu {n} {format:?}"), || calls::gelu(n, format));
-                    self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(input.buffer, input.offset), (output.buffer, output.offset)] });
+                    let case =
+                        calls::memo(format!("gelu {n} {format:?}"), || calls::gelu(n, format));
+                    self.call(
+                        shard.tile,
+                        step,
+                        KernelCall {
+                            kernel: calls::kernel_name(&case),
+                            case,
+                            bindings: vec![
+                                (input.buffer, input.offset),
+                                (output.buffer, output.offset),
+                            ],
+                        },
+                    );
                 }
             }
             MidOp::Add { a, b } => {
                 let step = self.compute_step();
-                let Order::RowMajor { stride } = value.layout.order else { return Err(self.fail(15, "add needs rows")) };
+                let Order::RowMajor { stride } = value.layout.order else {
+                    return Err(self.fail(15, "add needs rows"));
+                };
                 for shard in self.shards(id) {
                     let (sa, sb) = (self.site(a, shard.tile)?, self.site(b, shard.tile)?);
                     let output = self.output_site(id, &shard, RegionRequirement::Any, None);
                     let n = (shard.rows.end - shard.rows.start) as usize * stride as usize;
                     let case = calls::memo(format!("residual_add {n}"), || calls::residual_add(n));
-                    self.call(shard.tile, step, KernelCall { kernel: calls::kernel_name(&case), case, bindings: vec![(sa.buffer, sa.offset), (sb.buffer, sb.offset), (output.buffer, output.offset)] });
+                    self.call(
+                        shard.tile,
+                        step,
+                        KernelCall {
+                            kernel: calls::kernel_name(&case),
+                            case,
+                            bindings: vec![
+                                (sa.buffer, sa.offset),
+                                (sb.buffer, sb.offset),
+                                (output.buffer, output.offset),
+                            ],
+                        },
+                    );
                 }
             }
             MidOp::Output { x, tensor } => {
@@ -407,7 +661,14 @@ impl Lowering<'_> {
     }
 
     /// One host piece per row of a shard of `value` (the tensor is row-major on the host).
-    fn host_pieces(&mut self, tensor: &str, value: ValueId, shard: &Shard, site: Site, input: bool) {
+    fn host_pieces(
+        &mut self,
+        tensor: &str,
+        value: ValueId,
+        shard: &Shard,
+        site: Site,
+        input: bool,
+    ) {
         let row_bytes = self.row_bytes(value, shard);
         let v = self.mid.value(value).clone();
         let element = fbytes(v.layout.format);
@@ -417,14 +678,24 @@ impl Lowering<'_> {
                 tile: shard.tile,
                 buffer: site.buffer,
                 offset: site.offset + (r - shard.rows.start) * row_bytes,
-                tensor_offset: (r as u64 * v.cols as u64 + shard.cols.start as u64) * element as u64,
+                tensor_offset: (r as u64 * v.cols as u64 + shard.cols.start as u64)
+                    * element as u64,
                 bytes: (shard.cols.end - shard.cols.start) * element,
             });
         }
     }
 
-    fn host_tensor(&mut self, name: &str, value: &crate::dist::MidValue, input: bool) -> &mut HostTensorPlan {
-        let list = if input { &mut self.program.inputs } else { &mut self.program.outputs };
+    fn host_tensor(
+        &mut self,
+        name: &str,
+        value: &crate::dist::MidValue,
+        input: bool,
+    ) -> &mut HostTensorPlan {
+        let list = if input {
+            &mut self.program.inputs
+        } else {
+            &mut self.program.outputs
+        };
         if let Some(i) = list.iter().position(|t| t.name == name) {
             return &mut list[i];
         }
@@ -433,7 +704,12 @@ impl Lowering<'_> {
             Format::F16 => "float16",
             Format::Fp8 { .. } => "uint8",
         };
-        list.push(HostTensorPlan { name: name.into(), dtype: dtype.into(), shape: vec![value.rows as usize, value.cols as usize], pieces: Vec::new() });
+        list.push(HostTensorPlan {
+            name: name.into(),
+            dtype: dtype.into(),
+            shape: vec![value.rows as usize, value.cols as usize],
+            pieces: Vec::new(),
+        });
         list.last_mut().unwrap()
     }
 }
@@ -444,7 +720,12 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Progra
 }
 
 /// [`lower`] with converted weights shared with other lowerings of the same `store`.
-pub fn lower_with(mid: &MidProgram, store: &WeightStore, tiles: u32, cache: &WeightCache) -> Result<Program, LowerError> {
+pub fn lower_with(
+    mid: &MidProgram,
+    store: &WeightStore,
+    tiles: u32,
+    cache: &WeightCache,
+) -> Result<Program, LowerError> {
     let mut lowering = Lowering {
         mid,
         store,
@@ -463,7 +744,9 @@ pub fn lower_with(mid: &MidProgram, store: &WeightStore, tiles: u32, cache: &Wei
         lowering.program.compute_step("empty");
     }
     let last = lowering.program.steps.len() - 1;
-    let Lowering { mut program, uses, .. } = lowering;
+    let Lowering {
+        mut program, uses, ..
+    } = lowering;
     for (tile, uses) in program.tiles.iter_mut().zip(uses) {
         for (buffer, (first, end)) in tile.buffers.iter_mut().zip(uses) {
             let first = if first == usize::MAX { 0 } else { first };

@@ -28,7 +28,15 @@ pub fn quantize(value: f32, format: Fp8Format, scale: i8) -> u8 {
 /// Columns `cols` of a row-major K × N weight, quantized, zero padded to `width` columns, in
 /// `$CWEI` block order (the definition [`cwei_blocks_of_codes`] is tested against).
 #[cfg(test)]
-pub fn cwei_blocks(values: &[f32], k: u32, n: u32, cols: Range<u32>, width: u32, format: Fp8Format, scale: i8) -> Vec<u8> {
+pub fn cwei_blocks(
+    values: &[f32],
+    k: u32,
+    n: u32,
+    cols: Range<u32>,
+    width: u32,
+    format: Fp8Format,
+    scale: i8,
+) -> Vec<u8> {
     let (k, n, width) = (k as usize, n as usize, width as usize);
     let mut codes = vec![0u8; k * width];
     for row in 0..k {
@@ -44,8 +52,13 @@ pub fn cwei_blocks(values: &[f32], k: u32, n: u32, cols: Range<u32>, width: u32,
 /// Sequential on purpose: it runs inside a `OnceLock` initialiser, where a rayon worker that
 /// stole another lowering's task could re-enter the same cell.
 pub fn quantize_all(values: &[f32], format: Fp8Format, scale: i8) -> Vec<u8> {
-    let table: Vec<u8> = (0..=u16::MAX).map(|h| f16_to_fp8(h, format, -(scale as i32), false)).collect();
-    values.iter().map(|&v| table[f32_to_f16(v) as usize]).collect()
+    let table: Vec<u8> = (0..=u16::MAX)
+        .map(|h| f16_to_fp8(h, format, -(scale as i32), false))
+        .collect();
+    values
+        .iter()
+        .map(|&v| table[f32_to_f16(v) as usize])
+        .collect()
 }
 
 /// [`cwei_blocks`] from the codes of the whole K × N weight ([`quantize_all`]).
@@ -54,7 +67,8 @@ pub fn cwei_blocks_of_codes(all: &[u8], k: u32, n: u32, cols: Range<u32>, width:
     let (first, count) = (cols.start as usize, cols.len());
     let mut codes = vec![0u8; k * width];
     for row in 0..k {
-        codes[row * width..row * width + count].copy_from_slice(&all[row * n + first..row * n + first + count]);
+        codes[row * width..row * width + count]
+            .copy_from_slice(&all[row * n + first..row * n + first + count]);
     }
     weights_to_cwei_blocks(&codes, k, width, 1)
 }
@@ -79,11 +93,21 @@ mod tests {
         values[4] = f32::INFINITY;
         values[5] = -1e9;
         values[6] = 1e-30;
-        for (format, scale) in [(Fp8Format::F143, 0i8), (Fp8Format::F152, -3), (Fp8Format::F143, 4)] {
+        for (format, scale) in [
+            (Fp8Format::F143, 0i8),
+            (Fp8Format::F152, -3),
+            (Fp8Format::F143, 4),
+        ] {
             let all = quantize_all(&values, format, scale);
-            assert!(values.iter().zip(&all).all(|(&v, &c)| c == quantize(v, format, scale)));
+            assert!(values
+                .iter()
+                .zip(&all)
+                .all(|(&v, &c)| c == quantize(v, format, scale)));
             for (cols, width) in [(0..32, 32), (32..90, 64), (160..200, 64), (0..200, 224)] {
-                assert_eq!(cwei_blocks_of_codes(&all, k, n, cols.clone(), width), cwei_blocks(&values, k, n, cols, width, format, scale));
+                assert_eq!(
+                    cwei_blocks_of_codes(&all, k, n, cols.clone(), width),
+                    cwei_blocks(&values, k, n, cols, width, format, scale)
+                );
             }
         }
     }

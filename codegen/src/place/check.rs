@@ -8,49 +8,92 @@ use rayon::prelude::*;
 use tessera_kernels::Region;
 
 fn region_of(target: &Target, address: u32) -> Option<&crate::target::TargetRegion> {
-    target.regions.iter().find(|r| address >= r.start && address < r.end())
+    target
+        .regions
+        .iter()
+        .find(|r| address >= r.start && address < r.end())
 }
 
 /// Segments (elements, or element pairs when interleaved) a byte range touches.
 fn segments(target: &Target, start: u32, end: u32) -> (u32, u32) {
     let region = region_of(target, start).expect("checked before");
     let segment = region.segment_bytes();
-    ((start - region.start) / segment + region.start, (end - 1 - region.start) / segment + region.start)
+    (
+        (start - region.start) / segment + region.start,
+        (end - 1 - region.start) / segment + region.start,
+    )
 }
 
 /// Checks one tile.
-pub fn check_tile(target: &Target, program: &TileProgram, addresses: &[u32], placement: &Placement) -> Result<(), PlaceError> {
+pub fn check_tile(
+    target: &Target,
+    program: &TileProgram,
+    addresses: &[u32],
+    placement: &Placement,
+) -> Result<(), PlaceError> {
     let tile = program.tile;
     let fail = |reason: String| PlaceError::Check { tile, reason };
-    let reserved_end = placement.reserved.worker_scratch + 6 * placement.reserved.worker_scratch_bytes;
+    let reserved_end =
+        placement.reserved.worker_scratch + 6 * placement.reserved.worker_scratch_bytes;
     for (i, buffer) in program.buffers.iter().enumerate() {
         let (start, end) = (addresses[i], addresses[i] + buffer.bytes);
         let Some(region) = region_of(target, start) else {
-            return Err(fail(format!("`{}` at {start:#x} is outside tile SRAM", buffer.name)));
+            return Err(fail(format!(
+                "`{}` at {start:#x} is outside tile SRAM",
+                buffer.name
+            )));
         };
         if end > region.end() {
-            return Err(fail(format!("`{}` [{start:#x}, {end:#x}) crosses the end of region {}", buffer.name, region.name)));
+            return Err(fail(format!(
+                "`{}` [{start:#x}, {end:#x}) crosses the end of region {}",
+                buffer.name, region.name
+            )));
         }
         if start < reserved_end && end > target.sram_base {
-            return Err(fail(format!("`{}` at {start:#x} overlaps code or worker scratch (ends {reserved_end:#x})", buffer.name)));
+            return Err(fail(format!(
+                "`{}` at {start:#x} overlaps code or worker scratch (ends {reserved_end:#x})",
+                buffer.name
+            )));
         }
         if start % buffer.align.max(1) != 0 {
-            return Err(fail(format!("`{}` at {start:#x} is not {}-byte aligned", buffer.name, buffer.align)));
+            return Err(fail(format!(
+                "`{}` at {start:#x} is not {}-byte aligned",
+                buffer.name, buffer.align
+            )));
         }
         let interleaved = region.interleave > 1;
         match buffer.region {
-            RegionRequirement::Standard if interleaved => return Err(fail(format!("`{}` must be in the standard region", buffer.name))),
-            RegionRequirement::Interleaved if !interleaved => return Err(fail(format!("`{}` must be in the interleaved region", buffer.name))),
+            RegionRequirement::Standard if interleaved => {
+                return Err(fail(format!(
+                    "`{}` must be in the standard region",
+                    buffer.name
+                )))
+            }
+            RegionRequirement::Interleaved if !interleaved => {
+                return Err(fail(format!(
+                    "`{}` must be in the interleaved region",
+                    buffer.name
+                )))
+            }
             _ => {}
         }
         if let Some(parent) = buffer.alias_of {
             if addresses[parent.0 as usize] != start {
-                return Err(fail(format!("`{}` aliases `{}` but is at another address", buffer.name, program.buffer(parent).name)));
+                return Err(fail(format!(
+                    "`{}` aliases `{}` but is at another address",
+                    buffer.name,
+                    program.buffer(parent).name
+                )));
             }
         }
     }
     // No two live buffers share bytes unless one aliases the other.
-    let mut spans: Vec<(u32, u32, usize)> = program.buffers.iter().enumerate().map(|(i, b)| (addresses[i], addresses[i] + b.bytes, i)).collect();
+    let mut spans: Vec<(u32, u32, usize)> = program
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (addresses[i], addresses[i] + b.bytes, i))
+        .collect();
     spans.sort();
     for (a, &(start_a, end_a, i)) in spans.iter().enumerate() {
         for &(start_b, _, j) in &spans[a + 1..] {
@@ -59,9 +102,13 @@ pub fn check_tile(target: &Target, program: &TileProgram, addresses: &[u32], pla
             }
             let (bi, bj) = (&program.buffers[i], &program.buffers[j]);
             let live = bi.live.0 <= bj.live.1 && bj.live.0 <= bi.live.1;
-            let aliased = super::root(program, BufferId(i as u32)) == super::root(program, BufferId(j as u32));
+            let aliased = super::root(program, BufferId(i as u32))
+                == super::root(program, BufferId(j as u32));
             if live && !aliased && start_a < end_a {
-                return Err(fail(format!("`{}` and `{}` overlap at {start_b:#x} while both live", bi.name, bj.name)));
+                return Err(fail(format!(
+                    "`{}` and `{}` overlap at {start_b:#x} while both live",
+                    bi.name, bj.name
+                )));
             }
         }
     }
@@ -77,17 +124,32 @@ pub fn check_tile(target: &Target, program: &TileProgram, addresses: &[u32], pla
                     return Err(fail(format!("step {step} `{}`: `{}` needs {} bytes at offset {offset} of `{}` ({} bytes)", call.kernel, case_buffer.name, case_buffer.len(), buffer.name, buffer.bytes)));
                 }
                 if !(buffer.live.0 <= step && step <= buffer.live.1) {
-                    return Err(fail(format!("step {step} `{}` uses `{}` outside its life {:?}", call.kernel, buffer.name, buffer.live)));
+                    return Err(fail(format!(
+                        "step {step} `{}` uses `{}` outside its life {:?}",
+                        call.kernel, buffer.name, buffer.live
+                    )));
                 }
-                let interleaved = region_of(target, start).map(|r| r.interleave > 1).unwrap_or(false);
+                let interleaved = region_of(target, start)
+                    .map(|r| r.interleave > 1)
+                    .unwrap_or(false);
                 if case_buffer.region == Region::Interleaved && !interleaved {
-                    return Err(fail(format!("step {step} `{}`: `{}` must be in interleaved memory", call.kernel, case_buffer.name)));
+                    return Err(fail(format!(
+                        "step {step} `{}`: `{}` must be in interleaved memory",
+                        call.kernel, case_buffer.name
+                    )));
                 }
                 if case_buffer.len() > 0 && start % case_buffer.align.max(1) != 0 {
-                    return Err(fail(format!("step {step} `{}`: `{}` at {start:#x} is not {}-aligned", call.kernel, case_buffer.name, case_buffer.align)));
+                    return Err(fail(format!(
+                        "step {step} `{}`: `{}` at {start:#x} is not {}-aligned",
+                        call.kernel, case_buffer.name, case_buffer.align
+                    )));
                 }
                 for (l, other) in call.case.buffers.iter().enumerate().skip(k + 1) {
-                    let (Some(slot_a), Some(slot_b)) = (case_buffer.element_slot, other.element_slot) else { continue };
+                    let (Some(slot_a), Some(slot_b)) =
+                        (case_buffer.element_slot, other.element_slot)
+                    else {
+                        continue;
+                    };
                     if slot_a == slot_b || case_buffer.is_empty() || other.is_empty() {
                         continue;
                     }
@@ -109,7 +171,15 @@ pub fn check_tile(target: &Target, program: &TileProgram, addresses: &[u32], pla
 }
 
 /// Checks every tile (in parallel; a failure is that of the lowest failing tile).
-pub fn check(target: &Target, tiles: &[TileProgram], placement: &Placement) -> Result<(), PlaceError> {
-    let checked: Vec<Result<(), PlaceError>> = tiles.par_iter().zip(&placement.addresses).map(|(program, addresses)| check_tile(target, program, addresses, placement)).collect();
+pub fn check(
+    target: &Target,
+    tiles: &[TileProgram],
+    placement: &Placement,
+) -> Result<(), PlaceError> {
+    let checked: Vec<Result<(), PlaceError>> = tiles
+        .par_iter()
+        .zip(&placement.addresses)
+        .map(|(program, addresses)| check_tile(target, program, addresses, placement))
+        .collect();
     checked.into_iter().collect()
 }

@@ -13,9 +13,18 @@ use rayon::prelude::*;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlaceError {
     #[error("E-PLACE-001 insufficient tile SRAM for {bytes} {category} bytes on tile {tile} ({free} free)")]
-    Insufficient { tile: u32, category: String, bytes: u32, free: u32 },
+    Insufficient {
+        tile: u32,
+        category: String,
+        bytes: u32,
+        free: u32,
+    },
     #[error("E-PLACE-002 tile {tile} buffer `{name}`: {reason}")]
-    Invalid { tile: u32, name: String, reason: String },
+    Invalid {
+        tile: u32,
+        name: String,
+        reason: String,
+    },
     #[error("E-PLACE-003 check: tile {tile}: {reason}")]
     Check { tile: u32, reason: String },
 }
@@ -65,7 +74,11 @@ fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
 }
 
 /// Places one tile's buffers.
-pub fn place_tile(target: &Target, program: &TileProgram, reserved: &Reserved) -> Result<Vec<u32>, PlaceError> {
+pub fn place_tile(
+    target: &Target,
+    program: &TileProgram,
+    reserved: &Reserved,
+) -> Result<Vec<u32>, PlaceError> {
     let count = program.buffers.len();
     let mut live = vec![(usize::MAX, 0usize); count];
     let mut size = vec![0u32; count];
@@ -73,15 +86,27 @@ pub fn place_tile(target: &Target, program: &TileProgram, reserved: &Reserved) -
     for (i, buffer) in program.buffers.iter().enumerate() {
         let r = root(program, BufferId(i as u32)).0 as usize;
         if buffer.alias_of.is_some() && program.buffer(BufferId(r as u32)).alias_of.is_some() {
-            return Err(PlaceError::Invalid { tile: program.tile, name: buffer.name.clone(), reason: "alias cycle".into() });
+            return Err(PlaceError::Invalid {
+                tile: program.tile,
+                name: buffer.name.clone(),
+                reason: "alias cycle".into(),
+            });
         }
         live[r] = (live[r].0.min(buffer.live.0), live[r].1.max(buffer.live.1));
         size[r] = size[r].max(buffer.bytes);
         align[r] = align[r].max(buffer.align).max(8);
     }
     // Order: long-lived first, then large first; ties by id, so placement is deterministic.
-    let mut order: Vec<usize> = (0..count).filter(|&i| program.buffers[i].alias_of.is_none()).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(live[i].1 - live[i].0), std::cmp::Reverse(size[i]), i));
+    let mut order: Vec<usize> = (0..count)
+        .filter(|&i| program.buffers[i].alias_of.is_none())
+        .collect();
+    order.sort_by_key(|&i| {
+        (
+            std::cmp::Reverse(live[i].1 - live[i].0),
+            std::cmp::Reverse(size[i]),
+            i,
+        )
+    });
     let mut addresses = vec![u32::MAX; count];
     let mut placed: Vec<usize> = Vec::new();
     for &i in &order {
@@ -89,12 +114,20 @@ pub fn place_tile(target: &Target, program: &TileProgram, reserved: &Reserved) -
         let regions: Vec<&TargetRegion> = match buffer.region {
             RegionRequirement::Standard => target.region(false).into_iter().collect(),
             RegionRequirement::Interleaved => target.region(true).into_iter().collect(),
-            RegionRequirement::Any => target.region(false).into_iter().chain(target.region(true)).collect(),
+            RegionRequirement::Any => target
+                .region(false)
+                .into_iter()
+                .chain(target.region(true))
+                .collect(),
         };
         let mut chosen = None;
         let mut free_seen = 0;
         for region in regions {
-            let start = if region.interleave == 1 { reserved.worker_scratch + 6 * reserved.worker_scratch_bytes } else { region.start };
+            let start = if region.interleave == 1 {
+                reserved.worker_scratch + 6 * reserved.worker_scratch_bytes
+            } else {
+                region.start
+            };
             let start = start.max(region.start);
             let segment = region.segment_bytes();
             let mut forbidden: Vec<(u32, u32)> = placed
@@ -131,7 +164,12 @@ pub fn place_tile(target: &Target, program: &TileProgram, reserved: &Reserved) -
             }
         }
         let Some(address) = chosen else {
-            return Err(PlaceError::Insufficient { tile: program.tile, category: category_name(&buffer.category), bytes: size[i], free: free_seen });
+            return Err(PlaceError::Insufficient {
+                tile: program.tile,
+                category: category_name(&buffer.category),
+                bytes: size[i],
+                free: free_seen,
+            });
         };
         addresses[i] = address;
         placed.push(i);
@@ -145,8 +183,18 @@ pub fn place_tile(target: &Target, program: &TileProgram, reserved: &Reserved) -
 }
 
 /// Places every tile (in parallel; a failure is that of the lowest failing tile).
-pub fn place(target: &Target, tiles: &[TileProgram], reserved: Reserved) -> Result<Placement, PlaceError> {
-    let placed: Vec<Result<Vec<u32>, PlaceError>> = tiles.par_iter().map(|t| place_tile(target, t, &reserved)).collect();
+pub fn place(
+    target: &Target,
+    tiles: &[TileProgram],
+    reserved: Reserved,
+) -> Result<Placement, PlaceError> {
+    let placed: Vec<Result<Vec<u32>, PlaceError>> = tiles
+        .par_iter()
+        .map(|t| place_tile(target, t, &reserved))
+        .collect();
     let addresses = placed.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(Placement { addresses, reserved })
+    Ok(Placement {
+        addresses,
+        reserved,
+    })
 }

@@ -34,7 +34,16 @@ pub struct PlanOptions {
 impl PlanOptions {
     pub fn for_target(target: &Target) -> PlanOptions {
         let code_end = target.sram_base + 48 * 1024;
-        PlanOptions { max_candidates: 24, finalists: 4, grid: None, reserved: Reserved { code_end, worker_scratch: code_end, worker_scratch_bytes: 256 } }
+        PlanOptions {
+            max_candidates: 24,
+            finalists: 4,
+            grid: None,
+            reserved: Reserved {
+                code_end,
+                worker_scratch: code_end,
+                worker_scratch_bytes: 256,
+            },
+        }
     }
 }
 
@@ -69,16 +78,42 @@ pub struct PlanReport {
 impl PlanReport {
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "planner: explored {} candidates; {}", self.explored.len(), self.stop_reason);
-        let _ = writeln!(out, "{:>5} {:>5} {:>12} {:>10}  {}", "tm", "tn", "est. cycles", "peak SRAM", "outcome");
+        let _ = writeln!(
+            out,
+            "planner: explored {} candidates; {}",
+            self.explored.len(),
+            self.stop_reason
+        );
+        let _ = writeln!(
+            out,
+            "{:>5} {:>5} {:>12} {:>10}  {}",
+            "tm", "tn", "est. cycles", "peak SRAM", "outcome"
+        );
         for (i, c) in self.explored.iter().enumerate() {
-            let mark = if i == self.chosen { "chosen" } else if self.finalists.contains(&i) { "finalist" } else { "" };
+            let mark = if i == self.chosen {
+                "chosen"
+            } else if self.finalists.contains(&i) {
+                "finalist"
+            } else {
+                ""
+            };
             match &c.outcome {
                 Ok(e) => {
-                    let _ = writeln!(out, "{:>5} {:>5} {:>12} {:>9}K  {mark}", c.tm, c.tn, e.cycles, e.peak_sram / 1024);
+                    let _ = writeln!(
+                        out,
+                        "{:>5} {:>5} {:>12} {:>9}K  {mark}",
+                        c.tm,
+                        c.tn,
+                        e.cycles,
+                        e.peak_sram / 1024
+                    );
                 }
                 Err(reason) => {
-                    let _ = writeln!(out, "{:>5} {:>5} {:>12} {:>10}  rejected: {reason}", c.tm, c.tn, "-", "-");
+                    let _ = writeln!(
+                        out,
+                        "{:>5} {:>5} {:>12} {:>10}  rejected: {reason}",
+                        c.tm, c.tn, "-", "-"
+                    );
                 }
             }
         }
@@ -123,7 +158,8 @@ fn quick_cost(rows: u32, shapes: &[(u64, u64)], tm: u32, tn: u32) -> (u64, u64) 
     for &(k, n) in shapes {
         let cols = n.div_ceil(tn as u64).div_ceil(32) * 32;
         let blocks = k.div_ceil(32) * cols.div_ceil(16);
-        cycles += rows_per_tile * k * cols / 128 + blocks * (6 * (4 * rows_per_tile.div_ceil(6) + 28) + 60);
+        cycles += rows_per_tile * k * cols / 128
+            + blocks * (6 * (4 * rows_per_tile.div_ceil(6) + 28) + 60);
         cycles += rows_per_tile * k / 4;
         weights += k * cols;
     }
@@ -133,13 +169,22 @@ fn quick_cost(rows: u32, shapes: &[(u64, u64)], tm: u32, tn: u32) -> (u64, u64) 
 /// The candidate grids, most promising first by the quick cost, with those whose weights cannot
 /// fit a tile's interleaved memory pruned; bounded by `max_candidates`. Returns the candidates
 /// and how many grids were considered.
-pub fn candidates(graph: &Graph, target: &Target, options: &PlanOptions) -> (Vec<(u32, u32)>, usize) {
+pub fn candidates(
+    graph: &Graph,
+    target: &Target,
+    options: &PlanOptions,
+) -> (Vec<(u32, u32)>, usize) {
     if let Some(grid) = options.grid {
         return (vec![grid], 1);
     }
     let rows = graph_rows(graph);
     let shapes = matmul_shapes(graph);
-    let max_tn = shapes.iter().map(|&(_, n)| n.div_ceil(32) as u32).min().unwrap_or(1).max(1);
+    let max_tn = shapes
+        .iter()
+        .map(|&(_, n)| n.div_ceil(32) as u32)
+        .min()
+        .unwrap_or(1)
+        .max(1);
     let interleaved = target.region(true).map(|r| r.size as u64).unwrap_or(0);
     let mut all = Vec::new();
     for tm in 1..=rows.min(target.tiles) {
@@ -162,12 +207,35 @@ pub fn candidates(graph: &Graph, target: &Target, options: &PlanOptions) -> (Vec
 }
 
 /// Distribute, rewrite, verify, lower and place one grid.
-pub fn build(graph: &Graph, store: &WeightStore, target: &Target, tm: u32, tn: u32, reserved: Reserved) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
-    build_with(graph, store, target, tm, tn, reserved, &WeightCache::default())
+pub fn build(
+    graph: &Graph,
+    store: &WeightStore,
+    target: &Target,
+    tm: u32,
+    tn: u32,
+    reserved: Reserved,
+) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
+    build_with(
+        graph,
+        store,
+        target,
+        tm,
+        tn,
+        reserved,
+        &WeightCache::default(),
+    )
 }
 
 /// [`build`] with weights converted once for every grid of the same `store`.
-pub fn build_with(graph: &Graph, store: &WeightStore, target: &Target, tm: u32, tn: u32, reserved: Reserved, cache: &WeightCache) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
+pub fn build_with(
+    graph: &Graph,
+    store: &WeightStore,
+    target: &Target,
+    tm: u32,
+    tn: u32,
+    reserved: Reserved,
+    cache: &WeightCache,
+) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
     let rows = graph_rows(graph);
     let mut mid = distribute(graph, Grid::new(tm, tn, rows)).map_err(|e| e.to_string())?;
     verify(&mid).map_err(|e| e.to_string())?;
@@ -189,7 +257,10 @@ pub fn graph_rows(graph: &Graph) -> u32 {
     graph
         .nodes
         .iter()
-        .find_map(|(_, n)| matches!(n.op, crate::graph::Op::Input { .. }).then(|| n.ty.shape.0.first().copied().unwrap_or(1) as u32))
+        .find_map(|(_, n)| {
+            matches!(n.op, crate::graph::Op::Input { .. })
+                .then(|| n.ty.shape.0.first().copied().unwrap_or(1) as u32)
+        })
         .unwrap_or(1)
 }
 
@@ -209,18 +280,39 @@ fn earlier_best(a: Option<(usize, Built)>, b: Option<(usize, Built)>) -> Option<
 /// Searches and returns the best plan. Candidates are built and costed in parallel; the
 /// explored list and the choice are those of costing them one by one in order (only the best
 /// build so far is kept, so memory does not grow with the number of candidates).
-pub fn plan(graph: &Graph, store: &WeightStore, target: &Target, options: &PlanOptions) -> Result<Plan, PlanError> {
+pub fn plan(
+    graph: &Graph,
+    store: &WeightStore,
+    target: &Target,
+    options: &PlanOptions,
+) -> Result<Plan, PlanError> {
     let (grids, total) = candidates(graph, target, options);
     let cache = WeightCache::default();
     let (explored, best) = grids
         .par_iter()
         .enumerate()
-        .map(|(index, &(tm, tn))| match build_with(graph, store, target, tm, tn, options.reserved, &cache) {
-            Ok((mid, program, placement, notes)) => {
-                let estimate = estimate(target, &program, &placement);
-                (vec![Candidate { tm, tn, outcome: Ok(estimate.clone()) }], Some((index, (mid, program, placement, notes, estimate))))
+        .map(|(index, &(tm, tn))| {
+            match build_with(graph, store, target, tm, tn, options.reserved, &cache) {
+                Ok((mid, program, placement, notes)) => {
+                    let estimate = estimate(target, &program, &placement);
+                    (
+                        vec![Candidate {
+                            tm,
+                            tn,
+                            outcome: Ok(estimate.clone()),
+                        }],
+                        Some((index, (mid, program, placement, notes, estimate))),
+                    )
+                }
+                Err(reason) => (
+                    vec![Candidate {
+                        tm,
+                        tn,
+                        outcome: Err(reason),
+                    }],
+                    None,
+                ),
             }
-            Err(reason) => (vec![Candidate { tm, tn, outcome: Err(reason) }], None),
         })
         .reduce(
             || (Vec::new(), None),
@@ -237,13 +329,45 @@ pub fn plan(graph: &Graph, store: &WeightStore, target: &Target, options: &PlanO
         format!("costed every grid the quick model kept ({total})")
     };
     let Some((chosen, built)) = best else {
-        let reasons: Vec<String> = explored.iter().filter_map(|c| c.outcome.as_ref().err().map(|e| format!("{}x{}: {e}", c.tm, c.tn))).take(3).collect();
+        let reasons: Vec<String> = explored
+            .iter()
+            .filter_map(|c| {
+                c.outcome
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("{}x{}: {e}", c.tm, c.tn))
+            })
+            .take(3)
+            .collect();
         return Err(PlanError::NothingFits(reasons.join("; ")));
     };
-    let mut order: Vec<usize> = (0..explored.len()).filter(|&i| explored[i].outcome.is_ok()).collect();
-    order.sort_by_key(|&i| (explored[i].outcome.as_ref().map(|e| e.cycles).unwrap_or(u64::MAX), i));
+    let mut order: Vec<usize> = (0..explored.len())
+        .filter(|&i| explored[i].outcome.is_ok())
+        .collect();
+    order.sort_by_key(|&i| {
+        (
+            explored[i]
+                .outcome
+                .as_ref()
+                .map(|e| e.cycles)
+                .unwrap_or(u64::MAX),
+            i,
+        )
+    });
     order.truncate(options.finalists);
     let (mid, program, placement, rewrites, estimate) = built;
-    let report = PlanReport { explored, finalists: order, chosen, stop_reason, rewrites };
-    Ok(Plan { mid, program, placement, estimate, report })
+    let report = PlanReport {
+        explored,
+        finalists: order,
+        chosen,
+        stop_reason,
+        rewrites,
+    };
+    Ok(Plan {
+        mid,
+        program,
+        placement,
+        estimate,
+        report,
+    })
 }

@@ -93,9 +93,14 @@ impl TileProgram {
 /// What a step does.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StepKind {
-    Compute { label: String },
+    Compute {
+        label: String,
+    },
     /// Index into [`Program::phases`].
-    Exchange { phase: usize, label: String },
+    Exchange {
+        phase: usize,
+        label: String,
+    },
 }
 
 /// A transfer whose addresses are still buffer references.
@@ -141,12 +146,22 @@ pub struct Program {
 
 impl Program {
     pub fn new(tiles: u32) -> Program {
-        Program { tiles: (0..tiles).map(|tile| TileProgram { tile, ..TileProgram::default() }).collect(), ..Program::default() }
+        Program {
+            tiles: (0..tiles)
+                .map(|tile| TileProgram {
+                    tile,
+                    ..TileProgram::default()
+                })
+                .collect(),
+            ..Program::default()
+        }
     }
 
     /// Appends a compute step; every tile gets an empty call list to fill.
     pub fn compute_step(&mut self, label: &str) -> usize {
-        self.steps.push(StepKind::Compute { label: label.into() });
+        self.steps.push(StepKind::Compute {
+            label: label.into(),
+        });
         for tile in &mut self.tiles {
             tile.calls.push(Vec::new());
         }
@@ -156,7 +171,10 @@ impl Program {
     /// Appends an exchange step with its transfers.
     pub fn exchange_step(&mut self, label: &str, transfers: Vec<SymbolicTransfer>) -> usize {
         self.phases.push(transfers);
-        self.steps.push(StepKind::Exchange { phase: self.phases.len() - 1, label: label.into() });
+        self.steps.push(StepKind::Exchange {
+            phase: self.phases.len() - 1,
+            label: label.into(),
+        });
         for tile in &mut self.tiles {
             tile.calls.push(Vec::new());
         }
@@ -174,7 +192,10 @@ impl Program {
                 deliveries: t
                     .deliveries
                     .iter()
-                    .map(|&(tile, buffer, offset)| crate::exchange::Delivery { tile, destination: addresses[tile as usize][buffer.0 as usize] + offset })
+                    .map(|&(tile, buffer, offset)| crate::exchange::Delivery {
+                        tile,
+                        destination: addresses[tile as usize][buffer.0 as usize] + offset,
+                    })
                     .collect(),
                 label: t.label.clone(),
             })

@@ -16,25 +16,46 @@ pub enum TileVerifyError {
 pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
     let steps = program.steps.len();
     for tile in &program.tiles {
-        let fail = |reason: String| TileVerifyError::Tile { tile: tile.tile, reason };
+        let fail = |reason: String| TileVerifyError::Tile {
+            tile: tile.tile,
+            reason,
+        };
         if tile.calls.len() != steps {
-            return Err(fail(format!("{} step call lists for {steps} steps", tile.calls.len())));
+            return Err(fail(format!(
+                "{} step call lists for {steps} steps",
+                tile.calls.len()
+            )));
         }
         for (i, buffer) in tile.buffers.iter().enumerate() {
             if buffer.live.0 > buffer.live.1 || buffer.live.1 >= steps.max(1) {
-                return Err(fail(format!("buffer `{}` has life {:?} outside 0..{steps}", buffer.name, buffer.live)));
+                return Err(fail(format!(
+                    "buffer `{}` has life {:?} outside 0..{steps}",
+                    buffer.name, buffer.live
+                )));
             }
             if let Some(parent) = buffer.alias_of {
                 if parent.0 as usize >= tile.buffers.len() || parent.0 as usize == i {
-                    return Err(fail(format!("buffer `{}` aliases an invalid buffer", buffer.name)));
+                    return Err(fail(format!(
+                        "buffer `{}` aliases an invalid buffer",
+                        buffer.name
+                    )));
                 }
                 if tile.buffer(parent).bytes < buffer.bytes {
-                    return Err(fail(format!("buffer `{}` is larger than `{}` it aliases", buffer.name, tile.buffer(parent).name)));
+                    return Err(fail(format!(
+                        "buffer `{}` is larger than `{}` it aliases",
+                        buffer.name,
+                        tile.buffer(parent).name
+                    )));
                 }
             }
             if let Some(contents) = &buffer.contents {
                 if contents.len() > buffer.bytes as usize {
-                    return Err(fail(format!("buffer `{}` has {} bytes of contents for {} bytes", buffer.name, contents.len(), buffer.bytes)));
+                    return Err(fail(format!(
+                        "buffer `{}` has {} bytes of contents for {} bytes",
+                        buffer.name,
+                        contents.len(),
+                        buffer.bytes
+                    )));
                 }
             }
         }
@@ -44,35 +65,68 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
             }
             for call in calls {
                 if call.bindings.len() != call.case.buffers.len() {
-                    return Err(fail(format!("step {step} `{}`: {} bindings for {} buffers", call.kernel, call.bindings.len(), call.case.buffers.len())));
+                    return Err(fail(format!(
+                        "step {step} `{}`: {} bindings for {} buffers",
+                        call.kernel,
+                        call.bindings.len(),
+                        call.case.buffers.len()
+                    )));
                 }
                 for (k, &(id, offset)) in call.bindings.iter().enumerate() {
                     let Some(buffer) = tile.buffers.get(id.0 as usize) else {
-                        return Err(fail(format!("step {step} `{}` binds a missing buffer", call.kernel)));
+                        return Err(fail(format!(
+                            "step {step} `{}` binds a missing buffer",
+                            call.kernel
+                        )));
                     };
                     if offset as usize + call.case.buffers[k].len() > buffer.bytes as usize {
-                        return Err(fail(format!("step {step} `{}`: `{}` overruns `{}`", call.kernel, call.case.buffers[k].name, buffer.name)));
+                        return Err(fail(format!(
+                            "step {step} `{}`: `{}` overruns `{}`",
+                            call.kernel, call.case.buffers[k].name, buffer.name
+                        )));
                     }
                     if !(buffer.live.0 <= step && step <= buffer.live.1) {
-                        return Err(fail(format!("step {step} `{}` uses `{}` outside its life {:?}", call.kernel, buffer.name, buffer.live)));
+                        return Err(fail(format!(
+                            "step {step} `{}` uses `{}` outside its life {:?}",
+                            call.kernel, buffer.name, buffer.live
+                        )));
                     }
                 }
             }
         }
     }
     for (step, kind) in program.steps.iter().enumerate() {
-        let StepKind::Exchange { phase, .. } = kind else { continue };
+        let StepKind::Exchange { phase, .. } = kind else {
+            continue;
+        };
         let fail = |reason: String| TileVerifyError::Step { step, reason };
-        for transfer in program.phases.get(*phase).ok_or_else(|| fail("missing phase".into()))? {
+        for transfer in program
+            .phases
+            .get(*phase)
+            .ok_or_else(|| fail("missing phase".into()))?
+        {
             let bytes = transfer.words * 4;
-            let check = |tile: u32, id: super::BufferId, offset: u32| -> Result<(), TileVerifyError> {
-                let program_tile = program.tiles.get(tile as usize).ok_or_else(|| fail(format!("`{}`: tile {tile} does not exist", transfer.label)))?;
-                let buffer = program_tile.buffers.get(id.0 as usize).ok_or_else(|| fail(format!("`{}`: missing buffer on tile {tile}", transfer.label)))?;
+            let check = |tile: u32,
+                         id: super::BufferId,
+                         offset: u32|
+             -> Result<(), TileVerifyError> {
+                let program_tile = program.tiles.get(tile as usize).ok_or_else(|| {
+                    fail(format!("`{}`: tile {tile} does not exist", transfer.label))
+                })?;
+                let buffer = program_tile.buffers.get(id.0 as usize).ok_or_else(|| {
+                    fail(format!(
+                        "`{}`: missing buffer on tile {tile}",
+                        transfer.label
+                    ))
+                })?;
                 if offset + bytes > buffer.bytes || offset % 4 != 0 {
                     return Err(fail(format!("`{}`: {bytes} bytes at offset {offset} do not fit `{}` ({} bytes) on tile {tile}", transfer.label, buffer.name, buffer.bytes)));
                 }
                 if !(buffer.live.0 <= step && step <= buffer.live.1) {
-                    return Err(fail(format!("`{}`: `{}` on tile {tile} is not live", transfer.label, buffer.name)));
+                    return Err(fail(format!(
+                        "`{}`: `{}` on tile {tile} is not live",
+                        transfer.label, buffer.name
+                    )));
                 }
                 Ok(())
             };
@@ -84,11 +138,24 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
     }
     for tensor in program.inputs.iter().chain(&program.outputs) {
         for piece in &tensor.pieces {
-            let Some(buffer) = program.tiles.get(piece.tile as usize).and_then(|t| t.buffers.get(piece.buffer.0 as usize)) else {
-                return Err(TileVerifyError::Tile { tile: piece.tile, reason: format!("host tensor `{}` names a missing buffer", tensor.name) });
+            let Some(buffer) = program
+                .tiles
+                .get(piece.tile as usize)
+                .and_then(|t| t.buffers.get(piece.buffer.0 as usize))
+            else {
+                return Err(TileVerifyError::Tile {
+                    tile: piece.tile,
+                    reason: format!("host tensor `{}` names a missing buffer", tensor.name),
+                });
             };
             if piece.offset + piece.bytes > buffer.bytes {
-                return Err(TileVerifyError::Tile { tile: piece.tile, reason: format!("host tensor `{}` piece overruns `{}`", tensor.name, buffer.name) });
+                return Err(TileVerifyError::Tile {
+                    tile: piece.tile,
+                    reason: format!(
+                        "host tensor `{}` piece overruns `{}`",
+                        tensor.name, buffer.name
+                    ),
+                });
             }
         }
     }

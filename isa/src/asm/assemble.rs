@@ -19,7 +19,10 @@ use crate::table::{CoIssue, Contexts, Pipe};
 /// Assembles source files (`(file name, text)`, in order) into a placed object.
 ///
 /// Returns every diagnostic found, sorted by file, line and column.
-pub fn assemble<N: AsRef<str>, T: AsRef<str>>(sources: &[(N, T)], options: &LayoutOptions) -> Result<Object, AsmErrors> {
+pub fn assemble<N: AsRef<str>, T: AsRef<str>>(
+    sources: &[(N, T)],
+    options: &LayoutOptions,
+) -> Result<Object, AsmErrors> {
     let mut errors = Vec::new();
     let files: Vec<ParsedFile> = sources
         .iter()
@@ -32,9 +35,18 @@ pub fn assemble<N: AsRef<str>, T: AsRef<str>>(sources: &[(N, T)], options: &Layo
     let (sections, listing) = encode_sections(&layout, &mut errors);
     let symbols = layout.object_symbols(&mut errors);
     if errors.is_empty() {
-        return Ok(Object { sections, symbols, listing });
+        return Ok(Object {
+            sections,
+            symbols,
+            listing,
+        });
     }
-    let order = |loc: &Loc| sources.iter().position(|(name, _)| name.as_ref() == loc.file).unwrap_or(usize::MAX);
+    let order = |loc: &Loc| {
+        sources
+            .iter()
+            .position(|(name, _)| name.as_ref() == loc.file)
+            .unwrap_or(usize::MAX)
+    };
     errors.sort_by_key(|e| (order(e.loc()), e.loc().line, e.loc().col));
     Err(AsmErrors(errors))
 }
@@ -59,25 +71,53 @@ pub fn parse_bundle(text: &str) -> Result<Bundle, AsmErrors> {
         [stmt] => match &stmt.kind {
             StmtKind::Inst(inst) => std::slice::from_ref(inst),
             StmtKind::Bundle(insts) => insts.as_slice(),
-            _ => return Err(make::Syntax(loc(stmt.pos), "expected one instruction or bundle").into()),
+            _ => {
+                return Err(
+                    make::Syntax(loc(stmt.pos), "expected one instruction or bundle").into(),
+                )
+            }
         },
-        [] => return Err(make::Syntax(Loc::new(FILE, 1, 1), "expected one instruction or bundle, found nothing").into()),
-        [_, second, ..] => return Err(make::Syntax(loc(second.pos), "expected one instruction or bundle, found more").into()),
+        [] => {
+            return Err(make::Syntax(
+                Loc::new(FILE, 1, 1),
+                "expected one instruction or bundle, found nothing",
+            )
+            .into())
+        }
+        [_, second, ..] => {
+            return Err(make::Syntax(
+                loc(second.pos),
+                "expected one instruction or bundle, found more",
+            )
+            .into())
+        }
     };
-    let env = ConstEnv { file: FILE, symbols: PREDEFINED_SYMBOLS };
+    let env = ConstEnv {
+        file: FILE,
+        symbols: PREDEFINED_SYMBOLS,
+    };
     let eval = |expr: &Expr| super::expr::eval(expr, &env);
     build_bundle(insts, &eval, &loc, None).map_err(AsmErrors)
 }
 
 /// The word and text of the main-pipeline `nop` row, used for code padding.
 fn nop_word() -> Option<(u32, String)> {
-    let row = INSTRUCTIONS.iter().find(|r| r.mnemonic == "nop" && r.operands.is_empty() && r.pipe == Pipe::Main)?;
+    let row = INSTRUCTIONS
+        .iter()
+        .find(|r| r.mnemonic == "nop" && r.operands.is_empty() && r.pipe == Pipe::Main)?;
     let inst = Inst::new(row.opcode, &[]);
     Some((crate::inst::emit::encode(&inst).ok()?, format_inst(&inst)))
 }
 
-fn encode_sections(layout: &Layout<'_>, errors: &mut Vec<AsmError>) -> (Vec<Section>, Vec<ListingLine>) {
-    let mut bytes: Vec<Vec<u8>> = layout.sections.iter().map(|s| vec![0u8; s.size as usize]).collect();
+fn encode_sections(
+    layout: &Layout<'_>,
+    errors: &mut Vec<AsmError>,
+) -> (Vec<Section>, Vec<ListingLine>) {
+    let mut bytes: Vec<Vec<u8>> = layout
+        .sections
+        .iter()
+        .map(|s| vec![0u8; s.size as usize])
+        .collect();
     let mut listing = Vec::new();
     let nop = nop_word();
     for item in &layout.items {
@@ -98,7 +138,12 @@ fn encode_sections(layout: &Layout<'_>, errors: &mut Vec<AsmError>) -> (Vec<Sect
                         address: address.wrapping_add(*zeros + 4 * k as u32),
                         words: vec![word],
                         text: text.clone(),
-                        file: layout.files.get(item.file).copied().unwrap_or("<input>").to_string(),
+                        file: layout
+                            .files
+                            .get(item.file)
+                            .copied()
+                            .unwrap_or("<input>")
+                            .to_string(),
                         line: item.pos.line,
                     });
                 }
@@ -124,7 +169,12 @@ fn encode_sections(layout: &Layout<'_>, errors: &mut Vec<AsmError>) -> (Vec<Sect
                                 2 => ".short",
                                 _ => ".int",
                             };
-                            errors.push(make::OutOfRange(at, format!("value {value} does not fit in `{directive}` ({lo}..={hi})")));
+                            errors.push(make::OutOfRange(
+                                at,
+                                format!(
+                                    "value {value} does not fit in `{directive}` ({lo}..={hi})"
+                                ),
+                            ));
                             continue;
                         }
                     }
@@ -144,7 +194,10 @@ fn encode_sections(layout: &Layout<'_>, errors: &mut Vec<AsmError>) -> (Vec<Sect
                 };
                 let mut ok = true;
                 if address % 4 != 0 {
-                    errors.push(make::Misaligned(loc.clone(), format!("instruction at {address:#x} is not 4-byte aligned")));
+                    errors.push(make::Misaligned(
+                        loc.clone(),
+                        format!("instruction at {address:#x} is not 4-byte aligned"),
+                    ));
                     ok = false;
                 } else if bundle.size() == 8 && address % 8 != 0 {
                     errors.push(make::Misaligned(
@@ -168,7 +221,12 @@ fn encode_sections(layout: &Layout<'_>, errors: &mut Vec<AsmError>) -> (Vec<Sect
                         address,
                         words,
                         text: format_bundle(&bundle),
-                        file: layout.files.get(item.file).copied().unwrap_or("<input>").to_string(),
+                        file: layout
+                            .files
+                            .get(item.file)
+                            .copied()
+                            .unwrap_or("<input>")
+                            .to_string(),
                         line: item.pos.line,
                     });
                 }
@@ -202,7 +260,10 @@ fn context_error(desc: &InstDesc, context: CodeContext, loc: Loc) -> Option<AsmE
     };
     Some(make::WrongContext(
         loc,
-        format!("`{}` is a {only}-only instruction, but this code is marked {marked}", desc.mnemonic),
+        format!(
+            "`{}` is a {only}-only instruction, but this code is marked {marked}",
+            desc.mnemonic
+        ),
     ))
 }
 
@@ -219,7 +280,9 @@ fn build_bundle(
     for stmt in insts {
         match resolve(stmt, eval, loc) {
             Ok(inst) => {
-                if let Some(error) = context.and_then(|c| context_error(inst.desc(), c, loc(stmt.pos))) {
+                if let Some(error) =
+                    context.and_then(|c| context_error(inst.desc(), c, loc(stmt.pos)))
+                {
                     errors.push(error);
                 }
                 resolved.push((inst, stmt));
@@ -255,8 +318,15 @@ fn build_bundle(
             if !errors.is_empty() {
                 return Err(errors);
             }
-            let (main, aux) = if da.pipe == Pipe::Main { (*a, *b) } else { (*b, *a) };
-            Ok(Bundle { main: Some(main), aux: Some(aux) })
+            let (main, aux) = if da.pipe == Pipe::Main {
+                (*a, *b)
+            } else {
+                (*b, *a)
+            };
+            Ok(Bundle {
+                main: Some(main),
+                aux: Some(aux),
+            })
         }
         _ => Err(vec![make::BadBundle(
             loc(insts.first().map(|s| s.pos).unwrap_or_default()),
@@ -271,7 +341,8 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
         OperandValue::Reg(reg) => {
             kind.register_file() == Some(reg.file)
                 && kind.register_width() == reg.width
-                && reg.post_inc == matches!(kind, OperandKind::MRegPostInc | OperandKind::MPairPostInc)
+                && reg.post_inc
+                    == matches!(kind, OperandKind::MRegPostInc | OperandKind::MPairPostInc)
         }
         OperandValue::Csr(csr) => matches!(
             (kind, csr.space),
@@ -283,7 +354,12 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
 
 fn written_syntax(value: &OperandValue) -> String {
     match value {
-        OperandValue::Reg(RegOperand { file, width, post_inc, .. }) => {
+        OperandValue::Reg(RegOperand {
+            file,
+            width,
+            post_inc,
+            ..
+        }) => {
             let p = file.prefix();
             let group = match width {
                 1 => format!("${p}N"),
@@ -306,7 +382,10 @@ fn written_syntax(value: &OperandValue) -> String {
 
 /// "`ld32step` expects: $mN|$aN, $mN, $mN+=, imm|$mN" built from the rows of a mnemonic.
 pub fn expects_message(mnemonic: &str) -> String {
-    let rows: Vec<&InstDesc> = INSTRUCTIONS.iter().filter(|r| r.mnemonic == mnemonic).collect();
+    let rows: Vec<&InstDesc> = INSTRUCTIONS
+        .iter()
+        .filter(|r| r.mnemonic == mnemonic)
+        .collect();
     let mut arities: Vec<usize> = Vec::new();
     for row in &rows {
         if !arities.contains(&row.operands.len()) {
@@ -338,19 +417,44 @@ pub fn expects_message(mnemonic: &str) -> String {
 }
 
 /// Chooses the row of an instruction statement and computes its operand values.
-fn resolve(stmt: &InstStmt, eval: &dyn Fn(&Expr) -> Result<i64, AsmError>, loc: &dyn Fn(super::lexer::Pos) -> Loc) -> Result<Inst, AsmError> {
-    let mut rows = INSTRUCTIONS.iter().filter(|r| r.mnemonic == stmt.mnemonic).peekable();
+fn resolve(
+    stmt: &InstStmt,
+    eval: &dyn Fn(&Expr) -> Result<i64, AsmError>,
+    loc: &dyn Fn(super::lexer::Pos) -> Loc,
+) -> Result<Inst, AsmError> {
+    let mut rows = INSTRUCTIONS
+        .iter()
+        .filter(|r| r.mnemonic == stmt.mnemonic)
+        .peekable();
     if rows.peek().is_none() {
-        return Err(make::UnknownMnemonic(loc(stmt.pos), format!("unknown instruction `{}`", stmt.mnemonic)));
+        return Err(make::UnknownMnemonic(
+            loc(stmt.pos),
+            format!("unknown instruction `{}`", stmt.mnemonic),
+        ));
     }
     let row = rows.find(|row| {
         row.operands.len() == stmt.operands.len()
-            && row.operands.iter().zip(&stmt.operands).all(|(desc, op)| operand_matches(desc.kind, &op.value))
+            && row
+                .operands
+                .iter()
+                .zip(&stmt.operands)
+                .all(|(desc, op)| operand_matches(desc.kind, &op.value))
     });
     let Some(row) = row else {
-        let got: Vec<String> = stmt.operands.iter().map(|op| written_syntax(&op.value)).collect();
-        let got = if got.is_empty() { "no operands".to_string() } else { got.join(", ") };
-        return Err(make::OperandMismatch(loc(stmt.pos), format!("{}; got: {got}", expects_message(&stmt.mnemonic))));
+        let got: Vec<String> = stmt
+            .operands
+            .iter()
+            .map(|op| written_syntax(&op.value))
+            .collect();
+        let got = if got.is_empty() {
+            "no operands".to_string()
+        } else {
+            got.join(", ")
+        };
+        return Err(make::OperandMismatch(
+            loc(stmt.pos),
+            format!("{}; got: {got}", expects_message(&stmt.mnemonic)),
+        ));
     };
     let mut values = [0u32; MAX_OPERANDS];
     for (index, (desc, op)) in row.operands.iter().zip(&stmt.operands).enumerate() {
@@ -359,11 +463,15 @@ fn resolve(stmt: &InstStmt, eval: &dyn Fn(&Expr) -> Result<i64, AsmError>, loc: 
             OperandValue::Csr(csr) => csr.index as u32,
             OperandValue::Expr(expr) => {
                 let value = eval(expr)?;
-                check_immediate(row, index, desc, value).map_err(|message| make::OutOfRange(loc(op.pos), message))?
+                check_immediate(row, index, desc, value)
+                    .map_err(|message| make::OutOfRange(loc(op.pos), message))?
             }
         };
     }
-    Ok(Inst { opcode: row.opcode, operands: values })
+    Ok(Inst {
+        opcode: row.opcode,
+        operands: values,
+    })
 }
 
 /// Addresses echo in hex (negative ones in decimal).
@@ -376,7 +484,12 @@ fn show_address(value: i64) -> String {
 }
 
 /// Range-checks an expression value against operand `index` of a row; returns the operand value.
-pub fn check_immediate(row: &InstDesc, index: usize, desc: &OperandDesc, value: i64) -> Result<u32, String> {
+pub fn check_immediate(
+    row: &InstDesc,
+    index: usize,
+    desc: &OperandDesc,
+    value: i64,
+) -> Result<u32, String> {
     let width = desc.field.width();
     let shift = desc.field.shift as u32;
     let what = format!("operand {} of `{}`", index + 1, row.mnemonic);
@@ -392,11 +505,21 @@ pub fn check_immediate(row: &InstDesc, index: usize, desc: &OperandDesc, value: 
         OperandKind::Target | OperandKind::WordAddress => {
             let align = (1i64 << shift).max(4);
             let max = ((1i64 << width) - 1) << shift;
-            let noun = if desc.kind == OperandKind::Target { "branch target" } else { "word address" };
+            let noun = if desc.kind == OperandKind::Target {
+                "branch target"
+            } else {
+                "word address"
+            };
             if value % align != 0 {
-                Err(format!("{noun} {} is not {align}-byte aligned", show_address(value)))
+                Err(format!(
+                    "{noun} {} is not {align}-byte aligned",
+                    show_address(value)
+                ))
             } else if !(0..=max).contains(&value) {
-                Err(format!("{noun} {} is out of range for {what} (0..={max:#x})", show_address(value)))
+                Err(format!(
+                    "{noun} {} is out of range for {what} (0..={max:#x})",
+                    show_address(value)
+                ))
             } else {
                 Ok(value as u32)
             }
@@ -404,9 +527,15 @@ pub fn check_immediate(row: &InstDesc, index: usize, desc: &OperandDesc, value: 
         _ => {
             let max = ((1i64 << width) - 1) << shift;
             let align = 1i64 << shift;
-            let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) { "CSR index" } else { "immediate" };
+            let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) {
+                "CSR index"
+            } else {
+                "immediate"
+            };
             if !(0..=max).contains(&value) {
-                Err(format!("{noun} {value} is out of range for {what} (unsigned {width}-bit: 0..={max})"))
+                Err(format!(
+                    "{noun} {value} is out of range for {what} (unsigned {width}-bit: 0..={max})"
+                ))
             } else if value % align != 0 {
                 Err(format!("{noun} {value} must be a multiple of {align}"))
             } else {

@@ -19,7 +19,10 @@ pub struct DisasmLine {
 
 /// Decodes `bytes` (little-endian words) placed at `address`. Never panics.
 pub fn disassemble(bytes: &[u8], address: u32, symbols: Option<&Object>) -> Vec<DisasmLine> {
-    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     let label = |at: u32| symbols.and_then(|o| o.label_at(at)).map(str::to_string);
     let mut lines = Vec::new();
     let mut i = 0;
@@ -28,12 +31,22 @@ pub fn disassemble(bytes: &[u8], address: u32, symbols: Option<&Object>) -> Vec<
         match decode_bundle(&words[i..]) {
             Ok((bundle, used)) => {
                 let used = used.clamp(1, words.len() - i);
-                lines.push(DisasmLine { address: at, words: words[i..i + used].to_vec(), text: format_bundle(&bundle), label: label(at) });
+                lines.push(DisasmLine {
+                    address: at,
+                    words: words[i..i + used].to_vec(),
+                    text: format_bundle(&bundle),
+                    label: label(at),
+                });
                 i += used;
             }
             Err(error) => {
                 let word = words[i];
-                lines.push(DisasmLine { address: at, words: vec![word], text: format!(".int {word:#010x}  // {error}"), label: label(at) });
+                lines.push(DisasmLine {
+                    address: at,
+                    words: vec![word],
+                    text: format!(".int {word:#010x}  // {error}"),
+                    label: label(at),
+                });
                 i += 1;
             }
         }
@@ -41,8 +54,17 @@ pub fn disassemble(bytes: &[u8], address: u32, symbols: Option<&Object>) -> Vec<
     let rest = &bytes[words.len() * 4..];
     if !rest.is_empty() {
         let at = address.wrapping_add(4 * words.len() as u32);
-        let text = rest.iter().map(|b| format!("{b:#04x}")).collect::<Vec<_>>().join(", ");
-        lines.push(DisasmLine { address: at, words: Vec::new(), text: format!(".byte {text}"), label: label(at) });
+        let text = rest
+            .iter()
+            .map(|b| format!("{b:#04x}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        lines.push(DisasmLine {
+            address: at,
+            words: Vec::new(),
+            text: format!(".byte {text}"),
+            label: label(at),
+        });
     }
     lines
 }
@@ -65,7 +87,13 @@ pub fn render(lines: &[DisasmLine]) -> String {
             let _ = writeln!(out, "{label}:");
         }
         let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
-        let _ = writeln!(out, "{:08x}  {:<17}  {}", line.address, words.join(" "), line.text);
+        let _ = writeln!(
+            out,
+            "{:08x}  {:<17}  {}",
+            line.address,
+            words.join(" "),
+            line.text
+        );
     }
     out
 }
@@ -93,6 +121,10 @@ mod tests {
         assert_eq!(lines.last().unwrap().text, ".byte 0x01");
         // A trailing word with the co-issue bit set and nothing after it.
         let lines = disassemble(&(0x3800_0000u32 | 1 << 31).to_le_bytes(), 0, None);
-        assert!(lines[0].text.starts_with(".int 0xb8000000  // E-DEC-004"), "{}", lines[0].text);
+        assert!(
+            lines[0].text.starts_with(".int 0xb8000000  // E-DEC-004"),
+            "{}",
+            lines[0].text
+        );
     }
 }

@@ -14,7 +14,11 @@ pub struct Loc {
 
 impl Loc {
     pub fn new(file: &str, line: u32, col: u32) -> Loc {
-        Loc { file: file.to_string(), line, col }
+        Loc {
+            file: file.to_string(),
+            line,
+            col,
+        }
     }
 }
 

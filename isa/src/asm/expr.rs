@@ -60,21 +60,42 @@ impl BinaryOp {
 pub enum Expr {
     Num(i64, Pos),
     /// A named symbol (label, `.equ`, or predefined constant).
-    Sym { name: String, pos: Pos },
+    Sym {
+        name: String,
+        pos: Pos,
+    },
     /// A numeric local label reference (`1f`, `1b`); `name` is the internal name of the label it
     /// resolves to (the parser assigns it).
-    Local { n: u32, forward: bool, name: String, pos: Pos },
+    Local {
+        n: u32,
+        forward: bool,
+        name: String,
+        pos: Pos,
+    },
     /// `.`: the address of the current statement.
     Dot(Pos),
-    Unary { op: UnaryOp, operand: Box<Expr>, pos: Pos },
-    Binary { op: BinaryOp, left: Box<Expr>, right: Box<Expr>, pos: Pos },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+        pos: Pos,
+    },
+    Binary {
+        op: BinaryOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+        pos: Pos,
+    },
 }
 
 impl Expr {
     /// Where the expression starts.
     pub fn pos(&self) -> Pos {
         match self {
-            Expr::Num(_, pos) | Expr::Sym { pos, .. } | Expr::Local { pos, .. } | Expr::Dot(pos) | Expr::Unary { pos, .. } => *pos,
+            Expr::Num(_, pos)
+            | Expr::Sym { pos, .. }
+            | Expr::Local { pos, .. }
+            | Expr::Dot(pos)
+            | Expr::Unary { pos, .. } => *pos,
             Expr::Binary { left, .. } => left.pos(),
         }
     }
@@ -106,7 +127,12 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<i64, AsmError> {
     match expr {
         Expr::Num(value, _) => Ok(*value),
         Expr::Sym { name, pos } => env.symbol(name, loc(*pos)),
-        Expr::Local { n, forward, name, pos } => env.symbol(name, loc(*pos)).map_err(|error| match error {
+        Expr::Local {
+            n,
+            forward,
+            name,
+            pos,
+        } => env.symbol(name, loc(*pos)).map_err(|error| match error {
             AsmError::UndefinedSymbol { loc, .. } => make::UndefinedSymbol(
                 loc,
                 format!(
@@ -126,13 +152,20 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<i64, AsmError> {
                 UnaryOp::Plus => value,
             })
         }
-        Expr::Binary { op, left, right, pos } => {
+        Expr::Binary {
+            op,
+            left,
+            right,
+            pos,
+        } => {
             let a = eval(left, env)?;
             let b = eval(right, env)?;
             let fail = |message: String| make::BadExpression(loc(*pos), message);
             Ok(match op {
                 BinaryOp::Mul => a.wrapping_mul(b),
-                BinaryOp::Div | BinaryOp::Rem if b == 0 => return Err(fail(format!("division by zero in `{a} {} {b}`", op.text()))),
+                BinaryOp::Div | BinaryOp::Rem if b == 0 => {
+                    return Err(fail(format!("division by zero in `{a} {} {b}`", op.text())))
+                }
                 BinaryOp::Div => a.wrapping_div(b),
                 BinaryOp::Rem => a.wrapping_rem(b),
                 BinaryOp::Add => a.wrapping_add(b),
@@ -184,15 +217,41 @@ mod tests {
 
     #[test]
     fn arithmetic_and_errors() {
-        let env = ConstEnv { file: "t.S", symbols: &[("X", 5)] };
+        let env = ConstEnv {
+            file: "t.S",
+            symbols: &[("X", 5)],
+        };
         let p = Pos { line: 1, col: 1 };
-        let e = Expr::Binary { op: BinaryOp::Shl, left: num(1), right: Box::new(Expr::Sym { name: "X".into(), pos: p }), pos: p };
+        let e = Expr::Binary {
+            op: BinaryOp::Shl,
+            left: num(1),
+            right: Box::new(Expr::Sym {
+                name: "X".into(),
+                pos: p,
+            }),
+            pos: p,
+        };
         assert_eq!(eval(&e, &env).unwrap(), 32);
-        let e = Expr::Binary { op: BinaryOp::Div, left: num(i64::MIN), right: num(-1), pos: p };
+        let e = Expr::Binary {
+            op: BinaryOp::Div,
+            left: num(i64::MIN),
+            right: num(-1),
+            pos: p,
+        };
         assert_eq!(eval(&e, &env).unwrap(), i64::MIN);
-        let e = Expr::Binary { op: BinaryOp::Rem, left: num(1), right: num(0), pos: p };
+        let e = Expr::Binary {
+            op: BinaryOp::Rem,
+            left: num(1),
+            right: num(0),
+            pos: p,
+        };
         assert_eq!(eval(&e, &env).unwrap_err().id(), "E-ASM-014");
-        let e = Expr::Binary { op: BinaryOp::Shr, left: num(1), right: num(64), pos: p };
+        let e = Expr::Binary {
+            op: BinaryOp::Shr,
+            left: num(1),
+            right: num(64),
+            pos: p,
+        };
         assert!(eval(&e, &env).is_err());
     }
 }

@@ -31,9 +31,18 @@ pub const PREDEFINED_SYMBOLS: &[(&str, i64)] = &[
     ("TAMP_F16V4_E4_P1", 13),
     ("TAMP_F16V4_E4_P2", 14),
     ("TAMP_F16V4_E4_P3", 15),
-    ("CSR_W_WSR__CTXTID_M1__MASK", field::WSR_CTXTID_M1_MASK as i64),
-    ("CSR_W_FP_CLR__ZAACC__SHIFT", field::FP_CLR_ZAACC.trailing_zeros() as i64),
-    ("CSR_W_FP_CTL__NANOO__SHIFT", field::FP_CTL_NANOO.trailing_zeros() as i64),
+    (
+        "CSR_W_WSR__CTXTID_M1__MASK",
+        field::WSR_CTXTID_M1_MASK as i64,
+    ),
+    (
+        "CSR_W_FP_CLR__ZAACC__SHIFT",
+        field::FP_CLR_ZAACC.trailing_zeros() as i64,
+    ),
+    (
+        "CSR_W_FP_CTL__NANOO__SHIFT",
+        field::FP_CTL_NANOO.trailing_zeros() as i64,
+    ),
     ("TMEM_REGION0_BASE_ADDR", DEFAULT_BASE as i64),
 ];
 
@@ -57,13 +66,19 @@ pub struct LayoutOptions {
 
 impl Default for LayoutOptions {
     fn default() -> LayoutOptions {
-        LayoutOptions { base: DEFAULT_BASE, placements: Vec::new() }
+        LayoutOptions {
+            base: DEFAULT_BASE,
+            placements: Vec::new(),
+        }
     }
 }
 
 impl LayoutOptions {
     pub fn at(base: u32) -> LayoutOptions {
-        LayoutOptions { base, placements: Vec::new() }
+        LayoutOptions {
+            base,
+            placements: Vec::new(),
+        }
     }
 }
 
@@ -92,10 +107,16 @@ pub(crate) enum ItemKind<'a> {
     /// One instruction, or the instructions of a bundle as written.
     Code(&'a [InstStmt]),
     /// Little-endian values of `width` bytes each.
-    Data { width: u8, values: &'a [Expr] },
+    Data {
+        width: u8,
+        values: &'a [Expr],
+    },
     Bytes(Vec<u8>),
     /// Alignment padding: `zeros` zero bytes, then `nops` nop words.
-    Pad { zeros: u32, nops: u32 },
+    Pad {
+        zeros: u32,
+        nops: u32,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -110,8 +131,14 @@ pub(crate) struct Item<'a> {
 
 #[derive(Clone, Debug)]
 enum SymDef<'a> {
-    Label { section: usize, offset: u32 },
-    Equ { value: &'a Expr, dot: Option<(usize, u32)> },
+    Label {
+        section: usize,
+        offset: u32,
+    },
+    Equ {
+        value: &'a Expr,
+        dot: Option<(usize, u32)>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -136,7 +163,10 @@ pub(crate) struct SymbolTable<'a> {
 impl SymbolTable<'_> {
     /// A name as seen from a file: its own symbols, then global ones.
     fn lookup(&self, file: usize, name: &str) -> Option<usize> {
-        self.local.get(&(file, name.to_string())).or_else(|| self.global.get(name)).copied()
+        self.local
+            .get(&(file, name.to_string()))
+            .or_else(|| self.global.get(name))
+            .copied()
     }
 }
 
@@ -174,7 +204,9 @@ struct LayoutEnv<'x, 'a> {
 
 impl LayoutEnv<'_, '_> {
     fn address(&self, section: usize, offset: u32) -> Option<i64> {
-        self.sections.and_then(|s| s.get(section)).map(|s| s.address as i64 + offset as i64)
+        self.sections
+            .and_then(|s| s.get(section))
+            .map(|s| s.address as i64 + offset as i64)
     }
 }
 
@@ -185,10 +217,16 @@ impl Env for LayoutEnv<'_, '_> {
 
     fn symbol(&self, name: &str, loc: Loc) -> Result<i64, AsmError> {
         let Some(index) = self.symbols.lookup(self.file, name) else {
-            if self.later.is_some_and(|later| later.contains(&(self.file, name.to_string()))) {
+            if self
+                .later
+                .is_some_and(|later| later.contains(&(self.file, name.to_string())))
+            {
                 return Err(make::BadExpression(
                     loc,
-                    format!("{} must be a constant known at this point, but `{name}` is defined later", self.purpose),
+                    format!(
+                        "{} must be a constant known at this point, but `{name}` is defined later",
+                        self.purpose
+                    ),
                 ));
             }
             return PREDEFINED_SYMBOLS
@@ -200,17 +238,33 @@ impl Env for LayoutEnv<'_, '_> {
         let entry = &self.symbols.entries[index];
         match &entry.def {
             SymDef::Label { section, offset } => self.address(*section, *offset).ok_or_else(|| {
-                make::BadExpression(loc, format!("{} must be a constant, but `{name}` is a label", self.purpose))
+                make::BadExpression(
+                    loc,
+                    format!(
+                        "{} must be a constant, but `{name}` is a label",
+                        self.purpose
+                    ),
+                )
             }),
             SymDef::Equ { value, dot } => {
                 if self.stack.borrow().contains(&index) {
-                    return Err(make::BadExpression(loc, format!("`{name}` is defined in terms of itself")));
+                    return Err(make::BadExpression(
+                        loc,
+                        format!("`{name}` is defined in terms of itself"),
+                    ));
                 }
                 if self.stack.borrow().len() >= 64 {
-                    return Err(make::BadExpression(loc, format!("definition of `{name}` is nested too deeply")));
+                    return Err(make::BadExpression(
+                        loc,
+                        format!("definition of `{name}` is nested too deeply"),
+                    ));
                 }
                 self.stack.borrow_mut().push(index);
-                let inner = LayoutEnv { file: entry.file, dot: *dot, ..*self };
+                let inner = LayoutEnv {
+                    file: entry.file,
+                    dot: *dot,
+                    ..*self
+                };
                 let result = eval(value, &inner);
                 self.stack.borrow_mut().pop();
                 result
@@ -221,16 +275,24 @@ impl Env for LayoutEnv<'_, '_> {
     fn dot(&self, loc: Loc) -> Result<i64, AsmError> {
         match self.dot {
             None => Err(make::BadExpression(loc, "`.` is used outside any section")),
-            Some((section, offset)) => self
-                .address(section, offset)
-                .ok_or_else(|| make::BadExpression(loc, format!("{} must be a constant, but uses `.`", self.purpose))),
+            Some((section, offset)) => self.address(section, offset).ok_or_else(|| {
+                make::BadExpression(
+                    loc,
+                    format!("{} must be a constant, but uses `.`", self.purpose),
+                )
+            }),
         }
     }
 }
 
 impl<'a> Layout<'a> {
     /// Evaluates an expression of `file` at `dot` (section, offset) against the placed layout.
-    pub fn eval(&self, expr: &Expr, file: usize, dot: Option<(usize, u32)>) -> Result<i64, AsmError> {
+    pub fn eval(
+        &self,
+        expr: &Expr,
+        file: usize,
+        dot: Option<(usize, u32)>,
+    ) -> Result<i64, AsmError> {
         let stack = RefCell::new(Vec::new());
         let env = LayoutEnv {
             symbols: &self.symbols,
@@ -246,7 +308,11 @@ impl<'a> Layout<'a> {
     }
 
     pub fn loc(&self, file: usize, pos: Pos) -> Loc {
-        Loc::new(self.files.get(file).copied().unwrap_or("<input>"), pos.line, pos.col)
+        Loc::new(
+            self.files.get(file).copied().unwrap_or("<input>"),
+            pos.line,
+            pos.col,
+        )
     }
 
     /// The symbol table of the object (labels only), after evaluating `.size`s.
@@ -255,13 +321,19 @@ impl<'a> Layout<'a> {
         for pending in &sizes {
             let loc = self.loc(pending.file, pending.name_pos);
             let Some(index) = self.symbols.lookup(pending.file, &pending.name) else {
-                errors.push(make::BadDirective(loc, format!("`.size` names undefined symbol `{}`", pending.name)));
+                errors.push(make::BadDirective(
+                    loc,
+                    format!("`.size` names undefined symbol `{}`", pending.name),
+                ));
                 continue;
             };
             match self.eval(pending.size, pending.file, pending.dot) {
                 Ok(size) => match u32::try_from(size) {
                     Ok(size) => self.symbols.entries[index].size = Some(size),
-                    Err(_) => errors.push(make::OutOfRange(loc, format!("size {size} of `{}` is not in 0..=0xffffffff", pending.name))),
+                    Err(_) => errors.push(make::OutOfRange(
+                        loc,
+                        format!("size {size} of `{}` is not in 0..=0xffffffff", pending.name),
+                    )),
                 },
                 Err(error) => errors.push(error),
             }
@@ -274,19 +346,38 @@ impl<'a> Layout<'a> {
         }
         let mut out = BTreeMap::new();
         for entry in &self.symbols.entries {
-            let SymDef::Label { section, offset } = entry.def else { continue };
+            let SymDef::Label { section, offset } = entry.def else {
+                continue;
+            };
             if is_internal_name(&entry.name) {
                 continue;
             }
-            let key = if entry.global || name_counts.get(entry.name.as_str()).copied().unwrap_or(0) <= 1 {
+            let key = if entry.global
+                || name_counts.get(entry.name.as_str()).copied().unwrap_or(0) <= 1
+            {
                 entry.name.clone()
             } else {
-                format!("{}:{}", self.files.get(entry.file).copied().unwrap_or("<input>"), entry.name)
+                format!(
+                    "{}:{}",
+                    self.files.get(entry.file).copied().unwrap_or("<input>"),
+                    entry.name
+                )
             };
-            let address = self.sections.get(section).map(|s| s.address.wrapping_add(offset)).unwrap_or(0);
+            let address = self
+                .sections
+                .get(section)
+                .map(|s| s.address.wrapping_add(offset))
+                .unwrap_or(0);
             out.insert(
                 key,
-                Symbol { address, section, global: entry.global, kind: entry.kind, size: entry.size, context: entry.context },
+                Symbol {
+                    address,
+                    section,
+                    global: entry.global,
+                    kind: entry.kind,
+                    size: entry.size,
+                    context: entry.context,
+                },
             );
         }
         out
@@ -294,7 +385,11 @@ impl<'a> Layout<'a> {
 }
 
 /// Runs pass 1 over all files and places the sections. Errors are appended to `errors`.
-pub(crate) fn layout<'a>(files: &'a [ParsedFile], options: &LayoutOptions, errors: &mut Vec<AsmError>) -> Layout<'a> {
+pub(crate) fn layout<'a>(
+    files: &'a [ParsedFile],
+    options: &LayoutOptions,
+    errors: &mut Vec<AsmError>,
+) -> Layout<'a> {
     let mut builder = Builder {
         layout: Layout {
             files: files.iter().map(|f| f.name.as_str()).collect(),
@@ -396,7 +491,10 @@ impl<'a> Builder<'a, '_> {
         if self.total_size + bytes > MAX_TOTAL_SIZE {
             if !self.total_error_reported {
                 self.total_error_reported = true;
-                self.errors.push(make::Layout(loc, format!("the sections hold more than {MAX_TOTAL_SIZE} bytes in total")));
+                self.errors.push(make::Layout(
+                    loc,
+                    format!("the sections hold more than {MAX_TOTAL_SIZE} bytes in total"),
+                ));
             }
             return None;
         }
@@ -406,7 +504,10 @@ impl<'a> Builder<'a, '_> {
             if !s.size_error_reported {
                 s.size_error_reported = true;
                 let name = s.name.clone();
-                self.errors.push(make::Layout(loc, format!("section `{name}` is larger than {MAX_SECTION_SIZE} bytes")));
+                self.errors.push(make::Layout(
+                    loc,
+                    format!("section `{name}` is larger than {MAX_SECTION_SIZE} bytes"),
+                ));
             }
             return None;
         }
@@ -431,13 +532,23 @@ impl<'a> Builder<'a, '_> {
         eval(expr, &env)
     }
 
-    fn define(&mut self, file: usize, name: &str, def: SymDef<'a>, loc: Loc, context: Option<CodeContext>) {
+    fn define(
+        &mut self,
+        file: usize,
+        name: &str,
+        def: SymDef<'a>,
+        loc: Loc,
+        context: Option<CodeContext>,
+    ) {
         let key = (file, name.to_string());
         if let Some(&previous) = self.layout.symbols.local.get(&key) {
             let message = if is_internal_name(name) {
                 "local label defined twice".to_string()
             } else {
-                format!("symbol `{name}` is already defined at {}", self.layout.symbols.entries[previous].loc)
+                format!(
+                    "symbol `{name}` is already defined at {}",
+                    self.layout.symbols.entries[previous].loc
+                )
             };
             self.errors.push(make::DuplicateSymbol(loc, message));
             return;
@@ -453,7 +564,10 @@ impl<'a> Builder<'a, '_> {
             context,
         };
         self.layout.symbols.entries.push(entry);
-        self.layout.symbols.local.insert(key, self.layout.symbols.entries.len() - 1);
+        self.layout
+            .symbols
+            .local
+            .insert(key, self.layout.symbols.entries.len() - 1);
     }
 
     fn file(&mut self, file: usize, parsed: &'a ParsedFile) {
@@ -476,12 +590,23 @@ impl<'a> Builder<'a, '_> {
                     let section = ensure(self, &mut current);
                     let offset = self.layout.sections[section].size.min(u32::MAX as u64) as u32;
                     // Only code labels record which context the code is for.
-                    let context = if self.layout.sections[section].has_code { mode } else { None };
+                    let context = if self.layout.sections[section].has_code {
+                        mode
+                    } else {
+                        None
+                    };
                     self.define(file, name, SymDef::Label { section, offset }, loc, context);
                 }
                 StmtKind::Inst(inst) => {
                     let section = ensure(self, &mut current);
-                    self.code(section, file, stmt.pos, mode, std::slice::from_ref(inst), loc);
+                    self.code(
+                        section,
+                        file,
+                        stmt.pos,
+                        mode,
+                        std::slice::from_ref(inst),
+                        loc,
+                    );
                 }
                 StmtKind::Bundle(insts) => {
                     let section = ensure(self, &mut current);
@@ -500,13 +625,29 @@ impl<'a> Builder<'a, '_> {
                             self.globls.push((file, name.clone(), *pos));
                         }
                     }
-                    Directive::Type { name, name_pos, kind } => self.types.push((file, name.clone(), *name_pos, *kind)),
-                    Directive::Size { name, name_pos, size } => {
-                        let dot = current.map(|s| (s, self.layout.sections[s].size.min(u32::MAX as u64) as u32));
-                        self.layout.sizes.push(PendingSize { file, name: name.clone(), name_pos: *name_pos, size, dot });
+                    Directive::Type {
+                        name,
+                        name_pos,
+                        kind,
+                    } => self.types.push((file, name.clone(), *name_pos, *kind)),
+                    Directive::Size {
+                        name,
+                        name_pos,
+                        size,
+                    } => {
+                        let dot = current
+                            .map(|s| (s, self.layout.sections[s].size.min(u32::MAX as u64) as u32));
+                        self.layout.sizes.push(PendingSize {
+                            file,
+                            name: name.clone(),
+                            name_pos: *name_pos,
+                            size,
+                            dot,
+                        });
                     }
                     Directive::Equ { name, value } => {
-                        let dot = current.map(|s| (s, self.layout.sections[s].size.min(u32::MAX as u64) as u32));
+                        let dot = current
+                            .map(|s| (s, self.layout.sections[s].size.min(u32::MAX as u64) as u32));
                         self.define(file, name, SymDef::Equ { value, dot }, loc, mode);
                     }
                     Directive::Align(expr) => {
@@ -515,9 +656,21 @@ impl<'a> Builder<'a, '_> {
                     }
                     Directive::Data { width, values } => {
                         let section = ensure(self, &mut current);
-                        if let Some(offset) = self.reserve(section, *width as u64 * values.len() as u64, loc) {
-                            let kind = ItemKind::Data { width: *width, values };
-                            self.layout.items.push(Item { section, offset, file, pos: stmt.pos, context: mode, kind });
+                        if let Some(offset) =
+                            self.reserve(section, *width as u64 * values.len() as u64, loc)
+                        {
+                            let kind = ItemKind::Data {
+                                width: *width,
+                                values,
+                            };
+                            self.layout.items.push(Item {
+                                section,
+                                offset,
+                                file,
+                                pos: stmt.pos,
+                                context: mode,
+                                kind,
+                            });
                         }
                     }
                     Directive::Float(values) => {
@@ -528,9 +681,16 @@ impl<'a> Builder<'a, '_> {
                     Directive::Space { size, fill } => {
                         let section = ensure(self, &mut current);
                         let size = match self.constant(size, file, "the size of `.space`") {
-                            Ok(size) if (0..=MAX_SECTION_SIZE as i64).contains(&size) => size as usize,
+                            Ok(size) if (0..=MAX_SECTION_SIZE as i64).contains(&size) => {
+                                size as usize
+                            }
                             Ok(size) => {
-                                self.errors.push(make::BadDirective(loc, format!("`.space` size {size} is not in 0..={MAX_SECTION_SIZE}")));
+                                self.errors.push(make::BadDirective(
+                                    loc,
+                                    format!(
+                                        "`.space` size {size} is not in 0..={MAX_SECTION_SIZE}"
+                                    ),
+                                ));
                                 continue;
                             }
                             Err(error) => {
@@ -538,11 +698,17 @@ impl<'a> Builder<'a, '_> {
                                 continue;
                             }
                         };
-                        let fill = match fill.as_ref().map(|f| self.constant(f, file, "the fill value of `.space`")) {
+                        let fill = match fill
+                            .as_ref()
+                            .map(|f| self.constant(f, file, "the fill value of `.space`"))
+                        {
                             None => 0,
                             Some(Ok(fill)) if (-128..=255).contains(&fill) => fill as u8,
                             Some(Ok(fill)) => {
-                                self.errors.push(make::OutOfRange(loc.clone(), format!("fill value {fill} does not fit in a byte")));
+                                self.errors.push(make::OutOfRange(
+                                    loc.clone(),
+                                    format!("fill value {fill} does not fit in a byte"),
+                                ));
                                 0
                             }
                             Some(Err(error)) => {
@@ -558,18 +724,48 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
-    fn bytes(&mut self, section: usize, file: usize, pos: Pos, context: Option<CodeContext>, bytes: Vec<u8>, loc: Loc) {
+    fn bytes(
+        &mut self,
+        section: usize,
+        file: usize,
+        pos: Pos,
+        context: Option<CodeContext>,
+        bytes: Vec<u8>,
+        loc: Loc,
+    ) {
         if let Some(offset) = self.reserve(section, bytes.len() as u64, loc) {
-            self.layout.items.push(Item { section, offset, file, pos, context, kind: ItemKind::Bytes(bytes) });
+            self.layout.items.push(Item {
+                section,
+                offset,
+                file,
+                pos,
+                context,
+                kind: ItemKind::Bytes(bytes),
+            });
         }
     }
 
-    fn code(&mut self, section: usize, file: usize, pos: Pos, context: Option<CodeContext>, insts: &'a [InstStmt], loc: Loc) {
+    fn code(
+        &mut self,
+        section: usize,
+        file: usize,
+        pos: Pos,
+        context: Option<CodeContext>,
+        insts: &'a [InstStmt],
+        loc: Loc,
+    ) {
         if let Some(context) = context {
             self.layout.sections[section].contexts.insert(context);
         }
         if let Some(offset) = self.reserve(section, 4 * insts.len() as u64, loc) {
-            self.layout.items.push(Item { section, offset, file, pos, context, kind: ItemKind::Code(insts) });
+            self.layout.items.push(Item {
+                section,
+                offset,
+                file,
+                pos,
+                context,
+                kind: ItemKind::Code(insts),
+            });
         }
     }
 
@@ -582,7 +778,12 @@ impl<'a> Builder<'a, '_> {
             }
         };
         if !(1..=MAX_ALIGN).contains(&align) || align & (align - 1) != 0 {
-            self.errors.push(make::BadDirective(loc, format!("`.align {align}`: the alignment must be a power of two from 1 to {MAX_ALIGN}")));
+            self.errors.push(make::BadDirective(
+                loc,
+                format!(
+                    "`.align {align}`: the alignment must be a power of two from 1 to {MAX_ALIGN}"
+                ),
+            ));
             return;
         }
         let has_code = self.layout.sections[section].has_code;
@@ -607,8 +808,18 @@ impl<'a> Builder<'a, '_> {
             return;
         }
         if let Some(offset) = self.reserve(section, zeros + 4 * nops, loc) {
-            let kind = ItemKind::Pad { zeros: zeros as u32, nops: nops as u32 };
-            self.layout.items.push(Item { section, offset, file, pos, context: None, kind });
+            let kind = ItemKind::Pad {
+                zeros: zeros as u32,
+                nops: nops as u32,
+            };
+            self.layout.items.push(Item {
+                section,
+                offset,
+                file,
+                pos,
+                context: None,
+                kind,
+            });
         }
     }
 
@@ -619,8 +830,12 @@ impl<'a> Builder<'a, '_> {
             };
             match self.layout.symbols.global.get(&name) {
                 Some(&other) if other != index => {
-                    let message = format!("global symbol `{name}` is also defined at {}", self.layout.symbols.entries[other].loc);
-                    self.errors.push(make::DuplicateSymbol(self.loc(file, pos), message));
+                    let message = format!(
+                        "global symbol `{name}` is also defined at {}",
+                        self.layout.symbols.entries[other].loc
+                    );
+                    self.errors
+                        .push(make::DuplicateSymbol(self.loc(file, pos), message));
                 }
                 _ => {
                     self.layout.symbols.entries[index].global = true;
@@ -631,7 +846,10 @@ impl<'a> Builder<'a, '_> {
         for (file, name, pos, kind) in std::mem::take(&mut self.types) {
             match self.layout.symbols.lookup(file, &name) {
                 Some(index) => self.layout.symbols.entries[index].kind = kind,
-                None => self.errors.push(make::BadDirective(self.loc(file, pos), format!("`.type` names undefined symbol `{name}`"))),
+                None => self.errors.push(make::BadDirective(
+                    self.loc(file, pos),
+                    format!("`.type` names undefined symbol `{name}`"),
+                )),
             }
         }
     }
@@ -641,10 +859,16 @@ impl<'a> Builder<'a, '_> {
         let mut pins: HashMap<usize, u32> = HashMap::new();
         for (name, address) in &options.placements {
             match self.layout.sections.iter().position(|s| &s.name == name) {
-                None => self.errors.push(make::Layout(options_loc.clone(), format!("placement names unknown section `{name}`"))),
+                None => self.errors.push(make::Layout(
+                    options_loc.clone(),
+                    format!("placement names unknown section `{name}`"),
+                )),
                 Some(index) => {
                     if pins.insert(index, *address).is_some() {
-                        self.errors.push(make::Layout(options_loc.clone(), format!("section `{name}` is placed twice")));
+                        self.errors.push(make::Layout(
+                            options_loc.clone(),
+                            format!("section `{name}` is placed twice"),
+                        ));
                     }
                 }
             }
@@ -668,7 +892,13 @@ impl<'a> Builder<'a, '_> {
                 }
             };
             if address + s.size > 1 << 32 {
-                self.errors.push(make::Layout(s.loc.clone(), format!("section `{}` does not fit below 4 GiB (at {address:#x})", s.name)));
+                self.errors.push(make::Layout(
+                    s.loc.clone(),
+                    format!(
+                        "section `{}` does not fit below 4 GiB (at {address:#x})",
+                        s.name
+                    ),
+                ));
                 s.address = 0;
             } else {
                 s.address = address as u32;

@@ -80,7 +80,10 @@ pub enum Tok {
     /// A decimal floating-point literal (only meaningful to `.float`).
     Float(f64),
     /// `1f` / `1b`: reference to the next / previous numeric local label.
-    Local { n: u32, forward: bool },
+    Local {
+        n: u32,
+        forward: bool,
+    },
     /// A double-quoted string.
     Str(String),
     Punct(Punct),
@@ -190,7 +193,10 @@ impl<'a> Lexer<'a> {
     }
 
     fn pos(&self) -> Pos {
-        Pos { line: self.line, col: self.col }
+        Pos {
+            line: self.line,
+            col: self.col,
+        }
     }
 
     fn loc(&self, pos: Pos) -> Loc {
@@ -268,7 +274,10 @@ impl<'a> Lexer<'a> {
                 self.bump();
                 let name = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
                 if name.is_empty() {
-                    self.errors.push(make::Syntax(self.loc(pos), "`$` must be followed by a register or CSR name"));
+                    self.errors.push(make::Syntax(
+                        self.loc(pos),
+                        "`$` must be followed by a register or CSR name",
+                    ));
                 } else {
                     self.push(Tok::Reg(name), pos);
                 }
@@ -307,7 +316,10 @@ impl<'a> Lexer<'a> {
                 };
                 match punct {
                     Some(p) => self.push(Tok::Punct(p), pos),
-                    None => self.errors.push(make::Syntax(self.loc(pos), format!("unexpected character {c:?}"))),
+                    None => self.errors.push(make::Syntax(
+                        self.loc(pos),
+                        format!("unexpected character {c:?}"),
+                    )),
                 }
             }
         }
@@ -333,7 +345,10 @@ impl<'a> Lexer<'a> {
         loop {
             match self.peek(0) {
                 None => {
-                    self.errors.push(make::UnterminatedComment(self.loc(pos), "unterminated comment: `/*` has no matching `*/`"));
+                    self.errors.push(make::UnterminatedComment(
+                        self.loc(pos),
+                        "unterminated comment: `/*` has no matching `*/`",
+                    ));
                     return;
                 }
                 Some('*') if self.peek(1) == Some('/') => {
@@ -360,7 +375,8 @@ impl<'a> Lexer<'a> {
         loop {
             match self.peek(0) {
                 None | Some('\n') => {
-                    self.errors.push(make::Syntax(self.loc(pos), "unterminated string"));
+                    self.errors
+                        .push(make::Syntax(self.loc(pos), "unterminated string"));
                     return;
                 }
                 Some('"') => {
@@ -374,7 +390,8 @@ impl<'a> Lexer<'a> {
                         Some('t') => text.push('\t'),
                         Some(c) if c != '\n' => text.push(c),
                         _ => {
-                            self.errors.push(make::Syntax(self.loc(pos), "unterminated string"));
+                            self.errors
+                                .push(make::Syntax(self.loc(pos), "unterminated string"));
                             return;
                         }
                     }
@@ -401,11 +418,13 @@ impl<'a> Lexer<'a> {
         let digits = self.take_while(|c| c.is_digit(radix));
         if radix == 10 {
             // Decimal float: digits '.' digits [e[+-]digits], or digits e[+-]digits.
-            let has_fraction = self.peek(0) == Some('.') && self.peek(1).is_some_and(|c| c.is_ascii_digit());
+            let has_fraction =
+                self.peek(0) == Some('.') && self.peek(1).is_some_and(|c| c.is_ascii_digit());
             let has_exponent = |lx: &Self, at: usize| {
                 matches!(lx.peek(at), Some('e' | 'E'))
                     && (lx.peek(at + 1).is_some_and(|c| c.is_ascii_digit())
-                        || (matches!(lx.peek(at + 1), Some('+' | '-')) && lx.peek(at + 2).is_some_and(|c| c.is_ascii_digit())))
+                        || (matches!(lx.peek(at + 1), Some('+' | '-'))
+                            && lx.peek(at + 2).is_some_and(|c| c.is_ascii_digit())))
             };
             if has_fraction || has_exponent(self, 0) {
                 let mut text = digits;
@@ -426,7 +445,9 @@ impl<'a> Lexer<'a> {
                 self.finish_number(pos);
                 match text.parse::<f64>() {
                     Ok(value) => self.push(Tok::Float(value), pos),
-                    Err(_) => self.errors.push(make::Syntax(self.loc(pos), format!("bad number `{text}`"))),
+                    Err(_) => self
+                        .errors
+                        .push(make::Syntax(self.loc(pos), format!("bad number `{text}`"))),
                 }
                 return;
             }
@@ -435,8 +456,17 @@ impl<'a> Lexer<'a> {
                 if !self.peek(1).is_some_and(is_ident_continue) {
                     self.bump();
                     match digits.parse::<u32>() {
-                        Ok(n) => self.push(Tok::Local { n, forward: dir == 'f' }, pos),
-                        Err(_) => self.errors.push(make::Syntax(self.loc(pos), format!("local label number `{digits}` is too large"))),
+                        Ok(n) => self.push(
+                            Tok::Local {
+                                n,
+                                forward: dir == 'f',
+                            },
+                            pos,
+                        ),
+                        Err(_) => self.errors.push(make::Syntax(
+                            self.loc(pos),
+                            format!("local label number `{digits}` is too large"),
+                        )),
                     }
                     return;
                 }
@@ -447,7 +477,10 @@ impl<'a> Lexer<'a> {
         }
         match u64::from_str_radix(&digits, radix) {
             Ok(value) => self.push(Tok::Int(value as i64), pos),
-            Err(_) => self.errors.push(make::Syntax(self.loc(pos), "integer literal does not fit in 64 bits")),
+            Err(_) => self.errors.push(make::Syntax(
+                self.loc(pos),
+                "integer literal does not fit in 64 bits",
+            )),
         }
     }
 
@@ -455,7 +488,10 @@ impl<'a> Lexer<'a> {
     fn finish_number(&mut self, pos: Pos) -> bool {
         if self.peek(0).is_some_and(is_ident_continue) {
             let junk = self.take_while(is_ident_continue);
-            self.errors.push(make::Syntax(self.loc(pos), format!("bad number: unexpected `{junk}` after the digits")));
+            self.errors.push(make::Syntax(
+                self.loc(pos),
+                format!("bad number: unexpected `{junk}` after the digits"),
+            ));
             return false;
         }
         true
@@ -481,7 +517,10 @@ impl<'a> Lexer<'a> {
         self.expanded += replacement.len();
         if self.expanded > MAX_EXPANDED_TOKENS {
             self.expansion_overflow = true;
-            self.errors.push(make::Preprocessor(self.loc(pos), format!("expansion of `{name}` is too large")));
+            self.errors.push(make::Preprocessor(
+                self.loc(pos),
+                format!("expansion of `{name}` is too large"),
+            ));
             return;
         }
         active.insert(name.clone());
@@ -508,7 +547,9 @@ impl<'a> Lexer<'a> {
         } else if CPP_DIRECTIVES.contains(&word.as_str()) {
             self.errors.push(make::Preprocessor(
                 self.loc(word_pos),
-                format!("preprocessor directive #{word} is not supported: run the C preprocessor first"),
+                format!(
+                    "preprocessor directive #{word} is not supported: run the C preprocessor first"
+                ),
             ));
             self.skip_to_eol();
         } else {
@@ -521,20 +562,28 @@ impl<'a> Lexer<'a> {
             self.bump();
         }
         let name_pos = self.pos();
-        let name = if self.peek(0).is_some_and(|c| c.is_ascii_alphabetic() || c == '_') {
+        let name = if self
+            .peek(0)
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        {
             self.take_while(|c| c.is_ascii_alphanumeric() || c == '_')
         } else {
             String::new()
         };
         if name.is_empty() {
-            self.errors.push(make::Preprocessor(self.loc(hash), "#define needs a macro name"));
+            self.errors.push(make::Preprocessor(
+                self.loc(hash),
+                "#define needs a macro name",
+            ));
             self.skip_to_eol();
             return;
         }
         if self.peek(0) == Some('(') {
             self.errors.push(make::Preprocessor(
                 self.loc(name_pos),
-                format!("function-like macro `{name}` is not supported: run the C preprocessor first"),
+                format!(
+                    "function-like macro `{name}` is not supported: run the C preprocessor first"
+                ),
             ));
             self.skip_to_eol();
             return;
@@ -546,7 +595,10 @@ impl<'a> Lexer<'a> {
             if c == '\n' {
                 break;
             }
-            if c == '\\' && (self.peek(1) == Some('\n') || (self.peek(1) == Some('\r') && self.peek(2) == Some('\n'))) {
+            if c == '\\'
+                && (self.peek(1) == Some('\n')
+                    || (self.peek(1) == Some('\r') && self.peek(2) == Some('\n')))
+            {
                 self.bump();
                 if self.peek(0) == Some('\r') {
                     self.bump();
@@ -561,7 +613,12 @@ impl<'a> Lexer<'a> {
         let mut sub_errors = Vec::new();
         let mut sub = Lexer::new(self.file, &text, start, &mut sub_errors);
         sub.run();
-        let tokens: Vec<Tok> = sub.tokens.into_iter().map(|t| t.tok).filter(|t| *t != Tok::Newline).collect();
+        let tokens: Vec<Tok> = sub
+            .tokens
+            .into_iter()
+            .map(|t| t.tok)
+            .filter(|t| *t != Tok::Newline)
+            .collect();
         self.errors.extend(sub_errors);
         self.defines.insert(name, tokens);
     }
@@ -586,10 +643,19 @@ mod tests {
                 Tok::Int(31),
                 Tok::Int(5),
                 Tok::Int(12),
-                Tok::Local { n: 1, forward: true },
-                Tok::Local { n: 2, forward: false },
+                Tok::Local {
+                    n: 1,
+                    forward: true
+                },
+                Tok::Local {
+                    n: 2,
+                    forward: false
+                },
                 Tok::Float(1.5),
-                Tok::Local { n: 0, forward: false },
+                Tok::Local {
+                    n: 0,
+                    forward: false
+                },
                 Tok::Eof
             ]
         );

@@ -113,7 +113,8 @@ impl Object {
     pub fn label_at(&self, address: u32) -> Option<&str> {
         let mut best: Option<(&str, bool)> = None;
         for (name, symbol) in &self.symbols {
-            if symbol.address == address && best.is_none_or(|(_, global)| symbol.global && !global) {
+            if symbol.address == address && best.is_none_or(|(_, global)| symbol.global && !global)
+            {
                 best = Some((name, symbol.global));
             }
         }
@@ -122,7 +123,9 @@ impl Object {
 
     /// The listing line of the instruction at an address.
     pub fn source_at(&self, address: u32) -> Option<&ListingLine> {
-        self.listing.iter().find(|l| l.address == address || (l.words.len() == 2 && l.address + 4 == address))
+        self.listing
+            .iter()
+            .find(|l| l.address == address || (l.words.len() == 2 && l.address + 4 == address))
     }
 
     /// A readable listing: labels, then `address  words  text` per instruction.
@@ -130,12 +133,23 @@ impl Object {
         let mut out = String::new();
         for line in &self.listing {
             for (name, symbol) in &self.symbols {
-                if symbol.address == line.address && self.sections.get(symbol.section).is_some_and(|s| s.has_code) {
+                if symbol.address == line.address
+                    && self
+                        .sections
+                        .get(symbol.section)
+                        .is_some_and(|s| s.has_code)
+                {
                     let _ = writeln!(out, "{name}:");
                 }
             }
             let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
-            let _ = writeln!(out, "{:08x}  {:<17}  {}", line.address, words.join(" "), line.text);
+            let _ = writeln!(
+                out,
+                "{:08x}  {:<17}  {}",
+                line.address,
+                words.join(" "),
+                line.text
+            );
         }
         out
     }
@@ -153,8 +167,14 @@ pub enum ObjectFileError {
     Truncated { what: &'static str },
     #[error("E-OBJ-003: object manifest is malformed: {0}")]
     Manifest(String),
-    #[error("E-OBJ-004: section {section} claims {claimed} bytes but the payload has {available} left")]
-    Payload { section: String, claimed: usize, available: usize },
+    #[error(
+        "E-OBJ-004: section {section} claims {claimed} bytes but the payload has {available} left"
+    )]
+    Payload {
+        section: String,
+        claimed: usize,
+        available: usize,
+    },
 }
 
 impl Object {
@@ -168,7 +188,9 @@ impl Object {
             section.bytes = Vec::new();
         }
         let text = ron::ser::to_string(&(manifest, lengths)).expect("objects always serialize");
-        let mut out = Vec::with_capacity(16 + text.len() + self.sections.iter().map(|s| s.bytes.len()).sum::<usize>());
+        let mut out = Vec::with_capacity(
+            16 + text.len() + self.sections.iter().map(|s| s.bytes.len()).sum::<usize>(),
+        );
         out.extend_from_slice(OBJECT_MAGIC);
         out.extend_from_slice(&(text.len() as u64).to_le_bytes());
         out.extend_from_slice(text.as_bytes());
@@ -180,22 +202,41 @@ impl Object {
 
     /// Reads an object file written by [`Object::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Object, ObjectFileError> {
-        let rest = bytes.strip_prefix(OBJECT_MAGIC.as_slice()).ok_or(ObjectFileError::BadMagic { expected: "TSROBJ01" })?;
-        let length_bytes: [u8; 8] = rest.get(..8).ok_or(ObjectFileError::Truncated { what: "manifest length" })?.try_into().unwrap();
+        let rest =
+            bytes
+                .strip_prefix(OBJECT_MAGIC.as_slice())
+                .ok_or(ObjectFileError::BadMagic {
+                    expected: "TSROBJ01",
+                })?;
+        let length_bytes: [u8; 8] = rest
+            .get(..8)
+            .ok_or(ObjectFileError::Truncated {
+                what: "manifest length",
+            })?
+            .try_into()
+            .unwrap();
         let length = u64::from_le_bytes(length_bytes);
         let rest = &rest[8..];
         if length > rest.len() as u64 {
             return Err(ObjectFileError::Truncated { what: "manifest" });
         }
         let (manifest, mut payload) = rest.split_at(length as usize);
-        let text = std::str::from_utf8(manifest).map_err(|e| ObjectFileError::Manifest(e.to_string()))?;
-        let (mut object, lengths): (Object, Vec<usize>) = ron::from_str(text).map_err(|e| ObjectFileError::Manifest(e.to_string()))?;
+        let text =
+            std::str::from_utf8(manifest).map_err(|e| ObjectFileError::Manifest(e.to_string()))?;
+        let (mut object, lengths): (Object, Vec<usize>) =
+            ron::from_str(text).map_err(|e| ObjectFileError::Manifest(e.to_string()))?;
         if lengths.len() != object.sections.len() {
-            return Err(ObjectFileError::Manifest("section count does not match the lengths".into()));
+            return Err(ObjectFileError::Manifest(
+                "section count does not match the lengths".into(),
+            ));
         }
         for (section, length) in object.sections.iter_mut().zip(lengths) {
             if length > payload.len() {
-                return Err(ObjectFileError::Payload { section: section.name.clone(), claimed: length, available: payload.len() });
+                return Err(ObjectFileError::Payload {
+                    section: section.name.clone(),
+                    claimed: length,
+                    available: payload.len(),
+                });
             }
             section.bytes = payload[..length].to_vec();
             payload = &payload[length..];
@@ -210,10 +251,16 @@ mod file_tests {
 
     #[test]
     fn object_files_round_trip_and_reject_garbage() {
-        let object = crate::asm::assemble_str(".text\nstart:\n  add $m0, $m1, 4\n  .section .data\nvalue: .int 7\n").unwrap();
+        let object = crate::asm::assemble_str(
+            ".text\nstart:\n  add $m0, $m1, 4\n  .section .data\nvalue: .int 7\n",
+        )
+        .unwrap();
         let bytes = object.to_bytes();
         assert_eq!(Object::from_bytes(&bytes).unwrap(), object);
-        assert!(matches!(Object::from_bytes(b"nonsense"), Err(ObjectFileError::BadMagic { .. })));
+        assert!(matches!(
+            Object::from_bytes(b"nonsense"),
+            Err(ObjectFileError::BadMagic { .. })
+        ));
         assert!(Object::from_bytes(&bytes[..bytes.len() - 1]).is_err());
         for cut in 0..bytes.len().min(64) {
             let _ = Object::from_bytes(&bytes[..cut]);

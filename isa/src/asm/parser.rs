@@ -67,9 +67,17 @@ pub enum Directive {
     /// `.globl`/`.global`.
     Globl(Vec<(String, Pos)>),
     /// `.type SYM, @function`.
-    Type { name: String, name_pos: Pos, kind: SymbolKind },
+    Type {
+        name: String,
+        name_pos: Pos,
+        kind: SymbolKind,
+    },
     /// `.size SYM, expr`.
-    Size { name: String, name_pos: Pos, size: Expr },
+    Size {
+        name: String,
+        name_pos: Pos,
+        size: Expr,
+    },
     /// `.align N` (bytes).
     Align(Expr),
     /// `.byte`/`.short`/`.int`/`.quad` and synonyms: `width` bytes per value.
@@ -122,9 +130,23 @@ type PResult<T> = Result<T, AsmError>;
 
 /// Parses one file's tokens (which must end with `Eof`). Errors are appended to `errors`.
 pub fn parse(file: &str, toks: &[Token], errors: &mut Vec<AsmError>) -> ParsedFile {
-    let eof = [Token { tok: Tok::Eof, pos: Pos { line: 1, col: 1 } }];
-    let toks = if toks.last().map(|t| &t.tok) == Some(&Tok::Eof) { toks } else { &eof[..] };
-    let mut parser = Parser { file, toks, i: 0, errors, local_counts: HashMap::new(), expr_ops: 0 };
+    let eof = [Token {
+        tok: Tok::Eof,
+        pos: Pos { line: 1, col: 1 },
+    }];
+    let toks = if toks.last().map(|t| &t.tok) == Some(&Tok::Eof) {
+        toks
+    } else {
+        &eof[..]
+    };
+    let mut parser = Parser {
+        file,
+        toks,
+        i: 0,
+        errors,
+        local_counts: HashMap::new(),
+        expr_ops: 0,
+    };
     let mut stmts = Vec::new();
     loop {
         match parser.peek() {
@@ -138,7 +160,10 @@ pub fn parse(file: &str, toks: &[Token], errors: &mut Vec<AsmError>) -> ParsedFi
             }
         }
     }
-    ParsedFile { name: file.to_string(), stmts }
+    ParsedFile {
+        name: file.to_string(),
+        stmts,
+    }
 }
 
 impl<'a> Parser<'a> {
@@ -165,7 +190,10 @@ impl<'a> Parser<'a> {
     }
 
     fn at_statement_end(&self) -> bool {
-        matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi))
+        matches!(
+            self.peek(),
+            Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi)
+        )
     }
 
     /// Skips the rest of a broken statement.
@@ -176,7 +204,10 @@ impl<'a> Parser<'a> {
     }
 
     fn unexpected(&self, what: &str) -> AsmError {
-        make::Syntax(self.loc(self.pos()), format!("expected {what}, found {}", self.peek().describe()))
+        make::Syntax(
+            self.loc(self.pos()),
+            format!("expected {what}, found {}", self.peek().describe()),
+        )
     }
 
     fn expect_punct(&mut self, punct: Punct, what: &str) -> PResult<()> {
@@ -192,7 +223,10 @@ impl<'a> Parser<'a> {
         if self.at_statement_end() {
             Ok(())
         } else {
-            Err(make::Syntax(self.loc(self.pos()), format!("unexpected {} after {after}", self.peek().describe())))
+            Err(make::Syntax(
+                self.loc(self.pos()),
+                format!("unexpected {} after {after}", self.peek().describe()),
+            ))
         }
     }
 
@@ -203,17 +237,24 @@ impl<'a> Parser<'a> {
             Tok::Ident(name) if colon_next && name != "." => {
                 self.advance();
                 self.advance();
-                stmts.push(Stmt { pos, kind: StmtKind::Label(name) });
+                stmts.push(Stmt {
+                    pos,
+                    kind: StmtKind::Label(name),
+                });
                 Ok(())
             }
             Tok::Int(n) if colon_next => {
-                let n = u32::try_from(n).map_err(|_| make::Syntax(self.loc(pos), "local label number is too large"))?;
+                let n = u32::try_from(n)
+                    .map_err(|_| make::Syntax(self.loc(pos), "local label number is too large"))?;
                 self.advance();
                 self.advance();
                 let count = self.local_counts.entry(n).or_insert(0);
                 let name = local_label_name(n, *count);
                 *count += 1;
-                stmts.push(Stmt { pos, kind: StmtKind::Label(name) });
+                stmts.push(Stmt {
+                    pos,
+                    kind: StmtKind::Label(name),
+                });
                 Ok(())
             }
             Tok::Punct(Punct::LBrace) => {
@@ -222,11 +263,17 @@ impl<'a> Parser<'a> {
                     0 => Err(make::BadBundle(self.loc(pos), "empty bundle `{ }`")),
                     1 => {
                         let inst = insts.into_iter().next().expect("one instruction");
-                        stmts.push(Stmt { pos, kind: StmtKind::Inst(inst) });
+                        stmts.push(Stmt {
+                            pos,
+                            kind: StmtKind::Inst(inst),
+                        });
                         self.expect_end("`}`")
                     }
                     _ => {
-                        stmts.push(Stmt { pos, kind: StmtKind::Bundle(insts) });
+                        stmts.push(Stmt {
+                            pos,
+                            kind: StmtKind::Bundle(insts),
+                        });
                         self.expect_end("`}`")
                     }
                 }
@@ -234,12 +281,18 @@ impl<'a> Parser<'a> {
             Tok::Ident(name) if name.starts_with('.') && name != "." => {
                 self.advance();
                 let directive = self.directive(&name, pos)?;
-                stmts.push(Stmt { pos, kind: StmtKind::Directive(directive) });
+                stmts.push(Stmt {
+                    pos,
+                    kind: StmtKind::Directive(directive),
+                });
                 self.expect_end(&format!("`{name}` arguments"))
             }
             Tok::Ident(_) => {
                 let inst = self.instruction()?;
-                stmts.push(Stmt { pos, kind: StmtKind::Inst(inst) });
+                stmts.push(Stmt {
+                    pos,
+                    kind: StmtKind::Inst(inst),
+                });
                 self.expect_end("the operands")
             }
             _ => Err(self.unexpected("a label, directive or instruction")),
@@ -259,21 +312,37 @@ impl<'a> Parser<'a> {
                     self.advance();
                     return Ok(insts);
                 }
-                Tok::Eof => return Err(make::Syntax(self.loc(open), "unterminated bundle: `{` has no matching `}`")),
-                Tok::Ident(name) if !name.starts_with('.') && *self.peek_at(1) != Tok::Punct(Punct::Colon) => {
+                Tok::Eof => {
+                    return Err(make::Syntax(
+                        self.loc(open),
+                        "unterminated bundle: `{` has no matching `}`",
+                    ))
+                }
+                Tok::Ident(name)
+                    if !name.starts_with('.') && *self.peek_at(1) != Tok::Punct(Punct::Colon) =>
+                {
                     let pos = self.pos();
                     let parsed = self.instruction().and_then(|inst| {
-                        if matches!(self.peek(), Tok::Newline | Tok::Punct(Punct::Semi | Punct::RBrace)) {
+                        if matches!(
+                            self.peek(),
+                            Tok::Newline | Tok::Punct(Punct::Semi | Punct::RBrace)
+                        ) {
                             Ok(inst)
                         } else {
-                            Err(make::Syntax(self.loc(self.pos()), format!("unexpected {} after the operands", self.peek().describe())))
+                            Err(make::Syntax(
+                                self.loc(self.pos()),
+                                format!("unexpected {} after the operands", self.peek().describe()),
+                            ))
                         }
                     });
                     match parsed {
                         Ok(inst) if insts.len() < 2 => insts.push(inst),
                         Ok(_) => {
                             if !too_many_reported {
-                                self.errors.push(make::BadBundle(self.loc(pos), "a bundle holds at most two instructions (one main, one aux)"));
+                                self.errors.push(make::BadBundle(
+                                    self.loc(pos),
+                                    "a bundle holds at most two instructions (one main, one aux)",
+                                ));
                                 too_many_reported = true;
                             }
                         }
@@ -286,7 +355,10 @@ impl<'a> Parser<'a> {
                 _ => {
                     self.errors.push(make::Syntax(
                         self.loc(self.pos()),
-                        format!("only instructions may appear inside `{{ }}`, found {}", self.peek().describe()),
+                        format!(
+                            "only instructions may appear inside `{{ }}`, found {}",
+                            self.peek().describe()
+                        ),
                     ));
                     self.advance();
                     self.skip_in_bundle();
@@ -296,7 +368,10 @@ impl<'a> Parser<'a> {
     }
 
     fn skip_in_bundle(&mut self) {
-        while !matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi | Punct::RBrace)) {
+        while !matches!(
+            self.peek(),
+            Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi | Punct::RBrace)
+        ) {
             self.advance();
         }
     }
@@ -309,7 +384,10 @@ impl<'a> Parser<'a> {
         };
         self.advance();
         let mut operands = Vec::new();
-        if !matches!(self.peek(), Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi | Punct::RBrace)) {
+        if !matches!(
+            self.peek(),
+            Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi | Punct::RBrace)
+        ) {
             loop {
                 operands.push(self.operand()?);
                 if *self.peek() == Tok::Punct(Punct::Comma) {
@@ -319,7 +397,11 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        Ok(InstStmt { mnemonic, pos, operands })
+        Ok(InstStmt {
+            mnemonic,
+            pos,
+            operands,
+        })
     }
 
     fn operand(&mut self) -> PResult<Operand> {
@@ -335,7 +417,8 @@ impl<'a> Parser<'a> {
     }
 
     fn register(&mut self, name: &str, pos: Pos) -> PResult<OperandValue> {
-        let bad = |message: String| make::BadRegister(Loc::new(self.file, pos.line, pos.col), message);
+        let bad =
+            |message: String| make::BadRegister(Loc::new(self.file, pos.line, pos.col), message);
         let (file, first, mut width) = if name == "azeros" {
             (RegisterFile::A, A_ZEROS_LOW, 2)
         } else if let Some((file, index)) = parse_register(name) {
@@ -353,7 +436,9 @@ impl<'a> Parser<'a> {
                 let prefix = file.prefix();
                 if last == first as i64 + 1 {
                     if first % 2 != 0 {
-                        return Err(bad(format!("{written} is not an aligned pair (pairs start at an even register)")));
+                        return Err(bad(format!(
+                            "{written} is not an aligned pair (pairs start at an even register)"
+                        )));
                     }
                     width = 2;
                 } else if last == first as i64 + 3 {
@@ -361,7 +446,9 @@ impl<'a> Parser<'a> {
                         return Err(bad(format!("{written}: the MRF has no register quads")));
                     }
                     if first % 4 != 0 {
-                        return Err(bad(format!("{written} is not an aligned quad (quads start at a multiple of 4)")));
+                        return Err(bad(format!(
+                            "{written} is not an aligned quad (quads start at a multiple of 4)"
+                        )));
                     }
                     width = 4;
                 } else if file == RegisterFile::M {
@@ -378,11 +465,18 @@ impl<'a> Parser<'a> {
             self.advance();
             self.advance();
             if file == RegisterFile::A {
-                return Err(bad(format!("`${name}+=`: only MRF registers can be post-incremented")));
+                return Err(bad(format!(
+                    "`${name}+=`: only MRF registers can be post-incremented"
+                )));
             }
             post_inc = true;
         }
-        Ok(OperandValue::Reg(RegOperand { file, first, width, post_inc }))
+        Ok(OperandValue::Reg(RegOperand {
+            file,
+            first,
+            width,
+            post_inc,
+        }))
     }
 
     fn ident(&mut self, what: &str) -> PResult<(String, Pos)> {
@@ -412,7 +506,8 @@ impl<'a> Parser<'a> {
     }
 
     fn directive(&mut self, name: &str, pos: Pos) -> PResult<Directive> {
-        let bad = |message: String| make::BadDirective(Loc::new(self.file, pos.line, pos.col), message);
+        let bad =
+            |message: String| make::BadDirective(Loc::new(self.file, pos.line, pos.col), message);
         Ok(match name {
             ".section" => {
                 let section = match self.peek().clone() {
@@ -455,20 +550,44 @@ impl<'a> Parser<'a> {
                     "function" => SymbolKind::Function,
                     "object" => SymbolKind::Object,
                     "notype" => SymbolKind::NoType,
-                    other => return Err(bad(format!("unknown symbol type `{other}` (use @function, @object or @notype)"))),
+                    other => {
+                        return Err(bad(format!(
+                            "unknown symbol type `{other}` (use @function, @object or @notype)"
+                        )))
+                    }
                 };
-                Directive::Type { name: symbol, name_pos, kind }
+                Directive::Type {
+                    name: symbol,
+                    name_pos,
+                    kind,
+                }
             }
             ".size" => {
                 let (symbol, name_pos) = self.ident("a symbol name after `.size`")?;
                 self.expect_punct(Punct::Comma, "`,` after the symbol")?;
-                Directive::Size { name: symbol, name_pos, size: self.expr()? }
+                Directive::Size {
+                    name: symbol,
+                    name_pos,
+                    size: self.expr()?,
+                }
             }
             ".align" => Directive::Align(self.expr()?),
-            ".int" | ".word" | ".long" => Directive::Data { width: 4, values: self.expr_list()? },
-            ".short" | ".half" | ".hword" => Directive::Data { width: 2, values: self.expr_list()? },
-            ".byte" => Directive::Data { width: 1, values: self.expr_list()? },
-            ".quad" => Directive::Data { width: 8, values: self.expr_list()? },
+            ".int" | ".word" | ".long" => Directive::Data {
+                width: 4,
+                values: self.expr_list()?,
+            },
+            ".short" | ".half" | ".hword" => Directive::Data {
+                width: 2,
+                values: self.expr_list()?,
+            },
+            ".byte" => Directive::Data {
+                width: 1,
+                values: self.expr_list()?,
+            },
+            ".quad" => Directive::Data {
+                width: 8,
+                values: self.expr_list()?,
+            },
             ".float" => {
                 let mut values = Vec::new();
                 if !self.at_statement_end() {
@@ -493,16 +612,27 @@ impl<'a> Parser<'a> {
                 };
                 Directive::Space { size, fill }
             }
-            ".zero" => Directive::Space { size: self.expr()?, fill: None },
+            ".zero" => Directive::Space {
+                size: self.expr()?,
+                fill: None,
+            },
             ".equ" | ".set" => {
                 let (symbol, _) = self.ident("a symbol name")?;
                 self.expect_punct(Punct::Comma, "`,` after the symbol")?;
-                Directive::Equ { name: symbol, value: self.expr()? }
+                Directive::Equ {
+                    name: symbol,
+                    value: self.expr()?,
+                }
             }
             ".worker" => Directive::Context(CodeContext::Worker),
             ".supervisor" => Directive::Context(CodeContext::Supervisor),
             ".allow_optimizations" => Directive::Ignored,
-            _ => return Err(make::UnknownDirective(self.loc(pos), format!("unknown directive `{name}`"))),
+            _ => {
+                return Err(make::UnknownDirective(
+                    self.loc(pos),
+                    format!("unknown directive `{name}`"),
+                ))
+            }
         })
     }
 
@@ -515,7 +645,11 @@ impl<'a> Parser<'a> {
         let magnitude = match self.peek().clone() {
             Tok::Float(value) => value as f32,
             Tok::Int(value) => value as f32,
-            Tok::Ident(name) if name.eq_ignore_ascii_case("inf") || name.eq_ignore_ascii_case("infinity") => f32::INFINITY,
+            Tok::Ident(name)
+                if name.eq_ignore_ascii_case("inf") || name.eq_ignore_ascii_case("infinity") =>
+            {
+                f32::INFINITY
+            }
             Tok::Ident(name) if name.eq_ignore_ascii_case("nan") => f32::NAN,
             _ => return Err(self.unexpected("a floating-point number")),
         };
@@ -553,19 +687,30 @@ impl<'a> Parser<'a> {
             }
             self.expr_ops += 1;
             if self.expr_ops > MAX_EXPR_OPERATORS {
-                return Err(make::BadExpression(self.loc(self.pos()), "expression is too long"));
+                return Err(make::BadExpression(
+                    self.loc(self.pos()),
+                    "expression is too long",
+                ));
             }
             let pos = self.pos();
             self.advance();
             let right = self.binary(op.precedence() + 1, depth + 1)?;
-            left = Expr::Binary { op, left: Box::new(left), right: Box::new(right), pos };
+            left = Expr::Binary {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+                pos,
+            };
         }
         Ok(left)
     }
 
     fn unary(&mut self, depth: u32) -> PResult<Expr> {
         if depth > MAX_EXPR_DEPTH {
-            return Err(make::BadExpression(self.loc(self.pos()), "expression is nested too deeply"));
+            return Err(make::BadExpression(
+                self.loc(self.pos()),
+                "expression is nested too deeply",
+            ));
         }
         let pos = self.pos();
         let op = match self.peek() {
@@ -577,7 +722,11 @@ impl<'a> Parser<'a> {
         if let Some(op) = op {
             self.advance();
             let operand = self.unary(depth + 1)?;
-            return Ok(Expr::Unary { op, operand: Box::new(operand), pos });
+            return Ok(Expr::Unary {
+                op,
+                operand: Box::new(operand),
+                pos,
+            });
         }
         self.primary(depth)
     }
@@ -593,11 +742,19 @@ impl<'a> Parser<'a> {
                 let name = if forward {
                     local_label_name(n, count)
                 } else if count == 0 {
-                    return Err(make::UndefinedSymbol(self.loc(pos), format!("local label `{n}b` has no preceding `{n}:`")));
+                    return Err(make::UndefinedSymbol(
+                        self.loc(pos),
+                        format!("local label `{n}b` has no preceding `{n}:`"),
+                    ));
                 } else {
                     local_label_name(n, count - 1)
                 };
-                Expr::Local { n, forward, name, pos }
+                Expr::Local {
+                    n,
+                    forward,
+                    name,
+                    pos,
+                }
             }
             Tok::Punct(Punct::LParen) => {
                 self.advance();
@@ -605,7 +762,12 @@ impl<'a> Parser<'a> {
                 self.expect_punct(Punct::RParen, "`)`")?;
                 return Ok(inner);
             }
-            Tok::Float(_) => return Err(make::Syntax(self.loc(pos), "floating-point numbers are only allowed in `.float`")),
+            Tok::Float(_) => {
+                return Err(make::Syntax(
+                    self.loc(pos),
+                    "floating-point numbers are only allowed in `.float`",
+                ))
+            }
             _ => return Err(self.unexpected("an expression")),
         };
         self.advance();

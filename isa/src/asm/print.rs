@@ -18,7 +18,10 @@ pub fn format_inst(inst: &Inst) -> String {
     let mut out = desc.mnemonic.to_string();
     for (index, operand) in desc.operands.iter().enumerate() {
         out.push_str(if index == 0 { " " } else { ", " });
-        out.push_str(&format_operand(operand.kind, inst.operands.get(index).copied().unwrap_or(0)));
+        out.push_str(&format_operand(
+            operand.kind,
+            inst.operands.get(index).copied().unwrap_or(0),
+        ));
     }
     out
 }
@@ -43,7 +46,9 @@ fn unsigned(value: u32) -> String {
 /// The canonical text of one operand value of a kind.
 pub fn format_operand(kind: OperandKind, value: u32) -> String {
     let register = |post_inc: bool| -> String {
-        let Some(file) = kind.register_file() else { return value.to_string() };
+        let Some(file) = kind.register_file() else {
+            return value.to_string();
+        };
         let width = kind.register_width();
         let text = if value as u64 + width as u64 > REGISTER_COUNT as u64 {
             // Not a valid register group: print something readable (it will not re-assemble).
@@ -60,7 +65,11 @@ pub fn format_operand(kind: OperandKind, value: u32) -> String {
         }
     };
     match kind {
-        OperandKind::MReg | OperandKind::AReg | OperandKind::MPair | OperandKind::APair | OperandKind::AQuad => register(false),
+        OperandKind::MReg
+        | OperandKind::AReg
+        | OperandKind::MPair
+        | OperandKind::APair
+        | OperandKind::AQuad => register(false),
         OperandKind::MRegPostInc | OperandKind::MPairPostInc => register(true),
         OperandKind::Signed => (value as i32).to_string(),
         OperandKind::Unsigned => unsigned(value),
@@ -71,7 +80,9 @@ pub fn format_operand(kind: OperandKind, value: u32) -> String {
 }
 
 fn csr_text(space: CsrSpace, value: u32) -> String {
-    let mut names = CSRS.iter().filter(|c| c.space == space && c.index as u32 == value);
+    let mut names = CSRS
+        .iter()
+        .filter(|c| c.space == space && c.index as u32 == value);
     match (names.next(), names.next()) {
         (Some(only), None) => only.name.to_string(),
         _ => unsigned(value),
@@ -102,12 +113,30 @@ mod tests {
 
     #[test]
     fn canonical_forms() {
-        assert_eq!(format_inst(&Inst::new(Opcode::Ld32StepA, &[0, 15, 1, 1])), "ld32step $a0, $mzero, $m1+=, 1");
-        assert_eq!(format_inst(&Inst::new(Opcode::AddImm, &[1, 2, (-5i32) as u32])), "add $m1, $m2, -5");
-        assert_eq!(format_inst(&Inst::new(Opcode::Brnzdec, &[2, 0x4c010])), "brnzdec $m2, 0x4c010");
-        assert_eq!(format_inst(&Inst::new(Opcode::Uput, &[9, 0])), "uput $FP_NFMT, $a0");
+        assert_eq!(
+            format_inst(&Inst::new(Opcode::Ld32StepA, &[0, 15, 1, 1])),
+            "ld32step $a0, $mzero, $m1+=, 1"
+        );
+        assert_eq!(
+            format_inst(&Inst::new(Opcode::AddImm, &[1, 2, (-5i32) as u32])),
+            "add $m1, $m2, -5"
+        );
+        assert_eq!(
+            format_inst(&Inst::new(Opcode::Brnzdec, &[2, 0x4c010])),
+            "brnzdec $m2, 0x4c010"
+        );
+        assert_eq!(
+            format_inst(&Inst::new(Opcode::Uput, &[9, 0])),
+            "uput $FP_NFMT, $a0"
+        );
         assert_eq!(format_inst(&Inst::new(Opcode::Get, &[0, 1])), "get $m0, 1");
-        assert_eq!(format_inst(&Inst::new(Opcode::F16v4add, &[14, 4, 0])), "f16v4add $azeros, $a4:5, $a0:1");
-        assert_eq!(format_inst(&Inst::new(Opcode::Setzi, &[0, 0xfffff])), "setzi $m0, 0xfffff");
+        assert_eq!(
+            format_inst(&Inst::new(Opcode::F16v4add, &[14, 4, 0])),
+            "f16v4add $azeros, $a4:5, $a0:1"
+        );
+        assert_eq!(
+            format_inst(&Inst::new(Opcode::Setzi, &[0, 0xfffff])),
+            "setzi $m0, 0xfffff"
+        );
     }
 }

@@ -25,7 +25,14 @@ impl TileSpace {
     /// Records `[start, end)` as used by `segment`; the caller has checked [`TileSpace::overlap`].
     pub fn insert(&mut self, start: u64, end: u64, segment: usize) {
         let at = self.used.partition_point(|u| u.start < start);
-        self.used.insert(at, Used { start, end, segment });
+        self.used.insert(
+            at,
+            Used {
+                start,
+                end,
+                segment,
+            },
+        );
     }
 
     /// The free gaps of `[lo, hi)`, in address order.
@@ -65,7 +72,10 @@ impl TileSpace {
 
     /// Free bytes in `[lo, hi)` and the largest free range there.
     pub fn free(&self, lo: u64, hi: u64) -> (u64, u64) {
-        self.gaps(lo, hi).fold((0, 0), |(total, largest), (start, end)| (total + (end - start), largest.max(end - start)))
+        self.gaps(lo, hi)
+            .fold((0, 0), |(total, largest), (start, end)| {
+                (total + (end - start), largest.max(end - start))
+            })
     }
 }
 

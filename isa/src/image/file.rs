@@ -51,7 +51,8 @@ impl Image {
             symbol_tables: &self.symbol_tables,
             blob_lengths: self.blobs.iter().map(|b| b.len() as u64).collect(),
         };
-        let text = ron::ser::to_string(&manifest).map_err(|e| ImageError::Manifest(e.to_string()))?;
+        let text =
+            ron::ser::to_string(&manifest).map_err(|e| ImageError::Manifest(e.to_string()))?;
         let payload: usize = self.blobs.iter().map(Vec::len).sum();
         let mut out = Vec::with_capacity(20 + text.len() + payload);
         out.extend_from_slice(IMAGE_MAGIC);
@@ -69,34 +70,55 @@ impl Image {
         let mut rest = bytes;
         let magic = take(&mut rest, IMAGE_MAGIC.len());
         if magic != Some(IMAGE_MAGIC.as_slice()) {
-            return Err(ImageError::BadMagic { expected: "TSRIMAGE" });
+            return Err(ImageError::BadMagic {
+                expected: "TSRIMAGE",
+            });
         }
-        let version = take(&mut rest, 4).ok_or_else(|| ImageError::Manifest("the file ends inside the version".into()))?;
+        let version = take(&mut rest, 4)
+            .ok_or_else(|| ImageError::Manifest("the file ends inside the version".into()))?;
         let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
         if version != IMAGE_VERSION {
-            return Err(ImageError::UnsupportedVersion { found: version, supported: IMAGE_VERSION });
+            return Err(ImageError::UnsupportedVersion {
+                found: version,
+                supported: IMAGE_VERSION,
+            });
         }
-        let length = take(&mut rest, 8).ok_or_else(|| ImageError::Manifest("the file ends inside the manifest length".into()))?;
+        let length = take(&mut rest, 8).ok_or_else(|| {
+            ImageError::Manifest("the file ends inside the manifest length".into())
+        })?;
         let mut length_bytes = [0u8; 8];
         length_bytes.copy_from_slice(length);
         let length = u64::from_le_bytes(length_bytes);
         let manifest = usize::try_from(length)
             .ok()
             .and_then(|length| take(&mut rest, length))
-            .ok_or_else(|| ImageError::Manifest(format!("the manifest claims {length} bytes but the file has {} left", rest.len())))?;
-        let text = std::str::from_utf8(manifest).map_err(|e| ImageError::Manifest(e.to_string()))?;
-        let manifest: ManifestIn = ron::from_str(text).map_err(|e| ImageError::Manifest(e.to_string()))?;
+            .ok_or_else(|| {
+                ImageError::Manifest(format!(
+                    "the manifest claims {length} bytes but the file has {} left",
+                    rest.len()
+                ))
+            })?;
+        let text =
+            std::str::from_utf8(manifest).map_err(|e| ImageError::Manifest(e.to_string()))?;
+        let manifest: ManifestIn =
+            ron::from_str(text).map_err(|e| ImageError::Manifest(e.to_string()))?;
         let mut blobs = Vec::with_capacity(manifest.blob_lengths.len());
         for (blob, &claimed) in manifest.blob_lengths.iter().enumerate() {
             let available = rest.len() as u64;
             let bytes = usize::try_from(claimed)
                 .ok()
                 .and_then(|length| take(&mut rest, length))
-                .ok_or(ImageError::PayloadTruncated { blob, claimed, available })?;
+                .ok_or(ImageError::PayloadTruncated {
+                    blob,
+                    claimed,
+                    available,
+                })?;
             blobs.push(bytes.to_vec());
         }
         if !rest.is_empty() {
-            return Err(ImageError::TrailingPayload { extra: rest.len() as u64 });
+            return Err(ImageError::TrailingPayload {
+                extra: rest.len() as u64,
+            });
         }
         let image = Image {
             machine: manifest.machine,
@@ -112,7 +134,10 @@ impl Image {
     /// Reads an image file.
     pub fn read(path: impl AsRef<Path>) -> Result<Image, ImageError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| ImageError::Io { path: path.display().to_string(), message: e.to_string() })?;
+        let bytes = std::fs::read(path).map_err(|e| ImageError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
         Image::from_bytes(&bytes)
     }
 
@@ -120,6 +145,9 @@ impl Image {
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), ImageError> {
         let path = path.as_ref();
         let bytes = self.to_bytes()?;
-        std::fs::write(path, bytes).map_err(|e| ImageError::Io { path: path.display().to_string(), message: e.to_string() })
+        std::fs::write(path, bytes).map_err(|e| ImageError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
     }
 }

@@ -198,7 +198,16 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 8] = [Dtype::F16, Dtype::F32, Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16, Dtype::U32, Dtype::I32];
+    pub const ALL: [Dtype; 8] = [
+        Dtype::F16,
+        Dtype::F32,
+        Dtype::U8,
+        Dtype::I8,
+        Dtype::U16,
+        Dtype::I16,
+        Dtype::U32,
+        Dtype::I32,
+    ];
 
     /// Bytes per element.
     pub fn size(self) -> u32 {
@@ -239,7 +248,9 @@ impl Dtype {
 
     /// Accepts the short and the NumPy names.
     pub fn from_name(name: &str) -> Option<Dtype> {
-        Dtype::ALL.into_iter().find(|d| d.name() == name || d.numpy_name() == name)
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name() == name || d.numpy_name() == name)
     }
 }
 
@@ -305,7 +316,8 @@ impl HostTensor {
 
     /// Bytes of the whole row-major tensor (`None` if it overflows).
     pub fn byte_size(&self) -> Option<u64> {
-        self.element_count()?.checked_mul(u64::from(self.dtype.size()))
+        self.element_count()?
+            .checked_mul(u64::from(self.dtype.size()))
     }
 }
 
@@ -324,12 +336,18 @@ pub struct Image {
 impl Image {
     /// The image of one tile, if it has one.
     pub fn tile(&self, tile: u32) -> Option<&TileImage> {
-        self.tiles.binary_search_by_key(&tile, |t| t.tile).ok().and_then(|i| self.tiles.get(i))
+        self.tiles
+            .binary_search_by_key(&tile, |t| t.tile)
+            .ok()
+            .and_then(|i| self.tiles.get(i))
     }
 
     /// A blob's bytes (empty for an unknown id; validated images have none).
     pub fn blob(&self, id: BlobId) -> &[u8] {
-        self.blobs.get(id.0 as usize).map(Vec::as_slice).unwrap_or(&[])
+        self.blobs
+            .get(id.0 as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// A segment's initial bytes, or `None` for zero-filled memory.
@@ -343,13 +361,21 @@ impl Image {
 
     /// Host tensors in one direction, in image order.
     pub fn host_tensors_of(&self, direction: HostDirection) -> impl Iterator<Item = &HostTensor> {
-        self.host_tensors.iter().filter(move |t| t.direction == direction)
+        self.host_tensors
+            .iter()
+            .filter(move |t| t.direction == direction)
     }
 
     /// The address of a symbol on a tile (searching the tile's tables in order).
     pub fn symbol(&self, tile: u32, name: &str) -> Option<u32> {
         let tile = self.tile(tile)?;
-        tile.symbols.iter().find_map(|id| self.symbol_tables.get(id.0 as usize)?.symbols.get(name).copied())
+        tile.symbols.iter().find_map(|id| {
+            self.symbol_tables
+                .get(id.0 as usize)?
+                .symbols
+                .get(name)
+                .copied()
+        })
     }
 
     /// Every `(name, address)` of a tile's symbol tables.
@@ -358,7 +384,12 @@ impl Image {
             .into_iter()
             .flat_map(|t| t.symbols.iter())
             .filter_map(|id| self.symbol_tables.get(id.0 as usize))
-            .flat_map(|table| table.symbols.iter().map(|(name, &address)| (name.as_str(), address)))
+            .flat_map(|table| {
+                table
+                    .symbols
+                    .iter()
+                    .map(|(name, &address)| (name.as_str(), address))
+            })
     }
 
     /// Bytes the host writes to load the image: every segment with contents, once per tile.
@@ -373,7 +404,10 @@ impl Image {
 
     /// Tiles that run (have an entry).
     pub fn running_tiles(&self) -> impl Iterator<Item = u32> + '_ {
-        self.tiles.iter().filter(|t| t.entry.is_some()).map(|t| t.tile)
+        self.tiles
+            .iter()
+            .filter(|t| t.entry.is_some())
+            .map(|t| t.tile)
     }
 
     /// Refuses an image built for another machine.
@@ -381,7 +415,10 @@ impl Image {
         if &self.machine == machine {
             return Ok(());
         }
-        Err(ImageError::MachineMismatch { image: self.machine.clone(), machine: machine.clone() })
+        Err(ImageError::MachineMismatch {
+            image: self.machine.clone(),
+            machine: machine.clone(),
+        })
     }
 }
 

@@ -55,9 +55,10 @@ impl OperandKind {
     pub fn register_file(self) -> Option<crate::registers::RegisterFile> {
         use crate::registers::RegisterFile;
         match self {
-            OperandKind::MReg | OperandKind::MPair | OperandKind::MRegPostInc | OperandKind::MPairPostInc => {
-                Some(RegisterFile::M)
-            }
+            OperandKind::MReg
+            | OperandKind::MPair
+            | OperandKind::MRegPostInc
+            | OperandKind::MPairPostInc => Some(RegisterFile::M),
             OperandKind::AReg | OperandKind::APair | OperandKind::AQuad => Some(RegisterFile::A),
             OperandKind::Unsigned
             | OperandKind::Signed
@@ -209,7 +210,11 @@ pub const SEND_ADDR18: Field = Field::shifted(&[(3, 18)], 2);
 pub const SEND_MODE3: Field = Field::new(&[(0, 3)]);
 
 const fn operand(kind: OperandKind, access: Access, field: Field) -> OperandDesc {
-    OperandDesc { kind, access, field }
+    OperandDesc {
+        kind,
+        access,
+        field,
+    }
 }
 pub const fn mr(field: Field) -> OperandDesc {
     operand(OperandKind::MReg, Access::Read, field)

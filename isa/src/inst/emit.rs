@@ -11,9 +11,19 @@ pub const CO_ISSUE_BIT: u32 = 1 << 31;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum EncodeError {
     #[error("E-ENC-001: operand {index} of `{mnemonic}` is {kind}, but {value:#x} does not fit: {reason}")]
-    OperandOutOfRange { mnemonic: &'static str, index: usize, kind: &'static str, value: u32, reason: String },
+    OperandOutOfRange {
+        mnemonic: &'static str,
+        index: usize,
+        kind: &'static str,
+        value: u32,
+        reason: String,
+    },
     #[error("E-ENC-002: `{first}` and `{second}` cannot share a bundle: {reason}")]
-    BadBundle { first: &'static str, second: &'static str, reason: &'static str },
+    BadBundle {
+        first: &'static str,
+        second: &'static str,
+        reason: &'static str,
+    },
     #[error("E-ENC-003: empty bundle")]
     EmptyBundle,
 }
@@ -24,9 +34,18 @@ pub enum DecodeError {
     #[error("E-DEC-001: unknown instruction word {word:#010x}")]
     Unknown { word: u32 },
     #[error("E-DEC-002: word {word:#010x} decodes as `{mnemonic}` but operand {index} is invalid: {reason}")]
-    InvalidOperand { word: u32, mnemonic: &'static str, index: usize, reason: &'static str },
+    InvalidOperand {
+        word: u32,
+        mnemonic: &'static str,
+        index: usize,
+        reason: &'static str,
+    },
     #[error("E-DEC-003: bundle {first:#010x} {second:#010x}: {reason}")]
-    BadBundle { first: u32, second: u32, reason: &'static str },
+    BadBundle {
+        first: u32,
+        second: u32,
+        reason: &'static str,
+    },
     #[error("E-DEC-004: word {word:#010x} sets the co-issue bit but no second word follows")]
     TruncatedBundle { word: u32 },
 }
@@ -102,12 +121,20 @@ pub fn encode_bundle(bundle: &Bundle) -> Result<Vec<u32>, EncodeError> {
 }
 
 fn check_pair(main: &InstDesc, aux: &InstDesc) -> Result<(), EncodeError> {
-    let bad = |reason| EncodeError::BadBundle { first: main.mnemonic, second: aux.mnemonic, reason };
+    let bad = |reason| EncodeError::BadBundle {
+        first: main.mnemonic,
+        second: aux.mnemonic,
+        reason,
+    };
     if main.pipe != Pipe::Main {
-        return Err(bad("the first instruction of a bundle must be a main-pipeline instruction"));
+        return Err(bad(
+            "the first instruction of a bundle must be a main-pipeline instruction",
+        ));
     }
     if aux.pipe != Pipe::Aux {
-        return Err(bad("the second instruction of a bundle must be an aux-pipeline instruction"));
+        return Err(bad(
+            "the second instruction of a bundle must be an aux-pipeline instruction",
+        ));
     }
     if main.co_issue == CoIssue::Solo || aux.co_issue == CoIssue::Solo {
         return Err(bad("a solo instruction cannot be co-issued"));
@@ -132,17 +159,29 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
             OperandKind::Signed => (((raw << (32 - width)) as i32) >> (32 - width)) as u32,
             _ => raw << operand.field.shift,
         };
-        let invalid = |reason| DecodeError::InvalidOperand { word, mnemonic: desc.mnemonic, index, reason };
+        let invalid = |reason| DecodeError::InvalidOperand {
+            word,
+            mnemonic: desc.mnemonic,
+            index,
+            reason,
+        };
         match operand.kind {
-            OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc if value % 2 != 0 => {
+            OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc
+                if value % 2 != 0 =>
+            {
                 return Err(invalid("register pairs start at an even register"))
             }
-            OperandKind::AQuad if value % 4 != 0 => return Err(invalid("register quads start at a multiple of 4")),
+            OperandKind::AQuad if value % 4 != 0 => {
+                return Err(invalid("register quads start at a multiple of 4"))
+            }
             _ => {}
         }
         operands[index] = value;
     }
-    Ok(Inst { opcode: desc.opcode, operands })
+    Ok(Inst {
+        opcode: desc.opcode,
+        operands,
+    })
 }
 
 /// Decodes the bundle starting at `words[0]`; returns it and how many words it used.
@@ -152,17 +191,30 @@ pub fn decode_bundle(words: &[u32]) -> Result<(Bundle, usize), DecodeError> {
     if first & CO_ISSUE_BIT == 0 {
         return Ok((Bundle::single(inst), 1));
     }
-    let second = *words.get(1).ok_or(DecodeError::TruncatedBundle { word: first })?;
+    let second = *words
+        .get(1)
+        .ok_or(DecodeError::TruncatedBundle { word: first })?;
     if second & CO_ISSUE_BIT != 0 {
-        return Err(DecodeError::BadBundle { first, second, reason: "a bundle has at most two instructions" });
+        return Err(DecodeError::BadBundle {
+            first,
+            second,
+            reason: "a bundle has at most two instructions",
+        });
     }
     let aux = decode(second)?;
     check_pair(inst.desc(), aux.desc()).map_err(|_| DecodeError::BadBundle {
         first,
         second,
-        reason: "a pair must be one pairable main instruction followed by one pairable aux instruction",
+        reason:
+            "a pair must be one pairable main instruction followed by one pairable aux instruction",
     })?;
-    Ok((Bundle { main: Some(inst), aux: Some(aux) }, 2))
+    Ok((
+        Bundle {
+            main: Some(inst),
+            aux: Some(aux),
+        },
+        2,
+    ))
 }
 
 #[cfg(test)]
@@ -181,7 +233,10 @@ mod tests {
         assert_eq!(word, 0x1328_0000 | (0x4c010 >> 2));
         // run $m1, $m2, 0x1234: imm[15:12] -> [19:16].
         let word = encode(&Inst::new(Opcode::Run, &[1, 2, 0x1234])).unwrap();
-        assert_eq!(word, 0x1400_0000 | (1 << 20) | (2 << 12) | (1 << 16) | 0x234);
+        assert_eq!(
+            word,
+            0x1400_0000 | (1 << 20) | (2 << 12) | (1 << 16) | 0x234
+        );
     }
 
     #[test]
@@ -206,11 +261,23 @@ mod tests {
 
     #[test]
     fn rejects_bad_bundles() {
-        let two_mains = Bundle { main: Some(Inst::new(Opcode::Nop, &[])), aux: Some(Inst::new(Opcode::Nop, &[])) };
+        let two_mains = Bundle {
+            main: Some(Inst::new(Opcode::Nop, &[])),
+            aux: Some(Inst::new(Opcode::Nop, &[])),
+        };
         assert!(encode_bundle(&two_mains).is_err());
-        let solo = Bundle { main: Some(Inst::new(Opcode::Exitz, &[0])), aux: Some(Inst::new(Opcode::Fnop, &[])) };
+        let solo = Bundle {
+            main: Some(Inst::new(Opcode::Exitz, &[0])),
+            aux: Some(Inst::new(Opcode::Fnop, &[])),
+        };
         assert!(encode_bundle(&solo).is_err());
-        assert!(matches!(decode_bundle(&[0x3800_0000 | CO_ISSUE_BIT]), Err(DecodeError::TruncatedBundle { .. })));
-        assert!(matches!(decode(0x7fff_ffff & 0x1f00_0000), Err(DecodeError::Unknown { .. })));
+        assert!(matches!(
+            decode_bundle(&[0x3800_0000 | CO_ISSUE_BIT]),
+            Err(DecodeError::TruncatedBundle { .. })
+        ));
+        assert!(matches!(
+            decode(0x7fff_ffff & 0x1f00_0000),
+            Err(DecodeError::Unknown { .. })
+        ));
     }
 }

@@ -11,8 +11,8 @@ pub mod args;
 pub mod emit;
 
 use crate::table::{Basis, CoIssue, Contexts, Family, Pipe, TimingClass};
-pub use args::{Access, Field, OperandDesc, OperandKind};
 use args::*;
+pub use args::{Access, Field, OperandDesc, OperandKind};
 
 /// Largest operand count of any row.
 pub const MAX_OPERANDS: usize = 5;
@@ -378,8 +378,14 @@ impl Bundle {
 
     pub fn single(inst: Inst) -> Bundle {
         match inst.desc().pipe {
-            Pipe::Main => Bundle { main: Some(inst), aux: None },
-            Pipe::Aux => Bundle { main: None, aux: Some(inst) },
+            Pipe::Main => Bundle {
+                main: Some(inst),
+                aux: None,
+            },
+            Pipe::Aux => Bundle {
+                main: None,
+                aux: Some(inst),
+            },
         }
     }
 }
@@ -398,7 +404,14 @@ mod tests {
     #[test]
     fn fixed_bits_lie_inside_the_mask() {
         for row in INSTRUCTIONS {
-            assert_eq!(row.value & !row.mask, 0, "{:?}: value 0x{:08x} mask 0x{:08x}", row.opcode, row.value, row.mask);
+            assert_eq!(
+                row.value & !row.mask,
+                0,
+                "{:?}: value 0x{:08x} mask 0x{:08x}",
+                row.opcode,
+                row.value,
+                row.mask
+            );
             assert!(row.operands.len() <= MAX_OPERANDS);
         }
     }

@@ -54,7 +54,12 @@ pub(super) fn f16v8acc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
 }
 
 /// The shared `gina` step: returns the two entries read and pushes `input`.
-fn gina(inst: &Inst, ctx: &ContextState, out: &mut Pending, input: [f32; 2]) -> Result<[f32; 2], Trap> {
+fn gina(
+    inst: &Inst,
+    ctx: &ContextState,
+    out: &mut Pending,
+    input: [f32; 2],
+) -> Result<[f32; 2], Trap> {
     let flags = inst.imm(2);
     if flags & !1 != 0 {
         return Err(TrapKind::BadFlags {
@@ -88,7 +93,10 @@ pub(super) fn f32v2gina(inst: &Inst, ctx: &ContextState, out: &mut Pending) -> R
 pub(super) fn f16v2gina(inst: &Inst, ctx: &ContextState, out: &mut Pending) -> Result<(), Trap> {
     let h = halves(ctx.read_a(inst.reg(1)));
     let read = gina(inst, ctx, out, [f16_to_f32(h[0]), f16_to_f32(h[1])])?;
-    out.write_a(inst.reg(0), join_halves([f32_to_f16(read[0]), f32_to_f16(read[1])]));
+    out.write_a(
+        inst.reg(0),
+        join_halves([f32_to_f16(read[0]), f32_to_f16(read[1])]),
+    );
     Ok(())
 }
 
@@ -112,8 +120,15 @@ mod tests {
         ctx.write_a64(2, f2(1.0, 2.0));
         ctx.write_a64(4, f2(10.0, 20.0));
         ok(&mut ctx, &mut env, one(F32v2axpy, &[0, 2, 4]));
-        assert_eq!(ctx.read_a64(0), f2(0.0, 0.0), "the previous accumulators come out");
-        let expected = [f32_add(f32_mul(tas, 1.0), 10.0), f32_add(f32_mul(tas, 2.0), 20.0)];
+        assert_eq!(
+            ctx.read_a64(0),
+            f2(0.0, 0.0),
+            "the previous accumulators come out"
+        );
+        let expected = [
+            f32_add(f32_mul(tas, 1.0), 10.0),
+            f32_add(f32_mul(tas, 2.0), 20.0),
+        ];
         assert_eq!((ctx.aacc[0], ctx.aacc[2]), (expected[0], expected[1]));
         ctx.write_a64(2, f2(3.0, 4.0));
         ctx.write_a64(4, f2(0.0, 0.0));
@@ -137,7 +152,10 @@ mod tests {
         }
         ok(&mut ctx, &mut env, one(F32v4acc, &[4]));
         ok(&mut ctx, &mut env, one(F32v4acc, &[4]));
-        assert_eq!(&ctx.aacc[..8], &[2.0, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]);
+        assert_eq!(
+            &ctx.aacc[..8],
+            &[2.0, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]
+        );
         // f16v8acc: lane 2i then lane 2i+1, each rounded. At 2^25 (f32 spacing 4) adding 2.0
         // twice is lost (each add is a tie, rounded to even), while adding 4.0 at once is not.
         let h = |x: f32| f32_to_f16(x) as u32;
@@ -146,9 +164,18 @@ mod tests {
         ctx.a[6] = h(0.0) | h(0.0) << 16;
         ctx.a[7] = h(2.0) | h(2.0) << 16;
         ok(&mut ctx, &mut env, one(F16v8acc, &[4]));
-        assert_eq!(&ctx.aacc[..8], &[2.75, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]);
+        assert_eq!(
+            &ctx.aacc[..8],
+            &[2.75, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]
+        );
         assert_ne!(f32_add(33_554_432.0, 4.0), 33_554_432.0);
-        assert_eq!(ctx.aacc[6], f32_add(f32_add(33_554_432.0, f16_to_f32(h(2.0) as u16)), f16_to_f32(h(2.0) as u16)));
+        assert_eq!(
+            ctx.aacc[6],
+            f32_add(
+                f32_add(33_554_432.0, f16_to_f32(h(2.0) as u16)),
+                f16_to_f32(h(2.0) as u16)
+            )
+        );
     }
 
     #[test]
@@ -163,18 +190,42 @@ mod tests {
             ctx.write_a64(2, f2(100.0 + n as f32, 200.0 + n as f32));
             ok(&mut ctx, &mut env, one(F32v2gina, &[0, 2, 0]));
             let out = ctx.read_a64(0);
-            reads.push((f32::from_bits(out as u32), f32::from_bits((out >> 32) as u32)));
+            reads.push((
+                f32::from_bits(out as u32),
+                f32::from_bits((out >> 32) as u32),
+            ));
         }
-        assert_eq!(reads, [(0.0, 2.0), (4.0, 6.0), (8.0, 10.0), (12.0, 14.0), (100.0, 200.0), (101.0, 201.0)]);
+        assert_eq!(
+            reads,
+            [
+                (0.0, 2.0),
+                (4.0, 6.0),
+                (8.0, 10.0),
+                (12.0, 14.0),
+                (100.0, 200.0),
+                (101.0, 201.0)
+            ]
+        );
         // Odd entries were untouched.
         for odd in (1..16).step_by(2) {
             assert_eq!(ctx.aacc[odd], odd as f32);
         }
         ok(&mut ctx, &mut env, one(F32v2gina, &[0, 14, 1]));
         assert_eq!(ctx.read_a64(0), f2(1.0, 3.0));
-        assert_eq!((ctx.aacc[13], ctx.aacc[15]), (0.0, 0.0), "$azeros pushes zeros");
+        assert_eq!(
+            (ctx.aacc[13], ctx.aacc[15]),
+            (0.0, 0.0),
+            "$azeros pushes zeros"
+        );
         let kind = traps(&mut ctx, &mut env, one(F32v2gina, &[0, 2, 2]));
-        assert!(matches!(kind, TrapKind::BadFlags { mnemonic: "f32v2gina", flags: 2, .. }));
+        assert!(matches!(
+            kind,
+            TrapKind::BadFlags {
+                mnemonic: "f32v2gina",
+                flags: 2,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -187,7 +238,10 @@ mod tests {
         ok(&mut ctx, &mut env, one(F16v2gina, &[0, 2, 1]));
         assert_eq!(ctx.a[0], h(1.0) | 0x7c00 << 16);
         assert_eq!((ctx.aacc[13], ctx.aacc[15]), (0.5, -3.0));
-        assert!(matches!(traps(&mut ctx, &mut env, one(F16v2gina, &[0, 2, 0x10])), TrapKind::BadFlags { .. }));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(F16v2gina, &[0, 2, 0x10])),
+            TrapKind::BadFlags { .. }
+        ));
     }
 
     #[test]
@@ -200,6 +254,9 @@ mod tests {
         ok(&mut ctx, &mut env, one(F32v4acc, &[4]));
         ok(&mut ctx, &mut env, one(F32v2gina, &[0, 14, 0]));
         ok(&mut ctx, &mut env, one(F32v2gina, &[2, 14, 0]));
-        assert_eq!((ctx.read_a64(0), ctx.read_a64(2)), (f2(1.0, 2.0), f2(3.0, 4.0)));
+        assert_eq!(
+            (ctx.read_a64(0), ctx.read_a64(2)),
+            (f2(1.0, 2.0), f2(3.0, 4.0))
+        );
     }
 }

@@ -36,14 +36,25 @@ use super::state::ContextState;
 use super::{ExecEnv, Trap, TrapKind};
 use crate::csr::{cwei_index, field, index};
 use crate::inst::Inst;
-use crate::numerics::{amp_partial_in, amp_result_out, scale_from_field, F16Phase, Fp8Format, Fp8Phase};
+use crate::numerics::{
+    amp_partial_in, amp_result_out, scale_from_field, F16Phase, Fp8Format, Fp8Phase,
+};
 
 /// Decodes the flags into the phase, or `BadFlags`.
 fn phase(inst: &Inst) -> Result<usize, Trap> {
     let flags = inst.imm(3);
-    let bad = |reason| TrapKind::BadFlags { mnemonic: inst.desc().mnemonic, flags, reason }.into();
+    let bad = |reason| {
+        TrapKind::BadFlags {
+            mnemonic: inst.desc().mnemonic,
+            flags,
+            reason,
+        }
+        .into()
+    };
     if (flags >> 2) & 3 != 3 {
-        return Err(bad("bits [3:2] must be 0b11 (E4, all engines); E1/E2 are not modelled"));
+        return Err(bad(
+            "bits [3:2] must be 0b11 (E4, all engines); E1/E2 are not modelled",
+        ));
     }
     if flags >> 4 != 0 {
         return Err(bad("bits [5:4] must be 0"));
@@ -145,7 +156,8 @@ mod tests {
     use crate::inst::Bundle;
     use crate::inst::Opcode::{self, *};
     use crate::numerics::{
-        amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, f32_to_f16, scale_to_field, Fp8Format,
+        amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, f32_to_f16, scale_to_field,
+        Fp8Format,
     };
     use crate::semantics::test_env::*;
     use crate::semantics::{ContextState, TrapKind};
@@ -184,10 +196,20 @@ mod tests {
     }
 
     fn halves4(h: &[u16]) -> u64 {
-        h.iter().enumerate().fold(0, |acc, (i, &x)| acc | (x as u64) << (16 * i))
+        h.iter()
+            .enumerate()
+            .fold(0, |acc, (i, &x)| acc | (x as u64) << (16 * i))
     }
 
-    fn amp_call(ctx: &mut ContextState, env: &mut TestEnv, op: Opcode, dst: u32, x: u32, partials: u32, p: usize) {
+    fn amp_call(
+        ctx: &mut ContextState,
+        env: &mut TestEnv,
+        op: Opcode,
+        dst: u32,
+        x: u32,
+        partials: u32,
+        p: usize,
+    ) {
         ok(ctx, env, one(op, &[dst, x, partials, flags(p)]));
     }
 
@@ -197,11 +219,18 @@ mod tests {
         for bad in [0b0000, 0b0100, 0b1000, 0b01_1100, 0b10_1101] {
             for op in [F16v4hihov4amp, F8v8hihov4amp, F16v4sisoamp] {
                 let kind = traps(&mut ctx, &mut env, one(op, &[0, 2, 4, bad]));
-                assert!(matches!(kind, TrapKind::BadFlags { flags, .. } if flags == bad), "{op:?} {bad:#b}");
+                assert!(
+                    matches!(kind, TrapKind::BadFlags { flags, .. } if flags == bad),
+                    "{op:?} {bad:#b}"
+                );
             }
         }
         assert!(matches!(
-            traps(&mut supervisor(), &mut env, one(F16v4hihov4amp, &[0, 2, 4, 0b1100])),
+            traps(
+                &mut supervisor(),
+                &mut env,
+                one(F16v4hihov4amp, &[0, 2, 4, 0b1100])
+            ),
             TrapKind::WrongContext { .. }
         ));
     }
@@ -214,8 +243,12 @@ mod tests {
         let (x_format, w_format, scale) = (Fp8Format::F143, Fp8Format::F152, -2);
         let weights: Vec<[u8; 32]> = (0..16).map(|_| [0; 32].map(|_: u8| rng.fp8())).collect();
         const GROUPS: usize = 3;
-        let inputs: Vec<[u8; 32]> = (0..GROUPS).map(|_| [0; 32].map(|_: u8| rng.fp8())).collect();
-        let partials: Vec<[u16; 16]> = (0..GROUPS).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let inputs: Vec<[u8; 32]> = (0..GROUPS)
+            .map(|_| [0; 32].map(|_: u8| rng.fp8()))
+            .collect();
+        let partials: Vec<[u16; 16]> = (0..GROUPS)
+            .map(|_| [0; 16].map(|_: u16| rng.f16()))
+            .collect();
 
         let mut env = TestEnv::new();
         for (m, row) in weights.iter().enumerate() {
@@ -224,7 +257,8 @@ mod tests {
                 env.cwei[cwei_index(m as u8, p as u8) as usize] = u64::from_le_bytes(bytes);
             }
         }
-        env.supervisor_csr[index::FP_INFMT as usize] = x_format.format_bit() << 1 | w_format.format_bit();
+        env.supervisor_csr[index::FP_INFMT as usize] =
+            x_format.format_bit() << 1 | w_format.format_bit();
         env.supervisor_csr[index::FP_ISCL as usize] = scale_to_field(scale);
 
         // The reference, in the documented order.
@@ -254,7 +288,10 @@ mod tests {
         let mut results = [[0u16; 16]; GROUPS + 1];
         for g in 0..GROUPS {
             for p in 0..4 {
-                ctx.write_a64(0, u64::from_le_bytes(inputs[g][8 * p..8 * p + 8].try_into().unwrap()));
+                ctx.write_a64(
+                    0,
+                    u64::from_le_bytes(inputs[g][8 * p..8 * p + 8].try_into().unwrap()),
+                );
                 let partial_register = if g + 1 < GROUPS {
                     set_partials(&mut ctx, g + 1, p);
                     2
@@ -292,8 +329,12 @@ mod tests {
         let mut rng = Rng(0x1234_5678_9abc_def1);
         const GROUPS: usize = 2;
         let weights: Vec<[u16; 16]> = (0..16).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
-        let inputs: Vec<[u16; 16]> = (0..GROUPS).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
-        let partials: Vec<[u16; 16]> = (0..GROUPS).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let inputs: Vec<[u16; 16]> = (0..GROUPS)
+            .map(|_| [0; 16].map(|_: u16| rng.f16()))
+            .collect();
+        let partials: Vec<[u16; 16]> = (0..GROUPS)
+            .map(|_| [0; 16].map(|_: u16| rng.f16()))
+            .collect();
         let mut env = TestEnv::new();
         for (m, row) in weights.iter().enumerate() {
             for p in 0..4 {
@@ -307,8 +348,16 @@ mod tests {
         let calls = 4 + 4 * GROUPS + 4;
         for k in 0..calls {
             let (p, stage) = (k % 4, k / 4);
-            let x = if (1..=GROUPS).contains(&stage) { halves4(&inputs[stage - 1][4 * p..4 * p + 4]) } else { 0 };
-            let partial = if stage < GROUPS { halves4(&partials[stage][4 * p..4 * p + 4]) } else { 0 };
+            let x = if (1..=GROUPS).contains(&stage) {
+                halves4(&inputs[stage - 1][4 * p..4 * p + 4])
+            } else {
+                0
+            };
+            let partial = if stage < GROUPS {
+                halves4(&partials[stage][4 * p..4 * p + 4])
+            } else {
+                0
+            };
             env.write_u64(X + 16 * k as u32, x);
             env.write_u64(X + 8 + 16 * k as u32, partial);
         }
@@ -344,10 +393,17 @@ mod tests {
                 }
                 let (p, lane) = (m / 4, m % 4);
                 let out = results[4 * (g + 2) + p];
-                assert_eq!((out >> (16 * lane)) as u16, amp_result_out(acc), "group {g} channel {m}");
+                assert_eq!(
+                    (out >> (16 * lane)) as u16,
+                    amp_result_out(acc),
+                    "group {g} channel {m}"
+                );
             }
         }
-        assert!(results[4..8].iter().all(|&r| r == 0), "warm-up results are zero");
+        assert!(
+            results[4..8].iter().all(|&r| r == 0),
+            "warm-up results are zero"
+        );
     }
 
     /// 8 channels with f32 partials and results (`f16v4sisoamp`), one group.

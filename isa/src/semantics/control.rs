@@ -53,7 +53,13 @@ pub(super) fn brnzdec(inst: &Inst, ctx: &mut ContextState, flow: &mut Flow) -> R
 }
 
 /// `call $m, target`: $m = pc + bundle size; branch.
-pub(super) fn call(inst: &Inst, ctx: &mut ContextState, pc: u32, size: u32, flow: &mut Flow) -> Result<(), Trap> {
+pub(super) fn call(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    pc: u32,
+    size: u32,
+    flow: &mut Flow,
+) -> Result<(), Trap> {
     flow.branch(inst.imm(1))?;
     write_m(ctx, inst.reg(0), pc.wrapping_add(size));
     Ok(())
@@ -77,7 +83,12 @@ pub(super) fn rpt(
         flow.next_pc = end;
         return Ok(());
     }
-    ctx.repeat = RepeatState { active: true, remaining: count, first, end };
+    ctx.repeat = RepeatState {
+        active: true,
+        remaining: count,
+        first,
+        end,
+    };
     ctx.csr[index::REPEAT_COUNT as usize] = count;
     ctx.csr[index::REPEAT_FIRST as usize] = first;
     ctx.csr[index::REPEAT_END as usize] = end;
@@ -92,7 +103,9 @@ pub(super) fn rpt_count_reg(inst: &Inst, ctx: &ContextState) -> u32 {
 
 /// `exitz`/`exitnz`/`exitpos`/`exitneg $m`: ends the worker with `status($m)`.
 pub(super) fn exit(inst: &Inst, ctx: &ContextState, flow: &mut Flow, status: impl Fn(u32) -> bool) {
-    flow.effect = Effect::Exit { status: status(ctx.read_m(inst.reg(0))) };
+    flow.effect = Effect::Exit {
+        status: status(ctx.read_m(inst.reg(0))),
+    };
 }
 
 #[cfg(test)]
@@ -108,7 +121,11 @@ mod tests {
         let (mut ctx, mut env) = (worker(), TestEnv::new());
         ctx.m[1] = value;
         let outcome = ok(&mut ctx, &mut env, one(op, &[1, TARGET]));
-        let expected_pc = if outcome.branch_taken { TARGET } else { CODE + 4 };
+        let expected_pc = if outcome.branch_taken {
+            TARGET
+        } else {
+            CODE + 4
+        };
         assert_eq!((outcome.next_pc, ctx.pc), (expected_pc, expected_pc));
         outcome.branch_taken
     }
@@ -123,7 +140,10 @@ mod tests {
             (Brneg, [false, false, true, true, false]),
         ];
         for (op, expected) in table {
-            for (value, want) in [0, 1, 0x8000_0000, 0xffff_ffff, 0x7fff_ffff].into_iter().zip(expected) {
+            for (value, want) in [0, 1, 0x8000_0000, 0xffff_ffff, 0x7fff_ffff]
+                .into_iter()
+                .zip(expected)
+            {
                 assert_eq!(taken(op, value), want, "{op:?} {value:#x}");
             }
         }
@@ -139,14 +159,24 @@ mod tests {
         ok(&mut ctx, &mut env, one(Br, &[3]));
         assert_eq!(ctx.pc, CODE);
         ctx.m[3] = CODE + 2;
-        assert_eq!(traps(&mut ctx, &mut env, one(Br, &[3])), TrapKind::MisalignedTarget { target: CODE + 2 });
+        assert_eq!(
+            traps(&mut ctx, &mut env, one(Br, &[3])),
+            TrapKind::MisalignedTarget { target: CODE + 2 }
+        );
         // call in an 8-byte bundle links to pc + 8.
-        let outcome = ok(&mut ctx, &mut env, pair(i(Call, &[10, TARGET]), i(Fnop, &[])));
+        let outcome = ok(
+            &mut ctx,
+            &mut env,
+            pair(i(Call, &[10, TARGET]), i(Fnop, &[])),
+        );
         assert!(outcome.branch_taken);
         assert_eq!((ctx.m[10], ctx.pc), (CODE + 8, TARGET));
         ok(&mut ctx, &mut env, one(Call, &[10, CODE]));
         assert_eq!(ctx.m[10], TARGET + 4);
-        assert_eq!(traps(&mut ctx, &mut env, one(Call, &[13, CODE])), TrapKind::ReadOnlyRegister { register: "$m13" });
+        assert_eq!(
+            traps(&mut ctx, &mut env, one(Call, &[13, CODE])),
+            TrapKind::ReadOnlyRegister { register: "$m13" }
+        );
         // Branches also run on the supervisor.
         let mut sup = supervisor();
         assert!(ok(&mut sup, &mut env, one(Bri, &[TARGET])).branch_taken);
@@ -186,13 +216,23 @@ mod tests {
                 let (mut ctx, mut env) = (worker(), TestEnv::new());
                 ctx.m[2] = value;
                 let outcome = ok(&mut ctx, &mut env, one(op, &[2]));
-                assert_eq!(outcome.effect, Effect::Exit { status: want }, "{op:?} {value:#x}");
+                assert_eq!(
+                    outcome.effect,
+                    Effect::Exit { status: want },
+                    "{op:?} {value:#x}"
+                );
             }
         }
         let mut env = TestEnv::new();
-        assert!(matches!(traps(&mut supervisor(), &mut env, one(Exitz, &[0])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut supervisor(), &mut env, one(Exitz, &[0])),
+            TrapKind::WrongContext { .. }
+        ));
         let co_issued = pair(i(Exitz, &[0]), i(Fnop, &[]));
-        assert!(matches!(traps(&mut worker(), &mut env, co_issued), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut worker(), &mut env, co_issued),
+            TrapKind::InvalidOperation { .. }
+        ));
     }
 
     /// `nop; rpt …; body (two 8-byte bundles: $m1 += 1, $m2 += 2); exitz $mzero`, with the
@@ -216,7 +256,11 @@ mod tests {
             assert_eq!(status, Some(true));
             assert_eq!((ctx.m[1], ctx.m[2]), (count, 2 * count), "count {count}");
             assert_eq!(trace.len(), 3 + 2 * count as usize);
-            assert_eq!(trace.iter().filter(|&&pc| pc == CODE + 4).count(), 1, "rpt itself runs once");
+            assert_eq!(
+                trace.iter().filter(|&&pc| pc == CODE + 4).count(),
+                1,
+                "rpt itself runs once"
+            );
             assert!(!ctx.repeat.active);
         }
     }
@@ -231,7 +275,10 @@ mod tests {
         assert!(!outcome.branch_taken);
         assert_eq!(ctx.pc, CODE + 8);
         assert!(ctx.repeat.active);
-        assert_eq!((ctx.repeat.remaining, ctx.repeat.first, ctx.repeat.end), (3, CODE + 8, CODE + 24));
+        assert_eq!(
+            (ctx.repeat.remaining, ctx.repeat.first, ctx.repeat.end),
+            (3, CODE + 8, CODE + 24)
+        );
         assert_eq!(ctx.csr[index::REPEAT_COUNT as usize], 3);
         assert_eq!(ctx.csr[index::REPEAT_FIRST as usize], CODE + 8);
         assert_eq!(ctx.csr[index::REPEAT_END as usize], CODE + 24);
@@ -262,14 +309,22 @@ mod tests {
     #[test]
     fn rpt_body_rules() {
         // Control inside the body.
-        for forbidden in [one(Bri, &[CODE]), one(Brnzdec, &[0, CODE]), one(Exitz, &[0]), one(RptImm, &[1, 0])] {
+        for forbidden in [
+            one(Bri, &[CODE]),
+            one(Brnzdec, &[0, CODE]),
+            one(Exitz, &[0]),
+            one(RptImm, &[1, 0]),
+        ] {
             let mut program = Program::new(CODE);
             program.push(pair(i(RptImm, &[2, 0]), i(Fnop, &[])));
             program.push(forbidden);
             program.push(one(Nop, &[]));
             let (mut ctx, mut env) = (worker(), TestEnv::new());
             let trap = program.run(&mut ctx, &mut env, 100).unwrap_err();
-            assert!(matches!(trap.kind, TrapKind::ControlInRepeatBody { .. }), "{trap}");
+            assert!(
+                matches!(trap.kind, TrapKind::ControlInRepeatBody { .. }),
+                "{trap}"
+            );
             assert_eq!(ctx.pc, CODE + 8, "the PC stays at the offending bundle");
         }
         // A bundle that crosses the end of the body.
@@ -282,9 +337,15 @@ mod tests {
         assert_eq!(trap.kind, TrapKind::RepeatBodyOverrun { end: CODE + 16 });
         // A body that does not start 8-byte aligned.
         let (mut ctx, mut env) = (worker(), TestEnv::new());
-        assert_eq!(traps(&mut ctx, &mut env, one(RptImm, &[2, 0])), TrapKind::MisalignedRepeatBody { body: CODE + 4 });
+        assert_eq!(
+            traps(&mut ctx, &mut env, one(RptImm, &[2, 0])),
+            TrapKind::MisalignedRepeatBody { body: CODE + 4 }
+        );
         // Workers only.
         let mut sup = supervisor();
-        assert!(matches!(traps(&mut sup, &mut env, one(RptImm, &[2, 0])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(RptImm, &[2, 0])),
+            TrapKind::WrongContext { .. }
+        ));
     }
 }

@@ -16,7 +16,9 @@ use super::regs::{halves, join_halves, join_halves4, read_quad, Pending};
 use super::state::ContextState;
 use crate::csr::{field, index};
 use crate::inst::Inst;
-use crate::numerics::{f16_to_f32, f16_to_fp8, f32_to_f16, fp8_to_f16, scale_from_field, Fp8Format};
+use crate::numerics::{
+    f16_to_f32, f16_to_fp8, f32_to_f16, fp8_to_f16, scale_from_field, Fp8Format,
+};
 
 /// The worker's ARF FP8 conversion settings.
 #[derive(Clone, Copy)]
@@ -54,13 +56,19 @@ pub(super) fn f16v2tof32(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
 
 /// `f16tof32 $aD, $aS`: the low half (exact).
 pub(super) fn f16tof32(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
-    out.write_a(inst.reg(0), f16_to_f32(ctx.read_a(inst.reg(1)) as u16).to_bits());
+    out.write_a(
+        inst.reg(0),
+        f16_to_f32(ctx.read_a(inst.reg(1)) as u16).to_bits(),
+    );
 }
 
 /// `f32v2tof16 $aD, $aS:S+1`: `$aS` to lane 0, `$aS+1` to lane 1 (RNE).
 pub(super) fn f32v2tof16(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
     let s = inst.reg(1);
-    let h = [f32_to_f16(f32::from_bits(ctx.read_a(s))), f32_to_f16(f32::from_bits(ctx.read_a(s + 1)))];
+    let h = [
+        f32_to_f16(f32::from_bits(ctx.read_a(s))),
+        f32_to_f16(f32::from_bits(ctx.read_a(s + 1))),
+    ];
     out.write_a(inst.reg(0), join_halves(h));
 }
 
@@ -99,7 +107,10 @@ pub(super) fn f16v8tof8(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
 pub(super) fn f8v2tof16(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
     let s = fp8_settings(ctx);
     let v = ctx.read_a(inst.reg(1));
-    out.write_a(inst.reg(0), join_halves([s.to_f16(v & 0xff), s.to_f16((v >> 8) & 0xff)]));
+    out.write_a(
+        inst.reg(0),
+        join_halves([s.to_f16(v & 0xff), s.to_f16((v >> 8) & 0xff)]),
+    );
 }
 
 /// `f8v4tof16 $aD:D+1, $aS`: byte i of `$aS` to f16 lane i of the pair.
@@ -141,13 +152,21 @@ mod tests {
                     ctx.a[0] = 0xdead_beef;
                     ctx.a[1] = h[0] as u32 | (h[1] as u32) << 16;
                     ok(&mut ctx, &mut env, one(F16v2tof8, &[0, 1]));
-                    assert_eq!(ctx.a[0], fp8(h[0]) | fp8(h[1]) << 8, "upper 16 bits are zeroed");
+                    assert_eq!(
+                        ctx.a[0],
+                        fp8(h[0]) | fp8(h[1]) << 8,
+                        "upper 16 bits are zeroed"
+                    );
                     for k in 0..4 {
                         ctx.a[4 + k] = h[2 * k] as u32 | (h[2 * k + 1] as u32) << 16;
                     }
                     ok(&mut ctx, &mut env, one(F16v8tof8, &[2, 4]));
                     let expected = (0..8).fold(0u64, |acc, k| acc | (fp8(h[k]) as u64) << (8 * k));
-                    assert_eq!(ctx.read_a64(2), expected, "{format:?} scale {scale} nanoo {nanoo}");
+                    assert_eq!(
+                        ctx.read_a64(2),
+                        expected,
+                        "{format:?} scale {scale} nanoo {nanoo}"
+                    );
                 }
             }
         }
@@ -172,7 +191,11 @@ mod tests {
                 let f16 = |code: u32| nx::fp8_to_f16(code as u8, format, scale) as u32;
                 ctx.a[1] = 0xa5c3_3c80; // bytes 0x80 (NaN), 0x3c, 0xc3, 0xa5
                 ok(&mut ctx, &mut env, one(F8v2tof16, &[0, 1]));
-                assert_eq!(ctx.a[0], f16(0x80) | f16(0x3c) << 16, "upper bytes are ignored");
+                assert_eq!(
+                    ctx.a[0],
+                    f16(0x80) | f16(0x3c) << 16,
+                    "upper bytes are ignored"
+                );
                 ok(&mut ctx, &mut env, one(F8v4tof16, &[2, 1]));
                 let expected = [0x80, 0x3c, 0xc3, 0xa5]
                     .iter()
@@ -197,12 +220,19 @@ mod tests {
         let h = |x: f32| nx::f32_to_f16(x) as u32;
         ctx.a[1] = h(1.5) | h(-2.0) << 16;
         ok(&mut ctx, &mut env, one(F16v2tof32, &[2, 1]));
-        assert_eq!((f32::from_bits(ctx.a[2]), f32::from_bits(ctx.a[3])), (1.5, -2.0));
+        assert_eq!(
+            (f32::from_bits(ctx.a[2]), f32::from_bits(ctx.a[3])),
+            (1.5, -2.0)
+        );
         ok(&mut ctx, &mut env, one(F16tof32, &[4, 1]));
         assert_eq!(f32::from_bits(ctx.a[4]), 1.5);
         ctx.a[5] = (1.0f32 + 1.0 / 4096.0).to_bits(); // a tie: rounds to even 1.0
         ok(&mut ctx, &mut env, one(F32tof16, &[6, 5]));
-        assert_eq!(ctx.a[6], h(1.0) | h(1.0) << 16, "broadcast into both halves");
+        assert_eq!(
+            ctx.a[6],
+            h(1.0) | h(1.0) << 16,
+            "broadcast into both halves"
+        );
         ctx.a[2] = 3.0f32.to_bits();
         ctx.a[3] = 1.0e6f32.to_bits();
         ok(&mut ctx, &mut env, one(F32v2tof16, &[6, 2]));
@@ -213,7 +243,10 @@ mod tests {
         ok(&mut ctx, &mut env, one(F32v4tof16, &[0, 8]));
         assert_eq!(
             ctx.read_a64(0),
-            h(0.5) as u64 | (h(-0.25) as u64) << 16 | (h(7.0) as u64) << 32 | (h(1.0e-8) as u64) << 48
+            h(0.5) as u64
+                | (h(-0.25) as u64) << 16
+                | (h(7.0) as u64) << 32
+                | (h(1.0e-8) as u64) << 48
         );
     }
 }

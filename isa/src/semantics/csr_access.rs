@@ -41,12 +41,22 @@ fn lookup(space: CsrSpace, idx: u32, ctx: &ContextState) -> Result<&'static CsrD
             CsrSpace::Lower => "lower",
             CsrSpace::Upper => "upper",
         };
-        TrapKind::NoSuchCsr { space, index: idx, context: ctx.kind.name() }.into()
+        TrapKind::NoSuchCsr {
+            space,
+            index: idx,
+            context: ctx.kind.name(),
+        }
+        .into()
     })
 }
 
 /// `get $mD, csr`.
-pub(super) fn get<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &E, pc: u32) -> Result<(), Trap> {
+pub(super) fn get<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &E,
+    pc: u32,
+) -> Result<(), Trap> {
     let desc = lookup(CsrSpace::Lower, inst.imm(1), ctx)?;
     let supervisor = ctx.kind.is_supervisor();
     let value = match desc.index {
@@ -92,7 +102,12 @@ fn unmodelled_fp_ctl(csr: &str, value: u32) -> Result<(), Trap> {
 }
 
 /// `put csr, $mS`.
-pub(super) fn put<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E, flow: &mut Flow) -> Result<(), Trap> {
+pub(super) fn put<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+    flow: &mut Flow,
+) -> Result<(), Trap> {
     let desc = lookup(CsrSpace::Lower, inst.imm(0), ctx)?;
     let supervisor = ctx.kind.is_supervisor();
     if read_only(desc, supervisor) {
@@ -106,7 +121,10 @@ pub(super) fn put<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E, 
                 if value & field::CR_ZCWEI != 0 {
                     *env.cwei_mut() = [0; crate::csr::CWEI_COUNT];
                 }
-                flow.effect = Effect::CsrWritten { index: desc.index, value };
+                flow.effect = Effect::CsrWritten {
+                    index: desc.index,
+                    value,
+                };
             }
             i if i >= EXCHANGE_CSR_BASE => flow.effect = Effect::CsrWritten { index: i, value },
             _ => {}
@@ -188,7 +206,14 @@ mod tests {
         // Supervisor-only and unknown indices do not exist for a worker.
         for missing in [index::CCCSLOAD, 0x40, index::CTXT_STS] {
             let kind = traps(&mut ctx, &mut env, one(Get, &[0, missing as u32]));
-            assert_eq!(kind, TrapKind::NoSuchCsr { space: "lower", index: missing, context: "worker 0" });
+            assert_eq!(
+                kind,
+                TrapKind::NoSuchCsr {
+                    space: "lower",
+                    index: missing,
+                    context: "worker 0"
+                }
+            );
         }
     }
 
@@ -204,7 +229,10 @@ mod tests {
         ok(&mut sup, &mut env, one(Get, &[2, index::CCCSLOAD as u32]));
         assert_eq!(sup.m[2], 0x5_0000);
         // Index 4 is a worker CSR ($REPEAT_COUNT).
-        assert!(matches!(traps(&mut sup, &mut env, one(Get, &[0, 4])), TrapKind::NoSuchCsr { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(Get, &[0, 4])),
+            TrapKind::NoSuchCsr { .. }
+        ));
     }
 
     #[test]
@@ -221,11 +249,21 @@ mod tests {
             (index::COUNT_L, "$COUNT_L"),
             (index::COUNT_U, "$COUNT_U"),
         ] {
-            assert_eq!(traps(&mut ctx, &mut env, one(Put, &[csr as u32, 0])), TrapKind::ReadOnlyCsr { name });
+            assert_eq!(
+                traps(&mut ctx, &mut env, one(Put, &[csr as u32, 0])),
+                TrapKind::ReadOnlyCsr { name }
+            );
         }
         let mut sup = supervisor();
-        for (csr, name) in [(index::TILE_ID, "$TILE_ID"), (index::CTXT_STS, "$CTXT_STS"), (index::PC, "$PC")] {
-            assert_eq!(traps(&mut sup, &mut env, one(Put, &[csr as u32, 0])), TrapKind::ReadOnlyCsr { name });
+        for (csr, name) in [
+            (index::TILE_ID, "$TILE_ID"),
+            (index::CTXT_STS, "$CTXT_STS"),
+            (index::PC, "$PC"),
+        ] {
+            assert_eq!(
+                traps(&mut sup, &mut env, one(Put, &[csr as u32, 0])),
+                TrapKind::ReadOnlyCsr { name }
+            );
         }
         // $DBG_DATA is writable in both contexts.
         ctx.m[1] = 5;
@@ -240,14 +278,36 @@ mod tests {
         sup.m[1] = field::CR_ZCWEI;
         sup.m[2] = 1;
         let outcome = ok(&mut sup, &mut env, one(Put, &[index::CR as u32, 2]));
-        assert_eq!(outcome.effect, Effect::CsrWritten { index: index::CR, value: 1 });
+        assert_eq!(
+            outcome.effect,
+            Effect::CsrWritten {
+                index: index::CR,
+                value: 1
+            }
+        );
         assert_eq!(env.cwei[0], 0x1234);
         let outcome = ok(&mut sup, &mut env, one(Put, &[index::CR as u32, 1]));
-        assert_eq!(outcome.effect, Effect::CsrWritten { index: index::CR, value: field::CR_ZCWEI });
+        assert_eq!(
+            outcome.effect,
+            Effect::CsrWritten {
+                index: index::CR,
+                value: field::CR_ZCWEI
+            }
+        );
         assert!(env.cwei.iter().all(|&w| w == 0));
         sup.m[3] = 0x8_0000;
-        let outcome = ok(&mut sup, &mut env, one(Put, &[index::INCOMING_BASE as u32, 3]));
-        assert_eq!(outcome.effect, Effect::CsrWritten { index: index::INCOMING_BASE, value: 0x8_0000 });
+        let outcome = ok(
+            &mut sup,
+            &mut env,
+            one(Put, &[index::INCOMING_BASE as u32, 3]),
+        );
+        assert_eq!(
+            outcome.effect,
+            Effect::CsrWritten {
+                index: index::INCOMING_BASE,
+                value: 0x8_0000
+            }
+        );
         assert_eq!(sup.csr[index::INCOMING_BASE as usize], 0x8_0000);
     }
 
@@ -257,10 +317,17 @@ mod tests {
         sup.m[1] = field::FP_CTL_NANOO;
         ok(&mut sup, &mut env, one(Put, &[index::FP_ICTL as u32, 1]));
         assert_eq!(sup.csr[index::FP_ICTL as usize], field::FP_CTL_NANOO);
-        for (value, name) in [(field::FP_CTL_ESR, "ESR"), (1 << 16, "RND"), (1, "INV"), (1 << 25, "reserved")] {
+        for (value, name) in [
+            (field::FP_CTL_ESR, "ESR"),
+            (1 << 16, "RND"),
+            (1, "INV"),
+            (1 << 25, "reserved"),
+        ] {
             sup.m[1] = value | field::FP_CTL_NANOO;
             match traps(&mut sup, &mut env, one(Put, &[index::FP_ICTL as u32, 1])) {
-                TrapKind::Unmodelled { what } => assert!(what.contains(name) && what.contains("$FP_ICTL"), "{what}"),
+                TrapKind::Unmodelled { what } => {
+                    assert!(what.contains(name) && what.contains("$FP_ICTL"), "{what}")
+                }
                 other => panic!("{other:?}"),
             }
         }
@@ -288,7 +355,10 @@ mod tests {
         ctx.a[1] = v;
         ok(&mut ctx, &mut env, one(Uput, &[index::PRNG_SEED as u32, 1]));
         let state = [v, !v, (v << 13) | (!v >> 19), (!v << 13) | (v >> 19)];
-        assert_eq!(&ctx.ucsr[index::PRNG_0_0 as usize..=index::PRNG_1_1 as usize], &state);
+        assert_eq!(
+            &ctx.ucsr[index::PRNG_0_0 as usize..=index::PRNG_1_1 as usize],
+            &state
+        );
         ok(&mut ctx, &mut env, one(Uget, &[2, index::PRNG_SEED as u32]));
         assert_eq!(ctx.a[2], 0);
         // FP_STS is never raised; FP_CLR reads 0 and clears flags.
@@ -300,8 +370,18 @@ mod tests {
         assert_eq!(ctx.a[2], 0);
         // Unknown index; supervisor has no upper space.
         let kind = traps(&mut ctx, &mut env, one(Uget, &[2, 12]));
-        assert_eq!(kind, TrapKind::NoSuchCsr { space: "upper", index: 12, context: "worker 0" });
-        assert!(matches!(traps(&mut supervisor(), &mut env, one(Uget, &[2, 8])), TrapKind::WrongContext { .. }));
+        assert_eq!(
+            kind,
+            TrapKind::NoSuchCsr {
+                space: "upper",
+                index: 12,
+                context: "worker 0"
+            }
+        );
+        assert!(matches!(
+            traps(&mut supervisor(), &mut env, one(Uget, &[2, 8])),
+            TrapKind::WrongContext { .. }
+        ));
     }
 
     #[test]
@@ -316,6 +396,10 @@ mod tests {
         ok(&mut ctx, &mut env, one(Uput, &[index::FP_CLR as u32, 1]));
         assert!(ctx.aacc.iter().all(|&x| x == 0.0));
         assert_eq!(ctx.amp, crate::semantics::AmpState::default());
-        assert_eq!(ctx.ucsr[index::FP_STS as usize], 0b1, "ZAACC alone leaves the flags");
+        assert_eq!(
+            ctx.ucsr[index::FP_STS as usize],
+            0b1,
+            "ZAACC alone leaves the flags"
+        );
     }
 }

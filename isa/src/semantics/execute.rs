@@ -23,7 +23,10 @@
 
 use super::memory::{File, Mode};
 use super::regs::{self, Flow, Pending};
-use super::{accumulate, amp, control, convert, csr_access, float, integer, memory, pace, permute, supervisor};
+use super::{
+    accumulate, amp, control, convert, csr_access, float, integer, memory, pace, permute,
+    supervisor,
+};
 use super::{ContextKind, ContextState, ExecEnv, StepOutcome, Trap, TrapKind};
 use crate::csr::index;
 use crate::inst::{Access, Bundle, Inst, Opcode};
@@ -63,7 +66,10 @@ impl PreparedBundle {
         let passes = |ctx: &ContextState| full_checks(&bundle, size, ctx).ok();
         let supervisor = passes(&ContextState::new(ContextKind::Supervisor));
         let worker = passes(&ContextState::new(ContextKind::Worker(0)));
-        let forbidden_in_repeat = [&bundle.main, &bundle.aux].into_iter().flatten().any(|inst| forbidden_in_repeat(inst.desc().timing));
+        let forbidden_in_repeat = [&bundle.main, &bundle.aux]
+            .into_iter()
+            .flatten()
+            .any(|inst| forbidden_in_repeat(inst.desc().timing));
         PreparedBundle {
             bundle,
             size,
@@ -86,10 +92,19 @@ impl PreparedBundle {
 
 /// Executes a prepared bundle: the same as [`step_bundle`] on its bundle and size.
 #[inline]
-pub(super) fn step_prepared<E: ExecEnv>(prepared: &PreparedBundle, ctx: &mut ContextState, env: &mut E) -> Result<StepOutcome, Trap> {
+pub(super) fn step_prepared<E: ExecEnv>(
+    prepared: &PreparedBundle,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<StepOutcome, Trap> {
     let (bundle, size) = (&prepared.bundle, prepared.size);
-    let context_ok = if ctx.kind.is_supervisor() { prepared.ok_supervisor } else { prepared.ok_worker };
-    let repeat_ok = !ctx.repeat.active || (!prepared.forbidden_in_repeat && !crosses_repeat_end(ctx, size));
+    let context_ok = if ctx.kind.is_supervisor() {
+        prepared.ok_supervisor
+    } else {
+        prepared.ok_worker
+    };
+    let repeat_ok =
+        !ctx.repeat.active || (!prepared.forbidden_in_repeat && !crosses_repeat_end(ctx, size));
     let main_arf_writes = if context_ok && repeat_ok {
         // Every check would pass (see `PreparedBundle::new`).
         prepared.main_arf_writes
@@ -138,7 +153,11 @@ fn execute_checked<E: ExecEnv>(
         flow.next_pc = repeat_next(ctx, pc, size);
     }
     ctx.pc = flow.next_pc;
-    Ok(StepOutcome { next_pc: flow.next_pc, branch_taken: flow.branch_taken, effect: flow.effect })
+    Ok(StepOutcome {
+        next_pc: flow.next_pc,
+        branch_taken: flow.branch_taken,
+        effect: flow.effect,
+    })
 }
 
 /// Timing classes that may not appear inside a `rpt` body.
@@ -159,26 +178,45 @@ fn check_bundle(bundle: &Bundle, size: u32, ctx: &ContextState) -> Result<(), Tr
     let supervisor = ctx.kind.is_supervisor();
     let pair = bundle.main.is_some() && bundle.aux.is_some();
     if bundle.main.is_none() && bundle.aux.is_none() {
-        return Err(TrapKind::InvalidOperation { what: "empty bundle" }.into());
+        return Err(TrapKind::InvalidOperation {
+            what: "empty bundle",
+        }
+        .into());
     }
     for (slot, pipe) in [(&bundle.main, Pipe::Main), (&bundle.aux, Pipe::Aux)] {
         let Some(inst) = slot else { continue };
         let desc = inst.desc();
         if !desc.contexts.allows(supervisor) {
-            return Err(TrapKind::WrongContext { mnemonic: desc.mnemonic, context: ctx.kind.name() }.into());
+            return Err(TrapKind::WrongContext {
+                mnemonic: desc.mnemonic,
+                context: ctx.kind.name(),
+            }
+            .into());
         }
         if desc.pipe != pipe {
-            return Err(TrapKind::InvalidOperation { what: "instruction in the other pipeline's bundle slot" }.into());
+            return Err(TrapKind::InvalidOperation {
+                what: "instruction in the other pipeline's bundle slot",
+            }
+            .into());
         }
         if pair && desc.co_issue == CoIssue::Solo {
-            return Err(TrapKind::InvalidOperation { what: "a solo instruction cannot be co-issued" }.into());
+            return Err(TrapKind::InvalidOperation {
+                what: "a solo instruction cannot be co-issued",
+            }
+            .into());
         }
         if ctx.repeat.active && forbidden_in_repeat(desc.timing) {
-            return Err(TrapKind::ControlInRepeatBody { mnemonic: desc.mnemonic }.into());
+            return Err(TrapKind::ControlInRepeatBody {
+                mnemonic: desc.mnemonic,
+            }
+            .into());
         }
     }
     if ctx.repeat.active && crosses_repeat_end(ctx, size) {
-        return Err(TrapKind::RepeatBodyOverrun { end: ctx.repeat.end }.into());
+        return Err(TrapKind::RepeatBodyOverrun {
+            end: ctx.repeat.end,
+        }
+        .into());
     }
     Ok(())
 }
@@ -207,8 +245,14 @@ fn main_destinations(inst: &Inst, supervisor: bool) -> Result<u16, Trap> {
         match operand.kind.register_file() {
             Some(RegisterFile::M) => {
                 let first_read_only = if supervisor { 14 } else { 12 };
-                if let Some(r) = registers.into_iter().find(|r| (first_read_only..=14).contains(r)) {
-                    return Err(TrapKind::ReadOnlyRegister { register: READ_ONLY[r - 12] }.into());
+                if let Some(r) = registers
+                    .into_iter()
+                    .find(|r| (first_read_only..=14).contains(r))
+                {
+                    return Err(TrapKind::ReadOnlyRegister {
+                        register: READ_ONLY[r - 12],
+                    }
+                    .into());
                 }
             }
             Some(RegisterFile::A) => {
@@ -492,7 +536,11 @@ mod tests {
         ctx.m[1] = DATA;
         ctx.a[0] = 1.5f32.to_bits();
         // { ld32 $a0, $m1, $mzero, 0 ; f32add $a1, $a0, $a0 }
-        let outcome = ok(&mut ctx, &mut env, pair(i(Ld32A, &[0, 1, 15, 0]), i(F32add, &[1, 0, 0])));
+        let outcome = ok(
+            &mut ctx,
+            &mut env,
+            pair(i(Ld32A, &[0, 1, 15, 0]), i(F32add, &[1, 0, 0])),
+        );
         assert_eq!(f32::from_bits(ctx.a[0]), 5.0);
         assert_eq!(f32::from_bits(ctx.a[1]), 3.0);
         assert_eq!((outcome.next_pc, ctx.pc), (CODE + 8, CODE + 8));
@@ -505,10 +553,18 @@ mod tests {
         ctx.a[0] = 0x1111_1111;
         ctx.a[1] = 0x2222_2222;
         // { st32 $a0, … ; mov $a0, $a1 }: the store writes the old $a0.
-        ok(&mut ctx, &mut env, pair(i(St32A, &[0, 1, 15, 0]), i(MovA, &[0, 1])));
+        ok(
+            &mut ctx,
+            &mut env,
+            pair(i(St32A, &[0, 1, 15, 0]), i(MovA, &[0, 1])),
+        );
         assert_eq!((env.read_u32(DATA), ctx.a[0]), (0x1111_1111, 0x2222_2222));
         // { atom $m0, $a0 ; setzi $a0, 7 }: atom sees the old $a0.
-        ok(&mut ctx, &mut env, pair(i(Atom, &[0, 0]), i(SetziA, &[0, 7])));
+        ok(
+            &mut ctx,
+            &mut env,
+            pair(i(Atom, &[0, 0]), i(SetziA, &[0, 7])),
+        );
         assert_eq!((ctx.m[0], ctx.a[0]), (0x2222_2222, 7));
     }
 
@@ -517,13 +573,27 @@ mod tests {
         let (mut ctx, mut env) = (worker(), TestEnv::new());
         ctx.m[1] = DATA;
         let clash = pair(i(Ld32A, &[0, 1, 15, 0]), i(SetziA, &[0, 1]));
-        assert!(matches!(traps(&mut ctx, &mut env, clash), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, clash),
+            TrapKind::InvalidOperation { .. }
+        ));
         let pair_clash = pair(i(Ld64, &[2, 1, 15, 0]), i(F16v2add, &[3, 0, 0]));
-        assert!(matches!(traps(&mut ctx, &mut env, pair_clash), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, pair_clash),
+            TrapKind::InvalidOperation { .. }
+        ));
         // Discarded writes to $azeros never clash.
-        ok(&mut ctx, &mut env, pair(i(Ld64, &[14, 1, 15, 0]), i(SetziA, &[14, 1])));
+        ok(
+            &mut ctx,
+            &mut env,
+            pair(i(Ld64, &[14, 1, 15, 0]), i(SetziA, &[14, 1])),
+        );
         // Different registers are fine.
-        ok(&mut ctx, &mut env, pair(i(Ld64, &[2, 1, 15, 0]), i(SetziA, &[1, 1])));
+        ok(
+            &mut ctx,
+            &mut env,
+            pair(i(Ld64, &[2, 1, 15, 0]), i(SetziA, &[1, 1])),
+        );
     }
 
     #[test]
@@ -532,12 +602,21 @@ mod tests {
         ctx.m[1] = DATA;
         ctx.m[2] = DATA + 2;
         // Aux traps: the main store must not happen.
-        let bad_aux = pair(i(St32M, &[1, 1, 15, 0]), i(Uput, &[crate::csr::index::FP_CTL as u32, 0]));
+        let bad_aux = pair(
+            i(St32M, &[1, 1, 15, 0]),
+            i(Uput, &[crate::csr::index::FP_CTL as u32, 0]),
+        );
         ctx.a[0] = crate::csr::field::FP_CTL_ESR;
-        assert!(matches!(traps(&mut ctx, &mut env, bad_aux), TrapKind::Unmodelled { .. }));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, bad_aux),
+            TrapKind::Unmodelled { .. }
+        ));
         // Main traps: the aux write must not commit.
         let bad_main = pair(i(Ld32M, &[0, 2, 15, 0]), i(SetziA, &[1, 99]));
-        assert!(matches!(traps(&mut ctx, &mut env, bad_main), TrapKind::Memory(_)));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, bad_main),
+            TrapKind::Memory(_)
+        ));
     }
 
     #[test]
@@ -545,15 +624,42 @@ mod tests {
         let mut env = TestEnv::new();
         let mut sup = supervisor();
         let kind = traps(&mut sup, &mut env, one(F32add, &[0, 1, 2]));
-        assert_eq!(kind, TrapKind::WrongContext { mnemonic: "f32add", context: "supervisor" });
+        assert_eq!(
+            kind,
+            TrapKind::WrongContext {
+                mnemonic: "f32add",
+                context: "supervisor"
+            }
+        );
         let kind = traps(&mut worker(), &mut env, one(Sync, &[2]));
-        assert_eq!(kind, TrapKind::WrongContext { mnemonic: "sync", context: "worker 0" });
-        let swapped = Bundle { main: Some(i(Fnop, &[])), aux: Some(i(Nop, &[])) };
-        assert!(matches!(traps(&mut worker(), &mut env, swapped), TrapKind::InvalidOperation { .. }));
-        let empty = Bundle { main: None, aux: None };
-        assert!(matches!(traps(&mut worker(), &mut env, empty), TrapKind::InvalidOperation { .. }));
+        assert_eq!(
+            kind,
+            TrapKind::WrongContext {
+                mnemonic: "sync",
+                context: "worker 0"
+            }
+        );
+        let swapped = Bundle {
+            main: Some(i(Fnop, &[])),
+            aux: Some(i(Nop, &[])),
+        };
+        assert!(matches!(
+            traps(&mut worker(), &mut env, swapped),
+            TrapKind::InvalidOperation { .. }
+        ));
+        let empty = Bundle {
+            main: None,
+            aux: None,
+        };
+        assert!(matches!(
+            traps(&mut worker(), &mut env, empty),
+            TrapKind::InvalidOperation { .. }
+        ));
         let solo = pair(i(Run, &[0, 0, 0]), i(Fnop, &[]));
-        assert!(matches!(traps(&mut sup, &mut env, solo), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, solo),
+            TrapKind::InvalidOperation { .. }
+        ));
     }
 
     /// `step_prepared` (the simulator's path) gives exactly what `step_bundle` gives — result,
@@ -573,8 +679,19 @@ mod tests {
         }
         // Pairs: every main instruction with a few aux ones and every aux with a few main ones
         // (solo instructions, ARF clashes, the wrong pipeline in a slot).
-        let some_main = [i(Nop, &[]), i(Ld64, &[2, 1, 15, 0]), i(Run, &[0, 0, 0]), i(Brnzdec, &[1, 0]), i(SetziA, &[0, 1])];
-        let some_aux = [i(Fnop, &[]), i(F16v2add, &[3, 0, 0]), i(SetziA, &[2, 1]), i(Nop, &[])];
+        let some_main = [
+            i(Nop, &[]),
+            i(Ld64, &[2, 1, 15, 0]),
+            i(Run, &[0, 0, 0]),
+            i(Brnzdec, &[1, 0]),
+            i(SetziA, &[0, 1]),
+        ];
+        let some_aux = [
+            i(Fnop, &[]),
+            i(F16v2add, &[3, 0, 0]),
+            i(SetziA, &[2, 1]),
+            i(Nop, &[]),
+        ];
         for opcode in Opcode::all() {
             for operands in &patterns[..2] {
                 let inst = i(opcode, operands);
@@ -587,14 +704,26 @@ mod tests {
             }
         }
         for bundle in bundles {
-            for kind in [crate::semantics::ContextKind::Supervisor, crate::semantics::ContextKind::Worker(3)] {
+            for kind in [
+                crate::semantics::ContextKind::Supervisor,
+                crate::semantics::ContextKind::Worker(3),
+            ] {
                 // No rpt; inside a body; the bundle is the body's last; it crosses the body's end.
                 for repeat in [None, Some(64), Some(bundle.size()), Some(4)] {
-                    let mut ctx = if kind.is_supervisor() { supervisor() } else { worker() };
+                    let mut ctx = if kind.is_supervisor() {
+                        supervisor()
+                    } else {
+                        worker()
+                    };
                     ctx.kind = kind;
                     ctx.m[1] = DATA;
                     if let Some(body) = repeat {
-                        ctx.repeat = crate::semantics::RepeatState { active: true, remaining: 3, first: CODE, end: CODE + body };
+                        ctx.repeat = crate::semantics::RepeatState {
+                            active: true,
+                            remaining: 3,
+                            first: CODE,
+                            end: CODE + body,
+                        };
                     }
                     let mut prepared_ctx = ctx.clone();
                     let plain = step_unprepared(&mut ctx, &mut env_plain, bundle);
@@ -614,7 +743,11 @@ mod tests {
         // operands in its own context to make sure no arm panics.
         for opcode in crate::inst::Opcode::all() {
             let desc = opcode.desc();
-            let mut ctx = if desc.contexts.allows(false) { worker() } else { supervisor() };
+            let mut ctx = if desc.contexts.allows(false) {
+                worker()
+            } else {
+                supervisor()
+            };
             let mut env = TestEnv::new();
             ctx.m = [0; 16];
             let _ = step(&mut ctx, &mut env, one(opcode, &[0; 5]));

@@ -19,7 +19,12 @@ pub(super) fn f16x2(op: impl Fn(u16, u16) -> u16) -> impl Fn(u32, u32) -> u32 {
 pub(super) fn f16x4(op: impl Fn(u16, u16) -> u16) -> impl Fn(u64, u64) -> u64 {
     move |a, b| {
         let (a, b) = (halves4(a), halves4(b));
-        join_halves4([op(a[0], b[0]), op(a[1], b[1]), op(a[2], b[2]), op(a[3], b[3])])
+        join_halves4([
+            op(a[0], b[0]),
+            op(a[1], b[1]),
+            op(a[2], b[2]),
+            op(a[3], b[3]),
+        ])
     }
 }
 
@@ -107,14 +112,26 @@ mod tests {
         assert_eq!(aux2(F16v2cmple, v2(1.0, 2.0), v2(1.0, 1.0)), 0x0000_ffff);
         assert_eq!(aux2(F16v2cmpgt, v2(1.0, 2.0), v2(1.0, 1.0)), 0xffff_0000);
         // Rounding comes from numerics: 2048 + 1 is a tie and rounds to even.
-        assert_eq!(aux2(F16v2add, v2(2048.0, 0.0), v2(1.0, 0.0)), v2(2048.0, 0.0));
+        assert_eq!(
+            aux2(F16v2add, v2(2048.0, 0.0), v2(1.0, 0.0)),
+            v2(2048.0, 0.0)
+        );
         let a = [1.0, -2.0, 3.0, 65504.0];
         let b = [0.25, 0.5, -3.0, 65504.0];
-        assert_eq!(aux4(F16v4add, v4(a), v4(b)), v4([1.25, -1.5, 0.0, f32::INFINITY]));
+        assert_eq!(
+            aux4(F16v4add, v4(a), v4(b)),
+            v4([1.25, -1.5, 0.0, f32::INFINITY])
+        );
         assert_eq!(aux4(F16v4sub, v4(a), v4(b)), v4([0.75, -2.5, 6.0, 0.0]));
-        assert_eq!(aux4(F16v4mul, v4(a), v4(b)), v4([0.25, -1.0, -9.0, f32::INFINITY]));
+        assert_eq!(
+            aux4(F16v4mul, v4(a), v4(b)),
+            v4([0.25, -1.0, -9.0, f32::INFINITY])
+        );
         assert_eq!(aux4(F16v4max, v4(a), v4(b)), v4([1.0, 0.5, 3.0, 65504.0]));
-        assert_eq!(aux4(F16v4min, v4(a), v4(b)), v4([0.25, -2.0, -3.0, 65504.0]));
+        assert_eq!(
+            aux4(F16v4min, v4(a), v4(b)),
+            v4([0.25, -2.0, -3.0, 65504.0])
+        );
         assert_eq!(aux4(F16v4cmpeq, v4(a), v4(b)), 0xffff_0000_0000_0000);
         assert_eq!(aux4(F16v4cmpne, v4(a), v4(b)), 0x0000_ffff_ffff_ffff);
         assert_eq!(aux4(F16v4cmplt, v4(a), v4(b)), 0x0000_0000_ffff_0000);
@@ -133,7 +150,10 @@ mod tests {
         assert_eq!(aux2(F32min, b(1.5), b(-2.0)), b(-2.0));
         assert_eq!(aux2(F32cmpeq, b(1.5), b(1.5)), 0xffff_ffff);
         assert_eq!(aux2(F32cmplt, b(1.5), b(1.5)), 0);
-        assert_eq!(aux2(F32add, b(f32::INFINITY), b(f32::NEG_INFINITY)), nx::F32_CANONICAL_NAN);
+        assert_eq!(
+            aux2(F32add, b(f32::INFINITY), b(f32::NEG_INFINITY)),
+            nx::F32_CANONICAL_NAN
+        );
         assert_eq!(aux4(F32v2add, f2(1.0, 2.0), f2(3.0, 4.0)), f2(4.0, 6.0));
         assert_eq!(aux4(F32v2sub, f2(1.0, 2.0), f2(3.0, 4.0)), f2(-2.0, -2.0));
         assert_eq!(aux4(F32v2mul, f2(1.0, 2.0), f2(3.0, 4.0)), f2(3.0, 8.0));
@@ -158,9 +178,15 @@ mod tests {
                 assert_eq!(ctx.a[0], f(x).to_bits(), "{op:?}({x})");
             }
             ok(&mut ctx, &mut env, one(F16v2exp, &[0, 2]));
-            assert_eq!(ctx.a[0], nx::f16_exp(h(x)) as u32 | (nx::f16_exp(h(-x)) as u32) << 16);
+            assert_eq!(
+                ctx.a[0],
+                nx::f16_exp(h(x)) as u32 | (nx::f16_exp(h(-x)) as u32) << 16
+            );
             ok(&mut ctx, &mut env, one(F16v2tanh, &[0, 2]));
-            assert_eq!(ctx.a[0], nx::f16_tanh(h(x)) as u32 | (nx::f16_tanh(h(-x)) as u32) << 16);
+            assert_eq!(
+                ctx.a[0],
+                nx::f16_tanh(h(x)) as u32 | (nx::f16_tanh(h(-x)) as u32) << 16
+            );
         }
     }
 
@@ -178,6 +204,9 @@ mod tests {
         let before = ctx.clone();
         ok(&mut ctx, &mut env, one(Fnop, &[]));
         assert_eq!(ctx.a, before.a);
-        assert!(matches!(traps(&mut supervisor(), &mut env, one(Fnop, &[])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut supervisor(), &mut env, one(Fnop, &[])),
+            TrapKind::WrongContext { .. }
+        ));
     }
 }

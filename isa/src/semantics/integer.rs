@@ -186,7 +186,10 @@ mod tests {
         ok(&mut sup, &mut env, one(Setzi, &[13, 0x5_0000]));
         ok(&mut sup, &mut env, one(Setzi, &[12, 0x6_0000]));
         assert_eq!((sup.m[13], sup.m[12]), (0x5_0000, 0x6_0000));
-        assert_eq!(traps(&mut sup, &mut env, one(Setzi, &[14, 1])), TrapKind::ReadOnlyRegister { register: "$m14" });
+        assert_eq!(
+            traps(&mut sup, &mut env, one(Setzi, &[14, 1])),
+            TrapKind::ReadOnlyRegister { register: "$m14" }
+        );
     }
 
     #[test]
@@ -194,7 +197,10 @@ mod tests {
         let (mut ctx, mut env) = (worker(), TestEnv::new());
         ctx.launch(CODE, 0x5_0000, 0x6_0000, 0);
         for (r, name) in [(12, "$m12"), (13, "$m13"), (14, "$m14")] {
-            assert_eq!(traps(&mut ctx, &mut env, one(Setzi, &[r, 1])), TrapKind::ReadOnlyRegister { register: name });
+            assert_eq!(
+                traps(&mut ctx, &mut env, one(Setzi, &[r, 1])),
+                TrapKind::ReadOnlyRegister { register: name }
+            );
         }
         ok(&mut ctx, &mut env, one(Mov, &[0, 13]));
         ok(&mut ctx, &mut env, one(Mov, &[1, 12]));
@@ -209,7 +215,10 @@ mod tests {
         ok(&mut ctx, &mut env, one(Atom, &[0, 3]));
         assert_eq!(ctx.m[0], 0xbf80_0000);
         let mut sup: ContextState = supervisor();
-        assert!(matches!(traps(&mut sup, &mut env, one(Atom, &[0, 3])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(Atom, &[0, 3])),
+            TrapKind::WrongContext { .. }
+        ));
         // Integer instructions run in both contexts.
         ok(&mut sup, &mut env, one(AddImm, &[0, 15, 3]));
         assert_eq!(sup.m[0], 3);

@@ -43,11 +43,20 @@ fn address(inst: &Inst, ctx: &ContextState, mode: Mode, size: u32) -> (u32, Opti
     let ea = base.wrapping_add(delta);
     match mode {
         Mode::Imm => (ea.wrapping_add(inst.imm(3).wrapping_mul(size)), None),
-        Mode::Reg => (ea.wrapping_add(ctx.read_m(inst.reg(3)).wrapping_mul(size)), None),
-        Mode::StepImm => (ea, Some(delta.wrapping_add((inst.simm(3).wrapping_mul(size as i32)) as u32))),
+        Mode::Reg => (
+            ea.wrapping_add(ctx.read_m(inst.reg(3)).wrapping_mul(size)),
+            None,
+        ),
+        Mode::StepImm => (
+            ea,
+            Some(delta.wrapping_add((inst.simm(3).wrapping_mul(size as i32)) as u32)),
+        ),
         Mode::StepReg => {
             let stride = ctx.read_m(inst.reg(3)) as i32;
-            (ea, Some(delta.wrapping_add(stride.wrapping_mul(size as i32) as u32)))
+            (
+                ea,
+                Some(delta.wrapping_add(stride.wrapping_mul(size as i32) as u32)),
+            )
         }
     }
 }
@@ -89,7 +98,12 @@ pub(super) fn load32<E: ExecEnv, const N: usize>(
 
 /// `ld64`: an ARF pair, low register = low address.
 #[inline]
-pub(super) fn load64<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E, mode: Mode) -> Result<(), Trap> {
+pub(super) fn load64<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+    mode: Mode,
+) -> Result<(), Trap> {
     let (ea, new_delta) = address(inst, ctx, mode, 8);
     let mut bytes = [0u8; 8];
     env.load(ea, &mut bytes)?;
@@ -100,13 +114,21 @@ pub(super) fn load64<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut 
 
 /// `ld128`: an ARF quad, register i = bytes [4i, 4i+4) (interleaved memory only; the env checks).
 #[inline]
-pub(super) fn load128<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E, mode: Mode) -> Result<(), Trap> {
+pub(super) fn load128<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+    mode: Mode,
+) -> Result<(), Trap> {
     let (ea, new_delta) = address(inst, ctx, mode, 16);
     let mut bytes = [0u8; 16];
     env.load(ea, &mut bytes)?;
     let d = inst.reg(0);
     for (i, word) in bytes.chunks_exact(4).enumerate() {
-        ctx.write_a(d + i, u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+        ctx.write_a(
+            d + i,
+            u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
+        );
     }
     post_increment(inst, ctx, new_delta);
     Ok(())
@@ -133,7 +155,12 @@ pub(super) fn store32<E: ExecEnv>(
 
 /// `st64`: an ARF pair.
 #[inline]
-pub(super) fn store64<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E, mode: Mode) -> Result<(), Trap> {
+pub(super) fn store64<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+    mode: Mode,
+) -> Result<(), Trap> {
     let (ea, new_delta) = address(inst, ctx, mode, 8);
     env.store(ea, &ctx.read_a64(inst.reg(0)).to_le_bytes())?;
     post_increment(inst, ctx, new_delta);
@@ -250,17 +277,26 @@ mod tests {
         let bytes: Vec<u8> = (1..=16).collect();
         env.write_bytes(INTERLEAVED_BASE + DELTA + 16, &bytes);
         ok(&mut ctx, &mut env, one(Ld128, &[4, 1, 2, 1]));
-        assert_eq!(&ctx.a[4..8], &[0x0403_0201, 0x0807_0605, 0x0c0b_0a09, 0x100f_0e0d]);
+        assert_eq!(
+            &ctx.a[4..8],
+            &[0x0403_0201, 0x0807_0605, 0x0c0b_0a09, 0x100f_0e0d]
+        );
         ok(&mut ctx, &mut env, one(Ld128Reg, &[0, 1, 2, 3]));
         assert_eq!(&ctx.a[0..4], &ctx.a[4..8].to_vec()[..]);
         // ld128 outside interleaved memory is refused by the environment.
         let (mut ctx, mut env) = setup(BASE, 0);
-        assert!(matches!(traps(&mut ctx, &mut env, one(Ld128, &[4, 1, 2, 0])), TrapKind::Memory(_)));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ld128, &[4, 1, 2, 0])),
+            TrapKind::Memory(_)
+        ));
         // The zero quad as destination discards $a14/$a15 but writes $a12/$a13.
         let (mut ctx, mut env) = setup(INTERLEAVED_BASE, 1);
         env.write_bytes(INTERLEAVED_BASE + DELTA, &bytes);
         ok(&mut ctx, &mut env, one(Ld128, &[12, 1, 2, 0]));
-        assert_eq!((ctx.read_a(14), ctx.read_a(15), ctx.a[12]), (0, 0, 0x0403_0201));
+        assert_eq!(
+            (ctx.read_a(14), ctx.read_a(15), ctx.a[12]),
+            (0, 0, 0x0403_0201)
+        );
     }
 
     #[test]
@@ -301,7 +337,11 @@ mod tests {
             let (mut ctx, mut env) = setup(BASE, 0);
             env.write_u64(BASE + DELTA, 0x8899_aabb_ccdd_eeff);
             ok(&mut ctx, &mut env, one(op, &[4, 1, 2, stride as u32]));
-            assert_eq!(ctx.m[2], DELTA.wrapping_add((stride * size) as u32), "{op:?}");
+            assert_eq!(
+                ctx.m[2],
+                DELTA.wrapping_add((stride * size) as u32),
+                "{op:?}"
+            );
         }
         let (mut ctx, mut env) = setup(BASE, 0);
         env.write_u64(BASE + DELTA, 0x8899_aabb_ccdd_eeff);
@@ -327,26 +367,52 @@ mod tests {
         ok(&mut ctx, &mut env, one(Ld128StepReg, &[4, 1, 2, 3]));
         assert_eq!(ctx.m[2], 0x20);
         ctx.m[3] = 2;
-        ok(&mut ctx, &mut env, one(Ld128Step, &[4, 1, 2, (-2i32) as u32]));
+        ok(
+            &mut ctx,
+            &mut env,
+            one(Ld128Step, &[4, 1, 2, (-2i32) as u32]),
+        );
         assert_eq!(ctx.m[2], 0x00);
         // Store steps: the store goes to base + delta, then delta moves.
         ctx.m[2] = 0x40;
         ctx.m[5] = 0x1234_5678;
         ctx.a[6] = 0x9abc_def0;
         ctx.write_a64(0, 0x0f0e_0d0c_0b0a_0908);
-        ok(&mut ctx, &mut env, one(St32StepM, &[5, 1, 2, (-1i32) as u32]));
-        assert_eq!((env.read_u32(INTERLEAVED_BASE + 0x40), ctx.m[2]), (0x1234_5678, 0x3c));
+        ok(
+            &mut ctx,
+            &mut env,
+            one(St32StepM, &[5, 1, 2, (-1i32) as u32]),
+        );
+        assert_eq!(
+            (env.read_u32(INTERLEAVED_BASE + 0x40), ctx.m[2]),
+            (0x1234_5678, 0x3c)
+        );
         ok(&mut ctx, &mut env, one(St32StepA, &[6, 1, 2, 1]));
-        assert_eq!((env.read_u32(INTERLEAVED_BASE + 0x3c), ctx.m[2]), (0x9abc_def0, 0x40));
+        assert_eq!(
+            (env.read_u32(INTERLEAVED_BASE + 0x3c), ctx.m[2]),
+            (0x9abc_def0, 0x40)
+        );
         ok(&mut ctx, &mut env, one(St64Step, &[0, 1, 2, 2]));
-        assert_eq!((env.read_u64(INTERLEAVED_BASE + 0x40), ctx.m[2]), (0x0f0e_0d0c_0b0a_0908, 0x50));
+        assert_eq!(
+            (env.read_u64(INTERLEAVED_BASE + 0x40), ctx.m[2]),
+            (0x0f0e_0d0c_0b0a_0908, 0x50)
+        );
         ctx.m[3] = (-4i32) as u32;
         ok(&mut ctx, &mut env, one(St32StepMReg, &[5, 1, 2, 3]));
-        assert_eq!((env.read_u32(INTERLEAVED_BASE + 0x50), ctx.m[2]), (0x1234_5678, 0x40));
+        assert_eq!(
+            (env.read_u32(INTERLEAVED_BASE + 0x50), ctx.m[2]),
+            (0x1234_5678, 0x40)
+        );
         ok(&mut ctx, &mut env, one(St32StepAReg, &[6, 1, 2, 3]));
-        assert_eq!((env.read_u32(INTERLEAVED_BASE + 0x40), ctx.m[2]), (0x9abc_def0, 0x30));
+        assert_eq!(
+            (env.read_u32(INTERLEAVED_BASE + 0x40), ctx.m[2]),
+            (0x9abc_def0, 0x30)
+        );
         ok(&mut ctx, &mut env, one(St64StepReg, &[0, 1, 2, 3]));
-        assert_eq!((env.read_u64(INTERLEAVED_BASE + 0x30), ctx.m[2]), (0x0f0e_0d0c_0b0a_0908, 0x10));
+        assert_eq!(
+            (env.read_u64(INTERLEAVED_BASE + 0x30), ctx.m[2]),
+            (0x0f0e_0d0c_0b0a_0908, 0x10)
+        );
     }
 
     #[test]
@@ -354,13 +420,25 @@ mod tests {
         let (mut ctx, mut env) = setup(BASE, 0);
         ctx.m[2] = 2;
         // Misaligned and out-of-range accesses fault without changing anything.
-        assert!(matches!(traps(&mut ctx, &mut env, one(Ld32M, &[0, 1, 2, 0])), TrapKind::Memory(_)));
-        assert!(matches!(traps(&mut ctx, &mut env, one(St64Step, &[0, 1, 2, 1])), TrapKind::Memory(_)));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ld32M, &[0, 1, 2, 0])),
+            TrapKind::Memory(_)
+        ));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(St64Step, &[0, 1, 2, 1])),
+            TrapKind::Memory(_)
+        ));
         ctx.m[1] = 0x1000;
-        assert!(matches!(traps(&mut ctx, &mut env, one(Ldz8, &[0, 1, 2, 0])), TrapKind::Memory(_)));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ldz8, &[0, 1, 2, 0])),
+            TrapKind::Memory(_)
+        ));
         // A load step into its own delta register is refused.
         ctx.m[1] = BASE;
-        assert!(matches!(traps(&mut ctx, &mut env, one(Ld32StepM, &[2, 1, 2, 1])), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ld32StepM, &[2, 1, 2, 1])),
+            TrapKind::InvalidOperation { .. }
+        ));
         // A read-only delta register traps before the store happens.
         ctx.m[2] = 0;
         assert_eq!(
@@ -374,7 +452,10 @@ mod tests {
         // ARF loads are worker-only; MRF loads run on the supervisor too.
         let mut sup = supervisor();
         sup.m[1] = BASE;
-        assert!(matches!(traps(&mut sup, &mut env, one(Ld64, &[0, 1, 15, 0])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(Ld64, &[0, 1, 15, 0])),
+            TrapKind::WrongContext { .. }
+        ));
         ok(&mut sup, &mut env, one(Ld32M, &[0, 1, 15, 0]));
         assert_eq!(sup.m[0], 77);
     }

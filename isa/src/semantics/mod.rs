@@ -46,19 +46,39 @@ pub trait ExecEnv {
 pub enum Effect {
     None,
     /// `run`: start one worker. `vertex_base` is absolute.
-    Launch { entry: u32, vertex_base: u32 },
+    Launch {
+        entry: u32,
+        vertex_base: u32,
+    },
     /// `runall`: start all workers; worker n gets `vertex_base + n * stride`.
-    LaunchAll { entry: u32, vertex_base: u32, stride: u32 },
+    LaunchAll {
+        entry: u32,
+        vertex_base: u32,
+        stride: u32,
+    },
     /// `exit*`: the worker ends with this status.
-    Exit { status: bool },
+    Exit {
+        status: bool,
+    },
     /// `sync zone`.
-    Sync { zone: u32 },
+    Sync {
+        zone: u32,
+    },
     /// `send`: `words` 32-bit words from `address` onto the outgoing wires.
-    Send { address: u32, words: u32, mode: u32 },
+    Send {
+        address: u32,
+        words: u32,
+        mode: u32,
+    },
     /// `delay`: the supervisor waits this many cycles.
-    Delay { cycles: u32 },
+    Delay {
+        cycles: u32,
+    },
     /// A CSR write the tile must act on (exchange set-up, `$CR`): index and value.
-    CsrWritten { index: u8, value: u32 },
+    CsrWritten {
+        index: u8,
+        value: u32,
+    },
 }
 
 /// The result of one bundle.
@@ -74,14 +94,23 @@ pub struct StepOutcome {
 pub use execute::PreparedBundle;
 
 /// Executes one bundle of the context at `ctx.pc` and advances its PC (including `rpt` loops).
-pub fn step_bundle<E: ExecEnv>(bundle: &Bundle, size: u32, ctx: &mut ContextState, env: &mut E) -> Result<StepOutcome, Trap> {
+pub fn step_bundle<E: ExecEnv>(
+    bundle: &Bundle,
+    size: u32,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<StepOutcome, Trap> {
     execute::step_bundle(bundle, size, ctx, env)
 }
 
 /// [`step_bundle`] for a bundle prepared once ([`PreparedBundle::new`]): the same outcome, with
 /// the bundle checks reduced to a few flag tests. For hot loops that execute the same code often.
 #[inline]
-pub fn step_prepared<E: ExecEnv>(prepared: &PreparedBundle, ctx: &mut ContextState, env: &mut E) -> Result<StepOutcome, Trap> {
+pub fn step_prepared<E: ExecEnv>(
+    prepared: &PreparedBundle,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<StepOutcome, Trap> {
     execute::step_prepared(prepared, ctx, env)
 }
 

@@ -42,7 +42,9 @@ pub(super) struct Packed {
 impl Packed {
     pub fn unpack(lo: u32, hi: u32) -> Packed {
         let a2 = ((lo >> 18) & 0x3fff) | ((hi >> 18) & 0xf) << 14;
-        Packed { atoms: [lo & ATOM_MASK, hi & ATOM_MASK, a2] }
+        Packed {
+            atoms: [lo & ATOM_MASK, hi & ATOM_MASK, a2],
+        }
     }
 
     pub fn pack(self) -> (u32, u32) {
@@ -74,10 +76,16 @@ pub(super) fn tapack(inst: &Inst, ctx: &mut ContextState) -> Result<(), Trap> {
     for (i, atom) in atoms.iter_mut().enumerate() {
         let address = ctx.read_m(inst.reg(i + 1));
         if address & 7 != 0 {
-            return Err(TrapKind::InvalidOperation { what: "tapack address is not 8-byte aligned" }.into());
+            return Err(TrapKind::InvalidOperation {
+                what: "tapack address is not 8-byte aligned",
+            }
+            .into());
         }
         if address >> 21 != 0 {
-            return Err(TrapKind::InvalidOperation { what: "tapack address does not fit the 18-bit atom index" }.into());
+            return Err(TrapKind::InvalidOperation {
+                what: "tapack address does not fit the 18-bit atom index",
+            }
+            .into());
         }
         *atom = address >> 3;
     }
@@ -89,7 +97,10 @@ pub(super) fn tapack(inst: &Inst, ctx: &mut ContextState) -> Result<(), Trap> {
 
 /// Reads the packed pair operand and the stride register.
 fn operands(ctx: &ContextState, pair: usize, stride: usize) -> (Packed, u32) {
-    (Packed::unpack(ctx.read_m(pair), ctx.read_m(pair + 1)), ctx.read_m(stride))
+    (
+        Packed::unpack(ctx.read_m(pair), ctx.read_m(pair + 1)),
+        ctx.read_m(stride),
+    )
 }
 
 fn write_back(ctx: &mut ContextState, pair: usize, packed: Packed) {
@@ -105,11 +116,18 @@ fn load8<E: ExecEnv>(env: &mut E, addr: u32) -> Result<u64, Trap> {
 }
 
 /// `ld2x64pace $aD0:D0+1, $aD1:D1+1, $mA:A+1+=, $mStride, imm4`.
-pub(super) fn ld2x64pace<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E) -> Result<(), Trap> {
+pub(super) fn ld2x64pace<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<(), Trap> {
     let (d0, d1, pair, imm) = (inst.reg(0), inst.reg(1), inst.reg(2), inst.imm(4));
     // $azeros twice is allowed: both loads are discarded.
     if d0 == d1 && d0 < 14 {
-        return Err(TrapKind::InvalidOperation { what: "ld2x64pace destination pairs overlap" }.into());
+        return Err(TrapKind::InvalidOperation {
+            what: "ld2x64pace destination pairs overlap",
+        }
+        .into());
     }
     let (mut packed, stride) = operands(ctx, pair, inst.reg(3));
     let (addr0, addr1) = (packed.byte(0), packed.byte(1));
@@ -125,7 +143,11 @@ pub(super) fn ld2x64pace<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &
 }
 
 /// `ldst64pace $aD:D+1, $aS:S+1, $mA:A+1+=, $mStride, imm4`.
-pub(super) fn ldst64pace<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E) -> Result<(), Trap> {
+pub(super) fn ldst64pace<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<(), Trap> {
     let (d, s, pair, imm) = (inst.reg(0), inst.reg(1), inst.reg(2), inst.imm(4));
     let (mut packed, stride) = operands(ctx, pair, inst.reg(3));
     let (load, store) = (packed.byte(0), packed.byte(2));
@@ -141,7 +163,11 @@ pub(super) fn ldst64pace<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &
 }
 
 /// `ld2xst64pace $aD:D+3, $aS:S+1, $mA:A+1+=, $mStride, imm6`.
-pub(super) fn ld2xst64pace<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E) -> Result<(), Trap> {
+pub(super) fn ld2xst64pace<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<(), Trap> {
     let (d, s, pair, imm) = (inst.reg(0), inst.reg(1), inst.reg(2), inst.imm(4));
     let (mut packed, stride) = operands(ctx, pair, inst.reg(3));
     let (addr0, addr1, store) = (packed.byte(0), packed.byte(1), packed.byte(2));
@@ -160,7 +186,11 @@ pub(super) fn ld2xst64pace<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env:
 }
 
 /// `st64pace $aS:S+1, $mA:A+1+=, $mStride, imm2`.
-pub(super) fn st64pace<E: ExecEnv>(inst: &Inst, ctx: &mut ContextState, env: &mut E) -> Result<(), Trap> {
+pub(super) fn st64pace<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<(), Trap> {
     let (s, pair, imm) = (inst.reg(0), inst.reg(1), inst.imm(3));
     let (mut packed, stride) = operands(ctx, pair, inst.reg(2));
     let store = packed.byte(2);
@@ -209,11 +239,20 @@ mod tests {
         assert_eq!(ctx.m[4] >> 18, 0x14003 & 0x3fff);
         assert_eq!(ctx.m[5] >> 18, 0x14003 >> 14);
         let unpacked = Packed::unpack(ctx.m[4], ctx.m[5]);
-        assert_eq!([unpacked.byte(0), unpacked.byte(1), unpacked.byte(2)], [A0, A1, A2]);
+        assert_eq!(
+            [unpacked.byte(0), unpacked.byte(1), unpacked.byte(2)],
+            [A0, A1, A2]
+        );
         ctx.m[1] = A1 + 4;
-        assert!(matches!(traps(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2])), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2])),
+            TrapKind::InvalidOperation { .. }
+        ));
         ctx.m[1] = 0x20_0000;
-        assert!(matches!(traps(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2])), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2])),
+            TrapKind::InvalidOperation { .. }
+        ));
         ctx.m[1] = A1;
         assert_eq!(
             traps(&mut ctx, &mut env, one(Tapack, &[12, 0, 1, 2])),
@@ -224,7 +263,9 @@ mod tests {
     #[test]
     fn stride_selection_and_wrap() {
         let stride = strides(-3, 0, 511);
-        let mut p = Packed { atoms: [10, 10, 10] };
+        let mut p = Packed {
+            atoms: [10, 10, 10],
+        };
         p.advance(0, 0b00, stride);
         p.advance(1, 0b01, stride);
         p.advance(2, 0b10, stride);
@@ -233,7 +274,9 @@ mod tests {
         assert_eq!(p.atoms[2], 521);
         p.advance(0, 0b01, strides(-512, 0, 0));
         assert_eq!(p.atoms[0], (11 - 512) as u32 & 0x3ffff);
-        let mut top = Packed { atoms: [0x3ffff, 0, 0x3ffff] };
+        let mut top = Packed {
+            atoms: [0x3ffff, 0, 0x3ffff],
+        };
         top.advance(0, 0, 0);
         top.advance(2, 0, 0);
         top.advance(1, 0b01, strides(-1, 0, 0));
@@ -291,12 +334,19 @@ mod tests {
         ctx.write_a64(2, 0x3000_0000_0000_0003);
         ctx.m[6] = strides(4, -4, 1);
         // imm6: load 0 by field 0 (01), load 1 by field 1 (10), store by field 2 (11).
-        ok(&mut ctx, &mut env, one(Ld2xst64pace, &[4, 2, 4, 6, 0b11_10_01]));
+        ok(
+            &mut ctx,
+            &mut env,
+            one(Ld2xst64pace, &[4, 2, 4, 6, 0b11_10_01]),
+        );
         assert_eq!(ctx.read_a64(4), 0x1000_0000_0000_0001);
         assert_eq!(ctx.read_a64(6), 0x2000_0000_0000_0002);
         assert_eq!(env.read_u64(A2), 0x3000_0000_0000_0003);
         assert_eq!((ctx.m[4], ctx.m[5]), pack(A0 + 32, A1 - 32, A2 + 8));
-        assert_eq!(env.parallel.last().unwrap(), &vec![(A0, 8), (A1, 8), (A2, 8)]);
+        assert_eq!(
+            env.parallel.last().unwrap(),
+            &vec![(A0, 8), (A1, 8), (A2, 8)]
+        );
     }
 
     #[test]
@@ -318,10 +368,16 @@ mod tests {
         // Same interleaved pair and same bit 3: one memory element.
         ctx.m[1] = A0 + 16;
         ok(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2]));
-        assert!(matches!(traps(&mut ctx, &mut env, one(Ld2x64pace, &[0, 2, 4, 6, 0])), TrapKind::Memory(_)));
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ld2x64pace, &[0, 2, 4, 6, 0])),
+            TrapKind::Memory(_)
+        ));
         // Pace instructions are worker-only.
         let mut sup = supervisor();
-        assert!(matches!(traps(&mut sup, &mut env, one(St64pace, &[2, 4, 6, 0])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(St64pace, &[2, 4, 6, 0])),
+            TrapKind::WrongContext { .. }
+        ));
         // tapack runs in both contexts.
         sup.m[0] = A0;
         ok(&mut sup, &mut env, one(Tapack, &[4, 0, 0, 0]));

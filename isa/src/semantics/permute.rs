@@ -27,7 +27,9 @@ pub(super) fn swap16(a: u32) -> u32 {
 /// The byte map of the 8-byte family: `d` byte k = `{a, b}` byte `map[k]`.
 fn bytes8(a: u32, b: u32, map: [usize; 4]) -> u32 {
     let all = a as u64 | (b as u64) << 32;
-    map.iter().enumerate().fold(0, |d, (k, &src)| d | (((all >> (8 * src)) & 0xff) as u32) << (8 * k))
+    map.iter().enumerate().fold(0, |d, (k, &src)| {
+        d | (((all >> (8 * src)) & 0xff) as u32) << (8 * k)
+    })
 }
 
 /// Even bytes: {a0, a2, b0, b2}.

@@ -30,7 +30,11 @@ pub(super) struct Flow {
 
 impl Flow {
     pub fn fall_through(next_pc: u32) -> Flow {
-        Flow { next_pc, branch_taken: false, effect: Effect::None }
+        Flow {
+            next_pc,
+            branch_taken: false,
+            effect: Effect::None,
+        }
     }
 
     /// Takes a branch to a byte address (checked 4-byte aligned).
@@ -160,7 +164,12 @@ pub(super) fn join_halves(h: [u16; 2]) -> u32 {
 /// The four f16 lanes of a pair: lane i = bits \[16i+15:16i\] of the 64-bit value.
 #[inline]
 pub(super) fn halves4(v: u64) -> [u16; 4] {
-    [v as u16, (v >> 16) as u16, (v >> 32) as u16, (v >> 48) as u16]
+    [
+        v as u16,
+        (v >> 16) as u16,
+        (v >> 32) as u16,
+        (v >> 48) as u16,
+    ]
 }
 
 #[inline]
@@ -182,25 +191,51 @@ pub(super) fn join_singles(s: [f32; 2]) -> u64 {
 /// The four registers of a quad, in register order.
 #[inline]
 pub(super) fn read_quad(ctx: &ContextState, r: usize) -> [u32; 4] {
-    [ctx.read_a(r), ctx.read_a(r + 1), ctx.read_a(r + 2), ctx.read_a(r + 3)]
+    [
+        ctx.read_a(r),
+        ctx.read_a(r + 1),
+        ctx.read_a(r + 2),
+        ctx.read_a(r + 3),
+    ]
 }
 
 // ---- generic aux operand shapes: operand 0 is the destination, 1 and 2 the sources ----
 
 /// `$aD = f($aS)`.
 #[inline]
-pub(super) fn aux_unary(inst: &Inst, ctx: &ContextState, out: &mut Pending, f: impl Fn(u32) -> u32) {
+pub(super) fn aux_unary(
+    inst: &Inst,
+    ctx: &ContextState,
+    out: &mut Pending,
+    f: impl Fn(u32) -> u32,
+) {
     out.write_a(inst.reg(0), f(ctx.read_a(inst.reg(1))));
 }
 
 /// `$aD = f($aA, $aB)`.
 #[inline]
-pub(super) fn aux_binary(inst: &Inst, ctx: &ContextState, out: &mut Pending, f: impl Fn(u32, u32) -> u32) {
-    out.write_a(inst.reg(0), f(ctx.read_a(inst.reg(1)), ctx.read_a(inst.reg(2))));
+pub(super) fn aux_binary(
+    inst: &Inst,
+    ctx: &ContextState,
+    out: &mut Pending,
+    f: impl Fn(u32, u32) -> u32,
+) {
+    out.write_a(
+        inst.reg(0),
+        f(ctx.read_a(inst.reg(1)), ctx.read_a(inst.reg(2))),
+    );
 }
 
 /// `$aD:D+1 = f($aA:A+1, $aB:B+1)`.
 #[inline]
-pub(super) fn aux_binary64(inst: &Inst, ctx: &ContextState, out: &mut Pending, f: impl Fn(u64, u64) -> u64) {
-    out.write_a64(inst.reg(0), f(ctx.read_a64(inst.reg(1)), ctx.read_a64(inst.reg(2))));
+pub(super) fn aux_binary64(
+    inst: &Inst,
+    ctx: &ContextState,
+    out: &mut Pending,
+    f: impl Fn(u64, u64) -> u64,
+) {
+    out.write_a64(
+        inst.reg(0),
+        f(ctx.read_a64(inst.reg(1)), ctx.read_a64(inst.reg(2))),
+    );
 }

@@ -47,7 +47,11 @@ pub struct AmpState {
 
 impl Default for AmpState {
     fn default() -> Self {
-        AmpState { pending: [0.0; AMP_CHANNELS], accumulating: [0.0; AMP_CHANNELS], finished: [0.0; AMP_CHANNELS] }
+        AmpState {
+            pending: [0.0; AMP_CHANNELS],
+            accumulating: [0.0; AMP_CHANNELS],
+            finished: [0.0; AMP_CHANNELS],
+        }
     }
 }
 

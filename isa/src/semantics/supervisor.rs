@@ -29,8 +29,10 @@ fn check_aligned(address: u32) -> Result<(), Trap> {
 /// `run $mEntry, $mVertex, zimm16`.
 pub(super) fn run(inst: &Inst, ctx: &ContextState, flow: &mut Flow) -> Result<(), Trap> {
     let entry = ctx.read_m(inst.reg(0));
-    let vertex_base =
-        ctx.read_m(inst.reg(1)).wrapping_add(inst.imm(2).wrapping_mul(4)).wrapping_add(TMEM_REGION0_BASE_ADDR);
+    let vertex_base = ctx
+        .read_m(inst.reg(1))
+        .wrapping_add(inst.imm(2).wrapping_mul(4))
+        .wrapping_add(TMEM_REGION0_BASE_ADDR);
     check_aligned(entry)?;
     check_aligned(vertex_base)?;
     flow.effect = Effect::Launch { entry, vertex_base };
@@ -43,7 +45,11 @@ pub(super) fn runall(inst: &Inst, ctx: &ContextState, flow: &mut Flow) -> Result
     let vertex_base = ctx.read_m(inst.reg(1)).wrapping_add(TMEM_REGION0_BASE_ADDR);
     check_aligned(entry)?;
     check_aligned(vertex_base)?;
-    flow.effect = Effect::LaunchAll { entry, vertex_base, stride: inst.imm(2).wrapping_mul(4) };
+    flow.effect = Effect::LaunchAll {
+        entry,
+        vertex_base,
+        stride: inst.imm(2).wrapping_mul(4),
+    };
     Ok(())
 }
 
@@ -54,12 +60,18 @@ pub(super) fn sync(inst: &Inst, flow: &mut Flow) {
 
 /// `send count, address, mode`.
 pub(super) fn send(inst: &Inst, flow: &mut Flow) {
-    flow.effect = Effect::Send { address: inst.imm(1), words: inst.imm(0) + 1, mode: inst.imm(2) };
+    flow.effect = Effect::Send {
+        address: inst.imm(1),
+        words: inst.imm(0) + 1,
+        mode: inst.imm(2),
+    };
 }
 
 /// `delay cycles`.
 pub(super) fn delay(inst: &Inst, flow: &mut Flow) {
-    flow.effect = Effect::Delay { cycles: inst.imm(0) };
+    flow.effect = Effect::Delay {
+        cycles: inst.imm(0),
+    };
 }
 
 /// `ld64putcs` (`WIDTH` = 8) and `ld128putcs` (`WIDTH` = 16).
@@ -71,7 +83,10 @@ pub(super) fn ldputcs<E: ExecEnv, const WIDTH: usize>(
     let first = inst.imm(0) as usize;
     let count = WIDTH / 8;
     if first + count > CWEI_COUNT {
-        return Err(TrapKind::InvalidOperation { what: "putcs index is past the last $CWEI register" }.into());
+        return Err(TrapKind::InvalidOperation {
+            what: "putcs index is past the last $CWEI register",
+        }
+        .into());
     }
     let pointer = ctx.csr[index::CCCSLOAD as usize];
     let mut bytes = [0u8; WIDTH];
@@ -99,28 +114,57 @@ mod tests {
         sup.m[1] = 0x4C200;
         sup.m[2] = 0x100;
         let outcome = ok(&mut sup, &mut env, one(Run, &[1, 2, 3]));
-        assert_eq!(outcome.effect, Effect::Launch { entry: 0x4C200, vertex_base: 0x100 + 12 + TMEM_REGION0_BASE_ADDR });
+        assert_eq!(
+            outcome.effect,
+            Effect::Launch {
+                entry: 0x4C200,
+                vertex_base: 0x100 + 12 + TMEM_REGION0_BASE_ADDR
+            }
+        );
         let outcome = ok(&mut sup, &mut env, one(Runall, &[1, 2, 0x1234]));
         assert_eq!(
             outcome.effect,
-            Effect::LaunchAll { entry: 0x4C200, vertex_base: 0x100 + TMEM_REGION0_BASE_ADDR, stride: 0x1234 * 4 }
+            Effect::LaunchAll {
+                entry: 0x4C200,
+                vertex_base: 0x100 + TMEM_REGION0_BASE_ADDR,
+                stride: 0x1234 * 4
+            }
         );
         sup.m[1] = 0x4C202;
-        assert_eq!(traps(&mut sup, &mut env, one(Run, &[1, 2, 0])), TrapKind::MisalignedTarget { target: 0x4C202 });
+        assert_eq!(
+            traps(&mut sup, &mut env, one(Run, &[1, 2, 0])),
+            TrapKind::MisalignedTarget { target: 0x4C202 }
+        );
         sup.m[1] = 0x4C200;
         sup.m[2] = 0x102;
-        assert!(matches!(traps(&mut sup, &mut env, one(Runall, &[1, 2, 1])), TrapKind::MisalignedTarget { .. }));
-        assert!(matches!(traps(&mut worker(), &mut env, one(Run, &[1, 2, 0])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(Runall, &[1, 2, 1])),
+            TrapKind::MisalignedTarget { .. }
+        ));
+        assert!(matches!(
+            traps(&mut worker(), &mut env, one(Run, &[1, 2, 0])),
+            TrapKind::WrongContext { .. }
+        ));
     }
 
     #[test]
     fn sync_send_delay() {
         let (mut sup, mut env) = (supervisor(), TestEnv::new());
-        assert_eq!(ok(&mut sup, &mut env, one(Sync, &[2])).effect, Effect::Sync { zone: 2 });
-        assert_eq!(ok(&mut sup, &mut env, one(Delay, &[100])).effect, Effect::Delay { cycles: 100 });
+        assert_eq!(
+            ok(&mut sup, &mut env, one(Sync, &[2])).effect,
+            Effect::Sync { zone: 2 }
+        );
+        assert_eq!(
+            ok(&mut sup, &mut env, one(Delay, &[100])).effect,
+            Effect::Delay { cycles: 100 }
+        );
         assert_eq!(
             ok(&mut sup, &mut env, one(Send, &[3, 0x4C400, 1])).effect,
-            Effect::Send { address: 0x4C400, words: 4, mode: 1 }
+            Effect::Send {
+                address: 0x4C400,
+                words: 4,
+                mode: 1
+            }
         );
     }
 
@@ -133,18 +177,33 @@ mod tests {
         ok(&mut sup, &mut env, one(Put, &[index::CCCSLOAD as u32, 1]));
         ok(&mut sup, &mut env, one(Ld64putcs, &[5]));
         ok(&mut sup, &mut env, one(Ld64putcs, &[63]));
-        assert_eq!((env.cwei[5], env.cwei[63]), (0x1111_2222_3333_4444, 0x5555_6666_7777_8888));
+        assert_eq!(
+            (env.cwei[5], env.cwei[63]),
+            (0x1111_2222_3333_4444, 0x5555_6666_7777_8888)
+        );
         assert_eq!(sup.csr[index::CCCSLOAD as usize], 0x5_0010);
-        assert!(matches!(traps(&mut sup, &mut env, one(Ld64putcs, &[64])), TrapKind::InvalidOperation { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(Ld64putcs, &[64])),
+            TrapKind::InvalidOperation { .. }
+        ));
         // ld128putcs needs interleaved memory.
-        assert!(matches!(traps(&mut sup, &mut env, one(Ld128putcs, &[0])), TrapKind::Memory(_)));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(Ld128putcs, &[0])),
+            TrapKind::Memory(_)
+        ));
         env.write_u64(INTERLEAVED_BASE, 0xaaaa);
         env.write_u64(INTERLEAVED_BASE + 8, 0xbbbb);
         sup.csr[index::CCCSLOAD as usize] = INTERLEAVED_BASE;
         ok(&mut sup, &mut env, one(Ld128putcs, &[62]));
         assert_eq!((env.cwei[62], env.cwei[63]), (0xaaaa, 0xbbbb));
         assert_eq!(sup.csr[index::CCCSLOAD as usize], INTERLEAVED_BASE + 16);
-        assert!(matches!(traps(&mut sup, &mut env, one(Ld128putcs, &[63])), TrapKind::InvalidOperation { .. }));
-        assert!(matches!(traps(&mut worker(), &mut env, one(Ld64putcs, &[0])), TrapKind::WrongContext { .. }));
+        assert!(matches!(
+            traps(&mut sup, &mut env, one(Ld128putcs, &[63])),
+            TrapKind::InvalidOperation { .. }
+        ));
+        assert!(matches!(
+            traps(&mut worker(), &mut env, one(Ld64putcs, &[0])),
+            TrapKind::WrongContext { .. }
+        ));
     }
 }

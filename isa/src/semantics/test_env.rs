@@ -1,7 +1,10 @@
 //! Test support (cfg(test) only): a flat-memory [`ExecEnv`], context constructors, bundle
 //! builders and a tiny program runner shared by the family tests.
 
-use super::{step_bundle, step_prepared, ContextKind, ContextState, Effect, ExecEnv, PreparedBundle, StepOutcome, Trap};
+use super::{
+    step_bundle, step_prepared, ContextKind, ContextState, Effect, ExecEnv, PreparedBundle,
+    StepOutcome, Trap,
+};
 use crate::csr::CWEI_COUNT;
 use crate::inst::{Bundle, Inst, Opcode};
 use std::collections::BTreeMap;
@@ -41,7 +44,9 @@ impl TestEnv {
             return Err(Trap::memory(format!("bad access size {size}")));
         }
         if !addr.is_multiple_of(size as u32) {
-            return Err(Trap::memory(format!("{addr:#x} is not {size}-byte aligned")));
+            return Err(Trap::memory(format!(
+                "{addr:#x} is not {size}-byte aligned"
+            )));
         }
         let offset = addr.wrapping_sub(MEM_BASE) as usize;
         if addr < MEM_BASE || offset + size > MEM_SIZE {
@@ -90,7 +95,9 @@ impl TestEnv {
 impl ExecEnv for TestEnv {
     fn load(&mut self, addr: u32, out: &mut [u8]) -> Result<(), Trap> {
         if out.len() == 16 && addr < INTERLEAVED_BASE {
-            return Err(Trap::memory(format!("128-bit access at {addr:#x} outside interleaved memory")));
+            return Err(Trap::memory(format!(
+                "128-bit access at {addr:#x} outside interleaved memory"
+            )));
         }
         let range = self.range(addr, out.len())?;
         out.copy_from_slice(&self.mem[range]);
@@ -111,7 +118,9 @@ impl ExecEnv for TestEnv {
         for (i, &(a, _)) in accesses.iter().enumerate() {
             for &(b, _) in &accesses[i + 1..] {
                 if Self::element(a) == Self::element(b) {
-                    return Err(Trap::memory(format!("{a:#x} and {b:#x} are in the same memory element")));
+                    return Err(Trap::memory(format!(
+                        "{a:#x} and {b:#x} are in the same memory element"
+                    )));
                 }
             }
         }
@@ -165,17 +174,28 @@ pub fn one(opcode: Opcode, operands: &[u32]) -> Bundle {
 
 /// `{ main ; aux }`.
 pub fn pair(main: Inst, aux: Inst) -> Bundle {
-    Bundle { main: Some(main), aux: Some(aux) }
+    Bundle {
+        main: Some(main),
+        aux: Some(aux),
+    }
 }
 
 /// Executes one bundle at `ctx.pc`, prepared as the simulator does (`step_prepared`; the
 /// equivalence with `step_bundle` is tested in `execute`).
-pub fn step(ctx: &mut ContextState, env: &mut TestEnv, bundle: Bundle) -> Result<StepOutcome, Trap> {
+pub fn step(
+    ctx: &mut ContextState,
+    env: &mut TestEnv,
+    bundle: Bundle,
+) -> Result<StepOutcome, Trap> {
     step_prepared(&PreparedBundle::new(bundle, bundle.size()), ctx, env)
 }
 
 /// Executes one bundle at `ctx.pc` with the unprepared `step_bundle`.
-pub fn step_unprepared(ctx: &mut ContextState, env: &mut TestEnv, bundle: Bundle) -> Result<StepOutcome, Trap> {
+pub fn step_unprepared(
+    ctx: &mut ContextState,
+    env: &mut TestEnv,
+    bundle: Bundle,
+) -> Result<StepOutcome, Trap> {
     step_bundle(&bundle, bundle.size(), ctx, env)
 }
 
@@ -202,7 +222,10 @@ pub struct Program {
 
 impl Program {
     pub fn new(start: u32) -> Program {
-        Program { bundles: BTreeMap::new(), next: start }
+        Program {
+            bundles: BTreeMap::new(),
+            next: start,
+        }
     }
 
     /// Appends a bundle and returns its address.

@@ -9,11 +9,18 @@ pub enum TrapKind {
     #[error("E-TRAP-001 memory fault: {0}")]
     Memory(String),
     #[error("E-TRAP-002 `{mnemonic}` cannot run in the {context} context")]
-    WrongContext { mnemonic: &'static str, context: &'static str },
+    WrongContext {
+        mnemonic: &'static str,
+        context: &'static str,
+    },
     #[error("E-TRAP-003 write to read-only register {register}")]
     ReadOnlyRegister { register: &'static str },
     #[error("E-TRAP-004 CSR {space} index {index:#x} does not exist in the {context} context")]
-    NoSuchCsr { space: &'static str, index: u8, context: &'static str },
+    NoSuchCsr {
+        space: &'static str,
+        index: u8,
+        context: &'static str,
+    },
     #[error("E-TRAP-005 CSR {name} is read-only")]
     ReadOnlyCsr { name: &'static str },
     #[error("E-TRAP-006 not modelled: {what}")]
@@ -29,7 +36,11 @@ pub enum TrapKind {
     #[error("E-TRAP-011 branch target {target:#x} is not 4-byte aligned")]
     MisalignedTarget { target: u32 },
     #[error("E-TRAP-012 invalid `{mnemonic}` flags {flags:#x}: {reason}")]
-    BadFlags { mnemonic: &'static str, flags: u32, reason: &'static str },
+    BadFlags {
+        mnemonic: &'static str,
+        flags: u32,
+        reason: &'static str,
+    },
 }
 
 /// A trap as the semantics raise it; the simulator wraps it with where and when.

@@ -1,6 +1,8 @@
 //! `bias_add_f16`: out[r][c] = x[r][c] + bias[c] in f16 (GEMM output plus a per-column bias).
 
-use super::common::{halves_with_specials, normal_halves, random_bits, worker_cycles, F16_SPECIALS, REGIONS};
+use super::common::{
+    halves_with_specials, normal_halves, random_bits, worker_cycles, F16_SPECIALS, REGIONS,
+};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
@@ -30,7 +32,13 @@ impl Placement {
             Region::Standard => "S",
             Region::Interleaved => "I",
         };
-        format!("{}{}{} {}", r(self.x), r(self.bias), r(self.out), if self.distinct { "distinct" } else { "shared" })
+        format!(
+            "{}{}{} {}",
+            r(self.x),
+            r(self.bias),
+            r(self.out),
+            if self.distinct { "distinct" } else { "shared" }
+        )
     }
 }
 
@@ -39,25 +47,49 @@ fn split_table(rows: usize, cols: usize) -> Vec<(u32, u32, u32)> {
     let per_row = (cols / 4) as u32;
     worker_split((rows * cols / 4) as u32)
         .iter()
-        .map(|&(first, count)| first.checked_div(per_row).map_or((0, 0, 0), |row| (row, first % per_row, count)))
+        .map(|&(first, count)| {
+            first
+                .checked_div(per_row)
+                .map_or((0, 0, 0), |row| (row, first % per_row, count))
+        })
         .collect()
 }
 
-fn make_case(name: String, rows: usize, cols: usize, x: Vec<u16>, bias: Vec<u16>, p: Placement) -> Case {
+fn make_case(
+    name: String,
+    rows: usize,
+    cols: usize,
+    x: Vec<u16>,
+    bias: Vec<u16>,
+    p: Placement,
+) -> Case {
     assert_eq!(cols % 4, 0, "bias_add_f16 needs cols % 4 == 0");
     assert_eq!(x.len(), rows * cols);
     assert_eq!(bias.len(), cols);
     let slot = |s: u8| if p.distinct { Some(s) } else { None };
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
-        VertexWord::Address { buffer: 2, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 2,
+            offset: 0,
+        },
         VertexWord::Value(rows as u32),
         VertexWord::Value(cols as u32),
         VertexWord::Value(u32::from(p.distinct)),
     ];
     for (row, group, count) in split_table(rows, cols) {
-        vertex.extend([VertexWord::Value(row), VertexWord::Value(group), VertexWord::Value(count)]);
+        vertex.extend([
+            VertexWord::Value(row),
+            VertexWord::Value(group),
+            VertexWord::Value(count),
+        ]);
     }
     Case {
         kernel: NAME.into(),
@@ -75,16 +107,49 @@ fn make_case(name: String, rows: usize, cols: usize, x: Vec<u16>, bias: Vec<u16>
 /// The reference: one f16 addition per element (RNE, canonical NaN, via the numerics module).
 pub fn bias_add(x: &[u16], bias: &[u16]) -> Vec<u16> {
     let cols = bias.len();
-    x.iter().enumerate().map(|(i, &v)| f16_add(v, bias[i % cols])).collect()
+    x.iter()
+        .enumerate()
+        .map(|(i, &v)| f16_add(v, bias[i % cols]))
+        .collect()
 }
 
 const PLACEMENTS: [Placement; 6] = [
-    Placement { x: Region::Standard, bias: Region::Standard, out: Region::Standard, distinct: false },
-    Placement { x: Region::Interleaved, bias: Region::Interleaved, out: Region::Interleaved, distinct: false },
-    Placement { x: Region::Standard, bias: Region::Standard, out: Region::Standard, distinct: true },
-    Placement { x: Region::Interleaved, bias: Region::Interleaved, out: Region::Interleaved, distinct: true },
-    Placement { x: Region::Interleaved, bias: Region::Standard, out: Region::Interleaved, distinct: true },
-    Placement { x: Region::Standard, bias: Region::Interleaved, out: Region::Standard, distinct: false },
+    Placement {
+        x: Region::Standard,
+        bias: Region::Standard,
+        out: Region::Standard,
+        distinct: false,
+    },
+    Placement {
+        x: Region::Interleaved,
+        bias: Region::Interleaved,
+        out: Region::Interleaved,
+        distinct: false,
+    },
+    Placement {
+        x: Region::Standard,
+        bias: Region::Standard,
+        out: Region::Standard,
+        distinct: true,
+    },
+    Placement {
+        x: Region::Interleaved,
+        bias: Region::Interleaved,
+        out: Region::Interleaved,
+        distinct: true,
+    },
+    Placement {
+        x: Region::Interleaved,
+        bias: Region::Standard,
+        out: Region::Interleaved,
+        distinct: true,
+    },
+    Placement {
+        x: Region::Standard,
+        bias: Region::Interleaved,
+        out: Region::Standard,
+        distinct: false,
+    },
 ];
 
 impl Kernel for BiasAdd {
@@ -144,13 +209,32 @@ impl Kernel for BiasAdd {
             let cols = F16_SPECIALS.len();
             let x: Vec<u16> = (0..cols * cols).map(|i| F16_SPECIALS[i / cols]).collect();
             let bias = F16_SPECIALS.to_vec();
-            cases.push(make_case("every pair of edge values".into(), cols, cols, x, bias, p));
+            cases.push(make_case(
+                "every pair of edge values".into(),
+                cols,
+                cols,
+                x,
+                bias,
+                p,
+            ));
         }
         for &region in &REGIONS {
-            let p = Placement { x: region, bias: region, out: region, distinct: true };
+            let p = Placement {
+                x: region,
+                bias: region,
+                out: region,
+                distinct: true,
+            };
             let x = halves_with_specials(&mut rng, 9 * 100, 1000.0, 7);
             let bias = normal_halves(&mut rng, 100, 30000.0, 10000.0);
-            cases.push(make_case("large values, overflow".into(), 9, 100, x, bias, p));
+            cases.push(make_case(
+                "large values, overflow".into(),
+                9,
+                100,
+                x,
+                bias,
+                p,
+            ));
             let x = random_bits(&mut rng, 4 * 52);
             let bias = random_bits(&mut rng, 52);
             cases.push(make_case("any bits".into(), 4, 52, x, bias, p));
@@ -165,7 +249,14 @@ impl Kernel for BiasAdd {
         let p = *rng.pick(&PLACEMENTS);
         let x = random_bits(&mut rng, rows * cols);
         let bias = random_bits(&mut rng, cols);
-        make_case(format!("random seed={seed} any bits"), rows, cols, x, bias, p)
+        make_case(
+            format!("random seed={seed} any bits"),
+            rows,
+            cols,
+            x,
+            bias,
+            p,
+        )
     }
 
     fn reference(&self, case: &Case) -> Vec<Vec<u8>> {
@@ -213,16 +304,31 @@ mod tests {
     #[test]
     fn reference_adds_the_bias_per_column() {
         // [1, 2, 3, 4; 5, 6, 7, 8] + [0.5, -2, 0, inf]
-        let x: Vec<u16> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0].iter().map(|&v| half::f16::from_f32(v).to_bits()).collect();
-        let bias: Vec<u16> = vec![0x3800, 0xc000, 0x0000, 0x7c00];
-        let out = bias_add(&x, &bias);
-        let want: Vec<u16> = [1.5f32, 0.0, 3.0, f32::INFINITY, 5.5, 4.0, 7.0, f32::INFINITY]
+        let x: Vec<u16> = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
             .iter()
             .map(|&v| half::f16::from_f32(v).to_bits())
             .collect();
+        let bias: Vec<u16> = vec![0x3800, 0xc000, 0x0000, 0x7c00];
+        let out = bias_add(&x, &bias);
+        let want: Vec<u16> = [
+            1.5f32,
+            0.0,
+            3.0,
+            f32::INFINITY,
+            5.5,
+            4.0,
+            7.0,
+            f32::INFINITY,
+        ]
+        .iter()
+        .map(|&v| half::f16::from_f32(v).to_bits())
+        .collect();
         assert_eq!(out, want);
         // inf + -inf is the canonical NaN; 65504 + 65504 overflows.
-        assert_eq!(bias_add(&[0x7c00, 0x7bff], &[0xfc00, 0x7bff]), vec![0x7e00, 0x7c00]);
+        assert_eq!(
+            bias_add(&[0x7c00, 0x7bff], &[0xfc00, 0x7bff]),
+            vec![0x7e00, 0x7c00]
+        );
     }
 
     #[test]
@@ -238,6 +344,18 @@ mod tests {
 /// The case of a compiler call: `rows × cols` (cols % 4 == 0), x and out anywhere (out may be
 /// x: the kernel reads each group before writing it), no element constraints. Data are zeros.
 pub fn compiler_case(rows: usize, cols: usize) -> Case {
-    let anywhere = Placement { x: Region::Standard, bias: Region::Standard, out: Region::Standard, distinct: false };
-    make_case("compiled".into(), rows, cols, vec![0; rows * cols], vec![0; cols], anywhere)
+    let anywhere = Placement {
+        x: Region::Standard,
+        bias: Region::Standard,
+        out: Region::Standard,
+        distinct: false,
+    };
+    make_case(
+        "compiled".into(),
+        rows,
+        cols,
+        vec![0; rows * cols],
+        vec![0; cols],
+        anywhere,
+    )
 }

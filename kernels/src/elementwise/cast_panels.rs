@@ -1,9 +1,11 @@
 //! `cast_f16_fp8_panels`: f16 activations (row-major, or already in the f16 panel order) → FP8
 //! codes in the AMP-left panel layout of [`crate::layout`], zero padded in K and in rows.
 
-use super::common::{fp8_settings, halves_with_specials, normal_halves, worker_cycles, Fp8Out, F16_SPECIALS};
+use super::common::{
+    fp8_settings, halves_with_specials, normal_halves, worker_cycles, Fp8Out, F16_SPECIALS,
+};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::layout::{k_blocks, panel_offset, FP8_BLOCK, F16_BLOCK, PANEL_ROW_BYTES};
+use crate::layout::{k_blocks, panel_offset, F16_BLOCK, FP8_BLOCK, PANEL_ROW_BYTES};
 use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
 use crate::{EntryKind, Kernel};
@@ -47,9 +49,13 @@ impl Source {
 
     fn from_code(layout: u32, stride: u32) -> Source {
         if layout == 0 {
-            Source::RowMajor { stride: stride as usize }
+            Source::RowMajor {
+                stride: stride as usize,
+            }
         } else {
-            Source::Packed { rows: stride as usize }
+            Source::Packed {
+                rows: stride as usize,
+            }
         }
     }
 
@@ -114,10 +120,18 @@ pub fn boundary_word(source: Source, k: usize) -> u32 {
     let fields: Vec<Option<u32>> = match k % 32 {
         8 => vec![field(rowstep / 8)],
         16 => vec![field(2), field((rowstep - 16) / 8)],
-        24 => vec![field(2), field(2 + extra / 8), field((rowstep - 32 - extra) / 8)],
+        24 => vec![
+            field(2),
+            field(2 + extra / 8),
+            field((rowstep - 32 - extra) / 8),
+        ],
         _ => return 0,
     };
-    fields.iter().enumerate().try_fold(0u32, |word, (i, f)| f.map(|f| word | f << (10 * i))).unwrap_or(0)
+    fields
+        .iter()
+        .enumerate()
+        .try_fold(0u32, |word, (i, f)| f.map(|f| word | f << (10 * i)))
+        .unwrap_or(0)
 }
 
 /// Everything that defines one cast.
@@ -136,11 +150,19 @@ pub struct CastParams {
 }
 
 /// The output panels from the row-major matrix `x` (M × K), per the panel specification.
-pub fn cast_reference(x: impl Fn(usize, usize) -> u16, m: usize, k: usize, m_padded: usize, kb_padded: usize, fp8: Fp8Out) -> Vec<u8> {
+pub fn cast_reference(
+    x: impl Fn(usize, usize) -> u16,
+    m: usize,
+    k: usize,
+    m_padded: usize,
+    kb_padded: usize,
+    fp8: Fp8Out,
+) -> Vec<u8> {
     let mut out = vec![0u8; kb_padded * m_padded * PANEL_ROW_BYTES];
     for row in 0..m {
         for col in 0..k {
-            out[panel_offset(col / FP8_BLOCK, row, m_padded) + col % FP8_BLOCK] = fp8.encode(x(row, col));
+            out[panel_offset(col / FP8_BLOCK, row, m_padded) + col % FP8_BLOCK] =
+                fp8.encode(x(row, col));
         }
     }
     out
@@ -166,8 +188,14 @@ fn make_case(name: &str, p: CastParams, x: &[u16], junk: u16) -> Case {
     let (mode, sc, sr, sr1) = derived_words(p.source, p.distinct);
     let slot = |s: u8| if p.distinct { Some(s) } else { None };
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
         VertexWord::Value(p.m as u32),
         VertexWord::Value(p.k as u32),
         VertexWord::Value(p.m_padded as u32),
@@ -188,11 +216,18 @@ fn make_case(name: &str, p: CastParams, x: &[u16], junk: u16) -> Case {
             VertexWord::Value(kb),
             VertexWord::Value(m),
             VertexWord::Value(count),
-            VertexWord::Address { buffer: 1, offset: first * PANEL_ROW_BYTES as u32 },
+            VertexWord::Address {
+                buffer: 1,
+                offset: first * PANEL_ROW_BYTES as u32,
+            },
         ]);
     }
     let (layout, stride) = p.source.code();
-    vertex.extend([VertexWord::Value(layout), VertexWord::Value(stride), VertexWord::Value(p.kb_padded as u32)]);
+    vertex.extend([
+        VertexWord::Value(layout),
+        VertexWord::Value(stride),
+        VertexWord::Value(p.kb_padded as u32),
+    ]);
     let src_desc = match p.source {
         Source::RowMajor { stride } => format!("rowmajor S={stride}"),
         Source::Packed { rows } => format!("packed P={rows}"),
@@ -213,14 +248,26 @@ fn make_case(name: &str, p: CastParams, x: &[u16], junk: u16) -> Case {
         ),
         buffers: vec![
             Buffer::input("in", bytes::from_u16(&src), p.in_region, slot(0)),
-            Buffer::output("out", p.kb_padded * p.m_padded * PANEL_ROW_BYTES, p.out_region, slot(1)),
+            Buffer::output(
+                "out",
+                p.kb_padded * p.m_padded * PANEL_ROW_BYTES,
+                p.out_region,
+                slot(1),
+            ),
         ],
         vertex,
         supervisor_csrs: p.fp8.csrs(),
     }
 }
 
-fn params(m: usize, k: usize, source: Source, fp8: Fp8Out, regions: (Region, Region), distinct: bool) -> CastParams {
+fn params(
+    m: usize,
+    k: usize,
+    source: Source,
+    fp8: Fp8Out,
+    regions: (Region, Region),
+    distinct: bool,
+) -> CastParams {
     CastParams {
         m,
         k,
@@ -272,13 +319,25 @@ impl Kernel for CastPanels {
         let f143 = Fp8Out::new(Fp8Format::F143, 0, true);
         // The published shape: 38 rows x 80 columns (two complete blocks and a 16-wide tail).
         for (i, &fp8) in settings.iter().enumerate() {
-            let x = normal_halves(&mut rng, 38 * 80, 0.0, [1.0, 100.0, 0.1, 2000.0, 30.0, 5000.0, 0.02][i]);
+            let x = normal_halves(
+                &mut rng,
+                38 * 80,
+                0.0,
+                [1.0, 100.0, 0.1, 2000.0, 30.0, 5000.0, 0.02][i],
+            );
             let p = params(38, 80, Source::RowMajor { stride: 80 }, fp8, II, true);
             cases.push(make_case("normal", p, &x, 0x7c00));
         }
         for (regions, distinct) in [(IS, true), (SS, true), (SI, true), (II, false), (SS, false)] {
             let x = normal_halves(&mut rng, 38 * 80, 0.0, 20.0);
-            let p = params(38, 80, Source::RowMajor { stride: 80 }, f143, regions, distinct);
+            let p = params(
+                38,
+                80,
+                Source::RowMajor { stride: 80 },
+                f143,
+                regions,
+                distinct,
+            );
             cases.push(make_case("normal", p, &x, 0x7c00));
         }
         for (source, regions, distinct) in [
@@ -297,7 +356,13 @@ impl Kernel for CastPanels {
         for (t, &tail) in [4usize, 8, 12, 16, 20, 24, 28, 0].iter().enumerate() {
             let k = 64 + tail;
             for (source, regions, distinct) in [
-                (Source::RowMajor { stride: k + 4 * (t % 3) }, II, true),
+                (
+                    Source::RowMajor {
+                        stride: k + 4 * (t % 3),
+                    },
+                    II,
+                    true,
+                ),
                 (Source::Packed { rows: 7 + t % 2 }, II, true),
                 (Source::RowMajor { stride: k }, SI, false),
                 (Source::Packed { rows: 7 }, SS, true),
@@ -309,10 +374,31 @@ impl Kernel for CastPanels {
             }
         }
         // One row, two rows (the one-row fallback of the fast slot loops), tiny shapes, idle workers.
-        for (m, k) in [(1usize, 1152usize), (1, 80), (1, 4), (2, 44), (1, 36), (3, 4), (2, 1152), (1, 4304), (1, 2152), (1, 88)] {
-            for (source, regions, distinct) in [(Source::RowMajor { stride: k }, II, true), (Source::Packed { rows: m }, SS, false)] {
+        for (m, k) in [
+            (1usize, 1152usize),
+            (1, 80),
+            (1, 4),
+            (2, 44),
+            (1, 36),
+            (3, 4),
+            (2, 1152),
+            (1, 4304),
+            (1, 2152),
+            (1, 88),
+        ] {
+            for (source, regions, distinct) in [
+                (Source::RowMajor { stride: k }, II, true),
+                (Source::Packed { rows: m }, SS, false),
+            ] {
                 let x = normal_halves(&mut rng, m * k, 1.0, 8.0);
-                let p = params(m, k, source, settings[(m + k) % settings.len()], regions, distinct);
+                let p = params(
+                    m,
+                    k,
+                    source,
+                    settings[(m + k) % settings.len()],
+                    regions,
+                    distinct,
+                );
                 cases.push(make_case("small", p, &x, 0x7c00));
             }
         }
@@ -337,7 +423,14 @@ impl Kernel for CastPanels {
         // Larger: 16 x 1152 (complete blocks only), padded to 24 rows and 40 blocks.
         {
             let x = normal_halves(&mut rng, 16 * 1152, 0.0, 4.0);
-            let mut p = params(16, 1152, Source::RowMajor { stride: 1152 }, settings[2], II, true);
+            let mut p = params(
+                16,
+                1152,
+                Source::RowMajor { stride: 1152 },
+                settings[2],
+                II,
+                true,
+            );
             p.m_padded = 24;
             p.kb_padded = 40;
             cases.push(make_case("padded", p, &x, 0x7c00));
@@ -345,9 +438,22 @@ impl Kernel for CastPanels {
         // Edge values (NaN, inf, overflow, subnormals, signed zeros) under every FP8 setting.
         for (i, &fp8) in settings.iter().enumerate() {
             let (m, k) = (6, 48 + 4 * (i % 3));
-            let x: Vec<u16> = (0..m * k).map(|j| F16_SPECIALS[(j * 7 + i) % F16_SPECIALS.len()]).collect();
-            let source = if i % 2 == 0 { Source::RowMajor { stride: k } } else { Source::Packed { rows: m } };
-            let p = params(m, k, source, fp8, if i % 3 == 0 { SS } else { II }, i % 3 != 0);
+            let x: Vec<u16> = (0..m * k)
+                .map(|j| F16_SPECIALS[(j * 7 + i) % F16_SPECIALS.len()])
+                .collect();
+            let source = if i % 2 == 0 {
+                Source::RowMajor { stride: k }
+            } else {
+                Source::Packed { rows: m }
+            };
+            let p = params(
+                m,
+                k,
+                source,
+                fp8,
+                if i % 3 == 0 { SS } else { II },
+                i % 3 != 0,
+            );
             cases.push(make_case("edge values", p, &x, 0x7e00));
             let x = halves_with_specials(&mut rng, m * k, 300.0, 3);
             cases.push(make_case("edge mix", p, &x, 0x7c00));
@@ -358,12 +464,20 @@ impl Kernel for CastPanels {
     fn random_case(&self, seed: u64) -> Case {
         let mut rng = Rng::new(seed);
         // A quarter of the cases are single rows (the block-run path).
-        let m = if rng.next_u32().is_multiple_of(4) { 1 } else { rng.range(1, 48) as usize };
+        let m = if rng.next_u32().is_multiple_of(4) {
+            1
+        } else {
+            rng.range(1, 48) as usize
+        };
         let k = 4 * rng.range(1, 100) as usize;
         let source = if rng.next_u32().is_multiple_of(2) {
-            Source::RowMajor { stride: k + 4 * rng.range(0, 3) as usize }
+            Source::RowMajor {
+                stride: k + 4 * rng.range(0, 3) as usize,
+            }
         } else {
-            Source::Packed { rows: m + rng.range(0, 3) as usize }
+            Source::Packed {
+                rows: m + rng.range(0, 3) as usize,
+            }
         };
         let fp8 = *rng.pick(&fp8_settings());
         let regions = *rng.pick(&[II, IS, SS, SI]);
@@ -382,7 +496,14 @@ impl Kernel for CastPanels {
         let source = Source::from_code(case.word(V_LAYOUT), case.word(V_STRIDE));
         let (m, k) = (case.word(V_M) as usize, case.word(V_K) as usize);
         let fp8 = Fp8Out::from_case(case, V_NFMT, V_SCL);
-        vec![cast_reference(|r, c| src[source.index(r, c)], m, k, case.word(V_MPAD) as usize, case.word(V_KBPAD) as usize, fp8)]
+        vec![cast_reference(
+            |r, c| src[source.index(r, c)],
+            m,
+            k,
+            case.word(V_MPAD) as usize,
+            case.word(V_KBPAD) as usize,
+            fp8,
+        )]
     }
 
     /// Bundles per worker, following the kernel's control flow (counts from the assembly).
@@ -394,19 +515,31 @@ impl Kernel for CastPanels {
         let mut bundles = [0u64; WORKERS];
         for (w, b) in bundles.iter_mut().enumerate() {
             let base = V_SPLIT + 4 * w;
-            let (mut kb, mut m, mut items) = (case.word(base) as i64, case.word(base + 1) as i64, case.word(base + 2) as i64);
+            let (mut kb, mut m, mut items) = (
+                case.word(base) as i64,
+                case.word(base + 1) as i64,
+                case.word(base + 2) as i64,
+            );
             if items == 0 {
                 *b = 9;
                 continue;
             }
             // The kernel drops to the general mode when `in` is not interleaved; the estimate
             // cannot see addresses, so it reads the region from the case.
-            let mode = if case.buffer("in").region == Region::Interleaved { mode } else { 0 };
+            let mode = if case.buffer("in").region == Region::Interleaved {
+                mode
+            } else {
+                0
+            };
             let mut total: i64 = 17;
             while items > 0 {
                 let n = items.min(m_padded - m);
                 let rem = k - 32 * kb;
-                let r = if rem > 0 { (m_total - m).clamp(0, n) } else { 0 };
+                let r = if rem > 0 {
+                    (m_total - m).clamp(0, n)
+                } else {
+                    0
+                };
                 total += 13;
                 if r > 0 {
                     // Source address, then the choice of loop.
@@ -423,7 +556,13 @@ impl Kernel for CastPanels {
                         total += 2 + 3 + 4 * r + 6 + 1;
                         false
                     } else if mode == 2 && rem % 8 == 0 && sbt {
-                        total += 6 + 4 * r + if rem == 16 { 9 } else { [0, 9, 0, 11][(rem / 8) as usize] };
+                        total += 6
+                            + 4 * r
+                            + if rem == 16 {
+                                9
+                            } else {
+                                [0, 9, 0, 11][(rem / 8) as usize]
+                            };
                         false
                     } else if mode == 2 {
                         total += if rem % 8 != 0 { 4 } else { 6 };
@@ -436,9 +575,17 @@ impl Kernel for CastPanels {
                         for j in 0..4 {
                             let v = rem - 8 * j;
                             total += if v >= 8 {
-                                2 + if mode > 0 && r >= 2 { r + 12 } else { 3 * r + 10 + i64::from(r >= 2) + 2 }
+                                2 + if mode > 0 && r >= 2 {
+                                    r + 12
+                                } else {
+                                    3 * r + 10 + i64::from(r >= 2) + 2
+                                }
                             } else if v >= 4 {
-                                4 + if mode > 0 && r >= 2 { r + 14 } else { 2 * r + 9 + i64::from(r >= 2) + 2 }
+                                4 + if mode > 0 && r >= 2 {
+                                    r + 14
+                                } else {
+                                    2 * r + 9 + i64::from(r >= 2) + 2
+                                }
                             } else {
                                 5 + 1 + r + 2
                             };
@@ -470,8 +617,13 @@ mod tests {
             for m in 0..5 {
                 for kk in 0..80 {
                     let (kb, c) = ((kk / 32) as i64, (kk % 32) as i64);
-                    let addr = kbstep * kb + rowstep * m as i64 + 2 * c + if c >= 16 { extra } else { 0 };
-                    assert_eq!(addr, 2 * source.index(m, kk) as i64, "{source:?} m={m} k={kk}");
+                    let addr =
+                        kbstep * kb + rowstep * m as i64 + 2 * c + if c >= 16 { extra } else { 0 };
+                    assert_eq!(
+                        addr,
+                        2 * source.index(m, kk) as i64,
+                        "{source:?} m={m} k={kk}"
+                    );
                 }
             }
         }
@@ -490,7 +642,10 @@ mod tests {
         assert_eq!(sr, 2 | 10 << 10 | ((-10i32 as u32) & 0x3ff) << 20);
         // Block to block in one row: 64 P - 48 - (32 P - 32) bytes = 4 P - 2 atoms.
         assert_eq!(sr1, 2 | 10 << 10 | 10 << 20);
-        assert_eq!(derived_words(Source::RowMajor { stride: 8 }, true).3, 2 | 2 << 10 | 2 << 20);
+        assert_eq!(
+            derived_words(Source::RowMajor { stride: 8 }, true).3,
+            2 | 2 << 10 | 2 << 20
+        );
     }
 
     #[test]

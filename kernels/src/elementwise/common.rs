@@ -51,7 +51,11 @@ pub struct Fp8Out {
 
 impl Fp8Out {
     pub fn new(format: Fp8Format, scale: i32, nanoo: bool) -> Fp8Out {
-        Fp8Out { format, scale, nanoo }
+        Fp8Out {
+            format,
+            scale,
+            nanoo,
+        }
     }
 
     /// The `$FP_NFMT` value (ARF_FMT is bit 1).
@@ -66,14 +70,21 @@ impl Fp8Out {
 
     /// The supervisor CSR the case sets: `$FP_ICTL` with NANOO as asked.
     pub fn csrs(self) -> Vec<(u8, u32)> {
-        vec![(index::FP_ICTL, if self.nanoo { field::FP_CTL_NANOO } else { 0 })]
+        vec![(
+            index::FP_ICTL,
+            if self.nanoo { field::FP_CTL_NANOO } else { 0 },
+        )]
     }
 
     /// Reads the settings back from a case's vertex words and CSRs.
     pub fn from_case(case: &crate::Case, nfmt_word: usize, scl_word: usize) -> Fp8Out {
         let format = Fp8Format::from_format_bit(case.word(nfmt_word) >> 1);
         let scale = -tessera_isa::numerics::scale_from_field(case.word(scl_word));
-        Fp8Out { format, scale, nanoo: nanoo_of(case) }
+        Fp8Out {
+            format,
+            scale,
+            nanoo: nanoo_of(case),
+        }
     }
 
     /// f16 → FP8 code with these settings (multiply by 2^-scale, one RNE rounding).
@@ -82,13 +93,20 @@ impl Fp8Out {
     }
 
     pub fn describe(self) -> String {
-        format!("{} scale {} nanoo {}", self.format.name(), self.scale, u8::from(self.nanoo))
+        format!(
+            "{} scale {} nanoo {}",
+            self.format.name(),
+            self.scale,
+            u8::from(self.nanoo)
+        )
     }
 }
 
 /// Whether the case's `$FP_ICTL` (inherited as the workers' `$FP_CTL`) sets NANOO.
 pub fn nanoo_of(case: &crate::Case) -> bool {
-    case.supervisor_csrs.iter().any(|&(i, v)| i == index::FP_ICTL && v & field::FP_CTL_NANOO != 0)
+    case.supervisor_csrs
+        .iter()
+        .any(|&(i, v)| i == index::FP_ICTL && v & field::FP_CTL_NANOO != 0)
 }
 
 /// A handful of FP8 settings covering both formats, NANOO on and off, and scales 0, ±4, ±7.

@@ -2,7 +2,10 @@
 //! `gelu_fp8` (FP8 codes out, 4 per 32-bit store) and `gelu_fp8_panels` (FP8 codes written
 //! straight into the AMP-left panel layout the next GEMM reads, zero padded).
 
-use super::common::{fp8_settings, halves_with_specials, normal_halves, random_bits, worker_cycles, Fp8Out, F16_SPECIALS, REGIONS};
+use super::common::{
+    fp8_settings, halves_with_specials, normal_halves, random_bits, worker_cycles, Fp8Out,
+    F16_SPECIALS, REGIONS,
+};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{k_blocks, panel_offset, FP8_BLOCK, PANEL_ROW_BYTES};
 use crate::rng::Rng;
@@ -47,7 +50,10 @@ impl Gelu {
         match self.0 {
             Output::F16 => ("gelu_f16", include_str!("../../asm/gelu_f16.S")),
             Output::Fp8 => ("gelu_fp8", include_str!("../../asm/gelu_fp8.S")),
-            Output::Fp8Panels => ("gelu_fp8_panels", include_str!("../../asm/gelu_fp8_panels.S")),
+            Output::Fp8Panels => (
+                "gelu_fp8_panels",
+                include_str!("../../asm/gelu_fp8_panels.S"),
+            ),
         }
     }
 }
@@ -68,38 +74,75 @@ const P_SPLIT: usize = 7;
 const P_ZSPLIT: usize = P_SPLIT + 4 * WORKERS;
 
 /// A flat case (gelu_f16, gelu_fp8).
-fn flat_case(output: Output, name: &str, x: &[u16], fp8: Fp8Out, regions: (Region, Region)) -> Case {
+fn flat_case(
+    output: Output,
+    name: &str,
+    x: &[u16],
+    fp8: Fp8Out,
+    regions: (Region, Region),
+) -> Case {
     let n = x.len();
     let kernel = Gelu(output).meta().0;
     let out_len = if output == Output::F16 { 2 * n } else { n };
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
         VertexWord::Value(n as u32),
         VertexWord::Value(fp8.nfmt_word()),
         VertexWord::Value(fp8.scl_word()),
     ];
     vertex.extend(split_words(n as u32 / 4));
-    let fp8_desc = if output == Output::F16 { String::new() } else { format!(" {}", fp8.describe()) };
+    let fp8_desc = if output == Output::F16 {
+        String::new()
+    } else {
+        format!(" {}", fp8.describe())
+    };
     Case {
         kernel: kernel.into(),
         name: format!("n={n} {:?}->{:?}{fp8_desc} {name}", regions.0, regions.1),
-        buffers: vec![Buffer::input("x", bytes::from_u16(x), regions.0, None), Buffer::output("out", out_len, regions.1, None)],
+        buffers: vec![
+            Buffer::input("x", bytes::from_u16(x), regions.0, None),
+            Buffer::output("out", out_len, regions.1, None),
+        ],
         vertex,
-        supervisor_csrs: if output == Output::F16 { vec![] } else { fp8.csrs() },
+        supervisor_csrs: if output == Output::F16 {
+            vec![]
+        } else {
+            fp8.csrs()
+        },
     }
 }
 
 /// A panel case (gelu_fp8_panels): x is M × K row-major (K % 4 == 0).
-fn panel_case(name: &str, x: &[u16], m: usize, k: usize, m_padded: usize, fp8: Fp8Out, regions: (Region, Region)) -> Case {
+fn panel_case(
+    name: &str,
+    x: &[u16],
+    m: usize,
+    k: usize,
+    m_padded: usize,
+    fp8: Fp8Out,
+    regions: (Region, Region),
+) -> Case {
     assert_eq!(k % 4, 0);
     assert!(m_padded >= m && m >= 1);
     assert_eq!(x.len(), m * k);
     let kbs = k_blocks(k, FP8_BLOCK);
     let quads_per_row = (k / 4) as u32;
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
         VertexWord::Value(m as u32),
         VertexWord::Value(k as u32),
         VertexWord::Value(m_padded as u32),
@@ -113,22 +156,35 @@ fn panel_case(name: &str, x: &[u16], m: usize, k: usize, m_padded: usize, fp8: F
             VertexWord::Value(row),
             VertexWord::Value(q),
             VertexWord::Value(count),
-            VertexWord::Address { buffer: 1, offset: out as u32 },
+            VertexWord::Address {
+                buffer: 1,
+                offset: out as u32,
+            },
         ]);
     }
     let pad_rows = (m_padded - m) as u32;
     for (first, count) in worker_split(kbs as u32 * pad_rows) {
-        let (kb, r) = first.checked_div(pad_rows).map_or((0, 0), |kb| (kb, m as u32 + first % pad_rows));
+        let (kb, r) = first
+            .checked_div(pad_rows)
+            .map_or((0, 0), |kb| (kb, m as u32 + first % pad_rows));
         vertex.extend([
             VertexWord::Value(kb),
             VertexWord::Value(r),
             VertexWord::Value(count),
-            VertexWord::Address { buffer: 1, offset: panel_offset(kb as usize, r as usize, m_padded) as u32 },
+            VertexWord::Address {
+                buffer: 1,
+                offset: panel_offset(kb as usize, r as usize, m_padded) as u32,
+            },
         ]);
     }
     Case {
         kernel: "gelu_fp8_panels".into(),
-        name: format!("{m}x{k} pad {m_padded} {:?}->{:?} {} {name}", regions.0, regions.1, fp8.describe()),
+        name: format!(
+            "{m}x{k} pad {m_padded} {:?}->{:?} {} {name}",
+            regions.0,
+            regions.1,
+            fp8.describe()
+        ),
         buffers: vec![
             Buffer::input("x", bytes::from_u16(x), regions.0, None),
             Buffer::output("out", kbs * m_padded * PANEL_ROW_BYTES, regions.1, None),
@@ -182,7 +238,13 @@ impl Kernel for Gelu {
             Output::F16 | Output::Fp8 => {
                 let out = self.0;
                 // The target shapes first, then tails and edge values.
-                for (i, &n) in [1152usize, 1728, 2152, 1, 2, 3, 4, 5, 6, 7, 23, 24, 25, 26, 27, 100, 1153, 1155, 4304].iter().enumerate() {
+                for (i, &n) in [
+                    1152usize, 1728, 2152, 1, 2, 3, 4, 5, 6, 7, 23, 24, 25, 26, 27, 100, 1153,
+                    1155, 4304,
+                ]
+                .iter()
+                .enumerate()
+                {
                     let regions = RR[i % 4];
                     let fp8 = settings[i % settings.len()];
                     let x = normal_halves(&mut rng, n, 0.0, 2.0);
@@ -196,19 +258,57 @@ impl Kernel for Gelu {
                     }
                 }
                 // Every edge value, wide ranges, huge magnitudes, subnormals, any bits.
-                let all_specials: Vec<u16> = F16_SPECIALS.iter().chain(F16_SPECIALS.iter()).copied().collect();
+                let all_specials: Vec<u16> = F16_SPECIALS
+                    .iter()
+                    .chain(F16_SPECIALS.iter())
+                    .copied()
+                    .collect();
                 for (i, &regions) in RR.iter().enumerate() {
-                    cases.push(flat_case(out, "every edge value", &all_specials[i..], settings[i], regions));
+                    cases.push(flat_case(
+                        out,
+                        "every edge value",
+                        &all_specials[i..],
+                        settings[i],
+                        regions,
+                    ));
                 }
-                for (i, (mean, std)) in [(0.0, 0.5), (0.0, 6.0), (-3.0, 1.0), (0.0, 30000.0), (0.0, 1e-5), (0.0, 100.0)].iter().enumerate() {
+                for (i, (mean, std)) in [
+                    (0.0, 0.5),
+                    (0.0, 6.0),
+                    (-3.0, 1.0),
+                    (0.0, 30000.0),
+                    (0.0, 1e-5),
+                    (0.0, 100.0),
+                ]
+                .iter()
+                .enumerate()
+                {
                     let x = normal_halves(&mut rng, 300 + i, *mean, *std);
-                    cases.push(flat_case(out, &format!("normal({mean},{std})"), &x, settings[(i + 2) % settings.len()], RR[i % 4]));
+                    cases.push(flat_case(
+                        out,
+                        &format!("normal({mean},{std})"),
+                        &x,
+                        settings[(i + 2) % settings.len()],
+                        RR[i % 4],
+                    ));
                 }
                 let sweep: Vec<u16> = (0..2000u32).map(|i| (i * 33) as u16).collect();
-                cases.push(flat_case(out, "bit-pattern sweep", &sweep, settings[0], RR[1]));
+                cases.push(flat_case(
+                    out,
+                    "bit-pattern sweep",
+                    &sweep,
+                    settings[0],
+                    RR[1],
+                ));
                 for (i, &region) in REGIONS.iter().enumerate() {
                     let x = random_bits(&mut rng, 501 + i);
-                    cases.push(flat_case(out, "any bits", &x, settings[4 + i], (region, region)));
+                    cases.push(flat_case(
+                        out,
+                        "any bits",
+                        &x,
+                        settings[4 + i],
+                        (region, region),
+                    ));
                 }
             }
             Output::Fp8Panels => {
@@ -255,9 +355,16 @@ impl Kernel for Gelu {
                     }
                 }
                 for (i, &fp8) in settings.iter().enumerate() {
-                    let x: Vec<u16> = (0..4 * 48).map(|j| F16_SPECIALS[(j + i) % F16_SPECIALS.len()]).collect();
+                    let x: Vec<u16> = (0..4 * 48)
+                        .map(|j| F16_SPECIALS[(j + i) % F16_SPECIALS.len()])
+                        .collect();
                     cases.push(panel_case("edge values", &x, 4, 48, 5, fp8, RR[i % 4]));
-                    let x = normal_halves(&mut rng, 3 * 60, 0.0, [1000.0, 0.01, 30.0, 5.0, 200.0, 1e-4, 3e4][i]);
+                    let x = normal_halves(
+                        &mut rng,
+                        3 * 60,
+                        0.0,
+                        [1000.0, 0.01, 30.0, 5.0, 200.0, 1e-4, 3e4][i],
+                    );
                     cases.push(panel_case("wide range", &x, 3, 60, 3, fp8, RR[(i + 1) % 4]));
                 }
             }
@@ -273,14 +380,28 @@ impl Kernel for Gelu {
             Output::F16 | Output::Fp8 => {
                 let n = rng.range(1, 3000) as usize;
                 let x = random_bits(&mut rng, n);
-                flat_case(self.0, &format!("random seed={seed} any bits"), &x, fp8, regions)
+                flat_case(
+                    self.0,
+                    &format!("random seed={seed} any bits"),
+                    &x,
+                    fp8,
+                    regions,
+                )
             }
             Output::Fp8Panels => {
                 let m = rng.range(1, 12) as usize;
                 let k = 4 * rng.range(1, 120) as usize;
                 let m_padded = m + rng.range(0, 4) as usize;
                 let x = random_bits(&mut rng, m * k);
-                panel_case(&format!("random seed={seed} any bits"), &x, m, k, m_padded, fp8, regions)
+                panel_case(
+                    &format!("random seed={seed} any bits"),
+                    &x,
+                    m,
+                    k,
+                    m_padded,
+                    fp8,
+                    regions,
+                )
             }
         }
     }
@@ -288,18 +409,25 @@ impl Kernel for Gelu {
     fn reference(&self, case: &Case) -> Vec<Vec<u8>> {
         let x = bytes::to_u16(&case.buffer("x").bytes);
         match self.0 {
-            Output::F16 => vec![bytes::from_u16(&x.iter().map(|&v| gelu_f16_value(v)).collect::<Vec<_>>())],
+            Output::F16 => vec![bytes::from_u16(
+                &x.iter().map(|&v| gelu_f16_value(v)).collect::<Vec<_>>(),
+            )],
             Output::Fp8 => {
                 let fp8 = Fp8Out::from_case(case, V_NFMT, V_SCL);
                 vec![x.iter().map(|&v| fp8.encode(gelu_f16_value(v))).collect()]
             }
             Output::Fp8Panels => {
                 let fp8 = Fp8Out::from_case(case, P_NFMT, P_SCL);
-                let (m, k, m_padded) = (case.word(P_M) as usize, case.word(P_K) as usize, case.word(P_MPAD) as usize);
+                let (m, k, m_padded) = (
+                    case.word(P_M) as usize,
+                    case.word(P_K) as usize,
+                    case.word(P_MPAD) as usize,
+                );
                 let mut out = vec![0u8; k_blocks(k, FP8_BLOCK) * m_padded * PANEL_ROW_BYTES];
                 for row in 0..m {
                     for col in 0..k {
-                        out[panel_offset(col / FP8_BLOCK, row, m_padded) + col % FP8_BLOCK] = fp8.encode(gelu_f16_value(x[row * k + col]));
+                        out[panel_offset(col / FP8_BLOCK, row, m_padded) + col % FP8_BLOCK] =
+                            fp8.encode(gelu_f16_value(x[row * k + col]));
                     }
                 }
                 vec![out]
@@ -311,8 +439,18 @@ impl Kernel for Gelu {
     fn estimate_cycles(&self, case: &Case) -> u64 {
         let mut bundles = [0u64; WORKERS];
         // The group loop: brz, setzi, rpt, per_group bundles per group, the epilogue, br.
-        let (per_group, epilogue) = if self.0 == Output::F16 { (20, 2) } else { (21, 3) };
-        let chain = |groups: u64| if groups == 0 { 2 } else { 4 + per_group * groups + epilogue };
+        let (per_group, epilogue) = if self.0 == Output::F16 {
+            (20, 2)
+        } else {
+            (21, 3)
+        };
+        let chain = |groups: u64| {
+            if groups == 0 {
+                2
+            } else {
+                4 + per_group * groups + epilogue
+            }
+        };
         match self.0 {
             Output::F16 | Output::Fp8 => {
                 let setup = if self.0 == Output::F16 { 13 } else { 16 };
@@ -324,8 +462,17 @@ impl Kernel for Gelu {
                         total += 3;
                         if tail > 0 {
                             // Copy in, the one-group call, write back.
-                            total += 3 + 3 * u64::from(tail >= 2) + 4 + u64::from(tail == 3) + 6 + chain(1);
-                            total += if self.0 == Output::F16 { 4 + 3 * u64::from(tail >= 2) + 2 + 5 * (tail % 2) } else { 10 };
+                            total += 3
+                                + 3 * u64::from(tail >= 2)
+                                + 4
+                                + u64::from(tail == 3)
+                                + 6
+                                + chain(1);
+                            total += if self.0 == Output::F16 {
+                                4 + 3 * u64::from(tail >= 2) + 2 + 5 * (tail % 2)
+                            } else {
+                                10
+                            };
                         }
                     }
                     *b = total + 1;
@@ -337,7 +484,10 @@ impl Kernel for Gelu {
                 let qpr = k / 4;
                 let tail_words = (32 - k % 32) % 32 / 4;
                 for (w, b) in bundles.iter_mut().enumerate() {
-                    let (mut q, mut count) = (case.word(P_SPLIT + 4 * w + 1) as u64, case.word(P_SPLIT + 4 * w + 2) as u64);
+                    let (mut q, mut count) = (
+                        case.word(P_SPLIT + 4 * w + 1) as u64,
+                        case.word(P_SPLIT + 4 * w + 2) as u64,
+                    );
                     let mut total = 19;
                     while count > 0 {
                         let mut run = count.min(qpr - q);
@@ -360,7 +510,8 @@ impl Kernel for Gelu {
                     let zero_rows = case.word(P_ZSPLIT + 4 * w + 2) as u64;
                     total += 9;
                     if zero_rows > 0 {
-                        let (mut row, mut left) = (case.word(P_ZSPLIT + 4 * w + 1) as u64, zero_rows);
+                        let (mut row, mut left) =
+                            (case.word(P_ZSPLIT + 4 * w + 1) as u64, zero_rows);
                         let m = case.word(P_M) as u64;
                         while left > 0 {
                             let n = left.min(m_padded - row);
@@ -399,7 +550,11 @@ mod tests {
         assert_eq!(gelu_f16_value(0x7c00), 0x7c00);
         assert_eq!(gelu_f16_value(0xfc00), 0x7e00, "-inf -> NaN like -inf * 0");
         assert_eq!(gelu_f16_value(0x7e00), 0x7e00);
-        assert_eq!(gelu_f16_value(h(-20.0)), 0x0000, "tanh rounds to -1: h + h t = h - h = +0");
+        assert_eq!(
+            gelu_f16_value(h(-20.0)),
+            0x0000,
+            "tanh rounds to -1: h + h t = h - h = +0"
+        );
         // Close to the exact GeLU over a range: within 2 f16 ulps, or 3e-7 absolute far in the
         // negative tail, where 1 + t cancels in f32 (t is within 2^-25 of -1) and the results
         // are f16 subnormals anyway.
@@ -407,14 +562,27 @@ mod tests {
             let v = i as f32 / 250.0;
             let x = h(v);
             let xf = half::f16::from_bits(x).to_f64();
-            let exact = 0.5 * xf * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (xf + 0.044715 * xf * xf * xf)).tanh());
+            let exact = 0.5
+                * xf
+                * (1.0
+                    + ((2.0 / std::f64::consts::PI).sqrt() * (xf + 0.044715 * xf * xf * xf))
+                        .tanh());
             let got = half::f16::from_bits(gelu_f16_value(x)).to_f64();
-            assert!((got - exact).abs() <= 2.0 * exact.abs() / 1024.0 + 3e-7, "x={xf}: got {got}, exact {exact}");
+            assert!(
+                (got - exact).abs() <= 2.0 * exact.abs() / 1024.0 + 3e-7,
+                "x={xf}: got {got}, exact {exact}"
+            );
         }
     }
 }
 
 /// The case of a compiler call: GeLU over `n` halves (flat), f16 or packed FP8 output. Data are zeros.
 pub fn compiler_case(n: usize, output: Output, fp8: Fp8Out) -> Case {
-    flat_case(output, "compiled", &vec![0; n], fp8, (Region::Standard, Region::Standard))
+    flat_case(
+        output,
+        "compiled",
+        &vec![0; n],
+        fp8,
+        (Region::Standard, Region::Standard),
+    )
 }

@@ -4,9 +4,9 @@
 
 mod bias_add;
 mod cast_panels;
+pub mod common;
 mod gelu;
 mod softmax;
-pub mod common;
 
 use crate::Kernel;
 
@@ -17,7 +17,14 @@ pub use softmax::Softmax;
 
 /// The kernels of this family.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![&BiasAdd, &CastPanels, &Gelu(GeluOutput::F16), &Gelu(GeluOutput::Fp8), &Gelu(GeluOutput::Fp8Panels), &Softmax]
+    vec![
+        &BiasAdd,
+        &CastPanels,
+        &Gelu(GeluOutput::F16),
+        &Gelu(GeluOutput::Fp8),
+        &Gelu(GeluOutput::Fp8Panels),
+        &Softmax,
+    ]
 }
 
 pub use bias_add::compiler_case as bias_add_case;

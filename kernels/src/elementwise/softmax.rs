@@ -1,12 +1,16 @@
 //! `softmax_f16`: the row softmax of attention, out = exp(s x − max) / Σ exp(s x − max), with
 //! f32 max, exp and sum and f16 output.
 
-use super::common::{halves_with_specials, normal_halves, random_bits, worker_cycles, F16_SPECIALS};
+use super::common::{
+    halves_with_specials, normal_halves, random_bits, worker_cycles, F16_SPECIALS,
+};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::split::{split_words, WORKERS};
 use crate::{EntryKind, Kernel};
-use tessera_isa::numerics::{f16_max, f16_to_f32, f32_add, f32_exp, f32_mul, f32_oox, f32_sub, f32_to_f16};
+use tessera_isa::numerics::{
+    f16_max, f16_to_f32, f32_add, f32_exp, f32_mul, f32_oox, f32_sub, f32_to_f16,
+};
 
 pub struct Softmax;
 
@@ -30,7 +34,9 @@ pub fn softmax_row(x: &[u16], s: f32) -> Vec<u16> {
     let lane = |c: usize| if c < x.len() { x[c] } else { 0xfc00 };
     let xmax = (0..padded).map(lane).fold(0xfc00, f16_max);
     let neg_m = f32_sub(0.0, f32_mul(s, f16_to_f32(xmax)));
-    let e: Vec<f32> = (0..padded).map(|c| f32_exp(f32_add(f32_mul(s, f16_to_f32(lane(c))), neg_m))).collect();
+    let e: Vec<f32> = (0..padded)
+        .map(|c| f32_exp(f32_add(f32_mul(s, f16_to_f32(lane(c))), neg_m)))
+        .collect();
     let (mut even, mut odd) = (0.0f32, 0.0f32);
     for (c, &v) in e.iter().enumerate() {
         if c % 2 == 0 {
@@ -46,7 +52,16 @@ pub fn softmax_row(x: &[u16], s: f32) -> Vec<u16> {
 /// `rows` × `cols` case; `x` has `in_stride` halves per row (the padding columns are filled
 /// with `junk`, which the kernel must ignore).
 #[allow(clippy::too_many_arguments)]
-fn make_case(name: &str, rows: usize, cols: usize, in_stride: usize, x: &[u16], s: f32, regions: (Region, Region, Region), junk: u16) -> Case {
+fn make_case(
+    name: &str,
+    rows: usize,
+    cols: usize,
+    in_stride: usize,
+    x: &[u16],
+    s: f32,
+    regions: (Region, Region, Region),
+    junk: u16,
+) -> Case {
     assert!(in_stride.is_multiple_of(4) && in_stride >= cols && cols >= 1);
     assert_eq!(x.len(), rows * cols);
     assert!(s > 0.0 && s.is_finite());
@@ -56,9 +71,18 @@ fn make_case(name: &str, rows: usize, cols: usize, in_stride: usize, x: &[u16], 
     }
     let stride = 4 * groups(cols);
     let mut vertex = vec![
-        VertexWord::Address { buffer: 0, offset: 0 },
-        VertexWord::Address { buffer: 1, offset: 0 },
-        VertexWord::Address { buffer: 2, offset: 0 },
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: 2,
+            offset: 0,
+        },
         VertexWord::Value(cols as u32),
         VertexWord::Value(in_stride as u32),
         VertexWord::Value(s.to_bits()),
@@ -66,7 +90,10 @@ fn make_case(name: &str, rows: usize, cols: usize, in_stride: usize, x: &[u16], 
     vertex.extend(split_words(rows as u32));
     Case {
         kernel: NAME.into(),
-        name: format!("{rows}x{cols} stride {in_stride} s={s} {:?}/{:?}/{:?} {name}", regions.0, regions.1, regions.2),
+        name: format!(
+            "{rows}x{cols} stride {in_stride} s={s} {:?}/{:?}/{:?} {name}",
+            regions.0, regions.1, regions.2
+        ),
         buffers: vec![
             Buffer::input("x", bytes::from_u16(&src), regions.0, None),
             Buffer::output("out", rows * stride * 2, regions.1, None),
@@ -135,35 +162,119 @@ impl Kernel for Softmax {
                 }
                 let stride = 4 * groups(cols) + 4 * ((i + j) % 2);
                 let x = normal_halves(&mut rng, rows * cols, 0.0, 4.0);
-                cases.push(make_case("normal(0,4)", rows, cols, stride, &x, inv_sqrt(72.0), place, 0x7e00));
+                cases.push(make_case(
+                    "normal(0,4)",
+                    rows,
+                    cols,
+                    stride,
+                    &x,
+                    inv_sqrt(72.0),
+                    place,
+                    0x7e00,
+                ));
             }
         }
         // Scales, large means, constant rows, wide ranges.
-        for (i, &(s, mean, std)) in [(1.0f32, 0.0, 1.0), (0.125, 100.0, 30.0), (4.0, 0.0, 8.0), (1e-3, 0.0, 60000.0), (0.5, -500.0, 1.0), (2.0, 0.0, 0.0), (30.0, 0.0, 2.0)]
-            .iter()
-            .enumerate()
+        for (i, &(s, mean, std)) in [
+            (1.0f32, 0.0, 1.0),
+            (0.125, 100.0, 30.0),
+            (4.0, 0.0, 8.0),
+            (1e-3, 0.0, 60000.0),
+            (0.5, -500.0, 1.0),
+            (2.0, 0.0, 0.0),
+            (30.0, 0.0, 2.0),
+        ]
+        .iter()
+        .enumerate()
         {
             let (rows, cols) = (6 + i, 37 + 9 * i);
             let x = normal_halves(&mut rng, rows * cols, mean, std);
-            cases.push(make_case(&format!("normal({mean},{std})"), rows, cols, 4 * groups(cols), &x, s, PLACES[i % 4], 0x7c00));
+            cases.push(make_case(
+                &format!("normal({mean},{std})"),
+                rows,
+                cols,
+                4 * groups(cols),
+                &x,
+                s,
+                PLACES[i % 4],
+                0x7c00,
+            ));
         }
         // Edge values: NaN, +-inf, -inf rows, subnormals, overflow of s x.
-        let rows_of = |v: Vec<u16>, rows: usize| -> Vec<u16> { v.into_iter().cycle().take(rows * 24).collect() };
+        let rows_of = |v: Vec<u16>, rows: usize| -> Vec<u16> {
+            v.into_iter().cycle().take(rows * 24).collect()
+        };
         let specials: Vec<u16> = F16_SPECIALS.to_vec();
-        cases.push(make_case("every edge value", 6, 24, 24, &rows_of(specials.clone(), 6), 0.25, PLACES[0], 0x7e00));
+        cases.push(make_case(
+            "every edge value",
+            6,
+            24,
+            24,
+            &rows_of(specials.clone(), 6),
+            0.25,
+            PLACES[0],
+            0x7e00,
+        ));
         let mut neg_inf = vec![0xfc00u16; 24];
         neg_inf[5] = 0x3c00;
-        cases.push(make_case("-inf but one", 6, 24, 28, &rows_of(neg_inf, 6), 1.0, PLACES[1], 0x7c00));
-        cases.push(make_case("all -inf", 2, 24, 24, &[0xfc00; 48], 1.0, PLACES[2], 0x3c00));
-        let tiny: Vec<u16> = (0..24).map(|i| (i * 37 % 1024) as u16 | if i % 2 == 1 { 0x8000 } else { 0 }).collect();
-        cases.push(make_case("subnormals", 6, 24, 24, &rows_of(tiny, 6), 1.0, PLACES[3], 0x7e00));
+        cases.push(make_case(
+            "-inf but one",
+            6,
+            24,
+            28,
+            &rows_of(neg_inf, 6),
+            1.0,
+            PLACES[1],
+            0x7c00,
+        ));
+        cases.push(make_case(
+            "all -inf",
+            2,
+            24,
+            24,
+            &[0xfc00; 48],
+            1.0,
+            PLACES[2],
+            0x3c00,
+        ));
+        let tiny: Vec<u16> = (0..24)
+            .map(|i| (i * 37 % 1024) as u16 | if i % 2 == 1 { 0x8000 } else { 0 })
+            .collect();
+        cases.push(make_case(
+            "subnormals",
+            6,
+            24,
+            24,
+            &rows_of(tiny, 6),
+            1.0,
+            PLACES[3],
+            0x7e00,
+        ));
         let big: Vec<u16> = (0..24).map(|i| 0x7800 + i as u16 * 17).collect();
-        cases.push(make_case("huge s x", 3, 24, 24, &rows_of(big, 3), 1e36, PLACES[0], 0x7e00));
+        cases.push(make_case(
+            "huge s x",
+            3,
+            24,
+            24,
+            &rows_of(big, 3),
+            1e36,
+            PLACES[0],
+            0x7e00,
+        ));
         for (i, &place) in PLACES.iter().enumerate() {
             let x = halves_with_specials(&mut rng, 7 * 50, 3.0, 25);
             cases.push(make_case("edge mix", 7, 50, 52, &x, 0.3, place, 0x7c00));
             let x = random_bits(&mut rng, 4 * (20 + i));
-            cases.push(make_case("any bits", 4, 20 + i, 4 * groups(20 + i), &x, 1.0, place, 0x7e00));
+            cases.push(make_case(
+                "any bits",
+                4,
+                20 + i,
+                4 * groups(20 + i),
+                &x,
+                1.0,
+                place,
+                0x7e00,
+            ));
         }
         cases
     }
@@ -175,8 +286,21 @@ impl Kernel for Softmax {
         let stride = 4 * groups(cols) + 4 * rng.range(0, 2) as usize;
         let place = *rng.pick(&PLACES);
         let s = [0.125f32, 1.0, 0.0625, 3.0][rng.range(0, 3) as usize];
-        let x = if rng.next_u32().is_multiple_of(2) { random_bits(&mut rng, rows * cols) } else { normal_halves(&mut rng, rows * cols, 0.0, 5.0) };
-        make_case(&format!("random seed={seed}"), rows, cols, stride, &x, s, place, 0x7c00)
+        let x = if rng.next_u32().is_multiple_of(2) {
+            random_bits(&mut rng, rows * cols)
+        } else {
+            normal_halves(&mut rng, rows * cols, 0.0, 5.0)
+        };
+        make_case(
+            &format!("random seed={seed}"),
+            rows,
+            cols,
+            stride,
+            &x,
+            s,
+            place,
+            0x7c00,
+        )
     }
 
     fn reference(&self, case: &Case) -> Vec<Vec<u8>> {
@@ -184,7 +308,9 @@ impl Kernel for Softmax {
         let (cols, stride) = (case.word(V_COLS) as usize, case.word(V_STRIDE) as usize);
         let s = f32::from_bits(case.word(V_S));
         let rows = src.len() / stride;
-        let out: Vec<u16> = (0..rows).flat_map(|r| softmax_row(&src[r * stride..r * stride + cols], s)).collect();
+        let out: Vec<u16> = (0..rows)
+            .flat_map(|r| softmax_row(&src[r * stride..r * stride + cols], s))
+            .collect();
         vec![bytes::from_u16(&out)]
     }
 
@@ -198,7 +324,8 @@ impl Kernel for Softmax {
         let mask = [0, 6, 3, 5][(cols % 4) as usize];
         let exp_call = |n: u64| if n == 0 { 2 } else { 5 + 11 * n };
         let max_loop = if g > 1 { g + 2 } else { 0 };
-        let row = 5 + mask + 3 + max_loop + 9 + 3 + exp_call(g - 1) + 3 + exp_call(1) + 3 * g + 6 + 5;
+        let row =
+            5 + mask + 3 + max_loop + 9 + 3 + exp_call(g - 1) + 3 + exp_call(1) + 3 * g + 6 + 5;
         let mut bundles = [0u64; WORKERS];
         for (w, b) in bundles.iter_mut().enumerate() {
             let rows = case.word(V_SPLIT + 2 * w + 1) as u64;
@@ -215,7 +342,10 @@ mod tests {
     #[test]
     fn rows_sum_to_one_and_pad_with_zeros() {
         let h = |v: f32| half::f16::from_f32(v).to_bits();
-        let x: Vec<u16> = [1.0f32, 2.0, 3.0, 0.5, -1.0].iter().map(|&v| h(v)).collect();
+        let x: Vec<u16> = [1.0f32, 2.0, 3.0, 0.5, -1.0]
+            .iter()
+            .map(|&v| h(v))
+            .collect();
         let out = softmax_row(&x, 1.0);
         assert_eq!(out.len(), 8);
         assert!(out[5..].iter().all(|&v| v == 0), "padding columns are +0");
@@ -229,9 +359,15 @@ mod tests {
     #[test]
     fn specials() {
         // A NaN or +inf anywhere makes the row NaN; -inf entries are 0.
-        assert!(softmax_row(&[0x3c00, 0x7e00], 1.0).iter().all(|&v| v == 0x7e00));
-        assert!(softmax_row(&[0x3c00, 0x7c00], 1.0).iter().all(|&v| v == 0x7e00));
+        assert!(softmax_row(&[0x3c00, 0x7e00], 1.0)
+            .iter()
+            .all(|&v| v == 0x7e00));
+        assert!(softmax_row(&[0x3c00, 0x7c00], 1.0)
+            .iter()
+            .all(|&v| v == 0x7e00));
         assert_eq!(softmax_row(&[0x3c00, 0xfc00], 1.0)[..2], [0x3c00, 0x0000]);
-        assert!(softmax_row(&[0xfc00, 0xfc00], 1.0).iter().all(|&v| v == 0x7e00));
+        assert!(softmax_row(&[0xfc00, 0xfc00], 1.0)
+            .iter()
+            .all(|&v| v == 0x7e00));
     }
 }

@@ -30,8 +30,8 @@ use crate::split::{worker_split, WORKERS};
 use crate::{EntryKind, Kernel};
 use tessera_isa::csr::index;
 use tessera_isa::numerics::{
-    amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, f16_to_fp8, f32_to_f16, scale_from_field,
-    scale_to_field, Fp8Format, FP8_NAN,
+    amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, f16_to_fp8, f32_to_f16,
+    scale_from_field, scale_to_field, Fp8Format, FP8_NAN,
 };
 
 /// Which AMP instruction the kernel uses.
@@ -70,8 +70,12 @@ pub struct AmpGemm {
     pub precision: Precision,
 }
 
-pub static GEMM_FP8: AmpGemm = AmpGemm { precision: Precision::Fp8 };
-pub static GEMM_F16: AmpGemm = AmpGemm { precision: Precision::F16 };
+pub static GEMM_FP8: AmpGemm = AmpGemm {
+    precision: Precision::Fp8,
+};
+pub static GEMM_F16: AmpGemm = AmpGemm {
+    precision: Precision::F16,
+};
 
 // Vertex layout (mirrors the #defines in the .S files).
 const V_A: usize = 0;
@@ -185,7 +189,9 @@ fn fp8_of(value: f64, format: Fp8Format) -> u8 {
 
 /// f16 specials placed by [`Data::Specials`]: ±inf, NaN, ±max, the smallest subnormal, −0, the
 /// largest subnormal.
-const F16_SPECIALS: [u16; 8] = [0x7c00, 0xfc00, 0x7e00, 0x7bff, 0xfbff, 0x0001, 0x8000, 0x03ff];
+const F16_SPECIALS: [u16; 8] = [
+    0x7c00, 0xfc00, 0x7e00, 0x7bff, 0xfbff, 0x0001, 0x8000, 0x03ff,
+];
 /// FP8 specials: NaN, ±max, the smallest subnormals.
 const FP8_SPECIALS: [u8; 5] = [FP8_NAN, 0x7f, 0xff, 0x01, 0x81];
 /// Special values placed in each matrix by [`Data::Specials`] (few, so most outputs stay finite).
@@ -241,7 +247,9 @@ fn random_matrix(
             let at = rng.range(0, count as u64 - 1) as usize;
             match precision {
                 Precision::Fp8 => out[at] = *rng.pick(&FP8_SPECIALS),
-                Precision::F16 => out[2 * at..2 * at + 2].copy_from_slice(&rng.pick(&F16_SPECIALS).to_le_bytes()),
+                Precision::F16 => {
+                    out[2 * at..2 * at + 2].copy_from_slice(&rng.pick(&F16_SPECIALS).to_le_bytes())
+                }
             }
         }
     }
@@ -276,7 +284,10 @@ impl AmpGemm {
         let kbs = layout::k_blocks(k, p.block());
         let np = nbs * AMP_CHANNELS;
         let rs = spec.row_stride();
-        assert!(rs <= MAX_ROW_STRIDE_BYTES, "N too large for the pace stride field");
+        assert!(
+            rs <= MAX_ROW_STRIDE_BYTES,
+            "N too large for the pace stride field"
+        );
         let mut rng = Rng::new(spec.seed);
         // Standard deviations: Normal sums stay moderate; Large sums have a standard deviation
         // near the f16 maximum, so some overflow to ±inf and some stay finite.
@@ -298,21 +309,39 @@ impl AmpGemm {
         let blocks = layout::weights_to_cwei_blocks(&b, k, n, p.element_bytes());
         let mut buffers = vec![
             Buffer::input("a", panels, spec.a_region, Some(SLOT_A)),
-            Buffer { align: 16, ..Buffer::input("b", blocks, Region::Interleaved, spec.b_slot) },
+            Buffer {
+                align: 16,
+                ..Buffer::input("b", blocks, Region::Interleaved, spec.b_slot)
+            },
         ];
         if spec.partials {
             let c0 = random_partials(spec.data, m * np, &mut rng);
-            buffers.push(Buffer::input("c0", bytes::from_u16(&c0), spec.c0_region, Some(SLOT_C0)));
+            buffers.push(Buffer::input(
+                "c0",
+                bytes::from_u16(&c0),
+                spec.c0_region,
+                Some(SLOT_C0),
+            ));
         }
-        buffers.push(Buffer { align: 16, ..Buffer::output("c", m * rs, Region::Interleaved, Some(SLOT_C)) });
+        buffers.push(Buffer {
+            align: 16,
+            ..Buffer::output("c", m * rs, Region::Interleaved, Some(SLOT_C))
+        });
         buffers.push(Buffer::scratch("s", SCRATCH_BYTES, Region::Standard));
         let index_of = |name: &str| buffers.iter().position(|b| b.name == name).unwrap();
-        let address = |name: &str| VertexWord::Address { buffer: index_of(name), offset: 0 };
+        let address = |name: &str| VertexWord::Address {
+            buffer: index_of(name),
+            offset: 0,
+        };
         let mut vertex = vec![VertexWord::Value(0); V_WORKERS];
         vertex[V_A] = address("a");
         vertex[V_B] = address("b");
         vertex[V_C] = address("c");
-        vertex[V_C0] = if spec.partials { address("c0") } else { VertexWord::Value(0) };
+        vertex[V_C0] = if spec.partials {
+            address("c0")
+        } else {
+            VertexWord::Value(0)
+        };
         vertex[V_S] = address("s");
         vertex[V_M] = VertexWord::Value(m as u32);
         vertex[V_KBS] = VertexWord::Value(kbs as u32);
@@ -320,11 +349,18 @@ impl AmpGemm {
         vertex[V_FLAGS] = VertexWord::Value(if spec.partials { FLAG_PARTIALS } else { 0 });
         let stride = (rs / 8 - 3) as u32 & 0x3ff;
         for (first, count) in worker_split(m as u32) {
-            let at = |name: &str, offset: u32| VertexWord::Address { buffer: index_of(name), offset };
+            let at = |name: &str, offset: u32| VertexWord::Address {
+                buffer: index_of(name),
+                offset,
+            };
             vertex.extend([
                 at("a", first * PANEL_ROW_BYTES as u32),
                 at("c", first * rs as u32),
-                if spec.partials { at("c0", first * rs as u32) } else { VertexWord::Value(0) },
+                if spec.partials {
+                    at("c0", first * rs as u32)
+                } else {
+                    VertexWord::Value(0)
+                },
                 VertexWord::Value(count.wrapping_sub(3)),
                 VertexWord::Value(stride | if count < 3 { SLOW_FLAG } else { 0 }),
                 address("s"),
@@ -336,9 +372,18 @@ impl AmpGemm {
         let infmt = spec.x_format.format_bit() << 1 | spec.w_format.format_bit();
         let mut name = format!("m={m} k={k} n={n}");
         if p == Precision::Fp8 {
-            name += &format!(" {}x{} scale={}", format_name(spec.x_format), format_name(spec.w_format), spec.scale);
+            name += &format!(
+                " {}x{} scale={}",
+                format_name(spec.x_format),
+                format_name(spec.w_format),
+                spec.scale
+            );
         }
-        name += if spec.partials { " +C0" } else { " zero-partials" };
+        name += if spec.partials {
+            " +C0"
+        } else {
+            " zero-partials"
+        };
         name += &format!(" {:?} A:{}", spec.data, region_name(spec.a_region));
         if spec.partials {
             name += &format!(" C0:{}", region_name(spec.c0_region));
@@ -351,7 +396,10 @@ impl AmpGemm {
             name,
             buffers,
             vertex,
-            supervisor_csrs: vec![(index::FP_INFMT, infmt), (index::FP_ISCL, scale_to_field(spec.scale))],
+            supervisor_csrs: vec![
+                (index::FP_INFMT, infmt),
+                (index::FP_ISCL, scale_to_field(spec.scale)),
+            ],
         }
     }
 
@@ -457,8 +505,14 @@ impl Kernel for AmpGemm {
 
     fn source(&self) -> &'static str {
         match self.precision {
-            Precision::Fp8 => concat!(include_str!("../../asm/gemm_fp8.S"), include_str!("../../asm/gemm_amp_body.S")),
-            Precision::F16 => concat!(include_str!("../../asm/gemm_f16.S"), include_str!("../../asm/gemm_amp_body.S")),
+            Precision::Fp8 => concat!(
+                include_str!("../../asm/gemm_fp8.S"),
+                include_str!("../../asm/gemm_amp_body.S")
+            ),
+            Precision::F16 => concat!(
+                include_str!("../../asm/gemm_f16.S"),
+                include_str!("../../asm/gemm_amp_body.S")
+            ),
         }
     }
 
@@ -488,7 +542,10 @@ impl Kernel for AmpGemm {
     }
 
     fn cases(&self) -> Vec<Case> {
-        self.specs().iter().map(|spec| self.make_case(spec)).collect()
+        self.specs()
+            .iter()
+            .map(|spec| self.make_case(spec))
+            .collect()
     }
 
     fn random_case(&self, seed: u64) -> Case {
@@ -496,7 +553,14 @@ impl Kernel for AmpGemm {
         loop {
             let mut spec = GemmSpec::new(
                 rng.range(1, 140) as usize,
-                rng.range(1, if self.precision == Precision::Fp8 { 1200 } else { 600 }) as usize,
+                rng.range(
+                    1,
+                    if self.precision == Precision::Fp8 {
+                        1200
+                    } else {
+                        600
+                    },
+                ) as usize,
                 rng.range(1, 100) as usize,
             );
             spec.partials = rng.next_u32() & 1 == 1;
@@ -506,7 +570,14 @@ impl Kernel for AmpGemm {
             spec.a_region = *rng.pick(&[Region::Standard, Region::Interleaved]);
             spec.c0_region = *rng.pick(&[Region::Standard, Region::Interleaved]);
             spec.b_slot = *rng.pick(&[None, Some(SLOT_A), Some(SLOT_C0), Some(SLOT_C)]);
-            spec.data = *rng.pick(&[Data::Normal, Data::Normal, Data::Wide, Data::Large, Data::Specials, Data::Ones]);
+            spec.data = *rng.pick(&[
+                Data::Normal,
+                Data::Normal,
+                Data::Wide,
+                Data::Large,
+                Data::Specials,
+                Data::Ones,
+            ]);
             spec.seed = seed;
             if fits(self.precision, &spec) {
                 let mut case = self.make_case(&spec);
@@ -517,9 +588,19 @@ impl Kernel for AmpGemm {
     }
 
     fn reference(&self, case: &Case) -> Vec<Vec<u8>> {
-        let (m, kbs, nbs) = (case.word(V_M) as usize, case.word(V_KBS) as usize, case.word(V_NBS) as usize);
-        let partials = (case.word(V_FLAGS) & FLAG_PARTIALS != 0).then(|| bytes::to_u16(&case.buffer("c0").bytes));
-        let csr = |i: u8| case.supervisor_csrs.iter().find(|&&(index, _)| index == i).map_or(0, |&(_, v)| v);
+        let (m, kbs, nbs) = (
+            case.word(V_M) as usize,
+            case.word(V_KBS) as usize,
+            case.word(V_NBS) as usize,
+        );
+        let partials = (case.word(V_FLAGS) & FLAG_PARTIALS != 0)
+            .then(|| bytes::to_u16(&case.buffer("c0").bytes));
+        let csr = |i: u8| {
+            case.supervisor_csrs
+                .iter()
+                .find(|&&(index, _)| index == i)
+                .map_or(0, |&(_, v)| v)
+        };
         let infmt = csr(index::FP_INFMT);
         let c = reference_gemm(
             self.precision,
@@ -537,14 +618,29 @@ impl Kernel for AmpGemm {
     }
 
     fn estimate_cycles(&self, case: &Case) -> u64 {
-        let (m, kbs, nbs) = (case.word(V_M), case.word(V_KBS) as u64, case.word(V_NBS) as u64);
+        let (m, kbs, nbs) = (
+            case.word(V_M),
+            case.word(V_KBS) as u64,
+            case.word(V_NBS) as u64,
+        );
         let partials = case.word(V_FLAGS) & FLAG_PARTIALS != 0;
         let launch = |launch: Launch| {
-            let busiest = worker_split(m).iter().map(|&(_, count)| Self::worker_bundles(count as u64, launch)).max();
+            let busiest = worker_split(m)
+                .iter()
+                .map(|&(_, count)| Self::worker_bundles(count as u64, launch))
+                .max();
             LAUNCH_CYCLES + 6 * busiest.unwrap_or(0)
         };
-        let first = launch(if partials { Launch::First } else { Launch::FirstZero });
-        let next = launch(if m >= 18 { Launch::NextFast } else { Launch::Next });
+        let first = launch(if partials {
+            Launch::First
+        } else {
+            Launch::FirstZero
+        });
+        let next = launch(if m >= 18 {
+            Launch::NextFast
+        } else {
+            Launch::Next
+        });
         PROLOGUE_CYCLES + nbs * (first + (kbs - 1) * next) + EPILOGUE_CYCLES
     }
 }
@@ -582,7 +678,17 @@ fn spec(
     data: Data,
     seed: u64,
 ) -> GemmSpec {
-    GemmSpec { partials, x_format, w_format, scale, a_region, c0_region, data, seed, ..GemmSpec::new(m, k, n) }
+    GemmSpec {
+        partials,
+        x_format,
+        w_format,
+        scale,
+        a_region,
+        c0_region,
+        data,
+        seed,
+        ..GemmSpec::new(m, k, n)
+    }
 }
 
 use Fp8Format::{F143, F152};
@@ -594,52 +700,155 @@ fn fp8_specs() -> Vec<GemmSpec> {
         // Headline shapes (one tile's worth): M = 38..128, K = 1152, N = 16..64.
         spec((128, 1152, 64), false, h, STD, IL, Data::Normal, 1),
         spec((128, 1152, 64), true, h, IL, IL, Data::Normal, 2),
-        spec((96, 1152, 32), true, (F143, F152, -4), STD, STD, Data::Normal, 3),
-        spec((64, 1152, 48), false, (F152, F143, -4), IL, IL, Data::Normal, 4),
+        spec(
+            (96, 1152, 32),
+            true,
+            (F143, F152, -4),
+            STD,
+            STD,
+            Data::Normal,
+            3,
+        ),
+        spec(
+            (64, 1152, 48),
+            false,
+            (F152, F143, -4),
+            IL,
+            IL,
+            Data::Normal,
+            4,
+        ),
         spec((38, 1152, 16), true, h, STD, IL, Data::Normal, 5),
         spec((38, 1152, 64), false, h, IL, IL, Data::Specials, 6),
         // The MLP tail: K = 4304 = 134 blocks + 16.
         spec((24, 4304, 16), true, h, IL, IL, Data::Normal, 7),
         spec((1, 4304, 17), false, h, STD, IL, Data::Normal, 8),
-        spec((7, 4304, 32), true, (F152, F152, -8), IL, STD, Data::Ones, 9),
+        spec(
+            (7, 4304, 32),
+            true,
+            (F152, F152, -8),
+            IL,
+            STD,
+            Data::Ones,
+            9,
+        ),
         // Smallest: M = 1, K = 32, N = 1; single values.
         spec((1, 32, 1), false, h, IL, IL, Data::Normal, 10),
         spec((1, 1, 1), true, h, STD, STD, Data::Ones, 11),
         spec((1, 32, 16), true, h, IL, IL, Data::Normal, 12),
     ];
     // Row tails: every split regime (0, 1, 2, 3+ rows per worker).
-    for (i, &m) in [2usize, 3, 5, 6, 7, 11, 12, 13, 17, 18, 19, 23, 25, 37, 41].iter().enumerate() {
+    for (i, &m) in [2usize, 3, 5, 6, 7, 11, 12, 13, 17, 18, 19, 23, 25, 37, 41]
+        .iter()
+        .enumerate()
+    {
         let partials = i % 2 == 0;
         let region = if i % 3 == 0 { STD } else { IL };
-        specs.push(spec((m, 64, 32), partials, h, region, IL, Data::Normal, 100 + i as u64));
-        specs.push(spec((m, 33, 17), !partials, (F152, F143, -4), IL, region, Data::Specials, 150 + i as u64));
+        specs.push(spec(
+            (m, 64, 32),
+            partials,
+            h,
+            region,
+            IL,
+            Data::Normal,
+            100 + i as u64,
+        ));
+        specs.push(spec(
+            (m, 33, 17),
+            !partials,
+            (F152, F143, -4),
+            IL,
+            region,
+            Data::Specials,
+            150 + i as u64,
+        ));
     }
     // K tails (zero-padded panels and weights) and N tails (zero weight channels).
-    for (i, &(k, n)) in
-        [(1, 16), (7, 1), (16, 15), (31, 33), (32, 2), (63, 31), (65, 47), (96, 63), (100, 64), (200, 9), (257, 48)]
-            .iter()
-            .enumerate()
+    for (i, &(k, n)) in [
+        (1, 16),
+        (7, 1),
+        (16, 15),
+        (31, 33),
+        (32, 2),
+        (63, 31),
+        (65, 47),
+        (96, 63),
+        (100, 64),
+        (200, 9),
+        (257, 48),
+    ]
+    .iter()
+    .enumerate()
     {
-        let formats = [(F143, F143, -4), (F152, F152, -4), (F143, F152, 0), (F152, F143, -6)][i % 4];
-        specs.push(spec((20 + i, k, n), i % 2 == 1, formats, if i % 2 == 0 { IL } else { STD }, IL, Data::Normal, 200 + i as u64));
+        let formats = [
+            (F143, F143, -4),
+            (F152, F152, -4),
+            (F143, F152, 0),
+            (F152, F143, -6),
+        ][i % 4];
+        specs.push(spec(
+            (20 + i, k, n),
+            i % 2 == 1,
+            formats,
+            if i % 2 == 0 { IL } else { STD },
+            IL,
+            Data::Normal,
+            200 + i as u64,
+        ));
     }
     // Scales and formats on a mid-size shape.
     for (i, &scale) in [-4, 0, -12, 3, -20, 7].iter().enumerate() {
-        for (j, &(x, w)) in [(F143, F143), (F152, F152), (F143, F152), (F152, F143)].iter().enumerate() {
+        for (j, &(x, w)) in [(F143, F143), (F152, F152), (F143, F152), (F152, F143)]
+            .iter()
+            .enumerate()
+        {
             if (i + j) % 2 == 0 {
-                specs.push(spec((30, 96, 40), (i + j) % 4 == 0, (x, w, scale), IL, IL, Data::Normal, 300 + (4 * i + j) as u64));
+                specs.push(spec(
+                    (30, 96, 40),
+                    (i + j) % 4 == 0,
+                    (x, w, scale),
+                    IL,
+                    IL,
+                    Data::Normal,
+                    300 + (4 * i + j) as u64,
+                ));
             }
         }
     }
     // Dynamic range, overflow, NaN, exact sums.
-    for (i, data) in [Data::Wide, Data::Large, Data::Specials, Data::Ones].into_iter().enumerate() {
-        for (j, &(x, w)) in [(F143, F143), (F152, F152), (F152, F143)].iter().enumerate() {
-            specs.push(spec((19 + j, 160, 33), (i + j) % 2 == 0, (x, w, -4), IL, STD, data, 400 + (3 * i + j) as u64));
+    for (i, data) in [Data::Wide, Data::Large, Data::Specials, Data::Ones]
+        .into_iter()
+        .enumerate()
+    {
+        for (j, &(x, w)) in [(F143, F143), (F152, F152), (F152, F143)]
+            .iter()
+            .enumerate()
+        {
+            specs.push(spec(
+                (19 + j, 160, 33),
+                (i + j) % 2 == 0,
+                (x, w, -4),
+                IL,
+                STD,
+                data,
+                400 + (3 * i + j) as u64,
+            ));
         }
     }
     // B sharing a slot with A, with C, or none (it is only read by ld128putcs).
-    for (i, slot) in [Some(SLOT_A), Some(SLOT_C), Some(SLOT_C0)].into_iter().enumerate() {
-        let mut s = spec((29, 128, 48), i != 1, h, IL, IL, Data::Normal, 500 + i as u64);
+    for (i, slot) in [Some(SLOT_A), Some(SLOT_C), Some(SLOT_C0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut s = spec(
+            (29, 128, 48),
+            i != 1,
+            h,
+            IL,
+            IL,
+            Data::Normal,
+            500 + i as u64,
+        );
         s.b_slot = slot;
         specs.push(s);
     }
@@ -661,30 +870,98 @@ fn f16_specs() -> Vec<GemmSpec> {
         spec((1, 16, 16), true, h, STD, STD, Data::Ones, 8),
         spec((1, 1, 1), false, h, IL, IL, Data::Ones, 9),
     ];
-    for (i, &m) in [2usize, 3, 4, 5, 6, 7, 8, 11, 12, 13, 17, 18, 19, 24, 31, 43].iter().enumerate() {
+    for (i, &m) in [2usize, 3, 4, 5, 6, 7, 8, 11, 12, 13, 17, 18, 19, 24, 31, 43]
+        .iter()
+        .enumerate()
+    {
         let partials = i % 2 == 1;
         let region = if i % 3 == 0 { STD } else { IL };
-        specs.push(spec((m, 72, 40), partials, h, region, IL, Data::Normal, 100 + i as u64));
-        specs.push(spec((m, 17, 16), !partials, h, IL, region, Data::Specials, 150 + i as u64));
+        specs.push(spec(
+            (m, 72, 40),
+            partials,
+            h,
+            region,
+            IL,
+            Data::Normal,
+            100 + i as u64,
+        ));
+        specs.push(spec(
+            (m, 17, 16),
+            !partials,
+            h,
+            IL,
+            region,
+            Data::Specials,
+            150 + i as u64,
+        ));
     }
-    for (i, &(k, n)) in
-        [(1, 1), (3, 16), (15, 17), (16, 31), (17, 2), (47, 48), (64, 63), (72, 65), (100, 33), (129, 15), (200, 80)]
-            .iter()
-            .enumerate()
+    for (i, &(k, n)) in [
+        (1, 1),
+        (3, 16),
+        (15, 17),
+        (16, 31),
+        (17, 2),
+        (47, 48),
+        (64, 63),
+        (72, 65),
+        (100, 33),
+        (129, 15),
+        (200, 80),
+    ]
+    .iter()
+    .enumerate()
     {
-        specs.push(spec((14 + 2 * i, k, n), i % 2 == 0, h, if i % 2 == 0 { STD } else { IL }, IL, Data::Normal, 200 + i as u64));
+        specs.push(spec(
+            (14 + 2 * i, k, n),
+            i % 2 == 0,
+            h,
+            if i % 2 == 0 { STD } else { IL },
+            IL,
+            Data::Normal,
+            200 + i as u64,
+        ));
     }
-    for (i, data) in [Data::Wide, Data::Large, Data::Specials, Data::Ones].into_iter().enumerate() {
+    for (i, data) in [Data::Wide, Data::Large, Data::Specials, Data::Ones]
+        .into_iter()
+        .enumerate()
+    {
         for j in 0..3 {
-            specs.push(spec((19 + 7 * j, 48 + 40 * j, 17 + 16 * j), (i + j) % 2 == 0, h, IL, STD, data, 400 + (3 * i + j) as u64));
+            specs.push(spec(
+                (19 + 7 * j, 48 + 40 * j, 17 + 16 * j),
+                (i + j) % 2 == 0,
+                h,
+                IL,
+                STD,
+                data,
+                400 + (3 * i + j) as u64,
+            ));
         }
     }
     // $FP_INFMT / $FP_ISCL have no effect on the f16 AMP.
     for (i, &(x, w, scale)) in [(F152, F152, 7), (F143, F152, -20)].iter().enumerate() {
-        specs.push(spec((21, 80, 24), i == 0, (x, w, scale), IL, IL, Data::Normal, 500 + i as u64));
+        specs.push(spec(
+            (21, 80, 24),
+            i == 0,
+            (x, w, scale),
+            IL,
+            IL,
+            Data::Normal,
+            500 + i as u64,
+        ));
     }
-    for (i, slot) in [Some(SLOT_A), Some(SLOT_C), Some(SLOT_C0)].into_iter().enumerate() {
-        let mut s = spec((29, 64, 48), i != 1, h, IL, IL, Data::Normal, 600 + i as u64);
+    for (i, slot) in [Some(SLOT_A), Some(SLOT_C), Some(SLOT_C0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut s = spec(
+            (29, 64, 48),
+            i != 1,
+            h,
+            IL,
+            IL,
+            Data::Normal,
+            600 + i as u64,
+        );
         s.b_slot = slot;
         specs.push(s);
     }
@@ -700,7 +977,14 @@ mod tests {
     const SHARED_CODE_MARKER: &str = "// ==== shared code of gemm_fp8 and gemm_f16";
     use tessera_isa::numerics::fp8_decode;
 
-    fn one_value_gemm(precision: Precision, x: &[u8], w: &[u8], k: usize, partial: Option<u16>, scale: i32) -> u16 {
+    fn one_value_gemm(
+        precision: Precision,
+        x: &[u8],
+        w: &[u8],
+        k: usize,
+        partial: Option<u16>,
+        scale: i32,
+    ) -> u16 {
         let blocks = layout::weights_to_cwei_blocks(w, k, 1, precision.element_bytes());
         let panels = match precision {
             Precision::Fp8 => layout::fp8_to_panels(x, 1, k, 1),
@@ -712,7 +996,18 @@ mod tests {
             row
         });
         let kbs = layout::k_blocks(k, precision.block());
-        let c = reference_gemm(precision, 1, kbs, 1, &panels, &blocks, partials.as_deref(), F143, F143, scale);
+        let c = reference_gemm(
+            precision,
+            1,
+            kbs,
+            1,
+            &panels,
+            &blocks,
+            partials.as_deref(),
+            F143,
+            F143,
+            scale,
+        );
         assert_eq!(c.len(), 16);
         c[0]
     }
@@ -721,14 +1016,31 @@ mod tests {
     fn fp8_single_product_and_padding() {
         // 0x40 = 1.0 and 0x48 = 2.0 in F143.
         assert_eq!(fp8_decode(0x48, F143), 2.0);
-        assert_eq!(one_value_gemm(Precision::Fp8, &[0x40], &[0x48], 1, None, 0), 0x4000);
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &[0x40], &[0x48], 1, None, 0),
+            0x4000
+        );
         // The scale multiplies every product: 32 ones at 2^-4 = 2.0.
-        assert_eq!(one_value_gemm(Precision::Fp8, &[0x40; 32], &[0x40; 32], 32, None, -4), 0x4000);
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &[0x40; 32], &[0x40; 32], 32, None, -4),
+            0x4000
+        );
         // The padded columns of C keep the partial (zero weights).
         let blocks = layout::weights_to_cwei_blocks(&[0x40], 1, 1, 1);
         let panels = layout::fp8_to_panels(&[0x40], 1, 1, 1);
         let c0: Vec<u16> = (0..16).map(|i| 0x3c00 + i).collect();
-        let c = reference_gemm(Precision::Fp8, 1, 1, 1, &panels, &blocks, Some(&c0), F143, F143, 0);
+        let c = reference_gemm(
+            Precision::Fp8,
+            1,
+            1,
+            1,
+            &panels,
+            &blocks,
+            Some(&c0),
+            F143,
+            F143,
+            0,
+        );
         assert_eq!(c[0], 0x4000); // 1 + 1
         assert_eq!(&c[1..], &c0[1..]);
     }
@@ -743,35 +1055,69 @@ mod tests {
         w[0] = 0x40;
         x[40] = 0x40;
         w[40] = 0x40;
-        assert_eq!(one_value_gemm(Precision::Fp8, &x, &w, 64, Some(0x6800), 0), 0x6800);
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &x, &w, 64, Some(0x6800), 0),
+            0x6800
+        );
         // The same sum inside one K-block stays in f32: 2048 + 1 + 1 = 2050 (0x6801).
         x[40] = 0;
         w[40] = 0;
         x[9] = 0x40;
         w[9] = 0x40;
-        assert_eq!(one_value_gemm(Precision::Fp8, &x, &w, 64, Some(0x6800), 0), 0x6801);
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &x, &w, 64, Some(0x6800), 0),
+            0x6801
+        );
     }
 
     #[test]
     fn f16_products_nan_and_overflow() {
         let x = bytes::from_u16(&[0x4000, 0x4200]); // 2, 3
         let w = bytes::from_u16(&[0x4400, 0xc000]); // 4, -2
-        assert_eq!(one_value_gemm(Precision::F16, &x, &w, 2, Some(0x3c00), 0), 0x4200); // 1 + 2*4 + 3*(-2) = 3
+        assert_eq!(
+            one_value_gemm(Precision::F16, &x, &w, 2, Some(0x3c00), 0),
+            0x4200
+        ); // 1 + 2*4 + 3*(-2) = 3
         let nan_x = bytes::from_u16(&[0x7e00, 0]);
-        assert_eq!(one_value_gemm(Precision::F16, &nan_x, &w, 2, None, 0), 0x7e00);
+        assert_eq!(
+            one_value_gemm(Precision::F16, &nan_x, &w, 2, None, 0),
+            0x7e00
+        );
         let big = bytes::from_u16(&[0x7bff, 0x7bff]);
-        assert_eq!(one_value_gemm(Precision::F16, &big, &bytes::from_u16(&[0x4000, 0x4000]), 2, None, 0), 0x7c00);
+        assert_eq!(
+            one_value_gemm(
+                Precision::F16,
+                &big,
+                &bytes::from_u16(&[0x4000, 0x4000]),
+                2,
+                None,
+                0
+            ),
+            0x7c00
+        );
         // An FP8 NaN code anywhere in the row makes the output NaN.
-        assert_eq!(one_value_gemm(Precision::Fp8, &[0x40, FP8_NAN], &[0x40, 0x40], 2, None, 0), 0x7e00);
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &[0x40, FP8_NAN], &[0x40, 0x40], 2, None, 0),
+            0x7e00
+        );
     }
 
     #[test]
     fn case_tables_fit_and_are_large_enough() {
         for kernel in [&GEMM_FP8, &GEMM_F16] {
             let specs = kernel.specs();
-            assert!(specs.len() >= 60, "{} has {} cases", kernel.name(), specs.len());
+            assert!(
+                specs.len() >= 60,
+                "{} has {} cases",
+                kernel.name(),
+                specs.len()
+            );
             for spec in &specs {
-                assert!(fits(kernel.precision, spec), "{} {spec:?} does not fit", kernel.name());
+                assert!(
+                    fits(kernel.precision, spec),
+                    "{} {spec:?} does not fit",
+                    kernel.name()
+                );
             }
             for seed in 0..20 {
                 let case = kernel.random_case(seed);
@@ -782,10 +1128,15 @@ mod tests {
 
     #[test]
     fn the_two_sources_share_their_code() {
-        let tail = |source: &'static str| &source[source.find(SHARED_CODE_MARKER).expect("marker")..];
+        let tail =
+            |source: &'static str| &source[source.find(SHARED_CODE_MARKER).expect("marker")..];
         assert_eq!(tail(GEMM_FP8.source()), tail(GEMM_F16.source()));
-        assert!(GEMM_FP8.source().contains("#define AMP         f8v8hihov4amp"));
-        assert!(GEMM_F16.source().contains("#define AMP         f16v4hihov4amp"));
+        assert!(GEMM_FP8
+            .source()
+            .contains("#define AMP         f8v8hihov4amp"));
+        assert!(GEMM_F16
+            .source()
+            .contains("#define AMP         f16v4hihov4amp"));
     }
 
     #[test]
@@ -796,14 +1147,31 @@ mod tests {
         let record = |w: usize, word: usize| case.vertex[V_WORKERS + RECORD_WORDS * w + word];
         let value = |w: usize, word: usize| case.word(V_WORKERS + RECORD_WORDS * w + word);
         assert_eq!((value(0, 3), value(0, 4), value(0, 7)), (0, 5, 3));
-        assert_eq!((value(1, 3) as i32, value(1, 4), value(1, 6), value(1, 7)), (-1, 5 | SLOW_FLAG, 64, 2));
+        assert_eq!(
+            (value(1, 3) as i32, value(1, 4), value(1, 6), value(1, 7)),
+            (-1, 5 | SLOW_FLAG, 64, 2)
+        );
         let (a, c) = (case.buffer_index("a"), case.buffer_index("c"));
-        assert_eq!(record(1, 0), VertexWord::Address { buffer: a, offset: 3 * 32 });
-        assert_eq!(record(1, 1), VertexWord::Address { buffer: c, offset: 3 * 64 });
+        assert_eq!(
+            record(1, 0),
+            VertexWord::Address {
+                buffer: a,
+                offset: 3 * 32
+            }
+        );
+        assert_eq!(
+            record(1, 1),
+            VertexWord::Address {
+                buffer: c,
+                offset: 3 * 64
+            }
+        );
         assert_eq!(record(1, 2), VertexWord::Value(0), "no C0");
         assert_eq!(case.word(V_KBS), 2);
         assert_eq!(case.word(V_NBS), 2);
-        assert!(case.buffers.iter().any(|b| b.name == "c" && b.role == Role::Output && b.len() == 13 * 64));
+        assert!(case
+            .buffers
+            .iter()
+            .any(|b| b.name == "c" && b.role == Role::Output && b.len() == 13 * 64));
     }
 }
-

@@ -40,7 +40,15 @@ impl Placement {
 }
 
 /// Builds a case from its rows.
-pub fn make_case(label: &str, rows: usize, n: usize, a: Vec<u16>, b: Vec<u16>, eps: f32, placement: Placement) -> Case {
+pub fn make_case(
+    label: &str,
+    rows: usize,
+    n: usize,
+    a: Vec<u16>,
+    b: Vec<u16>,
+    eps: f32,
+    placement: Placement,
+) -> Case {
     assert_eq!((a.len(), b.len()), (rows * n, rows * n));
     let (region, slots, fast) = match placement {
         Placement::Shared(r) => (r, [None, None, None], false),
@@ -54,7 +62,9 @@ pub fn make_case(label: &str, rows: usize, n: usize, a: Vec<u16>, b: Vec<u16>, e
         Buffer::output("moments", rows * 8, Region::Standard, None),
         Buffer::scratch("scratch", rows * ROW_SCRATCH_BYTES, Region::Standard),
     ];
-    let mut vertex: Vec<VertexWord> = (0..5).map(|buffer| VertexWord::Address { buffer, offset: 0 }).collect();
+    let mut vertex: Vec<VertexWord> = (0..5)
+        .map(|buffer| VertexWord::Address { buffer, offset: 0 })
+        .collect();
     vertex.extend(shape_words(rows, n, eps));
     vertex.push(VertexWord::Value(u32::from(fast)));
     Case {
@@ -83,7 +93,10 @@ impl Kernel for AddLayerNormMoments {
     }
 
     fn source(&self) -> &'static str {
-        concat!(include_str!("../../asm/layernorm_stats.S"), include_str!("../../asm/add_layernorm_moments.S"))
+        concat!(
+            include_str!("../../asm/layernorm_stats.S"),
+            include_str!("../../asm/add_layernorm_moments.S")
+        )
     }
 
     fn entry(&self) -> &'static str {
@@ -101,13 +114,27 @@ impl Kernel for AddLayerNormMoments {
     fn cases(&self) -> Vec<Case> {
         let mut rng = Rng::new(0xadd1);
         let mut cases = Vec::new();
-        let push = |cases: &mut Vec<Case>, rng: &mut Rng, rows: usize, n: usize, da: Dist, db: Dist, placement: Placement, eps: f32| {
+        let push = |cases: &mut Vec<Case>,
+                    rng: &mut Rng,
+                    rows: usize,
+                    n: usize,
+                    da: Dist,
+                    db: Dist,
+                    placement: Placement,
+                    eps: f32| {
             let a = da.rows(rng, rows, n);
             let b = db.rows(rng, rows, n);
-            let label = if da == db { da.label() } else { format!("{} + {}", da.label(), db.label()) };
+            let label = if da == db {
+                da.label()
+            } else {
+                format!("{} + {}", da.label(), db.label())
+            };
             cases.push(make_case(&label, rows, n, a, b, eps, placement));
         };
-        let normal = Dist::Normal { mean: 0.0, std: 1.0 };
+        let normal = Dist::Normal {
+            mean: 0.0,
+            std: 1.0,
+        };
         let std_ = Placement::Shared(Region::Standard);
         let inter = Placement::Shared(Region::Interleaved);
         let fast_i = Placement::Slots(Region::Interleaved);
@@ -118,13 +145,45 @@ impl Kernel for AddLayerNormMoments {
                 push(&mut cases, &mut rng, 1, n, normal, normal, placement, 1e-6);
             }
         }
-        push(&mut cases, &mut rng, 1, 1152, normal, normal, Placement::SlotsNoFlag(Region::Interleaved), 1e-6);
+        push(
+            &mut cases,
+            &mut rng,
+            1,
+            1152,
+            normal,
+            normal,
+            Placement::SlotsNoFlag(Region::Interleaved),
+            1e-6,
+        );
         // Small and odd widths, both paths.
-        for &n in &[1usize, 2, 3, 4, 5, 7, 8, 12, 17, 23, 24, 25, 29, 48, 383, 1153] {
+        for &n in &[
+            1usize, 2, 3, 4, 5, 7, 8, 12, 17, 23, 24, 25, 29, 48, 383, 1153,
+        ] {
             let placement = if n % 2 == 1 { fast_i } else { std_ };
-            push(&mut cases, &mut rng, 1, n, normal, Dist::Normal { mean: 1.0, std: 2.0 }, placement, 1e-6);
+            push(
+                &mut cases,
+                &mut rng,
+                1,
+                n,
+                normal,
+                Dist::Normal {
+                    mean: 1.0,
+                    std: 2.0,
+                },
+                placement,
+                1e-6,
+            );
             if n <= 8 || n == 17 {
-                push(&mut cases, &mut rng, 1, n, normal, normal, if n % 2 == 1 { std_ } else { fast_s }, 1e-6);
+                push(
+                    &mut cases,
+                    &mut rng,
+                    1,
+                    n,
+                    normal,
+                    normal,
+                    if n % 2 == 1 { std_ } else { fast_s },
+                    1e-6,
+                );
             }
         }
         // Several rows.
@@ -139,14 +198,37 @@ impl Kernel for AddLayerNormMoments {
             (13, 24, fast_s),
             (9, 20, inter),
         ] {
-            push(&mut cases, &mut rng, rows, n, normal, normal, placement, 1e-6);
+            push(
+                &mut cases, &mut rng, rows, n, normal, normal, placement, 1e-6,
+            );
         }
         // Constant rows, large means, specials, overflow of the sum, tiny, any bits.
         for &(rows, n, da, db, placement) in &[
-            (1usize, 1152usize, Dist::Constant(0.75), Dist::Constant(0.25), std_),
-            (6, 1152, Dist::Constant(600.0), Dist::Constant(400.0), fast_i),
+            (
+                1usize,
+                1152usize,
+                Dist::Constant(0.75),
+                Dist::Constant(0.25),
+                std_,
+            ),
+            (
+                6,
+                1152,
+                Dist::Constant(600.0),
+                Dist::Constant(400.0),
+                fast_i,
+            ),
             (1, 17, Dist::Constant(-3.0), Dist::Constant(1.0), std_),
-            (1, 1152, Dist::LargeMean, Dist::Normal { mean: 0.0, std: 0.5 }, fast_i),
+            (
+                1,
+                1152,
+                Dist::LargeMean,
+                Dist::Normal {
+                    mean: 0.0,
+                    std: 0.5,
+                },
+                fast_i,
+            ),
             (3, 2152, Dist::LargeMean, Dist::Constant(0.0), std_),
             (6, 1152, Dist::Specials, normal, fast_i),
             (12, 28, normal, Dist::Specials, std_),
@@ -164,8 +246,24 @@ impl Kernel for AddLayerNormMoments {
         // Sums that overflow f16 (65504 + 65504 = inf) and cancel exactly.
         {
             let n = 1152;
-            let a: Vec<u16> = (0..n).map(|i| if i % 97 == 0 { 0x7bff } else { h(rng.normal(0.0, 1.0)) }).collect();
-            let b: Vec<u16> = (0..n).map(|i| if i % 97 == 0 { 0x7bff } else { h(rng.normal(0.0, 1.0)) }).collect();
+            let a: Vec<u16> = (0..n)
+                .map(|i| {
+                    if i % 97 == 0 {
+                        0x7bff
+                    } else {
+                        h(rng.normal(0.0, 1.0))
+                    }
+                })
+                .collect();
+            let b: Vec<u16> = (0..n)
+                .map(|i| {
+                    if i % 97 == 0 {
+                        0x7bff
+                    } else {
+                        h(rng.normal(0.0, 1.0))
+                    }
+                })
+                .collect();
             cases.push(make_case("f16 overflow", 1, n, a, b, 1e-6, std_));
             let a: Vec<u16> = (0..n).map(|_| h(rng.normal(0.0, 3.0))).collect();
             let b: Vec<u16> = a.iter().map(|&x| x ^ 0x8000).collect();
@@ -180,10 +278,20 @@ impl Kernel for AddLayerNormMoments {
     fn random_case(&self, seed: u64) -> Case {
         let mut rng = Rng::new(seed);
         let rows = *rng.pick(&[1usize, 1, 1, 2, 3, 6, 7, 11]);
-        let n = if rows == 1 { rng.range(1, 2400) as usize } else { 4 * rng.range(1, 600) as usize };
+        let n = if rows == 1 {
+            rng.range(1, 2400) as usize
+        } else {
+            4 * rng.range(1, 600) as usize
+        };
         let dists = [
-            Dist::Normal { mean: 0.0, std: 1.0 },
-            Dist::Normal { mean: 5.0, std: 30.0 },
+            Dist::Normal {
+                mean: 0.0,
+                std: 1.0,
+            },
+            Dist::Normal {
+                mean: 5.0,
+                std: 30.0,
+            },
             Dist::LargeMean,
             Dist::Constant(2.5),
             Dist::Specials,
@@ -192,7 +300,11 @@ impl Kernel for AddLayerNormMoments {
             Dist::Wide,
         ];
         let (da, db) = (*rng.pick(&dists), *rng.pick(&dists));
-        let region = if rng.next_u32() % 2 == 0 { Region::Standard } else { Region::Interleaved };
+        let region = if rng.next_u32() % 2 == 0 {
+            Region::Standard
+        } else {
+            Region::Interleaved
+        };
         let placement = match rng.range(0, 2) {
             0 => Placement::Shared(region),
             1 => Placement::Slots(region),
@@ -201,7 +313,15 @@ impl Kernel for AddLayerNormMoments {
         let a = da.rows(&mut rng, rows, n);
         let b = db.rows(&mut rng, rows, n);
         let eps = *rng.pick(&[1e-6f32, 1e-5, 1e-3]);
-        make_case(&format!("random seed={seed} {} + {}", da.label(), db.label()), rows, n, a, b, eps, placement)
+        make_case(
+            &format!("random seed={seed} {} + {}", da.label(), db.label()),
+            rows,
+            n,
+            a,
+            b,
+            eps,
+            placement,
+        )
     }
 
     /// s = f16(a + b) (RNE) for every element; per row, mean and rstd of s exactly as the
@@ -232,11 +352,16 @@ impl Kernel for AddLayerNormMoments {
 /// the shared variance pass; pass 3 takes 14 bundles per row for worker 0's rows.
 fn estimate(shape: &Shape, fast: bool) -> u64 {
     let add = if fast {
-        cycles::busiest(shape, 25, &|c| match c {
-            0 => 13,
-            1 => 20,
-            _ => 3 * (c / 2) + (c % 2) + 24,
-        }, 18)
+        cycles::busiest(
+            shape,
+            25,
+            &|c| match c {
+                0 => 13,
+                1 => 20,
+                _ => 3 * (c / 2) + (c % 2) + 24,
+            },
+            18,
+        )
     } else {
         cycles::busiest(shape, 27, &|c| if c > 0 { 3 * c + 20 } else { 13 }, 18)
     };
@@ -252,8 +377,16 @@ mod tests {
     #[test]
     fn f16_sums() {
         assert_eq!(add_f16(h(1.0), h(2.0)), h(3.0));
-        assert_eq!(add_f16(0x7bff, 0x7bff), 0x7c00, "65504 + 65504 overflows to inf");
-        assert_eq!(add_f16(0x7c00, 0xfc00), 0x7e00, "inf - inf is the canonical NaN");
+        assert_eq!(
+            add_f16(0x7bff, 0x7bff),
+            0x7c00,
+            "65504 + 65504 overflows to inf"
+        );
+        assert_eq!(
+            add_f16(0x7c00, 0xfc00),
+            0x7e00,
+            "inf - inf is the canonical NaN"
+        );
         // 2048 + 1 is a tie in f16 (spacing 2): rounds to even, 2048.
         assert_eq!(add_f16(h(2048.0), h(1.0)), h(2048.0));
     }
@@ -265,12 +398,23 @@ mod tests {
         let b = vec![h(1.0); 8];
         let case = make_case("t", 1, 8, a, b, 1e-6, Placement::Shared(Region::Standard));
         let out = ADD_LAYERNORM_MOMENTS.reference(&case);
-        assert_eq!(bytes::to_u16(&out[0]), (1..=8).map(|i| h(i as f64)).collect::<Vec<_>>());
+        assert_eq!(
+            bytes::to_u16(&out[0]),
+            (1..=8).map(|i| h(i as f64)).collect::<Vec<_>>()
+        );
         let m = bytes::to_f32(&out[1]);
         assert_eq!(m[0], 4.5);
         assert_eq!(m[1], f32_oorx(f32_add(5.25, 1e-6)));
         // Constant sums: variance 0, rstd = 1/sqrt(eps).
-        let case = make_case("t", 2, 4, vec![h(600.0); 8], vec![h(400.0); 8], 1e-6, Placement::Shared(Region::Standard));
+        let case = make_case(
+            "t",
+            2,
+            4,
+            vec![h(600.0); 8],
+            vec![h(400.0); 8],
+            1e-6,
+            Placement::Shared(Region::Standard),
+        );
         let m = bytes::to_f32(&ADD_LAYERNORM_MOMENTS.reference(&case)[1]);
         assert_eq!(m, vec![1000.0, f32_oorx(1e-6), 1000.0, f32_oorx(1e-6)]);
     }

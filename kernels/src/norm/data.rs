@@ -57,7 +57,11 @@ impl Dist {
                 Dist::AnyBits => out.extend((0..n).map(|_| rng.next_u32() as u16)),
                 Dist::Wide => out.extend((0..n).map(|_| {
                     let magnitude = 10f64.powf(rng.unit() * 7.5 - 3.0);
-                    h(if rng.next_u32() % 2 == 0 { magnitude } else { -magnitude })
+                    h(if rng.next_u32() % 2 == 0 {
+                        magnitude
+                    } else {
+                        -magnitude
+                    })
                 })),
                 Dist::Specials => {
                     let mut row: Vec<u16> = (0..n).map(|_| h(rng.normal(0.0, 2.0))).collect();

@@ -8,7 +8,10 @@ use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::{EntryKind, Kernel};
 use tessera_isa::csr::{field, index};
-use tessera_isa::numerics::{f16_to_f32, f16_to_fp8, f32_add, f32_mul, f32_sub, f32_to_f16, scale_from_field, scale_to_field, Fp8Format};
+use tessera_isa::numerics::{
+    f16_to_f32, f16_to_fp8, f32_add, f32_mul, f32_sub, f32_to_f16, scale_from_field,
+    scale_to_field, Fp8Format,
+};
 
 /// LayerNorm with f16 (`fp8: false`) or FP8 output.
 pub struct LayerNorm {
@@ -75,18 +78,26 @@ impl LayerNorm {
             Buffer::output("out", out_bytes, rout, None),
             Buffer::scratch("scratch", rows * ROW_SCRATCH_BYTES, rscratch),
         ];
-        let mut vertex: Vec<VertexWord> = (0..5).map(|buffer| VertexWord::Address { buffer, offset: 0 }).collect();
+        let mut vertex: Vec<VertexWord> = (0..5)
+            .map(|buffer| VertexWord::Address { buffer, offset: 0 })
+            .collect();
         vertex.extend(shape_words(rows, n, spec.eps));
         debug_assert_eq!(vertex.len(), V_DEV);
         if spec.dev {
             buffers.push(Buffer::scratch("dev", rows * n.div_ceil(4) * 16, rscratch));
-            vertex.push(VertexWord::Address { buffer: 5, offset: 0 });
+            vertex.push(VertexWord::Address {
+                buffer: 5,
+                offset: 0,
+            });
         } else {
             vertex.push(VertexWord::Value(0));
         }
         let mut supervisor_csrs = vec![];
         let path = if spec.dev { "dev" } else { "x" };
-        let mut name = format!("{rows}x{n} {} eps={:e} x:{rx:?} gamma:{rgb:?} out:{rout:?} path={path}", spec.label, spec.eps);
+        let mut name = format!(
+            "{rows}x{n} {} eps={:e} x:{rx:?} gamma:{rgb:?} out:{rout:?} path={path}",
+            spec.label, spec.eps
+        );
         if let Some(f) = spec.fp8 {
             vertex.push(VertexWord::Value(f.format.format_bit() << 1));
             vertex.push(VertexWord::Value(scale_to_field(f.scl)));
@@ -95,27 +106,66 @@ impl LayerNorm {
             }
             name = format!("{name} {} scl={} nanoo={}", f.format.name(), f.scl, f.nanoo);
         }
-        Case { kernel: self.name_str().into(), name, buffers, vertex, supervisor_csrs }
+        Case {
+            kernel: self.name_str().into(),
+            name,
+            buffers,
+            vertex,
+            supervisor_csrs,
+        }
     }
 
-    fn spec(&self, rng: &mut Rng, rows: usize, n: usize, dist: Dist, regions: [Region; 4], fp8: Option<Fp8Out>) -> LnSpec {
+    fn spec(
+        &self,
+        rng: &mut Rng,
+        rows: usize,
+        n: usize,
+        dist: Dist,
+        regions: [Region; 4],
+        fp8: Option<Fp8Out>,
+    ) -> LnSpec {
         let x = dist.rows(rng, rows, n);
         let gamma = f32s(rng, n, 1.0, 0.25);
         let beta = f32s(rng, n, 0.0, 0.5);
         // The deviation buffer whenever it fits easily (the biggest multi-row cases go without).
         let dev = rows * n <= 3 * 4304;
-        LnSpec { label: dist.label(), rows, n, x, gamma, beta, eps: 1e-6, regions, dev, fp8 }
+        LnSpec {
+            label: dist.label(),
+            rows,
+            n,
+            x,
+            gamma,
+            beta,
+            eps: 1e-6,
+            regions,
+            dev,
+            fp8,
+        }
     }
 
     fn fp8_default(&self) -> Option<Fp8Out> {
-        self.fp8.then_some(Fp8Out { format: Fp8Format::F143, scl: 0, nanoo: false })
+        self.fp8.then_some(Fp8Out {
+            format: Fp8Format::F143,
+            scl: 0,
+            nanoo: false,
+        })
     }
 }
 
 const STD: [Region; 4] = [Region::Standard; 4];
 const INTER: [Region; 4] = [Region::Interleaved; 4];
-const MIXED: [Region; 4] = [Region::Interleaved, Region::Standard, Region::Interleaved, Region::Standard];
-const MIXED2: [Region; 4] = [Region::Standard, Region::Interleaved, Region::Interleaved, Region::Standard];
+const MIXED: [Region; 4] = [
+    Region::Interleaved,
+    Region::Standard,
+    Region::Interleaved,
+    Region::Standard,
+];
+const MIXED2: [Region; 4] = [
+    Region::Standard,
+    Region::Interleaved,
+    Region::Interleaved,
+    Region::Standard,
+];
 
 impl Kernel for LayerNorm {
     fn name(&self) -> &'static str {
@@ -124,9 +174,15 @@ impl Kernel for LayerNorm {
 
     fn source(&self) -> &'static str {
         if self.fp8 {
-            concat!(include_str!("../../asm/layernorm_stats.S"), include_str!("../../asm/layernorm_fp8.S"))
+            concat!(
+                include_str!("../../asm/layernorm_stats.S"),
+                include_str!("../../asm/layernorm_fp8.S")
+            )
         } else {
-            concat!(include_str!("../../asm/layernorm_stats.S"), include_str!("../../asm/layernorm_f16.S"))
+            concat!(
+                include_str!("../../asm/layernorm_stats.S"),
+                include_str!("../../asm/layernorm_f16.S")
+            )
         }
     }
 
@@ -150,7 +206,10 @@ impl Kernel for LayerNorm {
         let mut rng = Rng::new(if self.fp8 { 0x1a8 } else { 0x1a16 });
         let fp8 = self.fp8_default();
         let mut specs: Vec<LnSpec> = Vec::new();
-        let normal = Dist::Normal { mean: 0.0, std: 1.0 };
+        let normal = Dist::Normal {
+            mean: 0.0,
+            std: 1.0,
+        };
         // The target shapes and the model widths, both regions.
         // Both normalising paths: from the stored deviations and from x.
         for &n in &[1152usize, 1728, 2152, 4304] {
@@ -161,14 +220,36 @@ impl Kernel for LayerNorm {
             }
         }
         // Small and odd widths (tails of 1..3 elements, workers with no groups), both paths.
-        for (i, &n) in [1usize, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 17, 21, 23, 24, 25, 31, 95, 383, 1153, 1155].iter().enumerate() {
-            let dist = if n % 2 == 0 { Dist::Normal { mean: 0.5, std: 3.0 } } else { normal };
+        for (i, &n) in [
+            1usize, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 17, 21, 23, 24, 25, 31, 95, 383, 1153, 1155,
+        ]
+        .iter()
+        .enumerate()
+        {
+            let dist = if n % 2 == 0 {
+                Dist::Normal {
+                    mean: 0.5,
+                    std: 3.0,
+                }
+            } else {
+                normal
+            };
             let regions = if n % 3 == 0 { INTER } else { STD };
             let mut s = self.spec(&mut rng, 1, n, dist, regions, fp8);
             s.dev = i % 2 == 0;
             specs.push(s);
             if matches!(n, 1 | 3 | 5 | 17) {
-                let mut s = self.spec(&mut rng, 1, n, Dist::Normal { mean: -2.0, std: 0.5 }, MIXED2, fp8);
+                let mut s = self.spec(
+                    &mut rng,
+                    1,
+                    n,
+                    Dist::Normal {
+                        mean: -2.0,
+                        std: 0.5,
+                    },
+                    MIXED2,
+                    fp8,
+                );
                 s.dev = i % 2 == 1;
                 specs.push(s);
             }
@@ -226,7 +307,17 @@ impl Kernel for LayerNorm {
             s.label = "NaN/inf in gamma/beta".into();
             specs.push(s);
             for eps in [1e-5f32, 0.0, 0.25] {
-                let mut s = self.spec(&mut rng, 3, 1152, Dist::Normal { mean: 2.0, std: 0.01 }, STD, fp8);
+                let mut s = self.spec(
+                    &mut rng,
+                    3,
+                    1152,
+                    Dist::Normal {
+                        mean: 2.0,
+                        std: 0.01,
+                    },
+                    STD,
+                    fp8,
+                );
                 s.eps = eps;
                 specs.push(s);
             }
@@ -238,17 +329,65 @@ impl Kernel for LayerNorm {
         // FP8: both formats, scales (including -4), NANOO on and off, values that overflow.
         if self.fp8 {
             for format in [Fp8Format::F143, Fp8Format::F152] {
-                for &(scl, nanoo) in &[(0, false), (0, true), (-4, false), (-4, true), (3, false), (3, true), (-1, true), (5, false), (-9, false)] {
+                for &(scl, nanoo) in &[
+                    (0, false),
+                    (0, true),
+                    (-4, false),
+                    (-4, true),
+                    (3, false),
+                    (3, true),
+                    (-1, true),
+                    (5, false),
+                    (-9, false),
+                ] {
                     let regions = if nanoo { INTER } else { STD };
-                    let mut s = self.spec(&mut rng, 1, 1152, normal, regions, Some(Fp8Out { format, scl, nanoo }));
+                    let mut s = self.spec(
+                        &mut rng,
+                        1,
+                        1152,
+                        normal,
+                        regions,
+                        Some(Fp8Out { format, scl, nanoo }),
+                    );
                     // Spread gamma so that some outputs overflow the format at positive scales.
-                    s.gamma = f32s(&mut rng, 1152, 0.0, if format == Fp8Format::F143 { 12.0 } else { 2000.0 });
+                    s.gamma = f32s(
+                        &mut rng,
+                        1152,
+                        0.0,
+                        if format == Fp8Format::F143 {
+                            12.0
+                        } else {
+                            2000.0
+                        },
+                    );
                     specs.push(s);
                 }
-                let mut s = self.spec(&mut rng, 1, 19, Dist::Specials, STD, Some(Fp8Out { format, scl: -4, nanoo: true }));
+                let mut s = self.spec(
+                    &mut rng,
+                    1,
+                    19,
+                    Dist::Specials,
+                    STD,
+                    Some(Fp8Out {
+                        format,
+                        scl: -4,
+                        nanoo: true,
+                    }),
+                );
                 s.label = "NaN/inf odd width".into();
                 specs.push(s);
-                specs.push(self.spec(&mut rng, 6, 1152, Dist::Specials, MIXED, Some(Fp8Out { format, scl: 1, nanoo: false })));
+                specs.push(self.spec(
+                    &mut rng,
+                    6,
+                    1152,
+                    Dist::Specials,
+                    MIXED,
+                    Some(Fp8Out {
+                        format,
+                        scl: 1,
+                        nanoo: false,
+                    }),
+                ));
             }
         }
         specs.into_iter().map(|s| self.make_case(s)).collect()
@@ -257,10 +396,20 @@ impl Kernel for LayerNorm {
     fn random_case(&self, seed: u64) -> Case {
         let mut rng = Rng::new(seed);
         let rows = *rng.pick(&[1usize, 1, 1, 2, 3, 6, 7, 11]);
-        let n = if rows == 1 { rng.range(1, 2400) as usize } else { 4 * rng.range(1, 600) as usize };
+        let n = if rows == 1 {
+            rng.range(1, 2400) as usize
+        } else {
+            4 * rng.range(1, 600) as usize
+        };
         let dist = *rng.pick(&[
-            Dist::Normal { mean: 0.0, std: 1.0 },
-            Dist::Normal { mean: -3.0, std: 20.0 },
+            Dist::Normal {
+                mean: 0.0,
+                std: 1.0,
+            },
+            Dist::Normal {
+                mean: -3.0,
+                std: 20.0,
+            },
             Dist::LargeMean,
             Dist::Constant(1.5),
             Dist::Specials,
@@ -270,7 +419,11 @@ impl Kernel for LayerNorm {
         ]);
         let regions = [STD, INTER, MIXED, MIXED2][rng.range(0, 3) as usize];
         let fp8 = self.fp8.then(|| Fp8Out {
-            format: if rng.next_u32() % 2 == 0 { Fp8Format::F143 } else { Fp8Format::F152 },
+            format: if rng.next_u32() % 2 == 0 {
+                Fp8Format::F143
+            } else {
+                Fp8Format::F152
+            },
             scl: rng.range(0, 16) as i32 - 8,
             nanoo: rng.next_u32() % 2 == 0,
         });
@@ -291,7 +444,10 @@ impl Kernel for LayerNorm {
         let beta = bytes::to_f32(&case.buffer("beta").bytes);
         let fp8 = self.fp8.then(|| {
             let format = Fp8Format::from_format_bit((case.word(V_NFMT) >> 1) & 1);
-            let nanoo = case.supervisor_csrs.iter().any(|&(i, v)| i == index::FP_ICTL && v & field::FP_CTL_NANOO != 0);
+            let nanoo = case
+                .supervisor_csrs
+                .iter()
+                .any(|&(i, v)| i == index::FP_ICTL && v & field::FP_CTL_NANOO != 0);
             (format, scale_from_field(case.word(V_SCL)), nanoo)
         });
         let mut out = Vec::new();
@@ -324,9 +480,19 @@ fn estimate(shape: &Shape, fp8: bool, dev: bool) -> u64 {
     let f = u64::from(fp8);
     let setup = if fp8 { 36 } else { 30 } + 2 * u64::from(dev);
     let norm = if dev {
-        cycles::busiest(shape, setup, &|c| if c > 0 { (7 + f) * c + 14 } else { 11 }, 36)
+        cycles::busiest(
+            shape,
+            setup,
+            &|c| if c > 0 { (7 + f) * c + 14 } else { 11 },
+            36,
+        )
     } else {
-        cycles::busiest(shape, setup, &|c| if c > 0 { (11 + f) * c + 19 } else { 15 }, 40)
+        cycles::busiest(
+            shape,
+            setup,
+            &|c| if c > 0 { (11 + f) * c + 19 } else { 15 },
+            40,
+        )
     };
     cycles::total(&[cycles::mean_pass(shape), cycles::var_pass(shape, dev), norm])
 }
@@ -352,13 +518,21 @@ mod tests {
     }
 
     fn out_f16(case: &Case) -> Vec<f32> {
-        bytes::to_u16(&LAYERNORM_F16.reference(case)[0]).into_iter().map(|h| f16::from_bits(h).to_f32()).collect()
+        bytes::to_u16(&LAYERNORM_F16.reference(case)[0])
+            .into_iter()
+            .map(|h| f16::from_bits(h).to_f32())
+            .collect()
     }
 
     #[test]
     fn four_elements_by_hand() {
         // mean 2.5, var 1.25: y = (x - 2.5) / sqrt(1.25 + 1e-6) * 2 + 1.
-        let case = LAYERNORM_F16.make_case(spec(&[1.0, 2.0, 3.0, 4.0], vec![2.0; 4], vec![1.0; 4], None));
+        let case = LAYERNORM_F16.make_case(spec(
+            &[1.0, 2.0, 3.0, 4.0],
+            vec![2.0; 4],
+            vec![1.0; 4],
+            None,
+        ));
         let y = out_f16(&case);
         for (i, &v) in y.iter().enumerate() {
             let want = (i as f64 + 1.0 - 2.5) / (1.25f64 + 1e-6).sqrt() * 2.0 + 1.0;
@@ -367,12 +541,20 @@ mod tests {
         // Bit-exact against the documented steps.
         let rstd = tessera_isa::numerics::f32_oorx(f32_add(f32_mul(5.0, 0.25), 1e-6));
         let t = f32_add(f32_mul(rstd, -1.5), 0.0);
-        assert_eq!(y[0], f16::from_bits(f32_to_f16(f32_add(f32_mul(t, 2.0), 1.0))).to_f32());
+        assert_eq!(
+            y[0],
+            f16::from_bits(f32_to_f16(f32_add(f32_mul(t, 2.0), 1.0))).to_f32()
+        );
     }
 
     #[test]
     fn constant_row_gives_beta() {
-        let case = LAYERNORM_F16.make_case(spec(&[7.5; 9], vec![3.0; 9], (0..9).map(|i| i as f32 * 0.25).collect(), None));
+        let case = LAYERNORM_F16.make_case(spec(
+            &[7.5; 9],
+            vec![3.0; 9],
+            (0..9).map(|i| i as f32 * 0.25).collect(),
+            None,
+        ));
         let y = out_f16(&case);
         assert_eq!(y, (0..9).map(|i| i as f32 * 0.25).collect::<Vec<_>>());
     }
@@ -396,17 +578,47 @@ mod tests {
         let beta = vec![0.5; 12];
         let f16_case = LAYERNORM_F16.make_case(spec(&x, gamma.clone(), beta.clone(), None));
         let halves = bytes::to_u16(&LAYERNORM_F16.reference(&f16_case)[0]);
-        for (format, scl, nanoo) in [(Fp8Format::F143, -4, true), (Fp8Format::F143, 0, false), (Fp8Format::F152, 3, true)] {
-            let case = LAYERNORM_FP8.make_case(spec(&x, gamma.clone(), beta.clone(), Some(Fp8Out { format, scl, nanoo })));
+        for (format, scl, nanoo) in [
+            (Fp8Format::F143, -4, true),
+            (Fp8Format::F143, 0, false),
+            (Fp8Format::F152, 3, true),
+        ] {
+            let case = LAYERNORM_FP8.make_case(spec(
+                &x,
+                gamma.clone(),
+                beta.clone(),
+                Some(Fp8Out { format, scl, nanoo }),
+            ));
             let codes = &LAYERNORM_FP8.reference(&case)[0];
-            let want: Vec<u8> = halves.iter().map(|&h| f16_to_fp8(h, format, scl, nanoo)).collect();
+            let want: Vec<u8> = halves
+                .iter()
+                .map(|&h| f16_to_fp8(h, format, scl, nanoo))
+                .collect();
             assert_eq!(codes, &want);
         }
         // |y| reaches about 160: at F143 scale 3 (×8) that overflows, to NaN with NANOO and to
         // ±max (0x7f / 0xff) without.
-        let case = LAYERNORM_FP8.make_case(spec(&x, gamma.clone(), beta.clone(), Some(Fp8Out { format: Fp8Format::F143, scl: 3, nanoo: true })));
+        let case = LAYERNORM_FP8.make_case(spec(
+            &x,
+            gamma.clone(),
+            beta.clone(),
+            Some(Fp8Out {
+                format: Fp8Format::F143,
+                scl: 3,
+                nanoo: true,
+            }),
+        ));
         assert!(LAYERNORM_FP8.reference(&case)[0].contains(&0x80));
-        let case = LAYERNORM_FP8.make_case(spec(&x, gamma, beta, Some(Fp8Out { format: Fp8Format::F143, scl: 3, nanoo: false })));
+        let case = LAYERNORM_FP8.make_case(spec(
+            &x,
+            gamma,
+            beta,
+            Some(Fp8Out {
+                format: Fp8Format::F143,
+                scl: 3,
+                nanoo: false,
+            }),
+        ));
         let codes = &LAYERNORM_FP8.reference(&case)[0];
         assert!(codes.contains(&0x7f) && codes.contains(&0xff) && !codes.contains(&0x80));
     }

@@ -11,5 +11,9 @@ use crate::Kernel;
 
 /// The kernels of this family.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
-    vec![&layernorm::LAYERNORM_F16, &layernorm::LAYERNORM_FP8, &add_layernorm_moments::ADD_LAYERNORM_MOMENTS]
+    vec![
+        &layernorm::LAYERNORM_F16,
+        &layernorm::LAYERNORM_FP8,
+        &add_layernorm_moments::ADD_LAYERNORM_MOMENTS,
+    ]
 }

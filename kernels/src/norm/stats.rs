@@ -55,8 +55,14 @@ impl Shape {
 /// The value words of the shared layout after the first `V_SCRATCH` addresses and the scratch
 /// address: rows, n, inv_n = 1/n (f32, RNE), eps, and the split table of the n / 4 groups.
 pub fn shape_words(rows: usize, n: usize, eps: f32) -> Vec<VertexWord> {
-    assert!(rows >= 1 && n >= 1, "a norm needs at least one row and one column");
-    assert!(rows == 1 || n % 4 == 0, "rows > 1 needs n % 4 == 0 (rows start 8-byte aligned)");
+    assert!(
+        rows >= 1 && n >= 1,
+        "a norm needs at least one row and one column"
+    );
+    assert!(
+        rows == 1 || n % 4 == 0,
+        "rows > 1 needs n % 4 == 0 (rows start 8-byte aligned)"
+    );
     let inv_n = 1.0f32 / n as f32;
     let mut words = vec![
         VertexWord::Value(rows as u32),
@@ -83,7 +89,9 @@ fn group_lanes(row: &[u16], group: usize, valid: usize) -> [u16; 4] {
 /// group with its number of valid lanes.
 fn worker_groups(shape: &Shape, w: usize) -> Vec<(usize, usize)> {
     let (first, count) = shape.split[w];
-    let mut groups: Vec<(usize, usize)> = (first as usize..(first + count) as usize).map(|g| (g, 4)).collect();
+    let mut groups: Vec<(usize, usize)> = (first as usize..(first + count) as usize)
+        .map(|g| (g, 4))
+        .collect();
     if w == WORKERS - 1 && shape.tail() != 0 {
         groups.push((shape.n / 4, shape.tail()));
     }
@@ -97,7 +105,10 @@ pub fn fold_lanes(lanes: [f32; 4]) -> f32 {
 
 /// ((P0 + P2) + P4) + ((P1 + P3) + P5): how the six worker partials of a row are combined.
 pub fn combine_partials(p: &[f32; WORKERS]) -> f32 {
-    f32_add(f32_add(f32_add(p[0], p[2]), p[4]), f32_add(f32_add(p[1], p[3]), p[5]))
+    f32_add(
+        f32_add(f32_add(p[0], p[2]), p[4]),
+        f32_add(f32_add(p[1], p[3]), p[5]),
+    )
 }
 
 /// How a mean pass feeds a worker's groups to f16v8acc (8 halves per instruction).
@@ -113,7 +124,10 @@ pub enum MeanLanes {
 /// f16v8acc: AACC[2i] += h[2i], then += h[2i + 1] (each half widened exactly).
 fn f16v8acc(acc: &mut [f32; 4], quad: [u16; 8]) {
     for (lane, acc) in acc.iter_mut().enumerate() {
-        *acc = f32_add(f32_add(*acc, f16_to_f32(quad[2 * lane])), f16_to_f32(quad[2 * lane + 1]));
+        *acc = f32_add(
+            f32_add(*acc, f16_to_f32(quad[2 * lane])),
+            f16_to_f32(quad[2 * lane + 1]),
+        );
     }
 }
 
@@ -123,8 +137,15 @@ fn f16v8acc(acc: &mut [f32; 4], quad: [u16; 8]) {
 pub fn mean_partial(shape: &Shape, row: &[u16], w: usize, lanes: MeanLanes) -> f32 {
     let mut acc = [0.0f32; 4];
     let groups = worker_groups(shape, w);
-    let full: Vec<[u16; 4]> = groups.iter().filter(|g| g.1 == 4).map(|&(g, v)| group_lanes(row, g, v)).collect();
-    let tail: Option<[u16; 4]> = groups.iter().find(|g| g.1 < 4).map(|&(g, v)| group_lanes(row, g, v));
+    let full: Vec<[u16; 4]> = groups
+        .iter()
+        .filter(|g| g.1 == 4)
+        .map(|&(g, v)| group_lanes(row, g, v))
+        .collect();
+    let tail: Option<[u16; 4]> = groups
+        .iter()
+        .find(|g| g.1 < 4)
+        .map(|&(g, v)| group_lanes(row, g, v));
     let step = match lanes {
         MeanLanes::Groups => 1,
         MeanLanes::Blocks => 2,
@@ -132,7 +153,10 @@ pub fn mean_partial(shape: &Shape, row: &[u16], w: usize, lanes: MeanLanes) -> f
     for block in full.chunks(step) {
         let hi = block.get(1).copied().unwrap_or([0; 4]);
         let x = block[0];
-        f16v8acc(&mut acc, [x[0], x[1], x[2], x[3], hi[0], hi[1], hi[2], hi[3]]);
+        f16v8acc(
+            &mut acc,
+            [x[0], x[1], x[2], x[3], hi[0], hi[1], hi[2], hi[3]],
+        );
     }
     if let Some(x) = tail {
         f16v8acc(&mut acc, [x[0], x[1], x[2], x[3], 0, 0, 0, 0]);
@@ -178,7 +202,10 @@ pub fn row_stats(shape: &Shape, row: &[u16], lanes: MeanLanes) -> RowStats {
         *square = var_partial(shape, row, w, mean);
     }
     let var = f32_mul(combine_partials(&squares), shape.inv_n);
-    RowStats { mean, rstd: f32_oorx(f32_add(var, shape.eps)) }
+    RowStats {
+        mean,
+        rstd: f32_oorx(f32_add(var, shape.eps)),
+    }
 }
 
 /// Cycle-estimate helpers: bundle counts of the passes read off the code paths of
@@ -200,7 +227,11 @@ pub mod cycles {
         (0..WORKERS)
             .map(|w| {
                 let c = split[w].1 as u64;
-                let extra = if w == WORKERS - 1 && shape.tail() != 0 { tail } else { 0 };
+                let extra = if w == WORKERS - 1 && shape.tail() != 0 {
+                    tail
+                } else {
+                    0
+                };
                 setup + shape.rows as u64 * per_row(c) + extra + 1
             })
             .max()
@@ -217,7 +248,12 @@ pub mod cycles {
     /// around them (+3 with groups, +2 with the deviation buffer).
     pub fn var_pass(shape: &Shape, dev: bool) -> u64 {
         let d = u64::from(dev) * 2;
-        busiest(shape, 23 + d, &|c| 16 + d + if c > 0 { 7 * c + 3 } else { 0 }, 12 + d)
+        busiest(
+            shape,
+            23 + d,
+            &|c| 16 + d + if c > 0 { 7 * c + 3 } else { 0 },
+            12 + d,
+        )
     }
 
     /// Cycles of a run whose passes take `passes` worker bundles each.
@@ -241,7 +277,13 @@ mod tests {
             };
             *entry = (value(2 * w), value(2 * w + 1));
         }
-        Shape { rows, n, inv_n: 1.0 / n as f32, eps: 1e-6, split }
+        Shape {
+            rows,
+            n,
+            inv_n: 1.0 / n as f32,
+            eps: 1e-6,
+            split,
+        }
     }
 
     fn halves(values: &[f32]) -> Vec<u16> {
@@ -277,7 +319,10 @@ mod tests {
         assert_eq!(mean_partial(&s, &row, 0, MeanLanes::Groups), 2052.0);
         // The combine order matters for rounding: 2^24 + 1 + 1 vs 2^24 + 2.
         let p = [16_777_216.0, 1.0, 1.0, 1.0, 0.0, 0.0];
-        assert_eq!(combine_partials(&p), f32_add(f32_add(16_777_216.0, 1.0), 2.0));
+        assert_eq!(
+            combine_partials(&p),
+            f32_add(f32_add(16_777_216.0, 1.0), 2.0)
+        );
     }
 
     #[test]
@@ -286,12 +331,24 @@ mod tests {
         // Groups: lane 0 = ((x8 + x9) + x12) + x13, lane 1 = ((x10 + x11) + x14) + x15.
         // Blocks: lane 0 = x8 + x9, lane 1 = x10 + x11, lane 2 = x12 + x13, lane 3 = x14 + x15.
         let s = shape(1, 48);
-        let values: Vec<f32> = (0..48).map(|i| 1000.0 + i as f32 * 0.5 + if i % 3 == 0 { 0.25 } else { 0.0 }).collect();
+        let values: Vec<f32> = (0..48)
+            .map(|i| 1000.0 + i as f32 * 0.5 + if i % 3 == 0 { 0.25 } else { 0.0 })
+            .collect();
         let row = halves(&values);
         let x: Vec<f32> = row.iter().map(|&h| f16_to_f32(h)).collect();
         let seq = |v: &[f32]| v.iter().fold(0.0f32, |a, &b| f32_add(a, b));
-        let groups = fold_lanes([seq(&[x[8], x[9], x[12], x[13]]), seq(&[x[10], x[11], x[14], x[15]]), 0.0, 0.0]);
-        let blocks = fold_lanes([seq(&[x[8], x[9]]), seq(&[x[10], x[11]]), seq(&[x[12], x[13]]), seq(&[x[14], x[15]])]);
+        let groups = fold_lanes([
+            seq(&[x[8], x[9], x[12], x[13]]),
+            seq(&[x[10], x[11], x[14], x[15]]),
+            0.0,
+            0.0,
+        ]);
+        let blocks = fold_lanes([
+            seq(&[x[8], x[9]]),
+            seq(&[x[10], x[11]]),
+            seq(&[x[12], x[13]]),
+            seq(&[x[14], x[15]]),
+        ]);
         assert_eq!(mean_partial(&s, &row, 1, MeanLanes::Groups), groups);
         assert_eq!(mean_partial(&s, &row, 1, MeanLanes::Blocks), blocks);
     }

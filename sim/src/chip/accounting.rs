@@ -8,8 +8,15 @@ use crate::profile::TileMemoryUsage;
 use tessera_isa::image::TileImage;
 
 /// The SRAM use of `tile` (or of an empty tile when the image has nothing there).
-pub(super) fn tile_usage(machine: &MachineDescription, tile: u32, image: Option<&TileImage>) -> TileMemoryUsage {
-    let mut usage = TileMemoryUsage { tile, ..TileMemoryUsage::default() };
+pub(super) fn tile_usage(
+    machine: &MachineDescription,
+    tile: u32,
+    image: Option<&TileImage>,
+) -> TileMemoryUsage {
+    let mut usage = TileMemoryUsage {
+        tile,
+        ..TileMemoryUsage::default()
+    };
     let segments = image.map(|t| t.segments.as_slice()).unwrap_or(&[]);
     for segment in segments {
         *usage.categories.entry(segment.category.name()).or_insert(0) += u64::from(segment.size);

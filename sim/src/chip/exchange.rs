@@ -89,7 +89,11 @@ use crate::machine::ExchangeDescription;
 use crate::tile::{OutgoingWord, Tile};
 
 /// The earliest switch collision of the phase (by cycle, then receiver), if any.
-pub(super) fn switch_collision<'a>(tiles: impl IntoIterator<Item = &'a Tile>, sent: &[Vec<OutgoingWord>], exchange: &ExchangeDescription) -> Option<SimError> {
+pub(super) fn switch_collision<'a>(
+    tiles: impl IntoIterator<Item = &'a Tile>,
+    sent: &[Vec<OutgoingWord>],
+    exchange: &ExchangeDescription,
+) -> Option<SimError> {
     let arrives_at = |sender: u32, receiver: u32, cycle: u64| {
         let latency = exchange.latency_cycles(sender, receiver);
         let words = sent.get(sender as usize).map(Vec::as_slice).unwrap_or(&[]);
@@ -99,11 +103,20 @@ pub(super) fn switch_collision<'a>(tiles: impl IntoIterator<Item = &'a Tile>, se
     let mut found: Option<(u64, u32, SimError)> = None;
     for tile in tiles {
         for switch in &tile.port.switches {
-            if found.as_ref().is_some_and(|(cycle, receiver, _)| (*cycle, *receiver) <= (switch.cycle, tile.id)) {
+            if found
+                .as_ref()
+                .is_some_and(|(cycle, receiver, _)| (*cycle, *receiver) <= (switch.cycle, tile.id))
+            {
                 continue;
             }
-            if arrives_at(switch.from, tile.id, switch.cycle) && arrives_at(switch.to, tile.id, switch.cycle) {
-                let mux = if switch.pair { "$INCOMING_MUXPAIR" } else { "$INCOMING_MUX" };
+            if arrives_at(switch.from, tile.id, switch.cycle)
+                && arrives_at(switch.to, tile.id, switch.cycle)
+            {
+                let mux = if switch.pair {
+                    "$INCOMING_MUXPAIR"
+                } else {
+                    "$INCOMING_MUX"
+                };
                 let error = SimError::ExchangeCollision {
                     receiver: tile.id,
                     cycle: switch.cycle,
@@ -122,7 +135,10 @@ pub(super) fn switch_collision<'a>(tiles: impl IntoIterator<Item = &'a Tile>, se
 }
 
 /// The earliest word of the phase no tile accepted (by send cycle, then sender), if any.
-pub(super) fn unheard_word<'a>(tiles: impl IntoIterator<Item = &'a Tile>, sent: &[Vec<OutgoingWord>]) -> Option<SimError> {
+pub(super) fn unheard_word<'a>(
+    tiles: impl IntoIterator<Item = &'a Tile>,
+    sent: &[Vec<OutgoingWord>],
+) -> Option<SimError> {
     let mut heard: Vec<Vec<(u32, u32)>> = vec![Vec::new(); sent.len()];
     for tile in tiles {
         for run in &tile.port.accepted {
@@ -156,7 +172,11 @@ pub(super) fn unheard_word<'a>(tiles: impl IntoIterator<Item = &'a Tile>, sent: 
             }
         }
     }
-    found.map(|(cycle, sender, word)| SimError::ExchangeNoListener { sender, cycle, word })
+    found.map(|(cycle, sender, word)| SimError::ExchangeNoListener {
+        sender,
+        cycle,
+        word,
+    })
 }
 
 /// The cycle a global sync is released at, from the latest tile arrival (see

@@ -25,7 +25,9 @@ use crate::error::{HaltedTile, SimError, StuckTile};
 use crate::machine::MachineDescription;
 use crate::memory::MemoryLayout;
 use crate::profile::{PhaseKind, Profile};
-use crate::tile::{decode_words, DecodedRange, ExchangeView, SupervisorStatus, Tile, TileStatus, WORKERS};
+use crate::tile::{
+    decode_words, DecodedRange, ExchangeView, SupervisorStatus, Tile, TileStatus, WORKERS,
+};
 use rayon::prelude::*;
 use record::{TileRecord, Totals};
 use std::collections::HashMap;
@@ -56,7 +58,11 @@ pub struct RunOptions<'a> {
 
 impl Default for RunOptions<'_> {
     fn default() -> Self {
-        RunOptions { threads: None, max_cycles: 1_000_000_000, progress: None }
+        RunOptions {
+            threads: None,
+            max_cycles: 1_000_000_000,
+            progress: None,
+        }
     }
 }
 
@@ -77,7 +83,10 @@ pub struct RunReport {
 
 impl RunReport {
     pub fn output(&self, name: &str) -> Option<&[u8]> {
-        self.outputs.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice())
+        self.outputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b.as_slice())
     }
 }
 
@@ -114,13 +123,18 @@ impl Chip {
                 machine.exchange.bytes_per_cycle_per_tile
             )));
         }
-        if machine.contexts.workers as usize != WORKERS || machine.contexts.issue_slots as usize != WORKERS {
+        if machine.contexts.workers as usize != WORKERS
+            || machine.contexts.issue_slots as usize != WORKERS
+        {
             return Err(not_modelled(format!(
                 "contexts.workers = {}, contexts.issue_slots = {} (the tile model has {WORKERS} of each)",
                 machine.contexts.workers, machine.contexts.issue_slots
             )));
         }
-        let layout = MemoryLayout::from_machine(machine).map_err(|e| SimError::Load { tile: 0, message: e.to_string() })?;
+        let layout = MemoryLayout::from_machine(machine).map_err(|e| SimError::Load {
+            tile: 0,
+            message: e.to_string(),
+        })?;
         Ok(Chip {
             machine: machine.clone(),
             layout: Arc::new(layout),
@@ -156,7 +170,9 @@ impl Chip {
         for tile in &image.tiles {
             for segment in tile.segments.iter().filter(|s| s.category.is_code()) {
                 if let Some(blob) = segment.blob {
-                    self.decoded.entry(blob).or_insert_with(|| decode_words(image.blob(blob)));
+                    self.decoded
+                        .entry(blob)
+                        .or_insert_with(|| decode_words(image.blob(blob)));
                 }
             }
         }
@@ -172,7 +188,10 @@ impl Chip {
 
     fn instantiate(&mut self) -> Result<(), SimError> {
         let Some(image) = self.image.clone() else {
-            return Err(SimError::Load { tile: 0, message: "no image is loaded".into() });
+            return Err(SimError::Load {
+                tile: 0,
+                message: "no image is loaded".into(),
+            });
         };
         self.tiles.clear();
         self.slot_of = vec![u32::MAX; self.machine.tiles as usize];
@@ -182,7 +201,9 @@ impl Chip {
             let mut tile = Tile::new(id, &self.machine, Arc::clone(&self.layout));
             for segment in &tile_image.segments {
                 if let Some(bytes) = image.segment_bytes(segment) {
-                    tile.memory.load_unchecked(segment.address, bytes).map_err(|e| load_error(format!("segment `{}`: {e}", segment.name)))?;
+                    tile.memory
+                        .load_unchecked(segment.address, bytes)
+                        .map_err(|e| load_error(format!("segment `{}`: {e}", segment.name)))?;
                 }
             }
             for segment in tile_image.segments.iter().filter(|s| s.category.is_code()) {
@@ -194,7 +215,8 @@ impl Chip {
             }
             if let Some(bases) = tile_image.worker_bases {
                 for (worker, base) in bases.into_iter().enumerate() {
-                    tile.supervisor.csr[tessera_isa::csr::index::WORKER0_BASE as usize + worker] = base;
+                    tile.supervisor.csr[tessera_isa::csr::index::WORKER0_BASE as usize + worker] =
+                        base;
                 }
             }
             for tensor in image.host_tensors_of(HostDirection::Output) {
@@ -203,7 +225,11 @@ impl Chip {
                 }
             }
             self.slot_of[id as usize] = self.tiles.len() as u32;
-            self.tiles.push(LoadedTile { tile, entry: tile_image.entry, record: TileRecord::default() });
+            self.tiles.push(LoadedTile {
+                tile,
+                entry: tile_image.entry,
+                record: TileRecord::default(),
+            });
         }
         self.fresh = true;
         Ok(())
@@ -211,9 +237,16 @@ impl Chip {
 
     /// Runs the loaded image with `inputs` (every input of the image, by name, as row-major
     /// bytes) and returns the outputs, the cycle counts and the profile.
-    pub fn run<N: AsRef<str>, B: AsRef<[u8]>>(&mut self, inputs: &[(N, B)], options: &RunOptions) -> Result<RunReport, SimError> {
+    pub fn run<N: AsRef<str>, B: AsRef<[u8]>>(
+        &mut self,
+        inputs: &[(N, B)],
+        options: &RunOptions,
+    ) -> Result<RunReport, SimError> {
         let Some(image) = self.image.clone() else {
-            return Err(SimError::Load { tile: 0, message: "no image is loaded".into() });
+            return Err(SimError::Load {
+                tile: 0,
+                message: "no image is loaded".into(),
+            });
         };
         if !self.fresh {
             self.instantiate()?;
@@ -229,7 +262,9 @@ impl Chip {
             loaded.tile.advance_to(startup);
             loaded.record.span(PhaseKind::Startup, 0, startup);
             if let Some(entry) = loaded.entry {
-                loaded.tile.start_supervisor(entry.supervisor, entry.vertex_base);
+                loaded
+                    .tile
+                    .start_supervisor(entry.supervisor, entry.vertex_base);
             }
         }
         let pool = rayon::ThreadPoolBuilder::new()
@@ -237,9 +272,23 @@ impl Chip {
             .build()
             .map_err(|e| not_modelled(format!("a host thread pool ({e})")))?;
         let syncs = self.run_supersteps(&pool, startup, limit, options)?;
-        let total = self.tiles.iter().map(|t| t.tile.finished_at()).max().unwrap_or(0).max(startup).max(syncs.last_arrival_end);
-        let has_outputs = image.host_tensors_of(HostDirection::Output).next().is_some();
-        let last_output = self.tiles.iter().filter_map(|t| t.tile.watch.last_write_end()).max();
+        let total = self
+            .tiles
+            .iter()
+            .map(|t| t.tile.finished_at())
+            .max()
+            .unwrap_or(0)
+            .max(startup)
+            .max(syncs.last_arrival_end);
+        let has_outputs = image
+            .host_tensors_of(HostDirection::Output)
+            .next()
+            .is_some();
+        let last_output = self
+            .tiles
+            .iter()
+            .filter_map(|t| t.tile.watch.last_write_end())
+            .max();
         let cropped = match (has_outputs, last_output) {
             (false, _) => total - startup,
             (true, Some(end)) => end.saturating_sub(startup),
@@ -250,7 +299,12 @@ impl Chip {
         }
         let outputs = host_io::read_outputs(&image, &self.tiles, &self.slot_of)?;
         let running = self.tiles.iter().filter(|t| t.entry.is_some()).count() as u64;
-        let totals = Totals { total, startup, cropped, syncs: syncs.released };
+        let totals = Totals {
+            total,
+            startup,
+            cropped,
+            syncs: syncs.released,
+        };
         let profile = record::profile(&self.machine, &image, &self.tiles, &self.slot_of, &totals);
         Ok(RunReport {
             outputs,
@@ -265,15 +319,28 @@ impl Chip {
 
     /// Runs phases until every tile halts; returns the number of syncs and the end of the last
     /// word arrival.
-    fn run_supersteps(&mut self, pool: &rayon::ThreadPool, startup: u64, limit: u64, options: &RunOptions) -> Result<SyncTotals, SimError> {
+    fn run_supersteps(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        startup: u64,
+        limit: u64,
+        options: &RunOptions,
+    ) -> Result<SyncTotals, SimError> {
         let tiles = self.machine.tiles as usize;
         let mut sent = vec![Vec::new(); tiles];
         let mut progress = vec![u64::MAX; tiles];
         let mut phase_start = startup;
-        let mut totals = SyncTotals { released: 0, last_arrival_end: 0 };
+        let mut totals = SyncTotals {
+            released: 0,
+            last_arrival_end: 0,
+        };
         loop {
             self.run_phase(pool, limit, options.max_cycles, &mut sent, &mut progress)?;
-            if let Some(error) = exchange::switch_collision(self.tiles.iter().map(|t| &t.tile), &sent, &self.machine.exchange) {
+            if let Some(error) = exchange::switch_collision(
+                self.tiles.iter().map(|t| &t.tile),
+                &sent,
+                &self.machine.exchange,
+            ) {
                 return Err(error);
             }
             if let Some(error) = exchange::unheard_word(self.tiles.iter().map(|t| &t.tile), &sent) {
@@ -292,32 +359,61 @@ impl Chip {
             let running = || self.tiles.iter().filter(|t| t.entry.is_some());
             let waiting: Vec<StuckTile> = running()
                 .filter(|t| t.tile.status() == SupervisorStatus::WaitingGlobalSync)
-                .map(|t| StuckTile { tile: t.tile.id, pc: t.tile.supervisor.pc, since: t.tile.global_sync_at() })
+                .map(|t| StuckTile {
+                    tile: t.tile.id,
+                    pc: t.tile.supervisor.pc,
+                    since: t.tile.global_sync_at(),
+                })
                 .collect();
             let halted: Vec<HaltedTile> = running()
                 .filter(|t| t.tile.status() == SupervisorStatus::Halted)
-                .map(|t| HaltedTile { tile: t.tile.id, at: t.tile.finished_at() })
+                .map(|t| HaltedTile {
+                    tile: t.tile.id,
+                    at: t.tile.finished_at(),
+                })
                 .collect();
             let traffic = |loaded: &LoadedTile, sent: &[Vec<crate::tile::OutgoingWord>]| {
                 !sent[loaded.tile.id as usize].is_empty() || loaded.tile.port.bytes_received > 0
             };
             if waiting.is_empty() {
                 for loaded in self.tiles.iter_mut().filter(|t| t.entry.is_some()) {
-                    let kind = if traffic(loaded, &sent) { PhaseKind::Exchange } else { PhaseKind::Compute };
+                    let kind = if traffic(loaded, &sent) {
+                        PhaseKind::Exchange
+                    } else {
+                        PhaseKind::Compute
+                    };
                     let end = loaded.tile.finished_at();
                     loaded.record.span(kind, phase_start, end);
                 }
                 return Ok(totals);
             }
             if !halted.is_empty() {
-                return Err(SimError::SyncNeverReached { sync: totals.released + 1, waiting, halted });
+                return Err(SimError::SyncNeverReached {
+                    sync: totals.released + 1,
+                    waiting,
+                    halted,
+                });
             }
             let arrival = |t: &Tile| t.global_sync_arrival();
-            let last_tile = self.tiles.iter().filter(|t| t.entry.is_some()).map(|t| arrival(&t.tile)).max().unwrap_or(phase_start);
-            let release = exchange::global_sync_release(last_tile, last_arrival_end, self.machine.sync.global_sync_latency_cycles);
+            let last_tile = self
+                .tiles
+                .iter()
+                .filter(|t| t.entry.is_some())
+                .map(|t| arrival(&t.tile))
+                .max()
+                .unwrap_or(phase_start);
+            let release = exchange::global_sync_release(
+                last_tile,
+                last_arrival_end,
+                self.machine.sync.global_sync_latency_cycles,
+            );
             for loaded in self.tiles.iter_mut() {
                 if loaded.entry.is_some() {
-                    let kind = if traffic(loaded, &sent) { PhaseKind::Exchange } else { PhaseKind::Compute };
+                    let kind = if traffic(loaded, &sent) {
+                        PhaseKind::Exchange
+                    } else {
+                        PhaseKind::Compute
+                    };
                     let at = arrival(&loaded.tile);
                     loaded.record.span(kind, phase_start, at);
                     loaded.record.span(PhaseKind::Sync, at, release);
@@ -332,23 +428,42 @@ impl Chip {
             totals.released += 1;
             phase_start = release;
             if let Some(report) = options.progress {
-                report(&RunProgress { supersteps: totals.released, cycle: release, limit });
+                report(&RunProgress {
+                    supersteps: totals.released,
+                    cycle: release,
+                    limit,
+                });
             }
         }
     }
 
     /// Runs rounds until every tile halted or waits at the sync and every word has arrived.
-    fn run_phase(&mut self, pool: &rayon::ThreadPool, limit: u64, budget: u64, sent: &mut [Vec<crate::tile::OutgoingWord>], progress: &mut [u64]) -> Result<(), SimError> {
+    fn run_phase(
+        &mut self,
+        pool: &rayon::ThreadPool,
+        limit: u64,
+        budget: u64,
+        sent: &mut [Vec<crate::tile::OutgoingWord>],
+        progress: &mut [u64],
+    ) -> Result<(), SimError> {
         loop {
             let mut all_parked = true;
             for loaded in &self.tiles {
                 let parked = loaded.tile.is_parked();
                 all_parked &= parked;
-                progress[loaded.tile.id as usize] = if parked { u64::MAX } else { loaded.tile.cycle() };
+                progress[loaded.tile.id as usize] = if parked {
+                    u64::MAX
+                } else {
+                    loaded.tile.cycle()
+                };
             }
             let view = ExchangeView { sent, progress };
-            let statuses: Vec<Result<TileStatus, SimError>> =
-                pool.install(|| self.tiles.par_iter_mut().map(|loaded| loaded.tile.run_with(limit, &view)).collect());
+            let statuses: Vec<Result<TileStatus, SimError>> = pool.install(|| {
+                self.tiles
+                    .par_iter_mut()
+                    .map(|loaded| loaded.tile.run_with(limit, &view))
+                    .collect()
+            });
             for (loaded, status) in self.tiles.iter().zip(statuses) {
                 if status? == TileStatus::CycleLimit {
                     let tile = &loaded.tile;
@@ -360,7 +475,8 @@ impl Chip {
                             "at cycle {} ({} after start-up): {}",
                             tile.cycle(),
                             tile.cycle().saturating_sub(startup),
-                            tile.running_contexts().unwrap_or_else(|| "no context runs".into())
+                            tile.running_contexts()
+                                .unwrap_or_else(|| "no context runs".into())
                         ),
                     });
                 }

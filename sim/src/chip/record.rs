@@ -48,7 +48,13 @@ fn symbol_names(image: &Image) -> Vec<BTreeMap<u32, &str>> {
 }
 
 /// Builds the profile of a finished run.
-pub(super) fn profile(machine: &MachineDescription, image: &Image, tiles: &[LoadedTile], slot_of: &[u32], totals: &Totals) -> Profile {
+pub(super) fn profile(
+    machine: &MachineDescription,
+    image: &Image,
+    tiles: &[LoadedTile],
+    slot_of: &[u32],
+    totals: &Totals,
+) -> Profile {
     let count = machine.tiles as usize;
     let names = symbol_names(image);
     let mut profile = Profile {
@@ -66,7 +72,11 @@ pub(super) fn profile(machine: &MachineDescription, image: &Image, tiles: &[Load
         bundles: vec![0; count],
     };
     for id in 0..machine.tiles {
-        let loaded = slot_of.get(id as usize).copied().filter(|&s| s != u32::MAX).and_then(|s| tiles.get(s as usize));
+        let loaded = slot_of
+            .get(id as usize)
+            .copied()
+            .filter(|&s| s != u32::MAX)
+            .and_then(|s| tiles.get(s as usize));
         let tile_image = image.tile(id);
         profile.memory.push(match tile_image {
             Some(t) => accounting::tile_usage(machine, id, Some(t)),
@@ -78,14 +88,24 @@ pub(super) fn profile(machine: &MachineDescription, image: &Image, tiles: &[Load
                 profile.phases[index] = loaded.record.phases.clone();
                 profile.exchange[index] = loaded.record.exchange;
                 profile.bundles[index] = loaded.tile.counters.bundles;
-                let tables: Vec<&BTreeMap<u32, &str>> = tile_image.map(|t| t.symbols.iter().filter_map(|id| names.get(id.0 as usize)).collect()).unwrap_or_default();
+                let tables: Vec<&BTreeMap<u32, &str>> = tile_image
+                    .map(|t| {
+                        t.symbols
+                            .iter()
+                            .filter_map(|id| names.get(id.0 as usize))
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 profile.kernels[index] = loaded
                     .tile
                     .spans
                     .iter()
                     .map(|span| KernelSpan {
                         worker: span.worker,
-                        name: tables.iter().find_map(|t| t.get(&span.entry)).map_or_else(|| format!("{:#x}", span.entry), |n| (*n).to_string()),
+                        name: tables
+                            .iter()
+                            .find_map(|t| t.get(&span.entry))
+                            .map_or_else(|| format!("{:#x}", span.entry), |n| (*n).to_string()),
                         start: span.start,
                         end: span.end,
                     })
@@ -93,7 +113,11 @@ pub(super) fn profile(machine: &MachineDescription, image: &Image, tiles: &[Load
             }
             None => {
                 if totals.startup > 0 {
-                    profile.phases[index].push(PhaseSpan { kind: PhaseKind::Startup, start: 0, end: totals.startup });
+                    profile.phases[index].push(PhaseSpan {
+                        kind: PhaseKind::Startup,
+                        start: 0,
+                        end: totals.startup,
+                    });
                 }
             }
         }
@@ -103,5 +127,7 @@ pub(super) fn profile(machine: &MachineDescription, image: &Image, tiles: &[Load
 
 /// The memory usage of every tile of `image` on `machine` (for reports before a run).
 pub fn memory_usage(machine: &MachineDescription, image: &Image) -> Vec<TileMemoryUsage> {
-    (0..machine.tiles).map(|id| accounting::tile_usage(machine, id, image.tile(id))).collect()
+    (0..machine.tiles)
+        .map(|id| accounting::tile_usage(machine, id, image.tile(id)))
+        .collect()
 }

@@ -29,7 +29,13 @@ pub fn write_profile_with(
     std::fs::create_dir_all(dir)?;
     let (html, trace) = rayon::join(
         || write_html(File::create(dir.join("profile.html"))?, profile),
-        || write_trace(File::create(dir.join("trace.json"))?, profile, trace_options),
+        || {
+            write_trace(
+                File::create(dir.join("trace.json"))?,
+                profile,
+                trace_options,
+            )
+        },
     );
     html.and(trace)
 }

@@ -56,7 +56,10 @@ pub struct CodeCache {
 
 /// Decodes every word of `bytes` (the memory at some address) as the start of a bundle.
 pub fn decode_words(bytes: &[u8]) -> DecodedRange {
-    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     (0..words.len())
         .map(|i| match decode_bundle(&words[i..]) {
             Ok((bundle, used)) => CodeSlot::Bundle(describe(bundle, used as u32 * 4)),
@@ -68,7 +71,10 @@ pub fn decode_words(bytes: &[u8]) -> DecodedRange {
 impl CodeCache {
     /// An empty cache for SRAM starting at `base` (`_size` is kept for compatibility).
     pub fn new(base: u32, _size: u32) -> CodeCache {
-        CodeCache { base, ranges: Vec::new() }
+        CodeCache {
+            base,
+            ranges: Vec::new(),
+        }
     }
 
     /// Decodes every bundle starting in `[start, start + bytes.len())`, where `bytes` is the memory there.
@@ -93,7 +99,10 @@ impl CodeCache {
         }
         for range in &self.ranges {
             if pc >= range.start && pc < range.end {
-                return range.slots.get(((pc - range.start) / 4) as usize).unwrap_or(&NOT_CODE);
+                return range
+                    .slots
+                    .get(((pc - range.start) / 4) as usize)
+                    .unwrap_or(&NOT_CODE);
             }
         }
         &NOT_CODE
@@ -121,14 +130,23 @@ fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
                 Access::Write | Access::Constant => {}
             }
             let written = matches!(operand.access, Access::Write | Access::ReadWrite);
-            if desc.timing == TimingClass::Load && matches!(operand.access, Access::Write) && operand.kind != OperandKind::MRegPostInc {
+            if desc.timing == TimingClass::Load
+                && matches!(operand.access, Access::Write)
+                && operand.kind != OperandKind::MRegPostInc
+            {
                 load_writes_m |= mask;
             } else if written {
                 writes_m |= mask;
             }
         }
     }
-    DecodedBundle { prepared: PreparedBundle::new(bundle, size), reads_m, load_writes_m, writes_m: writes_m & !load_writes_m, timing }
+    DecodedBundle {
+        prepared: PreparedBundle::new(bundle, size),
+        reads_m,
+        load_writes_m,
+        writes_m: writes_m & !load_writes_m,
+        timing,
+    }
 }
 
 impl DecodedBundle {

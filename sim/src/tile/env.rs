@@ -20,29 +20,52 @@ impl<'a> TileEnv<'a> {
     /// `fp_infmt` and `fp_iscl`: the supervisor's `$FP_INFMT` and `$FP_ISCL` (the only supervisor
     /// CSRs a worker reads), passed by value so no register file is copied per bundle.
     #[inline]
-    pub fn new(tile: u32, cycle: u64, memory: &'a mut TileMemory, cwei: &'a mut [u64; CWEI_COUNT], fp_infmt: u32, fp_iscl: u32, watch: &'a mut WriteWatch) -> Self {
-        TileEnv { tile, cycle, memory, cwei, fp_infmt, fp_iscl, watch }
+    pub fn new(
+        tile: u32,
+        cycle: u64,
+        memory: &'a mut TileMemory,
+        cwei: &'a mut [u64; CWEI_COUNT],
+        fp_infmt: u32,
+        fp_iscl: u32,
+        watch: &'a mut WriteWatch,
+    ) -> Self {
+        TileEnv {
+            tile,
+            cycle,
+            memory,
+            cwei,
+            fp_infmt,
+            fp_iscl,
+            watch,
+        }
     }
 }
 
 impl ExecEnv for TileEnv<'_> {
     #[inline]
     fn load(&mut self, addr: u32, out: &mut [u8]) -> Result<(), Trap> {
-        let bytes = self.memory.read(addr, out.len() as u32).map_err(|e| Trap::memory(e.to_string()))?;
+        let bytes = self
+            .memory
+            .read(addr, out.len() as u32)
+            .map_err(|e| Trap::memory(e.to_string()))?;
         out.copy_from_slice(bytes);
         Ok(())
     }
 
     #[inline]
     fn store(&mut self, addr: u32, data: &[u8]) -> Result<(), Trap> {
-        self.memory.write(addr, data).map_err(|e| Trap::memory(e.to_string()))?;
+        self.memory
+            .write(addr, data)
+            .map_err(|e| Trap::memory(e.to_string()))?;
         self.watch.note(addr, data.len(), self.cycle);
         Ok(())
     }
 
     #[inline]
     fn check_parallel_accesses(&mut self, accesses: &[(u32, u32)]) -> Result<(), Trap> {
-        self.memory.check_element_clash(accesses).map_err(|e| Trap::memory(e.to_string()))
+        self.memory
+            .check_element_clash(accesses)
+            .map_err(|e| Trap::memory(e.to_string()))
     }
 
     fn cwei(&self) -> &[u64; CWEI_COUNT] {

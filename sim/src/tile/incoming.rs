@@ -29,16 +29,25 @@ pub struct ExchangeView<'a> {
 
 impl ExchangeView<'static> {
     /// No other tiles: nothing arrives and nothing limits the horizon (a one-tile run).
-    pub const NONE: ExchangeView<'static> = ExchangeView { sent: &[], progress: &[] };
+    pub const NONE: ExchangeView<'static> = ExchangeView {
+        sent: &[],
+        progress: &[],
+    };
 }
 
 impl<'a> ExchangeView<'a> {
     fn words(&self, tile: u32) -> &'a [OutgoingWord] {
-        self.sent.get(tile as usize).map(Vec::as_slice).unwrap_or(&[])
+        self.sent
+            .get(tile as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     fn progress(&self, tile: u32) -> u64 {
-        self.progress.get(tile as usize).copied().unwrap_or(u64::MAX)
+        self.progress
+            .get(tile as usize)
+            .copied()
+            .unwrap_or(u64::MAX)
     }
 }
 
@@ -80,14 +89,18 @@ impl Source {
     /// Arrival cycle of the next word from this source, skipping words that arrive before `from`.
     #[inline]
     fn next(&mut self, view: &ExchangeView) -> u64 {
-        let Some(sender) = self.sender() else { return u64::MAX };
+        let Some(sender) = self.sender() else {
+            return u64::MAX;
+        };
         let words = view.words(sender);
         let rest = words.get(self.cursor..).unwrap_or(&[]);
         let (latency, from) = (self.latency, self.from);
         if rest.first().is_some_and(|w| w.cycle + latency < from) {
             self.cursor += rest.partition_point(|w| w.cycle + latency < from);
         }
-        words.get(self.cursor).map_or(u64::MAX, |w| w.cycle + latency)
+        words
+            .get(self.cursor)
+            .map_or(u64::MAX, |w| w.cycle + latency)
     }
 
     /// The word arriving at `cycle` (with its index), if the next one does.
@@ -200,7 +213,15 @@ impl IncomingPort {
 
     /// A `put` to an exchange CSR issued at `cycle` by tile `me`. It takes effect for words
     /// arriving at `cycle` and later.
-    pub fn write_csr(&mut self, csr: u8, value: u32, cycle: u64, me: u32, exchange: &ExchangeDescription, tiles: u32) -> Result<(), TrapKind> {
+    pub fn write_csr(
+        &mut self,
+        csr: u8,
+        value: u32,
+        cycle: u64,
+        me: u32,
+        exchange: &ExchangeDescription,
+        tiles: u32,
+    ) -> Result<(), TrapKind> {
         match csr {
             index::INCOMING_MUX | index::INCOMING_MUXPAIR => {
                 if value > tiles {
@@ -212,11 +233,25 @@ impl IncomingPort {
                     return Ok(());
                 }
                 let listening = !pair || self.paired;
-                if let (Some(from), Some(to), true) = (source.sender(), value.checked_sub(1), listening) {
-                    self.switches.push(MuxSwitch { cycle, from, to, pair });
+                if let (Some(from), Some(to), true) =
+                    (source.sender(), value.checked_sub(1), listening)
+                {
+                    self.switches.push(MuxSwitch {
+                        cycle,
+                        from,
+                        to,
+                        pair,
+                    });
                 }
-                let latency = value.checked_sub(1).map_or(0, |sender| exchange.latency_cycles(sender, me));
-                *source = Source { value, from: cycle, cursor: 0, latency };
+                let latency = value
+                    .checked_sub(1)
+                    .map_or(0, |sender| exchange.latency_cycles(sender, me));
+                *source = Source {
+                    value,
+                    from: cycle,
+                    cursor: 0,
+                    latency,
+                };
             }
             index::INCOMING_FORMAT => {
                 let paired = match value {
@@ -234,18 +269,32 @@ impl IncomingPort {
             index::INCOMING_BASE => self.base = value,
             index::INCOMING_SINIT => self.pointer = value,
             other => {
-                let name = tessera_isa::csr::csr_at(tessera_isa::csr::CsrSpace::Lower, other, true).map_or("an exchange CSR", |c| c.name);
+                let name = tessera_isa::csr::csr_at(tessera_isa::csr::CsrSpace::Lower, other, true)
+                    .map_or("an exchange CSR", |c| c.name);
                 return Err(TrapKind::Unmodelled { what: format!("writing {name} (modelled exchange CSRs: $INCOMING_MUX, $INCOMING_MUXPAIR, $INCOMING_FORMAT, $INCOMING_DELTA, $INCOMING_BASE, $INCOMING_SINIT)") });
             }
         }
         Ok(())
     }
 
-    fn write_word(&mut self, sink: &mut Sink, sender: u32, cycle: u64, offset: u32, word: u32) -> Result<(), SimError> {
+    fn write_word(
+        &mut self,
+        sink: &mut Sink,
+        sender: u32,
+        cycle: u64,
+        offset: u32,
+        word: u32,
+    ) -> Result<(), SimError> {
         let address = self.base.wrapping_add(self.pointer).wrapping_add(offset);
         sink.memory
             .write(address, &word.to_le_bytes())
-            .map_err(|fault| SimError::ExchangeReceive { receiver: sink.me, sender, cycle, address, fault })?;
+            .map_err(|fault| SimError::ExchangeReceive {
+                receiver: sink.me,
+                sender,
+                cycle,
+                address,
+                fault,
+            })?;
         sink.watch.note(address, 4, cycle);
         self.bytes_received += 4;
         Ok(())
@@ -259,11 +308,22 @@ impl IncomingPort {
                 return;
             }
         }
-        self.accepted.push(AcceptedRun { sender, first: index, count: 1 });
+        self.accepted.push(AcceptedRun {
+            sender,
+            first: index,
+            count: 1,
+        });
     }
 
     /// Delivers the words arriving at `cycle` (the next arrival) into `memory`.
-    pub fn deliver(&mut self, cycle: u64, view: &ExchangeView, memory: &mut TileMemory, watch: &mut WriteWatch, me: u32) -> Result<(), SimError> {
+    pub fn deliver(
+        &mut self,
+        cycle: u64,
+        view: &ExchangeView,
+        memory: &mut TileMemory,
+        watch: &mut WriteWatch,
+        me: u32,
+    ) -> Result<(), SimError> {
         let sink = &mut Sink { memory, watch, me };
         let low = self.mux.at(view, cycle);
         if !self.paired {
@@ -295,10 +355,22 @@ impl IncomingPort {
                     self.record(b, ib);
                 }
                 (Some((sender, _, _)), None) => {
-                    return Err(SimError::ExchangeUnpaired { receiver: me, sender, cycle, got: "$INCOMING_MUX", missing: "$INCOMING_MUXPAIR" });
+                    return Err(SimError::ExchangeUnpaired {
+                        receiver: me,
+                        sender,
+                        cycle,
+                        got: "$INCOMING_MUX",
+                        missing: "$INCOMING_MUXPAIR",
+                    });
                 }
                 (None, Some((sender, _, _))) => {
-                    return Err(SimError::ExchangeUnpaired { receiver: me, sender, cycle, got: "$INCOMING_MUXPAIR", missing: "$INCOMING_MUX" });
+                    return Err(SimError::ExchangeUnpaired {
+                        receiver: me,
+                        sender,
+                        cycle,
+                        got: "$INCOMING_MUXPAIR",
+                        missing: "$INCOMING_MUX",
+                    });
                 }
                 (None, None) => {}
             }

@@ -67,11 +67,28 @@ pub enum SupervisorStatus {
 
 /// The decoded bundle at `pc` of tile `tile`'s code, or the error a fetch there raises.
 #[inline]
-fn fetch<'a>(code: &'a CodeCache, tile: u32, context: &'static str, pc: u32, cycle: u64) -> Result<&'a DecodedBundle, SimError> {
+fn fetch<'a>(
+    code: &'a CodeCache,
+    tile: u32,
+    context: &'static str,
+    pc: u32,
+    cycle: u64,
+) -> Result<&'a DecodedBundle, SimError> {
     match code.get(pc) {
         CodeSlot::Bundle(decoded) => Ok(decoded),
-        CodeSlot::NotCode => Err(SimError::NotCode { tile, context, pc, cycle }),
-        CodeSlot::Invalid(error) => Err(SimError::Decode { tile, context, pc, cycle, error: error.clone() }),
+        CodeSlot::NotCode => Err(SimError::NotCode {
+            tile,
+            context,
+            pc,
+            cycle,
+        }),
+        CodeSlot::Invalid(error) => Err(SimError::Decode {
+            tile,
+            context,
+            pc,
+            cycle,
+            error: error.clone(),
+        }),
     }
 }
 
@@ -108,7 +125,12 @@ struct WorkerSlot {
 
 impl Default for WorkerSlot {
     fn default() -> Self {
-        WorkerSlot { running: false, next_issue: u64::MAX, started: 0, entry: 0 }
+        WorkerSlot {
+            running: false,
+            next_issue: u64::MAX,
+            started: 0,
+            entry: 0,
+        }
     }
 }
 
@@ -193,7 +215,9 @@ impl Tile {
             memory: TileMemory::new(layout),
             code: CodeCache::new(base, size),
             supervisor: ContextState::new(ContextKind::Supervisor),
-            workers: (0..WORKERS as u8).map(|w| ContextState::new(ContextKind::Worker(w))).collect(),
+            workers: (0..WORKERS as u8)
+                .map(|w| ContextState::new(ContextKind::Worker(w)))
+                .collect(),
             slots: [WorkerSlot::default(); WORKERS],
             running_mask: 0,
             status: SupervisorStatus::Halted,
@@ -224,7 +248,10 @@ impl Tile {
         self.code.insert_shared(start, slots);
         self.memory
             .protect(start..start.saturating_add(len))
-            .map_err(|e| SimError::Load { tile: self.id, message: e.to_string() })
+            .map_err(|e| SimError::Load {
+                tile: self.id,
+                message: e.to_string(),
+            })
     }
 
     /// Moves an idle tile's clock to `cycle` (e.g. the end of start-up) before it starts.
@@ -258,12 +285,21 @@ impl Tile {
             SupervisorStatus::WaitingGlobalSync => Some(" waiting at a global sync"),
         };
         if let Some(waiting) = waiting {
-            parts.push(format!("supervisor{waiting} at pc {:#x} {}", self.supervisor.pc, self.instruction_at(self.supervisor.pc)));
+            parts.push(format!(
+                "supervisor{waiting} at pc {:#x} {}",
+                self.supervisor.pc,
+                self.instruction_at(self.supervisor.pc)
+            ));
         }
         for (worker, slot) in self.slots.iter().enumerate() {
             if slot.running {
                 let context = &self.workers[worker];
-                parts.push(format!("{} at pc {:#x} {}", context.kind.name(), context.pc, self.instruction_at(context.pc)));
+                parts.push(format!(
+                    "{} at pc {:#x} {}",
+                    context.kind.name(),
+                    context.pc,
+                    self.instruction_at(context.pc)
+                ));
             }
         }
         (!parts.is_empty()).then(|| parts.join(", "))
@@ -272,7 +308,10 @@ impl Tile {
     /// The bundle at `pc` in assembly form, between backticks (or why there is none).
     fn instruction_at(&self, pc: u32) -> String {
         match self.code.get(pc) {
-            CodeSlot::Bundle(decoded) => format!("`{}`", tessera_isa::asm::print::format_bundle(decoded.bundle())),
+            CodeSlot::Bundle(decoded) => format!(
+                "`{}`",
+                tessera_isa::asm::print::format_bundle(decoded.bundle())
+            ),
             CodeSlot::NotCode => "(not code)".into(),
             CodeSlot::Invalid(error) => format!("(undecodable: {error})"),
         }
@@ -281,7 +320,10 @@ impl Tile {
     /// Whether the tile can issue nothing more before a global sync is released: it halted or
     /// waits on a global sync, and no worker runs. (Words may still arrive.)
     pub fn is_parked(&self) -> bool {
-        matches!(self.status, SupervisorStatus::Halted | SupervisorStatus::WaitingGlobalSync) && !self.any_worker_running()
+        matches!(
+            self.status,
+            SupervisorStatus::Halted | SupervisorStatus::WaitingGlobalSync
+        ) && !self.any_worker_running()
     }
 
     /// Marks `[start, start + len)` as code: decodes it and write-protects it.
@@ -289,12 +331,18 @@ impl Tile {
         let bytes = self
             .memory
             .read_range(start, len as usize)
-            .map_err(|e| SimError::Load { tile: self.id, message: e.to_string() })?
+            .map_err(|e| SimError::Load {
+                tile: self.id,
+                message: e.to_string(),
+            })?
             .to_vec();
         self.code.decode_range(start, &bytes);
         self.memory
             .protect(start..start + len)
-            .map_err(|e| SimError::Load { tile: self.id, message: e.to_string() })
+            .map_err(|e| SimError::Load {
+                tile: self.id,
+                message: e.to_string(),
+            })
     }
 
     /// Starts the supervisor at `entry` with `$mvertex_base` = `vertex_base` and `$m10` = the host return address.
@@ -339,14 +387,30 @@ impl Tile {
         }
     }
 
-    fn launch(&mut self, worker: usize, entry: u32, vertex_base: u32, worker_base: u32, cycle: u64) {
+    fn launch(
+        &mut self,
+        worker: usize,
+        entry: u32,
+        vertex_base: u32,
+        worker_base: u32,
+        cycle: u64,
+    ) {
         let fp_ictl = self.supervisor.csr[index::FP_ICTL as usize];
         self.workers[worker].launch(entry, vertex_base, worker_base, fp_ictl);
         // First issue: the worker's slot at or after `cycle`.
         let slot = worker as u64;
         let round = cycle - cycle % WORKERS as u64;
-        let first = if round + slot >= cycle { round + slot } else { round + WORKERS as u64 + slot };
-        self.slots[worker] = WorkerSlot { running: true, next_issue: first, started: cycle, entry };
+        let first = if round + slot >= cycle {
+            round + slot
+        } else {
+            round + WORKERS as u64 + slot
+        };
+        self.slots[worker] = WorkerSlot {
+            running: true,
+            next_issue: first,
+            started: cycle,
+            entry,
+        };
         self.running_mask |= 1 << worker;
     }
 
@@ -379,7 +443,10 @@ impl Tile {
         self.port_dirty = false;
         loop {
             // Slots without a running worker hold u64::MAX.
-            let mut next = self.slots.iter().fold(u64::MAX, |next, slot| next.min(slot.next_issue));
+            let mut next = self
+                .slots
+                .iter()
+                .fold(u64::MAX, |next, slot| next.min(slot.next_issue));
             if self.status == SupervisorStatus::Running {
                 if let Some(c) = self.next_free_slot(self.supervisor_next_issue.max(self.cycle)) {
                     next = next.min(c);
@@ -399,15 +466,21 @@ impl Tile {
                     self.cycle = self.cycle.max(limit);
                     return Ok(TileStatus::CycleLimit);
                 }
-                self.port.deliver(arrival, view, &mut self.memory, &mut self.watch, self.id)?;
+                self.port
+                    .deliver(arrival, view, &mut self.memory, &mut self.watch, self.id)?;
                 continue;
             }
             if next == u64::MAX {
                 return match self.status {
                     SupervisorStatus::Halted => Ok(TileStatus::Halted),
                     SupervisorStatus::WaitingGlobalSync => Ok(TileStatus::WaitingGlobalSync),
-                    SupervisorStatus::WaitingLocalSync => Err(SimError::Deadlock { tile: self.id, pc: self.supervisor.pc }),
-                    SupervisorStatus::Running => unreachable!("a running supervisor always has a free slot when no worker runs"),
+                    SupervisorStatus::WaitingLocalSync => Err(SimError::Deadlock {
+                        tile: self.id,
+                        pc: self.supervisor.pc,
+                    }),
+                    SupervisorStatus::Running => unreachable!(
+                        "a running supervisor always has a free slot when no worker runs"
+                    ),
                 };
             }
             if next > horizon {
@@ -440,8 +513,14 @@ impl Tile {
         }
     }
 
-
-    fn trap(&self, context: &'static str, pc: u32, decoded: &DecodedBundle, cycle: u64, trap: Trap) -> SimError {
+    fn trap(
+        &self,
+        context: &'static str,
+        pc: u32,
+        decoded: &DecodedBundle,
+        cycle: u64,
+        trap: Trap,
+    ) -> SimError {
         SimError::Trap {
             site: TrapSite {
                 tile: self.id,
@@ -460,8 +539,19 @@ impl Tile {
         // Borrowed from the code cache (a field the issue does not change), not copied.
         let decoded = fetch(&self.code, self.id, context, pc, cycle)?;
         let outcome = {
-            let (fp_infmt, fp_iscl) = (self.supervisor.csr[index::FP_INFMT as usize], self.supervisor.csr[index::FP_ISCL as usize]);
-            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, fp_infmt, fp_iscl, &mut self.watch);
+            let (fp_infmt, fp_iscl) = (
+                self.supervisor.csr[index::FP_INFMT as usize],
+                self.supervisor.csr[index::FP_ISCL as usize],
+            );
+            let mut env = env::TileEnv::new(
+                self.id,
+                cycle,
+                &mut self.memory,
+                &mut self.cwei,
+                fp_infmt,
+                fp_iscl,
+                &mut self.watch,
+            );
             step_prepared(&decoded.prepared, &mut self.workers[worker], &mut env)
         };
         let outcome = outcome.map_err(|trap| self.trap(context, pc, decoded, cycle, trap))?;
@@ -475,18 +565,32 @@ impl Tile {
                 let slot = self.slots[worker];
                 self.slots[worker] = WorkerSlot::default();
                 self.running_mask &= !(1 << worker);
-                self.spans.push(WorkerSpan { worker: worker as u8, entry: slot.entry, start: slot.started, end: round_end, exit_status: status });
+                self.spans.push(WorkerSpan {
+                    worker: worker as u8,
+                    entry: slot.entry,
+                    start: slot.started,
+                    end: round_end,
+                    exit_status: status,
+                });
                 if self.status == SupervisorStatus::WaitingLocalSync && !self.any_worker_running() {
                     self.status = SupervisorStatus::Running;
-                    self.supervisor_next_issue = self.supervisor_next_issue.max(cycle + self.stalls.sync as u64);
+                    self.supervisor_next_issue = self
+                        .supervisor_next_issue
+                        .max(cycle + self.stalls.sync as u64);
                 }
             }
             Effect::None => self.slots[worker].next_issue = cycle + WORKERS as u64,
             other => {
                 // The table restricts every other effect to the supervisor.
-                return Err(self.trap(context, pc, decoded, cycle, Trap::from(tessera_isa::semantics::TrapKind::Unmodelled {
-                    what: format!("worker effect {other:?}"),
-                })));
+                return Err(self.trap(
+                    context,
+                    pc,
+                    decoded,
+                    cycle,
+                    Trap::from(tessera_isa::semantics::TrapKind::Unmodelled {
+                        what: format!("worker effect {other:?}"),
+                    }),
+                ));
             }
         }
         Ok(())
@@ -494,7 +598,12 @@ impl Tile {
 
     /// The cycle at which every register of `registers` (all with a pending load) is ready; forgets
     /// the loads that are ready by `cycle`.
-    fn load_use_ready(load_ready: &[u64; 16], load_pending: &mut u16, registers: u16, cycle: u64) -> u64 {
+    fn load_use_ready(
+        load_ready: &[u64; 16],
+        load_pending: &mut u16,
+        registers: u16,
+        cycle: u64,
+    ) -> u64 {
         let mut ready = 0;
         let mut left = registers;
         while left != 0 {
@@ -515,7 +624,8 @@ impl Tile {
         let decoded = fetch(&self.code, self.id, CONTEXT, pc, cycle)?;
         let hazard = decoded.reads_m & self.load_pending;
         if hazard != 0 {
-            let ready = Self::load_use_ready(&self.load_ready, &mut self.load_pending, hazard, cycle);
+            let ready =
+                Self::load_use_ready(&self.load_ready, &mut self.load_pending, hazard, cycle);
             if cycle < ready {
                 // Load-use hazard: the slot goes unused until the loaded value is ready.
                 self.supervisor_next_issue = ready;
@@ -524,7 +634,15 @@ impl Tile {
         }
         let outcome = {
             // The supervisor runs no AMP instruction: it reads no `$FP_INFMT`/`$FP_ISCL`.
-            let mut env = env::TileEnv::new(self.id, cycle, &mut self.memory, &mut self.cwei, 0, 0, &mut self.watch);
+            let mut env = env::TileEnv::new(
+                self.id,
+                cycle,
+                &mut self.memory,
+                &mut self.cwei,
+                0,
+                0,
+                &mut self.watch,
+            );
             step_prepared(&decoded.prepared, &mut self.supervisor, &mut env)
         };
         let outcome = outcome.map_err(|trap| self.trap(CONTEXT, pc, decoded, cycle, trap))?;
@@ -565,19 +683,47 @@ impl Tile {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {
                 let Some(worker) = self.slots.iter().position(|s| !s.running) else {
-                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "run with every worker busy" }.into()));
+                    return Err(self.trap(
+                        CONTEXT,
+                        pc,
+                        decoded,
+                        cycle,
+                        tessera_isa::semantics::TrapKind::InvalidOperation {
+                            what: "run with every worker busy",
+                        }
+                        .into(),
+                    ));
                 };
                 let worker_base = self.supervisor.csr[index::WORKER0_BASE as usize + worker];
                 self.launch(worker, entry, vertex_base, worker_base, cycle + 1);
             }
-            Effect::LaunchAll { entry, vertex_base, stride } => {
+            Effect::LaunchAll {
+                entry,
+                vertex_base,
+                stride,
+            } => {
                 if self.any_worker_running() {
                     self.supervisor.csr[index::SSR as usize] |= csr::field::SSR_RAERR;
-                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::InvalidOperation { what: "runall while a worker is active ($SSR.RAERR)" }.into()));
+                    return Err(self.trap(
+                        CONTEXT,
+                        pc,
+                        decoded,
+                        cycle,
+                        tessera_isa::semantics::TrapKind::InvalidOperation {
+                            what: "runall while a worker is active ($SSR.RAERR)",
+                        }
+                        .into(),
+                    ));
                 }
                 for worker in 0..WORKERS {
                     let worker_base = self.supervisor.csr[index::WORKER0_BASE as usize + worker];
-                    self.launch(worker, entry, vertex_base + worker as u32 * stride, worker_base, cycle + 1);
+                    self.launch(
+                        worker,
+                        entry,
+                        vertex_base + worker as u32 * stride,
+                        worker_base,
+                        cycle + 1,
+                    );
                 }
             }
             Effect::Exit { .. } => unreachable!("exit is worker-only in the table"),
@@ -594,19 +740,44 @@ impl Tile {
                     self.global_sync_at = cycle;
                 }
                 other => {
-                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("sync zone {other} (modelled: 2 local, 3 internal)") }.into()));
+                    return Err(self.trap(
+                        CONTEXT,
+                        pc,
+                        decoded,
+                        cycle,
+                        tessera_isa::semantics::TrapKind::Unmodelled {
+                            what: format!("sync zone {other} (modelled: 2 local, 3 internal)"),
+                        }
+                        .into(),
+                    ));
                 }
             },
-            Effect::Send { address, words, mode } => {
+            Effect::Send {
+                address,
+                words,
+                mode,
+            } => {
                 if mode != 0 {
-                    return Err(self.trap(CONTEXT, pc, decoded, cycle, tessera_isa::semantics::TrapKind::Unmodelled { what: format!("send mode {mode} (modelled: 0)") }.into()));
+                    return Err(self.trap(
+                        CONTEXT,
+                        pc,
+                        decoded,
+                        cycle,
+                        tessera_isa::semantics::TrapKind::Unmodelled {
+                            what: format!("send mode {mode} (modelled: 0)"),
+                        }
+                        .into(),
+                    ));
                 }
                 for i in 0..words {
-                    let word = self
-                        .memory
-                        .read_u32(address + 4 * i)
-                        .map_err(|e| self.trap(CONTEXT, pc, decoded, cycle, Trap::memory(e.to_string())))?;
-                    self.outbox.push(OutgoingWord { cycle: cycle + i as u64, word, mode });
+                    let word = self.memory.read_u32(address + 4 * i).map_err(|e| {
+                        self.trap(CONTEXT, pc, decoded, cycle, Trap::memory(e.to_string()))
+                    })?;
+                    self.outbox.push(OutgoingWord {
+                        cycle: cycle + i as u64,
+                        word,
+                        mode,
+                    });
                 }
                 next = next.max(cycle + words as u64);
             }
@@ -617,7 +788,11 @@ impl Tile {
                         .write_csr(index, value, cycle, self.id, &self.exchange, self.tiles)
                         .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?;
                     self.port_dirty = true;
-                    self.exchange_csr_writes.push(ExchangeCsrWrite { cycle, index, value });
+                    self.exchange_csr_writes.push(ExchangeCsrWrite {
+                        cycle,
+                        index,
+                        value,
+                    });
                 }
             }
         }

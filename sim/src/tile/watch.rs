@@ -14,7 +14,8 @@ impl WriteWatch {
     /// Watches `[start, start + bytes)` (in addition to earlier ranges).
     pub fn add(&mut self, start: u32, bytes: u32) {
         if bytes > 0 {
-            self.ranges.push((start, u64::from(start) + u64::from(bytes)));
+            self.ranges
+                .push((start, u64::from(start) + u64::from(bytes)));
         }
     }
 
@@ -26,9 +27,16 @@ impl WriteWatch {
         }
         let start = u64::from(addr);
         let end = start + len as u64;
-        if self.ranges.iter().any(|&(lo, hi)| start < hi && u64::from(lo) < end) {
+        if self
+            .ranges
+            .iter()
+            .any(|&(lo, hi)| start < hi && u64::from(lo) < end)
+        {
             let written = cycle + 1;
-            self.last_write_end = Some(self.last_write_end.map_or(written, |last| last.max(written)));
+            self.last_write_end = Some(
+                self.last_write_end
+                    .map_or(written, |last| last.max(written)),
+            );
         }
     }
 
