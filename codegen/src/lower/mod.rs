@@ -353,6 +353,14 @@ impl Lowering<'_> {
                 beta,
                 eps,
             } => {
+                // The LayerNorm kernels work on 4-element groups; the panel reorder that follows
+                // copies whole 32-byte K-blocks.
+                if value.cols % 32 != 0 {
+                    return Err(self.fail(
+                        17,
+                        format!("the hidden width must be a multiple of 32 for the LayerNorm and panel kernels, not {}", value.cols),
+                    ));
+                }
                 let step = self.compute_step();
                 let (gamma_name, beta_name) = (
                     self.mid.value(gamma).name.clone(),

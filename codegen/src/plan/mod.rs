@@ -237,6 +237,17 @@ pub fn build_with(
     cache: &WeightCache,
 ) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
     let rows = graph_rows(graph);
+    if tm == 0 || tn == 0 || tm as u64 * tn as u64 > target.tiles as u64 {
+        return Err(format!(
+            "E-PLAN-003 grid {tm}x{tn} does not fit {} tiles (both sides at least 1)",
+            target.tiles
+        ));
+    }
+    if tm > rows {
+        return Err(format!(
+            "E-PLAN-004 grid {tm}x{tn} has more row blocks than the {rows} rows"
+        ));
+    }
     let mut mid = distribute(graph, Grid::new(tm, tn, rows)).map_err(|e| e.to_string())?;
     verify(&mid).map_err(|e| e.to_string())?;
     let mut log = rewrite::fuse_fp8_casts(&mut mid);
