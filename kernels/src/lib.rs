@@ -18,6 +18,7 @@ pub mod norm;
 pub mod panelize;
 mod residual_add;
 pub mod split;
+pub mod table;
 
 pub use case::{Buffer, Case, Region, Role, VertexWord};
 pub use residual_add::compiler_case as residual_add_case;
@@ -55,12 +56,7 @@ pub trait Kernel: Sync {
 
 /// Every kernel in the library.
 pub fn all_kernels() -> Vec<&'static dyn Kernel> {
-    let mut all: Vec<&'static dyn Kernel> =
-        vec![&residual_add::ResidualAdd, &panelize::PANELIZE_FP8];
-    all.extend(elementwise::kernels());
-    all.extend(norm::kernels());
-    all.extend(gemm::kernels());
-    all
+    table::KernelId::ALL.iter().map(|k| k.kernel()).collect()
 }
 
 /// Cycles the harness's generated supervisor adds around a worker kernel: set-up puts, `runall`

@@ -29,3 +29,4 @@ pub fn kernels() -> Vec<&'static dyn Kernel> {
 
 pub use bias_add::compiler_case as bias_add_case;
 pub use gelu::compiler_case as gelu_case;
+pub use softmax::compiler_case as softmax_case;

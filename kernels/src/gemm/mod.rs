@@ -11,7 +11,7 @@
 
 mod amp_gemm;
 
-pub use amp_gemm::{AmpGemm, Data, GemmSpec, Precision, GEMM_F16, GEMM_FP8};
+pub use amp_gemm::{AmpGemm, Data, GemmSpec, Precision, GEMM_F16, GEMM_FP8, MAX_ROW_STRIDE_BYTES};
 
 use crate::Kernel;
 

@@ -1,0 +1,78 @@
+//! Rewrites on the distributed level. Each applies only when the resolved layouts of producer
+//! and consumer agree and no other op reads the intermediate value; [`prune`] removes what no
+//! longer has readers. The verifier runs after each in tests.
+
+use super::{MidId, MidOp, MidProgram};
+use crate::graph::DType;
+
+/// What a pass did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RewriteLog {
+    pub applied: Vec<String>,
+    pub refused: Vec<String>,
+}
+
+/// Direct FP8 producer output: `cast(layernorm(x))` and `cast(gelu(x))` to FP8 become a
+/// LayerNorm or GeLU writing FP8 itself (the kernels have FP8-output variants), saving a pass
+/// and the f16 intermediate.
+pub fn fuse_fp8_casts(program: &mut MidProgram) -> RewriteLog {
+    let mut log = RewriteLog::default();
+    let readers = program.readers();
+    let mut redirect: Vec<(MidId, MidId)> = Vec::new();
+    for (id, node) in program.nodes.iter() {
+        let MidOp::Cast { x } = node.op else { continue };
+        if !node.layout.dtype.is_fp8() {
+            continue;
+        }
+        let producer = &program.nodes[x];
+        if !matches!(producer.op, MidOp::LayerNorm { .. } | MidOp::Gelu { .. }) {
+            continue;
+        }
+        let what = format!("%{} cast of %{} ({} `{}`)", id.index(), x.index(), producer.op.name(), producer.label);
+        if readers[x.index()].len() != 1 {
+            log.refused.push(format!("{what}: the f16 value has other readers"));
+            continue;
+        }
+        if producer.layout.dist != node.layout.dist || producer.layout.order != node.layout.order {
+            log.refused.push(format!("{what}: producer and cast shards differ"));
+            continue;
+        }
+        redirect.push((id, x));
+        log.applied.push(format!("{what}: the producer writes {} directly", node.layout.dtype));
+    }
+    for &(cast, producer) in &redirect {
+        let dtype: DType = program.nodes[cast].layout.dtype;
+        program.nodes[producer].layout.dtype = dtype;
+        for (_, node) in program.nodes.iter_mut() {
+            node.op.map_operands(|v| if v == cast { producer } else { v });
+        }
+    }
+    prune(program);
+    log
+}
+
+/// Removes values nobody reads (outputs stay), renumbering the rest.
+pub fn prune(program: &mut MidProgram) {
+    loop {
+        let readers = program.readers();
+        let dead: Vec<bool> = program
+            .nodes
+            .iter()
+            .map(|(id, n)| !matches!(n.op, MidOp::Output { .. }) && readers[id.index()].is_empty())
+            .collect();
+        if !dead.iter().any(|&d| d) {
+            return;
+        }
+        let mut renumber = vec![None; dead.len()];
+        let mut kept = MidProgram::new();
+        for (id, node) in program.nodes.iter() {
+            if dead[id.index()] {
+                continue;
+            }
+            let mut node = node.clone();
+            node.op.map_operands(|v| renumber[v.index()].expect("operands are kept before users"));
+            renumber[id.index()] = Some(kept.push(node));
+        }
+        *program = kept;
+    }
+}

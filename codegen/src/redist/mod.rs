@@ -1,0 +1,11 @@
+//! The one general data movement of the distributed level: a value moved from any layout to
+//! any other through any view. [`segments`] finds where every destination byte comes from;
+//! [`movement`] decides how the bytes travel (local copies, exchange transfers, staging) and
+//! what each tile does.
+
+pub mod execute;
+pub mod movement;
+pub mod segments;
+
+pub use movement::{plan_movement, Buf, LocalCopy, Move, Movement, Run};
+pub use segments::{block_segments, Segment, Side, Source};

@@ -1,0 +1,443 @@
+//! [`plan_movement`]: how a redistribution moves its bytes — the local copies on source tiles
+//! (into send buffers), the exchange transfers, and the local copies on destination tiles
+//! (from staging buffers, from a source block the tile holds itself, and zero padding).
+//!
+//! For every destination block and every source tile it reads from, one of three routes:
+//!
+//! * **direct** — every segment is word aligned on both sides: one transfer per segment, from
+//!   the source buffer straight into the destination buffer;
+//! * **staged at the destination** — the source sends word-aligned covers of the bytes it
+//!   provides (few, large transfers) into a staging buffer, and the destination reorders them
+//!   locally (any granularity);
+//! * **staged at the source** — the source first copies its bytes into a send buffer laid out as
+//!   the destination ranges they fill, then sends each range as one transfer (used when the
+//!   destination ranges are few but the source bytes are scattered, e.g. rows into `$CWEI`
+//!   blocks).
+//!
+//! The route with the lowest estimated cost is taken ([`RouteCost`]). Every replica of a
+//! destination block reads a source block from the same source replica (chosen by block), so a
+//! transfer is sent once and received by all of them (a broadcast); a destination tile that
+//! holds the source block itself copies locally. Replica choice, routes and ordering are
+//! deterministic.
+
+use super::segments::{block_segments, Segment, Side, Source};
+use crate::layout::{Distribution, ShardMap, View};
+use std::collections::BTreeMap;
+
+/// A buffer a movement refers to, on some tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Buf {
+    /// The source value's shard on that tile.
+    Source,
+    /// The destination value's shard on that tile.
+    Dest,
+    /// The tile's staging buffer (received covers, before reordering).
+    Staging,
+    /// The tile's send buffer (reordered bytes, before sending).
+    Send,
+}
+
+/// One run of a local copy: `bytes` bytes to offset `dst` of the copy's destination buffer,
+/// from offset `src` of its source buffer (`None`: zeros).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Run {
+    pub src: Option<u32>,
+    pub dst: u32,
+    pub bytes: u32,
+}
+
+/// A local copy on one tile between two of its buffers. A copy `from: Buf::Dest` holds only
+/// zero runs (padding).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalCopy {
+    pub tile: u32,
+    pub from: Buf,
+    pub to: Buf,
+    pub runs: Vec<Run>,
+}
+
+/// One exchange transfer: `words` words from `from` at `offset` on `sender` to every delivery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Move {
+    pub sender: u32,
+    pub from: Buf,
+    pub offset: u32,
+    pub words: u32,
+    /// (receiver tile, buffer, byte offset).
+    pub deliveries: Vec<(u32, Buf, u32)>,
+}
+
+/// Everything a redistribution does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Movement {
+    /// Source-side copies into send buffers (before the exchange).
+    pub before: Vec<LocalCopy>,
+    pub moves: Vec<Move>,
+    /// Destination-side copies (after the exchange): staging → dest, source → dest, zeros.
+    pub after: Vec<LocalCopy>,
+    /// Destination tiles whose shard is byte for byte the source shard on the same tile: they
+    /// reuse the source buffer (no copy).
+    pub aliases: Vec<u32>,
+    /// Bytes of each tile's send buffer (tiles with none are absent).
+    pub send_bytes: BTreeMap<u32, u32>,
+    /// Bytes of each tile's staging buffer.
+    pub staging_bytes: BTreeMap<u32, u32>,
+}
+
+impl Movement {
+    /// Whether any byte crosses between tiles.
+    pub fn has_exchange(&self) -> bool {
+        !self.moves.is_empty()
+    }
+}
+
+/// Estimated tile cycles of the parts of a route, for choosing between routes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RouteCost {
+    pub exchange: u64,
+    pub copies: u64,
+}
+
+impl RouteCost {
+    fn total(self) -> u64 {
+        self.exchange + self.copies
+    }
+}
+
+/// Receive-side cycles of one transfer of `words` words: the listening window (at least 7
+/// cycles) and the pointer and mux set-up around it (see `exchange::schedule`).
+pub fn transfer_cycles(words: u32) -> u64 {
+    words.max(crate::exchange::schedule::MIN_WINDOW) as u64
+        + crate::exchange::schedule::SETUP_BEFORE_ARRIVAL as u64
+        + 12
+}
+
+/// Tile cycles of a local copy of `runs` runs and `bytes` bytes (six workers): the shape of
+/// `copy_runs` (word runs) or `gather_elements` (element granular).
+pub fn copy_cycles(runs: usize, bytes: u64, word_aligned: bool) -> u64 {
+    if word_aligned {
+        runs as u64 * 10 + bytes / 4
+    } else {
+        bytes * 3
+    }
+}
+
+fn aligned(x: u32) -> bool {
+    x.is_multiple_of(4)
+}
+
+/// Whether every run of a copy is whole words on both sides.
+pub fn runs_word_aligned(runs: &[Run]) -> bool {
+    runs.iter()
+        .all(|r| aligned(r.dst) && aligned(r.bytes) && r.src.is_none_or(aligned))
+}
+
+/// Word-aligned covers of the source bytes of `segments` (offsets into the source buffer of
+/// `buffer_bytes` bytes), merging covers less than `gap` bytes apart. Returns (start, end) pairs.
+fn covers(segments: &[&Segment], buffer_bytes: u32, gap: u32) -> Vec<(u32, u32)> {
+    let mut spans: Vec<(u32, u32)> = segments
+        .iter()
+        .filter_map(|s| match s.src {
+            Source::Block { offset, .. } => Some((
+                offset / 4 * 4,
+                (offset + s.bytes).div_ceil(4).saturating_mul(4).min(buffer_bytes),
+            )),
+            Source::Zero => None,
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for (s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s <= last.1 + gap => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Contiguous destination ranges of `segments` (merged when adjacent).
+fn dest_ranges(segments: &[&Segment]) -> Vec<(u32, u32)> {
+    let mut spans: Vec<(u32, u32)> = segments.iter().map(|s| (s.dst, s.dst + s.bytes)).collect();
+    spans.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for (s, e) in spans {
+        match out.last_mut() {
+            Some(last) if s == last.1 => last.1 = e,
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// The source replica every replica of destination block `dest_block` reads source block
+/// `source_block` from, unless it holds that block itself.
+fn chosen_replica(source: &Distribution, source_block: usize, dest_block: usize) -> u32 {
+    let replicas = source.tiles_of(source_block);
+    replicas[(dest_block.wrapping_mul(7919) + source_block) % replicas.len()]
+}
+
+/// The three routes for the segments one source tile provides to one destination block.
+enum Route {
+    Direct,
+    StagedAtDest(Vec<(u32, u32)>),
+    StagedAtSource(Vec<(u32, u32)>),
+}
+
+fn choose_route(segments: &[&Segment], source_bytes: u32) -> Route {
+    let all_aligned = segments.iter().all(|s| {
+        aligned(s.dst)
+            && aligned(s.bytes)
+            && match s.src {
+                Source::Block { offset, .. } => aligned(offset),
+                Source::Zero => true,
+            }
+    });
+    let bytes: u64 = segments.iter().map(|s| s.bytes as u64).sum();
+    let mut best: Option<(u64, Route)> = None;
+    let mut consider = |cost: RouteCost, route: Route| {
+        if best.as_ref().is_none_or(|(c, _)| cost.total() < *c) {
+            best = Some((cost.total(), route));
+        }
+    };
+    if all_aligned {
+        let exchange = segments.iter().map(|s| transfer_cycles(s.bytes / 4)).sum();
+        consider(RouteCost { exchange, copies: 0 }, Route::Direct);
+    }
+    let covered = covers(segments, source_bytes, 64);
+    let exchange = covered.iter().map(|c| transfer_cycles((c.1 - c.0) / 4)).sum();
+    consider(
+        RouteCost {
+            exchange,
+            copies: copy_cycles(segments.len(), bytes, all_aligned),
+        },
+        Route::StagedAtDest(covered),
+    );
+    let ranges = dest_ranges(segments);
+    if ranges.iter().all(|r| aligned(r.0) && aligned(r.1)) {
+        let exchange = ranges.iter().map(|r| transfer_cycles((r.1 - r.0) / 4)).sum();
+        consider(
+            RouteCost {
+                exchange,
+                copies: copy_cycles(segments.len(), bytes, all_aligned),
+            },
+            Route::StagedAtSource(ranges),
+        );
+    }
+    best.map(|(_, r)| r).unwrap_or(Route::Direct)
+}
+
+/// Plans the movement of a value from `source` to `dest` through `view`.
+pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
+    let mut movement = Movement::default();
+    let source_bytes = source.map.buffer_bytes();
+    // Per tile, the next free offset of its staging and send buffers.
+    let mut staging: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut send: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut before: BTreeMap<u32, Vec<Run>> = BTreeMap::new();
+    // Per destination tile: (from, runs) of its after-copies.
+    let mut after: BTreeMap<(u32, Buf), Vec<Run>> = BTreeMap::new();
+    for block in 0..dest.dist.block_count() {
+        let segments = block_segments(source, dest, view, block);
+        let receivers = dest.dist.tiles_of(block);
+        // Segments by the source replica the block's replicas read from.
+        let mut by_source: BTreeMap<u32, Vec<&Segment>> = BTreeMap::new();
+        let mut zeros: Vec<Run> = Vec::new();
+        let mut source_blocks: Vec<u32> = Vec::new();
+        for s in &segments {
+            match s.src {
+                Source::Zero => zeros.push(Run {
+                    src: None,
+                    dst: s.dst,
+                    bytes: s.bytes,
+                }),
+                Source::Block { block: b, .. } => {
+                    source_blocks.push(b);
+                    by_source
+                        .entry(chosen_replica(source.dist, b as usize, block))
+                        .or_default()
+                        .push(s);
+                }
+            }
+        }
+        source_blocks.sort_unstable();
+        source_blocks.dedup();
+        if !zeros.is_empty() {
+            for &tile in receivers {
+                after.entry((tile, Buf::Dest)).or_default().extend(&zeros);
+            }
+        }
+        // Receivers that hold a source block themselves read it locally.
+        let mut local_of: BTreeMap<u32, Vec<&Segment>> = BTreeMap::new();
+        for &tile in receivers {
+            if let Some(b) = source.dist.block_on(tile) {
+                if source_blocks.binary_search(&(b as u32)).is_ok() {
+                    let mine: Vec<&Segment> = segments
+                        .iter()
+                        .filter(|s| matches!(s.src, Source::Block { block, .. } if block as usize == b))
+                        .collect();
+                    local_of.insert(tile, mine);
+                }
+            }
+        }
+        for (&tile, mine) in &local_of {
+            let identity = zeros.is_empty()
+                && mine.len() == segments.len()
+                && mine.iter().all(|s| matches!(s.src, Source::Block { offset, .. } if offset == s.dst))
+                && dest.map.buffer_bytes() <= source_bytes;
+            if identity {
+                movement.aliases.push(tile);
+                continue;
+            }
+            after.entry((tile, Buf::Source)).or_default().extend(mine.iter().map(|s| Run {
+                src: match s.src {
+                    Source::Block { offset, .. } => Some(offset),
+                    Source::Zero => None,
+                },
+                dst: s.dst,
+                bytes: s.bytes,
+            }));
+        }
+        for (sender, segs) in by_source {
+            let Source::Block { block: sblock, .. } = segs[0].src else {
+                continue;
+            };
+            // A tile holds one block, so every segment of `segs` reads `sblock`; receivers
+            // holding that block themselves read it locally.
+            let takers: Vec<u32> = receivers
+                .iter()
+                .copied()
+                .filter(|t| source.dist.block_on(*t) != Some(sblock as usize))
+                .collect();
+            if takers.is_empty() {
+                continue;
+            }
+            match choose_route(&segs, source_bytes) {
+                Route::Direct => {
+                    for s in &segs {
+                        let Source::Block { offset, .. } = s.src else { continue };
+                        movement.moves.push(Move {
+                            sender,
+                            from: Buf::Source,
+                            offset,
+                            words: s.bytes / 4,
+                            deliveries: takers.iter().map(|&t| (t, Buf::Dest, s.dst)).collect(),
+                        });
+                    }
+                }
+                Route::StagedAtDest(cover) => {
+                    // Each receiver places the covers at its own next staging offset.
+                    let mut bases: Vec<u32> = Vec::with_capacity(takers.len());
+                    for &t in &takers {
+                        let next = staging.entry(t).or_insert(0);
+                        bases.push(*next);
+                        *next += cover.iter().map(|c| c.1 - c.0).sum::<u32>();
+                    }
+                    let mut within = 0u32;
+                    let mut positions = Vec::with_capacity(cover.len());
+                    for &(start, end) in &cover {
+                        positions.push(within);
+                        movement.moves.push(Move {
+                            sender,
+                            from: Buf::Source,
+                            offset: start,
+                            words: (end - start) / 4,
+                            deliveries: takers
+                                .iter()
+                                .zip(&bases)
+                                .map(|(&t, &base)| (t, Buf::Staging, base + within))
+                                .collect(),
+                        });
+                        within += end - start;
+                    }
+                    for (&t, &base) in takers.iter().zip(&bases) {
+                        let runs = after.entry((t, Buf::Staging)).or_default();
+                        for s in &segs {
+                            let Source::Block { offset, .. } = s.src else { continue };
+                            let c = cover.partition_point(|c| c.1 <= offset);
+                            let at = base + positions[c] + (offset - cover[c].0);
+                            runs.push(Run {
+                                src: Some(at),
+                                dst: s.dst,
+                                bytes: s.bytes,
+                            });
+                        }
+                    }
+                }
+                Route::StagedAtSource(ranges) => {
+                    let next = send.entry(sender).or_insert(0);
+                    let base = *next;
+                    *next += ranges.iter().map(|r| r.1 - r.0).sum::<u32>();
+                    let mut within = 0u32;
+                    let mut positions = Vec::with_capacity(ranges.len());
+                    for &(start, end) in &ranges {
+                        positions.push(within);
+                        movement.moves.push(Move {
+                            sender,
+                            from: Buf::Send,
+                            offset: base + within,
+                            words: (end - start) / 4,
+                            deliveries: takers.iter().map(|&t| (t, Buf::Dest, start)).collect(),
+                        });
+                        within += end - start;
+                    }
+                    let runs = before.entry(sender).or_default();
+                    for s in &segs {
+                        let Source::Block { offset, .. } = s.src else { continue };
+                        let r = ranges.partition_point(|r| r.1 <= s.dst);
+                        runs.push(Run {
+                            src: Some(offset),
+                            dst: base + positions[r] + (s.dst - ranges[r].0),
+                            bytes: s.bytes,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    movement.before = before
+        .into_iter()
+        .map(|(tile, runs)| LocalCopy {
+            tile,
+            from: Buf::Source,
+            to: Buf::Send,
+            runs,
+        })
+        .collect();
+    movement.after = after
+        .into_iter()
+        .filter(|(_, runs)| !runs.is_empty())
+        .map(|((tile, from), mut runs)| {
+            runs.sort_by_key(|r| r.dst);
+            LocalCopy {
+                tile,
+                from,
+                to: Buf::Dest,
+                runs,
+            }
+        })
+        .collect();
+    movement.send_bytes = send.into_iter().map(|(t, b)| (t, b.div_ceil(8) * 8)).collect();
+    movement.staging_bytes = staging.into_iter().map(|(t, b)| (t, b.div_ceil(8) * 8)).collect();
+    movement
+}
+
+/// The movement of `source` into `dest` when both are the layouts of values: a convenience for
+/// tests and the cost model.
+pub fn movement_between(
+    source: (&Distribution, &ShardMap),
+    dest: (&Distribution, &ShardMap),
+    view: &View,
+) -> Movement {
+    plan_movement(
+        &Side {
+            dist: source.0,
+            map: source.1,
+        },
+        &Side {
+            dist: dest.0,
+            map: dest.1,
+        },
+        view,
+    )
+}

@@ -1,0 +1,166 @@
+//! Where every byte of a destination block comes from: [`block_segments`] walks a destination
+//! buffer in memory order and merges its elements into [`Segment`]s — runs of destination bytes
+//! that read consecutive bytes of one source block, or are zero padding.
+
+use crate::layout::{Distribution, Index, Order, ShardMap, View, MAX_RANK};
+
+/// Where a segment's bytes come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Source {
+    /// Zero bytes (the K-padding of AMP operands).
+    Zero,
+    /// `bytes` consecutive bytes of source block `block`'s buffer from `offset`.
+    Block { block: u32, offset: u32 },
+}
+
+/// A run of destination bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Segment {
+    pub dst: u32,
+    pub bytes: u32,
+    pub src: Source,
+}
+
+/// The value on either side of a redistribution.
+pub struct Side<'a> {
+    pub dist: &'a Distribution,
+    pub map: &'a ShardMap,
+}
+
+/// Whether the padding of a destination order must be zero: the AMP reads the K-padding of its
+/// operands, so `Panels` and `Cwei` buffers are zero outside the real elements; row-major
+/// padding is never read as data and is left undefined.
+pub fn zero_padding(order: Order) -> bool {
+    match order {
+        Order::Panels | Order::Cwei => true,
+        Order::RowMajor { .. } => false,
+    }
+}
+
+/// The segments of destination block `block`, in destination memory order. `view` maps the
+/// destination's global indices to the source's.
+pub fn block_segments(source: &Side, dest: &Side, view: &View, block: usize) -> Vec<Segment> {
+    let rank = dest.dist.rank();
+    let boxes = dest.dist.block_box(block);
+    let mut origin = [0u32; MAX_RANK];
+    let mut extent = [0u32; MAX_RANK];
+    for (d, r) in boxes.iter().enumerate() {
+        origin[d] = r.start;
+        extent[d] = r.end - r.start;
+    }
+    let zero = zero_padding(dest.map.order);
+    let element = dest.map.element_bytes();
+    let mut out: Vec<Segment> = Vec::new();
+    let mut global: Index = [0; MAX_RANK];
+    let mut src_index: Index = [0; MAX_RANK];
+    let mut src_local: Index = [0; MAX_RANK];
+    dest.map.for_each(|local, offset| {
+        let inside = (0..rank).all(|d| local[d] < extent[d]);
+        let src = if inside {
+            for d in 0..rank {
+                global[d] = origin[d] + local[d];
+            }
+            view.map(&global[..rank], &mut src_index);
+            let b = source
+                .dist
+                .locate(&src_index[..source.dist.rank()], &mut src_local);
+            Source::Block {
+                block: b as u32,
+                offset: source.map.offset(&src_local),
+            }
+        } else if zero {
+            Source::Zero
+        } else {
+            return;
+        };
+        if let Some(last) = out.last_mut() {
+            if last.dst + last.bytes == offset {
+                let extends = match (last.src, src) {
+                    (Source::Zero, Source::Zero) => true,
+                    (
+                        Source::Block { block: a, offset: o },
+                        Source::Block { block: b, offset: p },
+                    ) => a == b && o + last.bytes == p,
+                    _ => false,
+                };
+                if extends {
+                    last.bytes += element;
+                    return;
+                }
+            }
+        }
+        out.push(Segment {
+            dst: offset,
+            bytes: element,
+            src,
+        });
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{Distribution, Order, ShardMap, View};
+
+    #[test]
+    fn rows_to_panels_gives_one_segment_per_row_and_block() {
+        // Source: [4, 64] FP8 in two row blocks; destination: all rows in panels on one tile.
+        let src = Distribution::new(vec![4, 64], vec![vec![0, 2, 4], vec![0, 64]], vec![vec![0], vec![1]]).unwrap();
+        let src_map = ShardMap::new(Order::DENSE, &src.padded_box(), 1).unwrap();
+        let dst = Distribution::replicated(vec![4, 64], vec![2]).unwrap();
+        let dst_map = ShardMap::new(Order::Panels, &dst.padded_box(), 1).unwrap();
+        let segs = block_segments(
+            &Side { dist: &src, map: &src_map },
+            &Side { dist: &dst, map: &dst_map },
+            &View::identity(&[4, 64]),
+            0,
+        );
+        // kb 0: rows 0..4 (two from each block), kb 1 likewise: 8 segments of 32 bytes.
+        assert_eq!(segs.len(), 8);
+        assert!(segs.iter().all(|s| s.bytes == 32));
+        assert_eq!(segs[2].src, Source::Block { block: 1, offset: 0 });
+        assert_eq!(segs[4], Segment { dst: 128, bytes: 32, src: Source::Block { block: 0, offset: 32 } });
+    }
+
+    #[test]
+    fn padding_is_zero_only_for_amp_orders() {
+        let src = Distribution::replicated(vec![2, 20], vec![0]).unwrap();
+        let src_map = ShardMap::new(Order::DENSE, &[2, 20], 2).unwrap();
+        let dst = Distribution::replicated(vec![2, 20], vec![1]).unwrap();
+        let panels = ShardMap::new(Order::Panels, &[2, 20], 2).unwrap();
+        let segs = block_segments(
+            &Side { dist: &src, map: &src_map },
+            &Side { dist: &dst, map: &panels },
+            &View::identity(&[2, 20]),
+            0,
+        );
+        let zero: u32 = segs.iter().filter(|s| s.src == Source::Zero).map(|s| s.bytes).sum();
+        assert_eq!(zero, 2 * 12 * 2);
+        let rows = ShardMap::new(Order::RowMajor { align: 16 }, &[2, 20], 2).unwrap();
+        let segs = block_segments(
+            &Side { dist: &src, map: &src_map },
+            &Side { dist: &dst, map: &rows },
+            &View::identity(&[2, 20]),
+            0,
+        );
+        assert_eq!(segs.len(), 2);
+        assert!(segs.iter().all(|s| s.src != Source::Zero && s.bytes == 40));
+    }
+
+    #[test]
+    fn a_transpose_gives_element_segments() {
+        let src = Distribution::replicated(vec![3, 4], vec![0]).unwrap();
+        let src_map = ShardMap::new(Order::DENSE, &[3, 4], 2).unwrap();
+        let dst = Distribution::replicated(vec![4, 3], vec![0]).unwrap();
+        let dst_map = ShardMap::new(Order::DENSE, &[4, 3], 2).unwrap();
+        let segs = block_segments(
+            &Side { dist: &src, map: &src_map },
+            &Side { dist: &dst, map: &dst_map },
+            &View::transpose(&[3, 4], &[1, 0]).unwrap(),
+            0,
+        );
+        assert_eq!(segs.len(), 12);
+        assert_eq!(segs[1], Segment { dst: 2, bytes: 2, src: Source::Block { block: 0, offset: 8 } });
+    }
+}
