@@ -12,8 +12,10 @@ pub mod case;
 pub mod rng;
 
 pub mod elementwise;
+pub mod error;
 pub mod gemm;
 pub mod layout;
+pub mod movement;
 pub mod norm;
 pub mod panelize;
 mod residual_add;
@@ -60,6 +62,7 @@ pub fn all_kernels() -> Vec<&'static dyn Kernel> {
     all.extend(elementwise::kernels());
     all.extend(norm::kernels());
     all.extend(gemm::kernels());
+    all.extend(movement::kernels());
     all
 }
 
