@@ -1046,8 +1046,10 @@ mod cases {
         let pace = g == 8 && r.next_u32().is_multiple_of(2);
         let flags = (if g == 8 { W8 } else { 0 }) | if pace { PACE } else { 0 };
         let rr = r.range(1, 40) as u32;
-        let outer = r.range(1, 30) as u32;
         let max_g = *r.pick(&[1u64, 2, 4, 16, 64]);
+        // At most ~48 KB of dst (and as much src), whatever the shape.
+        let max_outer = (48_000 / (u64::from(rr) * max_g * u64::from(g))).clamp(1, 30);
+        let outer = r.range(1, max_outer) as u32;
         let zeros = *r.pick(&[0u64, 0, 3, 8]);
         let tab = random_table(r, rr, outer, g, max_g, zeros, flags);
         let regions = *r.pick(&[SS, II, SI, IS]);
