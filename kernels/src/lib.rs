@@ -12,8 +12,10 @@ pub mod case;
 pub mod rng;
 
 pub mod elementwise;
+pub mod error;
 pub mod gemm;
 pub mod layout;
+pub mod movement;
 pub mod norm;
 pub mod panelize;
 mod residual_add;

@@ -1,0 +1,23 @@
+//! Local data movement kernels (registered in `crate::all_kernels`): `copy_runs`, table-driven
+//! copies of 4- or 8-byte granules (reorders, padding, slices), and `gather_elements`, which
+//! assembles 32-bit words from f16 or FP8 elements anywhere (transposes).
+
+mod copy_runs;
+mod gather;
+pub mod items;
+
+use crate::Kernel;
+
+pub use copy_runs::{
+    compiler_case as copy_runs_case, copy_runs_reference, CopyRuns, CopyRunsSpec, Granule, Run,
+    RunSource,
+};
+pub use gather::{
+    compiler_case as gather_elements_case, gather_reference, Element, GatherElements, GatherSpec,
+    GatherWord, Lane,
+};
+
+/// The kernels of this family.
+pub fn kernels() -> Vec<&'static dyn Kernel> {
+    vec![&CopyRuns, &GatherElements]
+}
