@@ -563,9 +563,9 @@ mod tests {
             );
         }
         // Many layers alone are not a size problem (the loader checks them against the tensors).
-        let many = SiglipVisionConfig::from_json_str(&format!(
-            "{{\"hidden_size\": 64, \"intermediate_size\": 128, \"num_attention_heads\": 4, \"num_hidden_layers\": 4000000, \"patch_size\": 14, \"image_size\": 56}}"
-        ))
+        let many = SiglipVisionConfig::from_json_str(
+            r#"{"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 4000000, "patch_size": 14, "image_size": 56}"#,
+        )
         .unwrap();
         assert_eq!(many.num_hidden_layers, 4_000_000);
         let c = SiglipVisionConfig {
