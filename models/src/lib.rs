@@ -6,6 +6,7 @@
 //! internals.
 
 pub mod input;
+pub mod pixels;
 pub mod reference;
 mod rng;
 pub mod siglip;
