@@ -7,6 +7,8 @@
 
 pub mod input;
 pub mod pixels;
+pub mod preprocess;
 pub mod reference;
+pub mod resample;
 mod rng;
 pub mod siglip;
