@@ -501,6 +501,9 @@ fn loads_the_transformers_checkpoints() {
     assert!(bf16.info.ignored_tensors > 0);
     assert_eq!(bf16.info.tensors_loaded, f32.info.tensors_loaded);
     assert_eq!(bf16.config, f32.config);
+    let one = load_checkpoint(&Path::new(ORACLE).join("siglip-bf16-sharded"), Some(1)).unwrap();
+    assert_eq!(one.info.layers, 1);
+    assert_eq!(one.info.ignored_tensors, bf16.info.ignored_tensors + 16);
     let e: CheckpointError = load_checkpoint(&Path::new(ORACLE).join("image"), None).unwrap_err();
     assert!(e.to_string().starts_with("E-CKPT-001: cannot read "), "{e}");
 }

@@ -540,6 +540,26 @@ mod tests {
             .starts_with("E-WEIGHT-009: the safetensors data holds no SigLIP vision tower"));
     }
 
+    /// A config claiming millions of layers fails at the first missing layer, without
+    /// making specs or tensors for the others.
+    #[test]
+    fn absurd_layer_counts_fail_fast() {
+        let c = tiny();
+        let (_, bytes) = checkpoint(&c);
+        let many = SiglipVisionConfig {
+            num_hidden_layers: 4_000_000,
+            ..tiny()
+        };
+        let t = std::time::Instant::now();
+        assert_eq!(
+            load_safetensors(&bytes, &many, &WeightSelection::encoder(4_000_000))
+                .unwrap_err()
+                .to_string(),
+            "E-WEIGHT-001: the checkpoint has no tensor vision_model.encoder.layers.2.layer_norm1.weight"
+        );
+        assert!(t.elapsed().as_secs_f64() < 2.0);
+    }
+
     #[test]
     fn safetensors_round_trip_f32() {
         let c = tiny();
