@@ -1,6 +1,12 @@
-//! Model inputs: seeded activations, seeded images, and image preprocessing into patches.
+//! Model inputs: seeded activations, seeded images, and patches of `[0, 1]` images.
 //!
-//! Preprocessing follows the SigLIP image processor after resizing and rescaling: pixels in
+//! The model's real input is `pixel_values` as transformers' image processor makes them,
+//! already normalised to [−1, 1]: see [`crate::pixels::PixelValues`] (validation against a
+//! config, and [`patches`](crate::pixels::PixelValues::patches)) and, for image files,
+//! [`crate::preprocess`]. The functions here take images already resized and rescaled to
+//! `[0, 1]` and normalise them themselves, so they refuse values outside `[0, 1]`.
+//!
+//! Preprocessing here follows the SigLIP image processor after resizing and rescaling: pixels in
 //! [0, 1] are normalised with mean 0.5 and std 0.5 (`(x − 0.5) / 0.5`, so to [−1, 1]) and cut
 //! into non-overlapping `P×P` patches. Patches are taken row-major over the grid (token
 //! `t = py · (W/P) + px`); inside a patch the order is channel, row, column (`c·P² + ky·P + kx`),
@@ -33,7 +39,7 @@ pub enum InputError {
         patch: usize,
     },
 
-    #[error("E-INPUT-003: pixel {index} is {value}; pixels must be in [0, 1] (rescale 0..255 images by 1/255)")]
+    #[error("E-INPUT-003: pixel {index} is {value}; pixels must be in [0, 1] (rescale 0..255 images by 1/255; for pixel_values already normalised to [-1, 1] use pixels::PixelValues::patches)")]
     OutOfRange { index: usize, value: f32 },
 
     #[error("E-INPUT-004: a {height}×{width} image gives {got} patches, but the model expects {expected}")]
@@ -203,7 +209,7 @@ mod tests {
         );
         assert_eq!(
             patchify(&[0.0, 255.0, 0.0, 0.0], 1, 2, 2, 2).unwrap_err().to_string(),
-            "E-INPUT-003: pixel 1 is 255; pixels must be in [0, 1] (rescale 0..255 images by 1/255)"
+            "E-INPUT-003: pixel 1 is 255; pixels must be in [0, 1] (rescale 0..255 images by 1/255; for pixel_values already normalised to [-1, 1] use pixels::PixelValues::patches)"
         );
         assert!(patchify(&[0.0, f32::NAN, 0.0, 0.0], 1, 2, 2, 2).is_err());
         let c = SiglipVisionConfig::tiny();

@@ -6,8 +6,15 @@
 //! from the model's definition (Hugging Face `modeling_siglip.py`), not from the graph, and
 //! reads weights from the store layout of [`crate::siglip::weights`]. Transcendentals use the
 //! host's f64 `exp`/`tanh`/`sqrt`.
+//!
+//! The pieces (MLP block, encoder layer, encoder, embeddings) are here; the whole tower from
+//! `pixel_values` to `last_hidden_state` and `pooler_output` is [`tower`].
 
 use std::fmt;
+
+pub mod tower;
+
+pub use tower::{embeddings_from_pixels, pooling_head, post_layernorm, vision_tower, TowerOutputs};
 
 use tessera_codegen::graph::{HostTensor, Shape, WeightStore};
 
@@ -35,6 +42,15 @@ pub enum ReferenceError {
         expected: usize,
         shape: Shape,
     },
+
+    #[error("E-REF-004: {requested} encoder layers requested, but the config has {available}")]
+    Layers { requested: usize, available: usize },
+
+    #[error("E-REF-005: invalid config: {0}")]
+    Config(#[from] crate::siglip::config::ConfigError),
+
+    #[error(transparent)]
+    Pixels(#[from] crate::pixels::PixelError),
 }
 
 fn weight<'a>(

@@ -6,7 +6,16 @@
 //! `hidden_size`, `intermediate_size`, `num_attention_heads`, `num_hidden_layers`,
 //! `patch_size`, `image_size`. Optional, with the Hugging Face defaults (the published
 //! So400m `config.json` omits them): `layer_norm_eps` (1e-6), `hidden_act`
-//! (`gelu_pytorch_tanh`), `num_channels` (3). Unknown fields are ignored.
+//! (`gelu_pytorch_tanh`), `num_channels` (3), `vision_use_head` (true). Unknown fields are
+//! ignored.
+//!
+//! [`SiglipVisionConfig::validate`] (run by every parser) also checks that every size derived
+//! from the fields — tokens, patch length, `3·D`, each weight's element and byte count, one
+//! image's pixel count — fits in `usize`, so the size helpers ([`num_patches`] and the rest)
+//! never overflow on a config that passed it; on one that did not they saturate instead of
+//! panicking.
+//!
+//! [`num_patches`]: SiglipVisionConfig::num_patches
 
 use std::path::Path;
 
@@ -40,6 +49,9 @@ pub struct SiglipVisionConfig {
     /// LayerNorm epsilon (1e-6).
     pub layer_norm_eps: f32,
     pub hidden_act: HiddenAct,
+    /// Whether the tower has the attention-pooling head (`SiglipMultiheadAttentionPoolingHead`,
+    /// giving `pooler_output`). Hugging Face default: true.
+    pub vision_use_head: bool,
 }
 
 /// Why a config was rejected.
@@ -85,6 +97,7 @@ impl SiglipVisionConfig {
             image_size: 378,
             layer_norm_eps: 1e-6,
             hidden_act: HiddenAct::GeluTanh,
+            vision_use_head: true,
         }
     }
 
@@ -111,28 +124,44 @@ impl SiglipVisionConfig {
             image_size: 56,
             layer_norm_eps: 1e-6,
             hidden_act: HiddenAct::GeluTanh,
+            vision_use_head: true,
         }
     }
 
-    /// `hidden_size / num_attention_heads`.
+    /// `hidden_size / num_attention_heads` (0 if there are no heads).
     pub fn head_dim(&self) -> usize {
-        self.hidden_size / self.num_attention_heads
+        self.hidden_size
+            .checked_div(self.num_attention_heads)
+            .unwrap_or(0)
     }
 
     /// Patches per side: `image_size / patch_size`, rounded down (a stride-`patch_size`
-    /// "valid" convolution).
+    /// "valid" convolution); 0 if `patch_size` is 0.
     pub fn patches_per_side(&self) -> usize {
-        self.image_size / self.patch_size
+        self.image_size.checked_div(self.patch_size).unwrap_or(0)
     }
 
-    /// Tokens per image (no class token): `patches_per_side²`.
+    /// Tokens per image (no class token): `patches_per_side²` (saturating; exact for a config
+    /// that passed [`validate`](Self::validate)).
     pub fn num_patches(&self) -> usize {
-        self.patches_per_side() * self.patches_per_side()
+        self.patches_per_side()
+            .saturating_mul(self.patches_per_side())
     }
 
-    /// Length of one flattened patch: `num_channels · patch_size²`.
+    /// Length of one flattened patch: `num_channels · patch_size²` (saturating; exact for a
+    /// config that passed [`validate`](Self::validate)).
     pub fn patch_dim(&self) -> usize {
-        self.num_channels * self.patch_size * self.patch_size
+        self.num_channels
+            .saturating_mul(self.patch_size)
+            .saturating_mul(self.patch_size)
+    }
+
+    /// Values in one image: `num_channels · image_size²` (saturating; exact for a config that
+    /// passed [`validate`](Self::validate)).
+    pub fn pixels_per_image(&self) -> usize {
+        self.num_channels
+            .saturating_mul(self.image_size)
+            .saturating_mul(self.image_size)
     }
 
     /// Parses a `config.json` text.
@@ -213,6 +242,17 @@ impl SiglipVisionConfig {
                 })
             }
         };
+        let vision_use_head = match obj.get("vision_use_head") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(ConfigError::WrongType {
+                    field: "vision_use_head",
+                    expected: "a boolean",
+                    found: describe(v),
+                })
+            }
+        };
         let config = SiglipVisionConfig {
             hidden_size: required("hidden_size")?,
             intermediate_size: required("intermediate_size")?,
@@ -223,6 +263,7 @@ impl SiglipVisionConfig {
             image_size: required("image_size")?,
             layer_norm_eps,
             hidden_act,
+            vision_use_head,
         };
         config.validate()?;
         Ok(config)
@@ -270,6 +311,41 @@ impl SiglipVisionConfig {
                 "must be finite and > 0",
             ));
         }
+        self.check_sizes()
+    }
+
+    /// Every size derived from the fields fits in `usize`, as elements and as f32 bytes.
+    fn check_sizes(&self) -> Result<(), ConfigError> {
+        let (d, f, c, p, s) = (
+            self.hidden_size,
+            self.intermediate_size,
+            self.num_channels,
+            self.patch_size,
+            self.image_size,
+        );
+        let side = s / p;
+        // (the field blamed, the factors of one derived size)
+        // Checked in this order so that the field blamed is the one that is too large.
+        let sizes: [(&'static str, usize, &[usize]); 5] = [
+            ("hidden_size", d, &[3, d, d, 4]),
+            ("intermediate_size", f, &[d, f, 4]),
+            ("patch_size", p, &[c, p, p, d, 4]),
+            ("image_size", s, &[c, s, s, 4]),
+            ("image_size", s, &[side, side, 3, d, 4]),
+        ];
+        for (field, value, factors) in sizes {
+            if factors
+                .iter()
+                .try_fold(1usize, |acc, &x| acc.checked_mul(x))
+                .is_none()
+            {
+                return Err(ConfigError::Invalid {
+                    field,
+                    value: value.to_string(),
+                    reason: "too large: a tensor of this model would not fit in memory".into(),
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -277,8 +353,8 @@ impl SiglipVisionConfig {
 /// A short description of a JSON value for error messages: `the string "abc"`, `the number 1.5`.
 fn describe(v: &Value) -> String {
     let mut s = v.to_string();
-    if s.len() > 40 {
-        s.truncate(37);
+    if s.chars().count() > 40 {
+        s = s.chars().take(37).collect();
         s.push_str("...");
     }
     let kind = match v {
@@ -418,6 +494,12 @@ mod tests {
             )),
             "E-CONFIG-003: config.json: field `hidden_act` is the number 1, expected a string"
         );
+        assert_eq!(
+            err(&format!(
+                "{{\"hidden_size\": 64, \"vision_use_head\": \"yes\", {BASE}}}"
+            )),
+            "E-CONFIG-003: config.json: field `vision_use_head` is the string \"yes\", expected a boolean"
+        );
         let e = SiglipVisionConfig::from_file("/nonexistent/config.json")
             .unwrap_err()
             .to_string();
@@ -425,5 +507,83 @@ mod tests {
             e.starts_with("E-CONFIG-006: cannot read /nonexistent/config.json: "),
             "{e}"
         );
+    }
+
+    /// A long non-ASCII value used to be cut at a byte index inside a character (a panic).
+    #[test]
+    fn describe_cuts_long_non_ascii_values_at_character_boundaries() {
+        for text in [
+            "é".repeat(60),
+            "日本語のテキスト".repeat(10),
+            format!("a{}", "🦀".repeat(50)),
+        ] {
+            let e = err(&format!("{{\"hidden_size\": \"{text}\", {BASE}}}"));
+            assert!(
+                e.starts_with("E-CONFIG-003: config.json: field `hidden_size` is the string \""),
+                "{e}"
+            );
+            assert!(e.contains("...,"), "{e}");
+        }
+        let e = err(&format!(
+            "{{\"hidden_size\": \"{}\", {BASE}}}",
+            "é".repeat(60)
+        ));
+        let quoted = format!("\"{}...", "é".repeat(36));
+        assert!(e.contains(&quoted), "{e}");
+    }
+
+    #[test]
+    fn vision_use_head() {
+        let with = |v: &str| {
+            SiglipVisionConfig::from_json_str(&format!("{{\"hidden_size\": 64, {v} {BASE}}}"))
+                .unwrap()
+                .vision_use_head
+        };
+        assert!(with(""));
+        assert!(with("\"vision_use_head\": true,"));
+        assert!(!with("\"vision_use_head\": false,"));
+        assert!(with("\"vision_use_head\": null,"));
+    }
+
+    /// Sizes whose products overflow are refused by the parser, and the helpers saturate
+    /// instead of panicking on a config built by hand.
+    #[test]
+    fn huge_sizes_are_refused_without_overflow() {
+        let big = u64::MAX / 2;
+        for (field, json) in [
+            ("hidden_size", format!("{{\"hidden_size\": {big}, \"intermediate_size\": 1, \"num_attention_heads\": 1, \"num_hidden_layers\": 1, \"patch_size\": 1, \"image_size\": 1}}")),
+            ("image_size", format!("{{\"hidden_size\": 4, \"intermediate_size\": 1, \"num_attention_heads\": 1, \"num_hidden_layers\": 1, \"patch_size\": 1, \"image_size\": {big}}}")),
+            ("patch_size", format!("{{\"hidden_size\": 4, \"intermediate_size\": 1, \"num_attention_heads\": 1, \"num_hidden_layers\": 1, \"patch_size\": {big}, \"image_size\": {big}}}")),
+            ("intermediate_size", format!("{{\"hidden_size\": 4, \"intermediate_size\": {big}, \"num_attention_heads\": 1, \"num_hidden_layers\": 1, \"patch_size\": 1, \"image_size\": 1}}")),
+        ] {
+            let e = err(&json);
+            assert!(
+                e.starts_with(&format!("E-CONFIG-004: config.json: `{field}` = ")) && e.ends_with("too large: a tensor of this model would not fit in memory"),
+                "{field}: {e}"
+            );
+        }
+        // Many layers alone are not a size problem (the loader checks them against the tensors).
+        let many = SiglipVisionConfig::from_json_str(
+            r#"{"hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4, "num_hidden_layers": 4000000, "patch_size": 14, "image_size": 56}"#,
+        )
+        .unwrap();
+        assert_eq!(many.num_hidden_layers, 4_000_000);
+        let c = SiglipVisionConfig {
+            image_size: usize::MAX,
+            patch_size: 1,
+            num_channels: usize::MAX,
+            num_attention_heads: 0,
+            ..SiglipVisionConfig::tiny()
+        };
+        assert_eq!(
+            (
+                c.num_patches(),
+                c.patch_dim(),
+                c.pixels_per_image(),
+                c.head_dim()
+            ),
+            (usize::MAX, usize::MAX, usize::MAX, 0)
+        );
+        assert!(c.validate().is_err());
     }
 }

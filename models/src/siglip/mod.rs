@@ -1,15 +1,24 @@
 //! SigLIP vision tower (So400m/14 and smaller SigLIP-shaped models).
 
+pub mod checkpoint;
 pub mod config;
 pub mod graph;
+mod layout;
+pub mod save;
+mod shard_index;
+mod tensor_file;
 pub mod weights;
 
+pub use checkpoint::{
+    load_checkpoint, read_config, Checkpoint, CheckpointError, CheckpointInfo, SourceDtype,
+};
 pub use config::{ConfigError, HiddenAct, SiglipVisionConfig};
 pub use graph::{
     encoder, encoder_layer, encoder_layer_with, encoder_with, layer_prefix, mlp_block,
     mlp_block_with, ModelGraphError, Precision,
 };
+pub use save::{save_checkpoint, SaveOptions};
 pub use weights::{
     load_safetensors, load_safetensors_file, names, store_tensors, synthetic_weights,
-    to_safetensors, WeightError, WeightSelection,
+    to_safetensors, to_safetensors_prefixed, WeightError, WeightSelection,
 };

@@ -1,26 +1,38 @@
 //! SigLIP vision weights: seeded synthetic weights, and loading (and writing) Hugging Face
-//! `model.safetensors` checkpoints, into a codegen [`WeightStore`].
+//! `model.safetensors` checkpoints held in memory, into a codegen [`WeightStore`]. Loading a
+//! checkpoint directory as transformers writes it (config, shards, index) is
+//! [`super::checkpoint`].
 //!
 //! # Store names and layouts
 //!
-//! Store names are the Hugging Face names (see [`names`]) with two differences the graphs rely on:
+//! Store names are the Hugging Face names under `vision_model.` (see [`names`]) with these
+//! differences the graphs rely on:
 //!
 //! * every linear weight is stored `[in, out]` (Hugging Face `nn.Linear` keeps `[out, in]`), so
 //!   it is a matmul's `b` operand as it stands;
 //! * each layer's `q_proj`, `k_proj`, `v_proj` are fused into `self_attn.qkv_proj.weight`
-//!   `[D, 3D]` (columns: Q, then K, then V) and `self_attn.qkv_proj.bias` `[3D]`.
+//!   `[D, 3D]` (columns: Q, then K, then V) and `self_attn.qkv_proj.bias` `[3D]`;
+//! * the pooling head's `nn.MultiheadAttention` `in_proj_weight` `[3D, D]` and
+//!   `in_proj_bias` `[3D]` are split into `head.attention.{q,k,v}_proj.{weight,bias}`
+//!   (`[D, D]` each, `[in, out]`, and `[D]`): the query projection acts on the probe, the key
+//!   and value projections on the hidden states, so they are different matmuls. The probe
+//!   `[1, 1, D]` is stored `[1, D]`.
 //!
 //! The patch embedding (a stride-P convolution, Hugging Face `[D, C, P, P]`) is stored as the
-//! matmul weight `[C·P·P, D]` for the patches of [`crate::input::patchify`]; the position
-//! embedding is `[T, D]`; LayerNorm parameters are `[D]`.
-
-use std::collections::BTreeMap;
-use std::path::Path;
+//! matmul weight `[C·P·P, D]` for the patches of [`crate::input::patchify`] and
+//! [`crate::pixels::PixelValues::patches`]; the position embedding is `[T, D]`; LayerNorm
+//! parameters are `[D]`.
+//!
+//! Checkpoint names may carry the `vision_model.` prefix (`SiglipModel`, and
+//! `SiglipVisionModel` as transformers 4 wrote it) or not (`SiglipVisionModel` as
+//! transformers 5 writes it); the prefix is detected per checkpoint (see
+//! [`super::checkpoint`]).
 
 use safetensors::{Dtype, SafeTensors};
 use tessera_codegen::graph::{HostTensor, Shape, WeightStore};
 
 use super::config::SiglipVisionConfig;
+use super::layout::{self, Spec};
 use crate::rng::Rng;
 
 /// Tensor names.
@@ -47,6 +59,30 @@ pub mod names {
     pub const POSITION: &str = "vision_model.embeddings.position_embedding.weight";
     pub const POST_LN_WEIGHT: &str = "vision_model.post_layernorm.weight";
     pub const POST_LN_BIAS: &str = "vision_model.post_layernorm.bias";
+    // The attention-pooling head (`SiglipMultiheadAttentionPoolingHead`).
+    /// Prefix of every head tensor.
+    pub const HEAD_PREFIX: &str = "vision_model.head.";
+    /// The learned query, `[1, D]` (checkpoint `head.probe` `[1, 1, D]`).
+    pub const HEAD_PROBE: &str = "vision_model.head.probe";
+    /// Query projection `[D, D]` (`[in, out]`; rows `0..D` of the checkpoint's
+    /// `head.attention.in_proj_weight`, transposed) and its bias `[D]`.
+    pub const HEAD_Q_WEIGHT: &str = "vision_model.head.attention.q_proj.weight";
+    pub const HEAD_Q_BIAS: &str = "vision_model.head.attention.q_proj.bias";
+    /// Key projection (rows `D..2D` of `in_proj_weight`).
+    pub const HEAD_K_WEIGHT: &str = "vision_model.head.attention.k_proj.weight";
+    pub const HEAD_K_BIAS: &str = "vision_model.head.attention.k_proj.bias";
+    /// Value projection (rows `2D..3D` of `in_proj_weight`).
+    pub const HEAD_V_WEIGHT: &str = "vision_model.head.attention.v_proj.weight";
+    pub const HEAD_V_BIAS: &str = "vision_model.head.attention.v_proj.bias";
+    pub const HEAD_OUT_WEIGHT: &str = "vision_model.head.attention.out_proj.weight";
+    pub const HEAD_OUT_BIAS: &str = "vision_model.head.attention.out_proj.bias";
+    pub const HEAD_LN_WEIGHT: &str = "vision_model.head.layernorm.weight";
+    pub const HEAD_LN_BIAS: &str = "vision_model.head.layernorm.bias";
+    /// The head's MLP, `[D, F]`, `[F]`, `[F, D]`, `[D]`.
+    pub const HEAD_FC1_WEIGHT: &str = "vision_model.head.mlp.fc1.weight";
+    pub const HEAD_FC1_BIAS: &str = "vision_model.head.mlp.fc1.bias";
+    pub const HEAD_FC2_WEIGHT: &str = "vision_model.head.mlp.fc2.weight";
+    pub const HEAD_FC2_BIAS: &str = "vision_model.head.mlp.fc2.bias";
 }
 
 /// Which tensors to generate, load or write.
@@ -58,6 +94,8 @@ pub struct WeightSelection {
     pub embeddings: bool,
     /// The LayerNorm after the encoder.
     pub post_layernorm: bool,
+    /// The attention-pooling head (`head.*`).
+    pub head: bool,
 }
 
 impl WeightSelection {
@@ -67,16 +105,32 @@ impl WeightSelection {
             layers,
             embeddings: false,
             post_layernorm: false,
+            head: false,
         }
     }
 
-    /// Everything the vision transformer has (no pooling head).
+    /// Everything the vision transformer has up to `last_hidden_state` (no pooling head).
     pub fn all(config: &SiglipVisionConfig) -> WeightSelection {
         WeightSelection {
             layers: config.num_hidden_layers,
             embeddings: true,
             post_layernorm: true,
+            head: false,
         }
+    }
+
+    /// [`all`](Self::all) plus the pooling head if the config has one
+    /// (`vision_use_head`).
+    pub fn full(config: &SiglipVisionConfig) -> WeightSelection {
+        WeightSelection {
+            head: config.vision_use_head,
+            ..Self::all(config)
+        }
+    }
+
+    /// This selection with the head included or not.
+    pub fn with_head(self, head: bool) -> WeightSelection {
+        WeightSelection { head, ..self }
     }
 }
 
@@ -114,119 +168,12 @@ pub enum WeightError {
 
     #[error("E-WEIGHT-008: the weight store has no tensor {name}")]
     MissingInStore { name: String },
-}
 
-/// How a checkpoint tensor maps onto a store tensor.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Map {
-    /// Same elements, same order.
-    Copy,
-    /// The checkpoint tensor viewed as `[rows, rest]` is the transpose of the store tensor
-    /// (linear weights; the patch convolution).
-    Transpose,
-    /// Part `c` (0 = Q, 1 = K, 2 = V) of the fused QKV weight: `store[i, c·D + j] = hf[j, i]`.
-    QkvWeight(usize),
-    /// Part `c` of the fused QKV bias: `store[c·D + j] = hf[j]`.
-    QkvBias(usize),
-}
+    #[error("E-WEIGHT-009: the safetensors data holds no SigLIP vision tower (no `embeddings.patch_embedding.weight` or `encoder.layers.0.layer_norm1.weight`, with or without `vision_model.`)")]
+    NoVisionTower,
 
-/// One checkpoint tensor and where it goes.
-#[derive(Clone, Debug)]
-struct Spec {
-    hf_name: String,
-    hf_shape: Vec<usize>,
-    store_name: String,
-    store_shape: Vec<usize>,
-    map: Map,
-}
-
-fn specs(config: &SiglipVisionConfig, selection: &WeightSelection) -> Vec<Spec> {
-    let (d, f) = (config.hidden_size, config.intermediate_size);
-    let mut out = Vec::new();
-    let mut push = |hf_name: String,
-                    hf_shape: Vec<usize>,
-                    store_name: String,
-                    store_shape: Vec<usize>,
-                    map| {
-        out.push(Spec {
-            hf_name,
-            hf_shape,
-            store_name,
-            store_shape,
-            map,
-        })
-    };
-    for i in 0..selection.layers {
-        let p = names::LAYER_PREFIX_PATTERN.replace("{i}", &i.to_string());
-        let same = |n: &str| (format!("{p}{n}"), format!("{p}{n}"));
-        for n in [names::LN1_WEIGHT, names::LN1_BIAS] {
-            let (h, s) = same(n);
-            push(h, vec![d], s, vec![d], Map::Copy);
-        }
-        for (c, part) in ["q_proj", "k_proj", "v_proj"].iter().enumerate() {
-            push(
-                format!("{p}self_attn.{part}.weight"),
-                vec![d, d],
-                format!("{p}{}", names::QKV_WEIGHT),
-                vec![d, 3 * d],
-                Map::QkvWeight(c),
-            );
-            push(
-                format!("{p}self_attn.{part}.bias"),
-                vec![d],
-                format!("{p}{}", names::QKV_BIAS),
-                vec![3 * d],
-                Map::QkvBias(c),
-            );
-        }
-        let (h, s) = same(names::OUT_WEIGHT);
-        push(h, vec![d, d], s, vec![d, d], Map::Transpose);
-        let (h, s) = same(names::OUT_BIAS);
-        push(h, vec![d], s, vec![d], Map::Copy);
-        for n in [names::LN2_WEIGHT, names::LN2_BIAS] {
-            let (h, s) = same(n);
-            push(h, vec![d], s, vec![d], Map::Copy);
-        }
-        let (h, s) = same(names::FC1_WEIGHT);
-        push(h, vec![f, d], s, vec![d, f], Map::Transpose);
-        let (h, s) = same(names::FC1_BIAS);
-        push(h, vec![f], s, vec![f], Map::Copy);
-        let (h, s) = same(names::FC2_WEIGHT);
-        push(h, vec![d, f], s, vec![f, d], Map::Transpose);
-        let (h, s) = same(names::FC2_BIAS);
-        push(h, vec![d], s, vec![d], Map::Copy);
-    }
-    if selection.embeddings {
-        let (c, p) = (config.num_channels, config.patch_size);
-        push(
-            names::PATCH_WEIGHT.into(),
-            vec![d, c, p, p],
-            names::PATCH_WEIGHT.into(),
-            vec![c * p * p, d],
-            Map::Transpose,
-        );
-        push(
-            names::PATCH_BIAS.into(),
-            vec![d],
-            names::PATCH_BIAS.into(),
-            vec![d],
-            Map::Copy,
-        );
-        let t = config.num_patches();
-        push(
-            names::POSITION.into(),
-            vec![t, d],
-            names::POSITION.into(),
-            vec![t, d],
-            Map::Copy,
-        );
-    }
-    if selection.post_layernorm {
-        for n in [names::POST_LN_WEIGHT, names::POST_LN_BIAS] {
-            push(n.into(), vec![d], n.into(), vec![d], Map::Copy);
-        }
-    }
-    out
+    #[error("E-WEIGHT-010: invalid config: {0}")]
+    Config(#[from] super::config::ConfigError),
 }
 
 /// The store tensors of a selection, `(name, shape)`, each once, in checkpoint order.
@@ -235,18 +182,27 @@ pub fn store_tensors(
     selection: &WeightSelection,
 ) -> Vec<(String, Shape)> {
     let mut seen = std::collections::HashSet::new();
-    specs(config, selection)
-        .into_iter()
+    layout::specs(config, selection)
         .filter(|s| seen.insert(s.store_name.clone()))
         .map(|s| (s.store_name, Shape::from(s.store_shape)))
         .collect()
 }
 
-/// Seeded synthetic weights in the store layout: linear weights, biases and embeddings
-/// ≈ N(0, 0.02²) (the Hugging Face init std; the distribution is a sum of 12 uniforms, so
-/// bounded by ±0.12), LayerNorm gammas ≈ 1 + N(0, 0.02²), betas ≈ N(0, 0.02²). Each tensor
-/// is drawn from its own stream named by its store name, so a tensor's values depend only on
-/// `seed` and its name — layer 0 is the same whether 1 or 27 layers are generated.
+/// Whether a store tensor is a LayerNorm gamma (drawn around 1).
+fn is_gamma(name: &str) -> bool {
+    name.ends_with("layer_norm1.weight")
+        || name.ends_with("layer_norm2.weight")
+        || name == names::POST_LN_WEIGHT
+        || name == names::HEAD_LN_WEIGHT
+}
+
+/// Seeded synthetic weights in the store layout: linear weights, biases, embeddings and the
+/// head's probe ≈ N(0, 0.02²) (the Hugging Face init std; the distribution is a sum of 12
+/// uniforms, so bounded by ±0.12), LayerNorm gammas ≈ 1 + N(0, 0.02²), betas ≈ N(0, 0.02²).
+/// Each tensor is drawn from its own stream named by its store name, so a tensor's values
+/// depend only on `seed` and its name — layer 0 is the same whether 1 or 27 layers are
+/// generated, with or without the head. The config should have passed
+/// [`SiglipVisionConfig::validate`] (every parser runs it); the sizes are its sizes.
 pub fn synthetic_weights(
     config: &SiglipVisionConfig,
     selection: &WeightSelection,
@@ -255,10 +211,7 @@ pub fn synthetic_weights(
     let mut store = WeightStore::new();
     for (name, shape) in store_tensors(config, selection) {
         let mut rng = Rng::for_name(seed, &name);
-        let is_gamma = name.ends_with("layer_norm1.weight")
-            || name.ends_with("layer_norm2.weight")
-            || name == names::POST_LN_WEIGHT;
-        let mean = if is_gamma { 1.0 } else { 0.0 };
+        let mean = if is_gamma(&name) { 1.0 } else { 0.0 };
         let data = (0..shape.numel())
             .map(|_| rng.normal(mean, 0.02) as f32)
             .collect();
@@ -269,9 +222,9 @@ pub fn synthetic_weights(
 }
 
 /// Reads a checkpoint file ([`load_safetensors`] on its bytes). The whole file is read into
-/// memory.
+/// memory; [`super::checkpoint::load_checkpoint`] reads only the tensors it needs.
 pub fn load_safetensors_file(
-    path: impl AsRef<Path>,
+    path: impl AsRef<std::path::Path>,
     config: &SiglipVisionConfig,
     selection: &WeightSelection,
 ) -> Result<WeightStore, WeightError> {
@@ -283,15 +236,34 @@ pub fn load_safetensors_file(
     load_safetensors(&bytes, config, selection)
 }
 
-/// Loads the selected tensors of a Hugging Face SigLIP checkpoint (`SiglipModel` or
-/// `SiglipVisionModel`: names under `vision_model.`) into the store layout. F32, F16 and BF16
-/// tensors are converted to f32 exactly. Other tensors in the file (the text tower, the
-/// pooling head) are ignored.
+/// The name prefix of the vision tower in a checkpoint whose tensor names satisfy
+/// `has(name)`: `Some("vision_model.")`, `Some("")` or `None` (no vision tower; or, with
+/// both forms present, the `vision_model.` one wins when it has the patch embedding).
+pub(crate) fn detect_prefix(has: impl Fn(&str) -> bool) -> Option<&'static str> {
+    const MARKERS: [&str; 2] = [
+        "embeddings.patch_embedding.weight",
+        "encoder.layers.0.layer_norm1.weight",
+    ];
+    for marker in MARKERS {
+        for prefix in ["vision_model.", ""] {
+            if has(&format!("{prefix}{marker}")) {
+                return Some(prefix);
+            }
+        }
+    }
+    None
+}
+
+/// Loads the selected tensors of a Hugging Face SigLIP checkpoint held in memory
+/// (`SiglipModel` or `SiglipVisionModel`; names with or without `vision_model.`, detected)
+/// into the store layout. F32, F16 and BF16 tensors are converted to f32 exactly. Tensors
+/// not selected (the text tower, the head unless `selection.head`) are ignored.
 pub fn load_safetensors(
     bytes: &[u8],
     config: &SiglipVisionConfig,
     selection: &WeightSelection,
 ) -> Result<WeightStore, WeightError> {
+    config.validate()?;
     if selection.layers > config.num_hidden_layers {
         return Err(WeightError::Layers {
             requested: selection.layers,
@@ -301,57 +273,39 @@ pub fn load_safetensors(
     let st = SafeTensors::deserialize(bytes).map_err(|e| WeightError::Corrupt {
         message: e.to_string(),
     })?;
-    let mut tensors: BTreeMap<String, HostTensor> = BTreeMap::new();
-    let d = config.hidden_size;
-    for spec in specs(config, selection) {
-        let view = st.tensor(&spec.hf_name).map_err(|_| WeightError::Missing {
-            name: spec.hf_name.clone(),
-        })?;
+    let prefix = detect_prefix(|n| st.tensor(n).is_ok()).ok_or(WeightError::NoVisionTower)?;
+    let fetch = |spec: &Spec| -> Result<Vec<f32>, WeightError> {
+        let name = format!("{prefix}{}", spec.hf_name);
+        let view = st
+            .tensor(&name)
+            .map_err(|_| WeightError::Missing { name: name.clone() })?;
         if view.shape() != spec.hf_shape.as_slice() {
             return Err(WeightError::Shape {
-                name: spec.hf_name.clone(),
+                name,
                 got: Shape::from(view.shape()),
                 expected: Shape::from(spec.hf_shape.clone()),
             });
         }
-        let data = to_f32(&spec.hf_name, view.dtype(), view.data())?;
-        let store = tensors
-            .entry(spec.store_name.clone())
-            .or_insert_with(|| HostTensor {
-                shape: Shape::from(spec.store_shape.clone()),
-                data: vec![0.0; spec.store_shape.iter().product()],
-            });
-        match spec.map {
-            Map::Copy => store.data.copy_from_slice(&data),
-            Map::Transpose => {
-                let rows = spec.hf_shape[0];
-                let cols = data.len() / rows;
-                for r in 0..rows {
-                    for c in 0..cols {
-                        store.data[c * rows + r] = data[r * cols + c];
-                    }
-                }
-            }
-            Map::QkvWeight(part) => {
-                for j in 0..d {
-                    for i in 0..d {
-                        store.data[i * 3 * d + part * d + j] = data[j * d + i];
-                    }
-                }
-            }
-            Map::QkvBias(part) => store.data[part * d..(part + 1) * d].copy_from_slice(&data),
-        }
-    }
-    let mut out = WeightStore::new();
-    for (name, t) in tensors {
-        out.insert(name, t);
-    }
-    Ok(out)
+        to_f32(view.dtype(), view.data()).map_err(|e| match e {
+            Convert::DType(dtype) => WeightError::DType { name, dtype },
+            Convert::NonFinite { index, value } => WeightError::NonFinite { name, index, value },
+        })
+    };
+    layout::assemble(layout::specs(config, selection), config.hidden_size, fetch)
 }
 
-/// Converts little-endian F32/F16/BF16 bytes to f32, rejecting other dtypes and non-finite
-/// values.
-fn to_f32(name: &str, dtype: Dtype, bytes: &[u8]) -> Result<Vec<f32>, WeightError> {
+/// Why raw tensor bytes could not become f32.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Convert {
+    /// Not F32, F16 or BF16 (the dtype's name).
+    DType(String),
+    /// A NaN or infinity at this element.
+    NonFinite { index: usize, value: f32 },
+}
+
+/// Converts little-endian F32/F16/BF16 bytes to f32 (exactly), rejecting other dtypes and
+/// non-finite values.
+pub(crate) fn to_f32(dtype: Dtype, bytes: &[u8]) -> Result<Vec<f32>, Convert> {
     let data: Vec<f32> = match dtype {
         Dtype::F32 => bytes
             .chunks_exact(4)
@@ -365,70 +319,73 @@ fn to_f32(name: &str, dtype: Dtype, bytes: &[u8]) -> Result<Vec<f32>, WeightErro
             .chunks_exact(2)
             .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
             .collect(),
-        other => {
-            return Err(WeightError::DType {
-                name: name.to_string(),
-                dtype: format!("{other:?}"),
-            })
-        }
+        other => return Err(Convert::DType(format!("{other:?}"))),
     };
     if let Some((index, &value)) = data.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(WeightError::NonFinite {
-            name: name.to_string(),
-            index,
-            value,
-        });
+        return Err(Convert::NonFinite { index, value });
     }
     Ok(data)
 }
 
-/// Writes the selected tensors of `store` as a Hugging Face-layout F32 safetensors file (the
-/// inverse of [`load_safetensors`]): for tests and for making small checkpoints.
+/// Writes the selected tensors of `store` as a Hugging Face-layout F32 safetensors file with
+/// `vision_model.` names (the inverse of [`load_safetensors`]): for tests and for making small
+/// checkpoints.
 pub fn to_safetensors(
     store: &WeightStore,
     config: &SiglipVisionConfig,
     selection: &WeightSelection,
 ) -> Result<Vec<u8>, WeightError> {
-    let d = config.hidden_size;
-    let mut tensors: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
-    for spec in specs(config, selection) {
-        let t = store
-            .get(&spec.store_name)
-            .ok_or_else(|| WeightError::MissingInStore {
-                name: spec.store_name.clone(),
-            })?;
-        if t.shape.dims() != spec.store_shape.as_slice() {
-            return Err(WeightError::Shape {
-                name: spec.store_name.clone(),
-                got: t.shape.clone(),
-                expected: Shape::from(spec.store_shape.clone()),
-            });
-        }
-        let n: usize = spec.hf_shape.iter().product();
-        let mut hf = vec![0.0f32; n];
-        match spec.map {
-            Map::Copy => hf.copy_from_slice(&t.data),
-            Map::Transpose => {
-                let rows = spec.hf_shape[0];
-                let cols = n / rows;
-                for r in 0..rows {
-                    for c in 0..cols {
-                        hf[r * cols + c] = t.data[c * rows + r];
-                    }
-                }
-            }
-            Map::QkvWeight(part) => {
-                for j in 0..d {
-                    for i in 0..d {
-                        hf[j * d + i] = t.data[i * 3 * d + part * d + j];
-                    }
-                }
-            }
-            Map::QkvBias(part) => hf.copy_from_slice(&t.data[part * d..(part + 1) * d]),
-        }
-        let bytes = hf.iter().flat_map(|v| v.to_le_bytes()).collect();
-        tensors.push((spec.hf_name, spec.hf_shape, bytes));
-    }
+    to_safetensors_prefixed(store, config, selection, "vision_model.")
+}
+
+/// [`to_safetensors`] with the given name prefix: `"vision_model."` (`SiglipModel`) or `""`
+/// (`SiglipVisionModel` as transformers 5 writes it).
+pub fn to_safetensors_prefixed(
+    store: &WeightStore,
+    config: &SiglipVisionConfig,
+    selection: &WeightSelection,
+    prefix: &str,
+) -> Result<Vec<u8>, WeightError> {
+    let tensors = checkpoint_tensors(store, config, selection)?;
+    let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
+        .into_iter()
+        .map(|(name, shape, data)| {
+            (
+                format!("{prefix}{name}"),
+                shape,
+                data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            )
+        })
+        .collect();
+    serialize_f32(&bytes)
+}
+
+/// The checkpoint tensors (`name` without prefix, Hugging Face shape, f32 data) of a selection
+/// of `store`, in checkpoint order.
+pub(crate) fn checkpoint_tensors(
+    store: &WeightStore,
+    config: &SiglipVisionConfig,
+    selection: &WeightSelection,
+) -> Result<layout::HfTensors, WeightError> {
+    layout::disassemble(
+        store,
+        layout::specs(config, selection),
+        config.hidden_size,
+        |name| WeightError::MissingInStore {
+            name: name.to_string(),
+        },
+        |name, got, expected| WeightError::Shape {
+            name: name.to_string(),
+            got: got.clone(),
+            expected: Shape::from(expected),
+        },
+    )
+}
+
+/// Serializes `(name, shape, little-endian f32 bytes)` as a safetensors file.
+pub(crate) fn serialize_f32(
+    tensors: &[(String, Vec<usize>, Vec<u8>)],
+) -> Result<Vec<u8>, WeightError> {
     let views = tensors
         .iter()
         .map(|(name, shape, bytes)| {
@@ -499,6 +456,108 @@ mod tests {
             one.get("vision_model.encoder.layers.0.mlp.fc1.weight"),
             Some(fc1)
         );
+    }
+
+    #[test]
+    fn synthetic_head() {
+        let c = tiny();
+        let full = WeightSelection::full(&c);
+        assert!(full.head);
+        let a = synthetic_weights(&c, &full, 42);
+        // + probe, q/k/v weight and bias, out weight and bias, LN, fc1/fc2 weight and bias.
+        assert_eq!(a.len(), 2 * 12 + 5 + 15);
+        assert_eq!(
+            a.get(names::HEAD_PROBE).unwrap().shape,
+            Shape::from([1, 64])
+        );
+        assert_eq!(
+            a.get(names::HEAD_K_WEIGHT).unwrap().shape,
+            Shape::from([64, 64])
+        );
+        assert_eq!(
+            a.get(names::HEAD_FC1_WEIGHT).unwrap().shape,
+            Shape::from([64, 128])
+        );
+        let gamma = a.get(names::HEAD_LN_WEIGHT).unwrap();
+        assert!(gamma.data.iter().all(|&g| (g - 1.0).abs() <= 0.12));
+        // The head does not change the other tensors.
+        let without = synthetic_weights(&c, &WeightSelection::all(&c), 42);
+        for (name, t) in without.iter() {
+            assert_eq!(a.get(name), Some(t), "{name}");
+        }
+        let no_head = SiglipVisionConfig {
+            vision_use_head: false,
+            ..tiny()
+        };
+        assert!(!WeightSelection::full(&no_head).head);
+    }
+
+    #[test]
+    fn safetensors_round_trip_with_head_and_without_prefix() {
+        let c = tiny();
+        let sel = WeightSelection::full(&c);
+        let store = synthetic_weights(&c, &sel, 8);
+        for prefix in ["vision_model.", ""] {
+            let bytes = to_safetensors_prefixed(&store, &c, &sel, prefix).unwrap();
+            let st = SafeTensors::deserialize(&bytes).unwrap();
+            let probe = st.tensor(&format!("{prefix}head.probe")).unwrap();
+            assert_eq!(probe.shape(), &[1, 1, 64]);
+            let in_proj = st
+                .tensor(&format!("{prefix}head.attention.in_proj_weight"))
+                .unwrap();
+            assert_eq!(in_proj.shape(), &[192, 64]);
+            assert_eq!(
+                load_safetensors(&bytes, &c, &sel).unwrap(),
+                store,
+                "{prefix:?}"
+            );
+            // Without the head flag, the head tensors are ignored.
+            let body = load_safetensors(&bytes, &c, &WeightSelection::all(&c)).unwrap();
+            assert_eq!(body.len(), 2 * 12 + 5);
+        }
+        // in_proj_weight rows c·D..(c+1)·D are part c, transposed.
+        let bytes = to_safetensors(&store, &c, &sel).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let w = st
+            .tensor("vision_model.head.attention.in_proj_weight")
+            .unwrap();
+        let w: Vec<f32> = w
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let v = store.get(names::HEAD_V_WEIGHT).unwrap();
+        let (d, i, j) = (64, 5, 9);
+        assert_eq!(w[(2 * d + j) * d + i], v.data[i * d + j]);
+        assert!(load_safetensors(&bytes[..20], &c, &sel)
+            .unwrap_err()
+            .to_string()
+            .starts_with("E-WEIGHT-003"));
+        let empty = safetensors::serialize(Vec::<(String, TensorView)>::new(), None).unwrap();
+        assert!(load_safetensors(&empty, &c, &sel)
+            .unwrap_err()
+            .to_string()
+            .starts_with("E-WEIGHT-009: the safetensors data holds no SigLIP vision tower"));
+    }
+
+    /// A config claiming millions of layers fails at the first missing layer, without
+    /// making specs or tensors for the others.
+    #[test]
+    fn absurd_layer_counts_fail_fast() {
+        let c = tiny();
+        let (_, bytes) = checkpoint(&c);
+        let many = SiglipVisionConfig {
+            num_hidden_layers: 4_000_000,
+            ..tiny()
+        };
+        let t = std::time::Instant::now();
+        assert_eq!(
+            load_safetensors(&bytes, &many, &WeightSelection::encoder(4_000_000))
+                .unwrap_err()
+                .to_string(),
+            "E-WEIGHT-001: the checkpoint has no tensor vision_model.encoder.layers.2.layer_norm1.weight"
+        );
+        assert!(t.elapsed().as_secs_f64() < 2.0);
     }
 
     #[test]
