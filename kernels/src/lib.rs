@@ -9,6 +9,7 @@
 //! syncs, and returns with `br $m10`).
 
 pub mod case;
+pub mod convert;
 pub mod rng;
 
 pub mod elementwise;
@@ -63,6 +64,7 @@ pub fn all_kernels() -> Vec<&'static dyn Kernel> {
     all.extend(norm::kernels());
     all.extend(gemm::kernels());
     all.extend(movement::kernels());
+    all.extend(convert::kernels());
     all
 }
 
