@@ -9,6 +9,7 @@
 //! syncs, and returns with `br $m10`).
 
 pub mod case;
+pub mod convert;
 pub mod rng;
 
 pub mod elementwise;
