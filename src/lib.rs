@@ -10,7 +10,8 @@ pub use tessera_sim as sim;
 
 pub mod check;
 pub mod chip_program;
-pub mod model_run;
+pub mod pipeline;
+pub mod report;
 
 pub mod npy;
 pub mod target;

@@ -649,17 +649,22 @@ fn isa_doc_writes_the_reference_pages() {
 }
 
 #[test]
-fn tessera_run_compiles_and_simulates_the_built_in_model() {
+fn tessera_run_compiles_and_simulates_a_checkpoint() {
+    let dir = scratch_dir("run-checkpoint");
+    let out = dir.join("hidden.npy");
+    let report = dir.join("report.json");
     let run = succeeds(&[
         "run",
         "--machine",
         "small",
-        "--tokens",
-        "24",
-        "--hidden",
-        "64",
-        "--mlp",
-        "128",
+        "--model",
+        "../shared/testdata/hf/vision-f32",
+        "--pixels",
+        "../shared/testdata/hf/vision-f32/pixel_values.npy",
+        "--output",
+        out.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
     ]);
     assert!(
         run.stdout.contains(
@@ -668,10 +673,29 @@ fn tessera_run_compiles_and_simulates_the_built_in_model() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("cropped"), "{}", run.stdout);
+    for needle in [
+        "cropped",
+        "error vs the host f32 reference, last_hidden_state",
+        "pooler_output",
+        "encoder span",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle}: {}", run.stdout);
+    }
+    let hidden = tessera::npy::NpyArray::read(&out).unwrap();
+    assert_eq!(hidden.shape, vec![2, 16, 64]);
+    assert_eq!(hidden.dtype, tessera::npy::DType::Float32);
+    let pooled = tessera::npy::NpyArray::read(&out.with_extension("pooler_output.npy")).unwrap();
+    assert_eq!(pooled.shape, vec![2, 64]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    for key in ["total", "startup", "cropped", "encoder_span", "estimate"] {
+        assert!(json["cycles"][key].is_u64(), "cycles.{key}: {json}");
+    }
+    assert_eq!(json["bit_exact"], serde_json::Value::Bool(true));
+    assert!(json["error"]["rel_rms"].as_f64().unwrap() < 0.2);
+    assert!(json["sram"]["peak_bytes_per_tile"].as_u64().unwrap() > 0);
     assert!(
-        run.stdout.contains("error vs host f32 reference"),
-        "{}",
-        run.stdout
+        json["time"]["compile_s"].as_f64().is_some()
+            && json["time"]["simulate_s"].as_f64().is_some()
     );
 }

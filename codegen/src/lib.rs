@@ -2,13 +2,16 @@
 //! `shared/DESIGN.md`, "The compiler's shape"):
 //!
 //! * [`graph`] — ops on logical tensors, built by `tessera-models`.
-//! * distributed (mid) — per-value layouts over tiles, explicit redistributions and casts.
-//! * tile (low) — per-tile kernel calls, allocations, exchange phases, supervisor code.
+//! * [`mid`] — the distributed level: per-value layouts over tiles ([`layout`]), explicit
+//!   redistributions ([`redist`]), chosen by the [`plan`]ner.
+//! * [`tile`] (low) — per-tile kernel calls, allocations, exchange phases; [`lower`] makes it
+//!   from the distributed level, [`emit`] turns it into an image.
 //!
 //! Depends on `tessera-isa` and `tessera-kernels`, never on the simulator.
 
-pub mod dist;
+pub mod compile;
 pub mod emit;
+pub mod estimate;
 pub mod exchange;
 pub mod graph;
 pub mod layout;

@@ -19,9 +19,8 @@
 use crate::place::root;
 use crate::tile::verify::{verify, TileVerifyError};
 use crate::tile::{BufferId, HostTensorPlan, Program, StepKind};
-use std::collections::HashMap;
 use tessera_isa::image::Dtype;
-use tessera_kernels::{all_kernels, Kernel};
+use tessera_kernels::Role;
 
 /// Why the reference executor could not run a program.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,7 +63,6 @@ fn tensor_bytes(plan: &HostTensorPlan) -> Result<usize, RefExecError> {
 /// A program being executed: the bytes of every buffer of every tile.
 pub struct RefExec<'a> {
     program: &'a Program,
-    kernels: HashMap<&'static str, &'static dyn Kernel>,
     /// Per tile: buffer → its alias root.
     roots: Vec<Vec<usize>>,
     /// Per tile, per root: the bytes (empty for non-roots).
@@ -101,10 +99,8 @@ impl<'a> RefExec<'a> {
             roots.push(tile_roots);
             memory.push(bytes);
         }
-        let kernels = all_kernels().into_iter().map(|k| (k.name(), k)).collect();
         let mut exec = RefExec {
             program,
-            kernels,
             roots,
             memory,
             next_step: 0,
@@ -206,26 +202,30 @@ impl<'a> RefExec<'a> {
                 let fail = |reason: String| RefExecError::Reference {
                     tile: tile.tile,
                     step,
-                    kernel: call.kernel.into(),
+                    kernel: call.name().into(),
                     reason,
                 };
-                let kernel =
-                    *self
-                        .kernels
-                        .get(call.kernel)
-                        .ok_or_else(|| RefExecError::UnknownKernel {
-                            tile: tile.tile,
-                            step,
-                            kernel: call.kernel.into(),
-                        })?;
-                let mut case = (*call.case).clone();
-                for (buffer, &(id, offset)) in case.buffers.iter_mut().zip(&call.bindings) {
-                    buffer.bytes = self
-                        .bytes(tile.tile, id, offset, buffer.bytes.len())
-                        .to_vec();
-                }
-                let results = kernel.reference(&case);
-                let outputs = case.outputs();
+                let operands: Vec<Vec<u8>> = call
+                    .spec
+                    .operands
+                    .iter()
+                    .zip(&call.bindings)
+                    .map(|(o, &(id, offset))| {
+                        self.bytes(tile.tile, id, offset, o.bytes as usize).to_vec()
+                    })
+                    .collect();
+                let results = call
+                    .params
+                    .reference(operands)
+                    .map_err(|e| fail(e.to_string()))?;
+                let outputs: Vec<usize> = call
+                    .spec
+                    .operands
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, o)| o.role == Role::Output)
+                    .map(|(i, _)| i)
+                    .collect();
                 if results.len() != outputs.len() {
                     return Err(fail(format!(
                         "gave {} outputs for {}",
@@ -234,12 +234,13 @@ impl<'a> RefExec<'a> {
                     )));
                 }
                 for (&k, result) in outputs.iter().zip(&results) {
-                    if result.len() != case.buffers[k].len() {
+                    let operand = &call.spec.operands[k];
+                    if result.len() != operand.bytes as usize {
                         return Err(fail(format!(
                             "gave {} bytes for `{}` ({} bytes)",
                             result.len(),
-                            case.buffers[k].name,
-                            case.buffers[k].len()
+                            operand.name,
+                            operand.bytes
                         )));
                     }
                     let (id, offset) = call.bindings[k];

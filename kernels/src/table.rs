@@ -37,6 +37,10 @@ pub enum KernelId {
     GeluFp8Panels,
     CastF16Fp8Panels,
     PanelizeFp8,
+    CopyRuns,
+    GatherElements,
+    CastF32F16,
+    CastF16Fp8,
 }
 
 impl KernelId {
@@ -55,6 +59,10 @@ impl KernelId {
         KernelId::AddLayerNormMoments,
         KernelId::GemmFp8,
         KernelId::GemmF16,
+        KernelId::CopyRuns,
+        KernelId::GatherElements,
+        KernelId::CastF32F16,
+        KernelId::CastF16Fp8,
     ];
 
     /// The kernel's row: its code, ABI, references and estimate.
@@ -68,7 +76,9 @@ impl KernelId {
             KernelId::GemmF16 => &GEMM_F16,
             KernelId::LayerNormF16 => &LAYERNORM_F16,
             KernelId::LayerNormFp8 => &LAYERNORM_FP8,
-            KernelId::AddLayerNormMoments => &crate::norm::add_layernorm_moments::ADD_LAYERNORM_MOMENTS,
+            KernelId::AddLayerNormMoments => {
+                &crate::norm::add_layernorm_moments::ADD_LAYERNORM_MOMENTS
+            }
             KernelId::SoftmaxF16 => &Softmax,
             KernelId::BiasAddF16 => &BiasAdd,
             KernelId::ResidualAddF16 => &crate::residual_add::ResidualAdd,
@@ -77,6 +87,10 @@ impl KernelId {
             KernelId::GeluFp8Panels => &GELU_FP8_PANELS,
             KernelId::CastF16Fp8Panels => &CastPanels,
             KernelId::PanelizeFp8 => &crate::panelize::PANELIZE_FP8,
+            KernelId::CopyRuns => &crate::movement::CopyRuns,
+            KernelId::GatherElements => &crate::movement::GatherElements,
+            KernelId::CastF32F16 => &crate::convert::CastF32F16,
+            KernelId::CastF16Fp8 => &crate::convert::CastF16Fp8,
         }
     }
 
@@ -127,15 +141,58 @@ pub struct GemmParams {
 pub enum KernelParams {
     Gemm(GemmParams),
     /// Row LayerNorm over `rows × n` dense f16 (gamma, beta f32), f16 or FP8 out.
-    LayerNorm { rows: u32, n: u32, eps_bits: u32, out: ElementOut },
+    LayerNorm {
+        rows: u32,
+        n: u32,
+        eps_bits: u32,
+        out: ElementOut,
+    },
     /// Row softmax of `rows` rows of `cols` halves, `in_stride` halves apart, scale (f32 bits).
-    Softmax { rows: u32, cols: u32, in_stride: u32, scale_bits: u32 },
+    Softmax {
+        rows: u32,
+        cols: u32,
+        in_stride: u32,
+        scale_bits: u32,
+    },
     /// `x[r, c] += bias[c]` over `rows × cols` halves (cols % 4 == 0).
-    BiasAdd { rows: u32, cols: u32 },
+    BiasAdd {
+        rows: u32,
+        cols: u32,
+    },
     /// `out = a + b` over `n` halves.
-    ResidualAdd { n: u32 },
+    ResidualAdd {
+        n: u32,
+    },
     /// tanh GeLU over `n` halves, f16 or packed FP8 out.
-    Gelu { n: u32, out: ElementOut },
+    Gelu {
+        n: u32,
+        out: ElementOut,
+    },
+    /// Copies of 4- or 8-byte granules (`outer` times the table, shifted by the strides).
+    CopyRuns {
+        runs: Arc<Vec<crate::movement::Run>>,
+        outer: u32,
+        src_stride: u32,
+        dst_stride: u32,
+        granule: crate::movement::Granule,
+    },
+    /// `n` f32 values → f16 (round to nearest even), flat; the output padded to 4 halves.
+    CastF32F16 {
+        n: u32,
+    },
+    /// `n` f16 values → FP8 codes, flat; the output padded to whole words.
+    CastF16Fp8 {
+        n: u32,
+        out: Fp8Setting,
+    },
+    /// Destination words assembled from f16 or FP8 elements (`outer` times the table).
+    Gather {
+        words: Arc<Vec<crate::movement::GatherWord>>,
+        outer: u32,
+        src_stride: u32,
+        dst_stride: u32,
+        element: crate::movement::Element,
+    },
 }
 
 /// Why params do not describe a call the kernel can make.
@@ -168,6 +225,25 @@ pub struct OperandSpec {
     pub constant: Option<Arc<Vec<u8>>>,
 }
 
+/// Everything a call site needs, derived once per distinct params: the operands, the vertex
+/// words (addresses refer to operands by index), the supervisor CSRs, a description and the
+/// estimate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSpec {
+    pub kernel: KernelId,
+    pub entry_kind: EntryKind,
+    pub operands: Vec<OperandSpec>,
+    pub vertex: Vec<VertexWord>,
+    pub csrs: Vec<(u8, u32)>,
+    pub description: String,
+    pub estimate_cycles: u64,
+}
+
+fn specs() -> &'static Mutex<HashMap<KernelParams, Arc<CallSpec>>> {
+    static SPECS: OnceLock<Mutex<HashMap<KernelParams, Arc<CallSpec>>>> = OnceLock::new();
+    SPECS.get_or_init(Default::default)
+}
+
 fn templates() -> &'static Mutex<HashMap<KernelParams, Arc<Case>>> {
     static TEMPLATES: OnceLock<Mutex<HashMap<KernelParams, Arc<Case>>>> = OnceLock::new();
     TEMPLATES.get_or_init(Default::default)
@@ -198,6 +274,10 @@ impl KernelParams {
                 ElementOut::F16 => KernelId::GeluF16,
                 ElementOut::Fp8(_) => KernelId::GeluFp8,
             },
+            KernelParams::CopyRuns { .. } => KernelId::CopyRuns,
+            KernelParams::Gather { .. } => KernelId::GatherElements,
+            KernelParams::CastF32F16 { .. } => KernelId::CastF32F16,
+            KernelParams::CastF16Fp8 { .. } => KernelId::CastF16Fp8,
         }
     }
 
@@ -222,16 +302,36 @@ impl KernelParams {
                     return fail(format!("{} columns exceed the row-stride field", g.n));
                 }
             }
-            KernelParams::LayerNorm { rows, n, eps_bits, .. } => {
+            KernelParams::LayerNorm {
+                rows, n, eps_bits, ..
+            } => {
                 let eps = f32::from_bits(eps_bits);
-                if rows == 0 || n == 0 || (rows > 1 && n % 4 != 0) || !(eps.is_finite() && eps >= 0.0) {
-                    return fail(format!("{rows} rows of {n} (rows > 1 needs n % 4 == 0), eps {eps}"));
+                if rows == 0
+                    || n == 0
+                    || (rows > 1 && n % 4 != 0)
+                    || !(eps.is_finite() && eps >= 0.0)
+                {
+                    return fail(format!(
+                        "{rows} rows of {n} (rows > 1 needs n % 4 == 0), eps {eps}"
+                    ));
                 }
             }
-            KernelParams::Softmax { rows, cols, in_stride, scale_bits } => {
+            KernelParams::Softmax {
+                rows,
+                cols,
+                in_stride,
+                scale_bits,
+            } => {
                 let s = f32::from_bits(scale_bits);
-                if rows == 0 || cols == 0 || in_stride % 4 != 0 || in_stride < cols || !(s.is_finite() && s > 0.0) {
-                    return fail(format!("{rows} rows of {cols}, stride {in_stride}, scale {s}"));
+                if rows == 0
+                    || cols == 0
+                    || in_stride % 4 != 0
+                    || in_stride < cols
+                    || !(s.is_finite() && s > 0.0)
+                {
+                    return fail(format!(
+                        "{rows} rows of {cols}, stride {in_stride}, scale {s}"
+                    ));
                 }
             }
             KernelParams::BiasAdd { rows, cols } => {
@@ -244,8 +344,74 @@ impl KernelParams {
                     return fail("no elements".into());
                 }
             }
+            KernelParams::CopyRuns { .. }
+            | KernelParams::Gather { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => {
+                // Their constructors check everything (tables, strides, overlaps, scales).
+                if let Err(e) = self.build_checked() {
+                    return fail(e);
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The case of the table-driven kernels, whose constructors validate.
+    fn build_checked(&self) -> Result<Case, String> {
+        match self {
+            KernelParams::CopyRuns {
+                runs,
+                outer,
+                src_stride,
+                dst_stride,
+                granule,
+            } => crate::movement::copy_runs_case(&crate::movement::CopyRunsSpec {
+                runs: runs.to_vec(),
+                outer: *outer,
+                src_stride: *src_stride,
+                dst_stride: *dst_stride,
+                granule: *granule,
+                distinct: false,
+            })
+            .map_err(|e| e.to_string()),
+            KernelParams::Gather {
+                words,
+                outer,
+                src_stride,
+                dst_stride,
+                element,
+            } => crate::movement::gather_elements_case(&crate::movement::GatherSpec {
+                words: words.to_vec(),
+                outer: *outer,
+                src_stride: *src_stride,
+                dst_stride: *dst_stride,
+                element: *element,
+            })
+            .map_err(|e| e.to_string()),
+            KernelParams::CastF32F16 { n } => {
+                crate::convert::cast_f32_f16_case(crate::convert::CastF32F16Params {
+                    n: *n,
+                    placement: crate::convert::Placement::Anywhere {
+                        input: Region::Standard,
+                        output: Region::Standard,
+                    },
+                })
+                .map_err(|e| e.to_string())
+            }
+            KernelParams::CastF16Fp8 { n, out } => {
+                crate::convert::cast_f16_fp8_case(crate::convert::CastF16Fp8Params {
+                    n: *n,
+                    fp8: fp8_out(*out),
+                    placement: crate::convert::Placement::Anywhere {
+                        input: Region::Standard,
+                        output: Region::Standard,
+                    },
+                })
+                .map_err(|e| e.to_string())
+            }
+            other => Ok(other.build()),
+        }
     }
 
     fn build(&self) -> Case {
@@ -263,7 +429,12 @@ impl KernelParams {
                     GEMM_F16.make_case(&spec)
                 }
             }
-            KernelParams::LayerNorm { rows, n, eps_bits, out } => {
+            KernelParams::LayerNorm {
+                rows,
+                n,
+                eps_bits,
+                out,
+            } => {
                 let (rows, n) = (rows as usize, n as usize);
                 let fp8 = match out {
                     ElementOut::F16 => None,
@@ -292,13 +463,20 @@ impl KernelParams {
                     LAYERNORM_F16.make_case(spec)
                 }
             }
-            KernelParams::Softmax { rows, cols, in_stride, scale_bits } => crate::elementwise::softmax_case(
+            KernelParams::Softmax {
+                rows,
+                cols,
+                in_stride,
+                scale_bits,
+            } => crate::elementwise::softmax_case(
                 rows as usize,
                 cols as usize,
                 in_stride as usize,
                 f32::from_bits(scale_bits),
             ),
-            KernelParams::BiasAdd { rows, cols } => crate::elementwise::bias_add_case(rows as usize, cols as usize),
+            KernelParams::BiasAdd { rows, cols } => {
+                crate::elementwise::bias_add_case(rows as usize, cols as usize)
+            }
             KernelParams::ResidualAdd { n } => crate::residual_add_case(n as usize),
             KernelParams::Gelu { n, out } => match out {
                 ElementOut::F16 => crate::elementwise::gelu_case(
@@ -306,14 +484,37 @@ impl KernelParams {
                     crate::elementwise::GeluOutput::F16,
                     Fp8Out::new(Fp8Format::F143, 0, false),
                 ),
-                ElementOut::Fp8(s) => crate::elementwise::gelu_case(n as usize, crate::elementwise::GeluOutput::Fp8, fp8_out(s)),
+                ElementOut::Fp8(s) => crate::elementwise::gelu_case(
+                    n as usize,
+                    crate::elementwise::GeluOutput::Fp8,
+                    fp8_out(s),
+                ),
+            },
+            KernelParams::CopyRuns { .. }
+            | KernelParams::Gather { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => match self.build_checked() {
+                Ok(case) => case,
+                // `check` ran the same constructor first, so this is unreachable; an empty
+                // case would fail loudly at its first use rather than miscompute.
+                Err(reason) => Case {
+                    kernel: self.id().name().into(),
+                    name: reason,
+                    buffers: Vec::new(),
+                    vertex: Vec::new(),
+                    supervisor_csrs: Vec::new(),
+                },
             },
         }
     }
 
     /// The call's template case (zeroed data), made once per distinct params.
     pub fn template(&self) -> Result<Arc<Case>, KernelParamError> {
-        if let Some(case) = templates().lock().unwrap_or_else(|e| e.into_inner()).get(self) {
+        if let Some(case) = templates()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(self)
+        {
             return Ok(case.clone());
         }
         self.check()?;
@@ -341,7 +542,26 @@ impl KernelParams {
             | KernelParams::Softmax { .. }
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
-            | KernelParams::Gelu { .. } => RegionNeed::Any,
+            | KernelParams::Gelu { .. }
+            | KernelParams::CopyRuns { .. }
+            | KernelParams::Gather { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => RegionNeed::Any,
+        }
+    }
+
+    /// Whether operand `buffer` holds data that are part of the params (a table).
+    fn is_constant(&self, buffer: &Buffer) -> bool {
+        match self {
+            KernelParams::CopyRuns { .. } | KernelParams::Gather { .. } => buffer.name == "table",
+            KernelParams::Gemm(_)
+            | KernelParams::LayerNorm { .. }
+            | KernelParams::Softmax { .. }
+            | KernelParams::BiasAdd { .. }
+            | KernelParams::ResidualAdd { .. }
+            | KernelParams::Gelu { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => false,
         }
     }
 
@@ -359,9 +579,32 @@ impl KernelParams {
                 align: b.align.max(8),
                 region: self.region_need(i, b),
                 slot: b.element_slot,
-                constant: None,
+                constant: self.is_constant(b).then(|| Arc::new(b.bytes.clone())),
             })
             .collect())
+    }
+
+    /// The call's [`CallSpec`], made once per distinct params and shared.
+    pub fn spec(&self) -> Result<Arc<CallSpec>, KernelParamError> {
+        if let Some(spec) = specs().lock().unwrap_or_else(|e| e.into_inner()).get(self) {
+            return Ok(spec.clone());
+        }
+        let template = self.template()?;
+        let spec = Arc::new(CallSpec {
+            kernel: self.id(),
+            entry_kind: self.entry_kind(),
+            operands: self.operands()?,
+            vertex: template.vertex.clone(),
+            csrs: template.supervisor_csrs.clone(),
+            description: template.name.clone(),
+            estimate_cycles: self.kernel().estimate_cycles(&template),
+        });
+        Ok(specs()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(self.clone())
+            .or_insert(spec)
+            .clone())
     }
 
     pub fn vertex(&self) -> Result<Vec<VertexWord>, KernelParamError> {
@@ -399,20 +642,162 @@ impl KernelParams {
             reason,
         };
         if operands.len() != template.buffers.len() {
-            return Err(fail(format!("{} operands for {} buffers", operands.len(), template.buffers.len())));
+            return Err(fail(format!(
+                "{} operands for {} buffers",
+                operands.len(),
+                template.buffers.len()
+            )));
         }
         let mut case = (*template).clone();
         for (buffer, bytes) in case.buffers.iter_mut().zip(operands) {
             if bytes.len() != buffer.len() {
-                return Err(fail(format!("{} bytes for `{}` ({} bytes)", bytes.len(), buffer.name, buffer.len())));
+                return Err(fail(format!(
+                    "{} bytes for `{}` ({} bytes)",
+                    bytes.len(),
+                    buffer.name,
+                    buffer.len()
+                )));
             }
             buffer.bytes = bytes;
         }
-        let results = self.kernel().reference(&case);
+        let mut results = self.kernel().reference(&case);
         if results.len() != case.outputs().len() {
-            return Err(fail(format!("the reference gave {} outputs", results.len())));
+            return Err(fail(format!(
+                "the reference gave {} outputs",
+                results.len()
+            )));
+        }
+        // The table-driven kernels write only their runs; their references start from zeros
+        // (the checker's cases cover the destination), so keep every byte no run writes.
+        if let Some(mask) = self.written(&case) {
+            let dst = case.outputs()[0];
+            let old = &case.buffers[dst].bytes;
+            for (i, (out, &w)) in results[0].iter_mut().zip(&mask).enumerate() {
+                if !w {
+                    *out = old[i];
+                }
+            }
         }
         Ok(results)
+    }
+
+    /// For the table-driven kernels: which bytes of `dst` the call writes (from its vertex
+    /// words and table, so after any rewriting the constructor did).
+    fn written(&self, case: &Case) -> Option<Vec<bool>> {
+        let words = |name: &str| -> Vec<u32> {
+            case.buffers
+                .iter()
+                .find(|b| b.name == name)
+                .map(|b| crate::case::bytes::to_u32(&b.bytes))
+                .unwrap_or_default()
+        };
+        let dst_len = case.buffers.get(case.outputs().first().copied()?)?.len();
+        let mut mask = vec![false; dst_len];
+        let mut mark = |from: u64, len: u64| {
+            for i in from..(from + len).min(dst_len as u64) {
+                mask[i as usize] = true;
+            }
+        };
+        match self {
+            KernelParams::CopyRuns { .. } => {
+                let (outer, dst_stride) = (case.word(4) as u64, case.word(6) as u64);
+                let table = words("table");
+                for o in 0..outer {
+                    for entry in table.chunks_exact(3) {
+                        mark(o * dst_stride + entry[1] as u64, entry[2] as u64);
+                    }
+                }
+            }
+            KernelParams::Gather { element, .. } => {
+                let (w, outer, dst_stride) = (
+                    case.word(3) as usize,
+                    case.word(4) as u64,
+                    case.word(6) as u64,
+                );
+                let table = words("table");
+                let entry = 1 + element.lanes();
+                for o in 0..outer {
+                    for e in table.chunks_exact(entry).take(w) {
+                        mark(o * dst_stride + e[0] as u64, 4);
+                    }
+                }
+            }
+            KernelParams::Gemm(_)
+            | KernelParams::LayerNorm { .. }
+            | KernelParams::Softmax { .. }
+            | KernelParams::BiasAdd { .. }
+            | KernelParams::ResidualAdd { .. }
+            | KernelParams::Gelu { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => return None,
+        }
+        Some(mask)
+    }
+}
+
+impl KernelParams {
+    /// One representative call of every kernel the compiler calls (for tests of the back end).
+    pub fn examples() -> Vec<KernelParams> {
+        let fp8 = Fp8Setting {
+            format: Fp8Format::F143,
+            scale: -4,
+            nanoo: false,
+        };
+        let gemm = |fp8: bool| {
+            KernelParams::Gemm(GemmParams {
+                fp8,
+                m: 7,
+                k: 80,
+                n: 40,
+                a_format: Fp8Format::F143,
+                b_format: Fp8Format::F152,
+                scale: -6,
+            })
+        };
+        vec![
+            gemm(true),
+            KernelParams::Gelu {
+                n: 100,
+                out: ElementOut::Fp8(fp8),
+            },
+            KernelParams::ResidualAdd { n: 64 },
+            KernelParams::BiasAdd { rows: 3, cols: 24 },
+            gemm(false),
+            KernelParams::Gelu {
+                n: 72,
+                out: ElementOut::F16,
+            },
+            KernelParams::Softmax {
+                rows: 5,
+                cols: 29,
+                in_stride: 32,
+                scale_bits: 0.125f32.to_bits(),
+            },
+            KernelParams::LayerNorm {
+                rows: 2,
+                n: 64,
+                eps_bits: 1e-6f32.to_bits(),
+                out: ElementOut::F16,
+            },
+            KernelParams::LayerNorm {
+                rows: 3,
+                n: 32,
+                eps_bits: 1e-5f32.to_bits(),
+                out: ElementOut::Fp8(fp8),
+            },
+            KernelParams::CastF32F16 { n: 37 },
+            KernelParams::CastF16Fp8 { n: 50, out: fp8 },
+            KernelParams::CopyRuns {
+                runs: Arc::new(vec![
+                    crate::movement::Run::copy(0, 8, 32),
+                    crate::movement::Run::zeros(0, 8),
+                ]),
+                outer: 3,
+                src_stride: 64,
+                dst_stride: 40,
+                granule: crate::movement::Granule::Word8,
+            },
+        ]
     }
 }
 
@@ -446,7 +831,9 @@ mod tests {
         assert_eq!(ops.len(), 3);
         assert_eq!(ops[0].bytes, 3 * 8 * 2);
         assert!(Arc::ptr_eq(&p.template().unwrap(), &p.template().unwrap()));
-        assert!(KernelParams::BiasAdd { rows: 3, cols: 6 }.template().is_err());
+        assert!(KernelParams::BiasAdd { rows: 3, cols: 6 }
+            .template()
+            .is_err());
         let g = KernelParams::Gemm(GemmParams {
             fp8: true,
             m: 5,
@@ -457,7 +844,10 @@ mod tests {
             scale: -14,
         });
         let ops = g.operands().unwrap();
-        assert_eq!(ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "s"]);
+        assert_eq!(
+            ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c", "s"]
+        );
         assert_eq!(ops[1].region, RegionNeed::Interleaved);
         assert!(g.estimate_cycles().unwrap() > 0);
         let zeros: Vec<Vec<u8>> = ops.iter().map(|o| vec![0; o.bytes as usize]).collect();

@@ -201,6 +201,8 @@ fn synthetic_profile(tiles: u32) -> Profile {
         exchange,
         syncs: 1 + 2 * SUPERSTEPS,
         bundles,
+        sync_releases: Vec::new(),
+        superstep_names: Vec::new(),
     }
 }
 

@@ -29,7 +29,7 @@ enum Command {
     /// Plan and emit an image for a built-in graph, with the plan report.
     Compile(model::CompileArgs),
     /// Plan only: the planner's candidates and the estimated cycles.
-    Estimate(model::GraphArgs),
+    Estimate(model::ModelArgs),
     /// The one-tile FP8 cast demo: every f16 bit pattern through an assembly kernel.
     Demo(demo::RunArgs),
     /// Assemble, run, build and disassemble tile programs.

@@ -1,195 +1,318 @@
-//! `tessera run`, `tessera compile`, `tessera estimate`: the encoder compiler on a built-in graph.
+//! `tessera run`, `tessera compile`, `tessera estimate`: a SigLIP vision tower (a checkpoint or
+//! the built-in model) compiled for every tile, simulated, and checked.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use tessera::model_run::{compile_graph, run_mlp_block, GraphSpec};
+use tessera::npy::NpyArray;
+use tessera::pipeline::{
+    compile_graph, run_and_check, synthetic_pixels, tower_graph, Model, Outcome, RunSpec,
+};
+use tessera::report::{encoder_span, op_table, step_times, RunSummary};
 use tessera::sim::MachineDescription;
-use tessera_codegen::plan::{plan, PlanOptions};
+use tessera_codegen::compile::CompiledGraph;
+use tessera_codegen::plan::PlanOptions;
+use tessera_models::pixels::PixelValues;
 
+/// Which model, how to run it, and the planner's bounds.
 #[derive(Args, Clone)]
-pub struct GraphArgs {
-    /// Built-in graph: `mlp-block` (LayerNorm → FP8 GEMM → GeLU → FP8 GEMM → residual).
-    #[arg(long, default_value = "mlp-block")]
-    graph: String,
-    /// Use the So400m/14 shapes (729 tokens, hidden 1152, MLP 4304) instead of the small default.
+pub struct ModelArgs {
+    /// A checkpoint directory as Hugging Face transformers writes it (config.json and
+    /// model.safetensors or a sharded index). Without it: the built-in small SigLIP tower.
     #[arg(long)]
-    so400m: bool,
-    /// Tokens (rows).
+    model: Option<PathBuf>,
+    /// Keep the first N encoder layers (default: all).
     #[arg(long)]
-    tokens: Option<usize>,
-    /// Hidden width.
+    layers: Option<usize>,
+    /// Images per run when no pixels or images are given (default 2 for the built-in model, 1 otherwise).
     #[arg(long)]
-    hidden: Option<usize>,
-    /// MLP width.
+    batch: Option<usize>,
+    /// GEMM precision: `fp8` (F143 activations with scale −4, FP8 weights) or `f16`.
+    #[arg(long, default_value = "fp8")]
+    precision: String,
+    /// Leave out the attention-pooling head even when the model has one.
     #[arg(long)]
-    mlp: Option<usize>,
-    /// Seed of the synthetic weights and inputs.
+    no_head: bool,
+    /// Seed of the built-in model's weights and of synthetic pixels.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Machine: `ipu21`, `small`, or a .ron path.
     #[arg(long, default_value = "ipu21")]
     machine: String,
-    /// Fix the tile grid (e.g. `23x64`) instead of searching.
+    /// Planner: states kept after each op.
     #[arg(long)]
-    grid: Option<String>,
-    /// Bound on planner candidates.
-    #[arg(long, default_value_t = 24)]
-    max_candidates: usize,
+    beam: Option<usize>,
+    /// Planner: grid shapes tried per matrix product.
+    #[arg(long)]
+    grids: Option<usize>,
 }
 
-impl GraphArgs {
-    fn spec(&self) -> Result<GraphSpec> {
-        if self.graph != "mlp-block" {
-            bail!("unknown graph `{}` (built-in: mlp-block)", self.graph);
+impl ModelArgs {
+    fn model(&self) -> Result<Model> {
+        match &self.model {
+            Some(dir) => Model::load(dir, self.layers),
+            None => Ok(Model::builtin(self.seed)),
         }
-        let mut spec = if self.so400m {
-            GraphSpec::so400m()
-        } else {
-            GraphSpec::small_default()
+    }
+
+    fn spec(&self, model: &Model, batch: usize) -> Result<RunSpec> {
+        let fp8 = match self.precision.as_str() {
+            "fp8" => true,
+            "f16" => false,
+            other => bail!("--precision `{other}`: expected fp8 or f16"),
         };
-        if let Some(t) = self.tokens {
-            spec.tokens = t;
+        let layers = self.layers.unwrap_or(model.layers);
+        if layers > model.layers {
+            bail!("--layers {layers}: the model has {} layers", model.layers);
         }
-        if let Some(h) = self.hidden {
-            spec.config.hidden_size = h;
+        if batch == 0 || batch > 64 {
+            bail!("--batch {batch}: expected 1..=64 images");
         }
-        if let Some(m) = self.mlp {
-            spec.config.intermediate_size = m;
-        }
-        spec.seed = self.seed;
-        Ok(spec)
+        Ok(RunSpec {
+            batch,
+            layers,
+            head: model.head && !self.no_head,
+            fp8,
+        })
     }
 
     fn options(&self, machine: &MachineDescription) -> Result<PlanOptions> {
-        let target = tessera::target::target_of(machine);
-        let mut options = PlanOptions::for_target(&target);
-        options.max_candidates = self.max_candidates;
-        if let Some(grid) = &self.grid {
-            let (tm, tn) = grid
-                .split_once('x')
-                .context("--grid looks like TMxTN, e.g. 23x64")?;
-            options.grid = Some((tm.parse()?, tn.parse()?));
+        let mut options = PlanOptions::for_target(&tessera::target::target_of(machine));
+        if let Some(b) = self.beam {
+            if b == 0 || b > 256 {
+                bail!("--beam {b}: expected 1..=256");
+            }
+            options.beam = b;
+        }
+        if let Some(g) = self.grids {
+            if g == 0 || g > 64 {
+                bail!("--grids {g}: expected 1..=64");
+            }
+            options.grids_per_product = g;
         }
         Ok(options)
+    }
+
+    fn default_batch(&self) -> usize {
+        self.batch
+            .unwrap_or(if self.model.is_some() { 1 } else { 2 })
     }
 }
 
 #[derive(Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    graph: GraphArgs,
-    /// Host threads for the simulation.
+    model: ModelArgs,
+    /// `pixel_values` as the Hugging Face image processor makes them: float32 N×C×S×S .npy.
+    #[arg(long, conflicts_with = "image")]
+    pixels: Option<PathBuf>,
+    /// Image files (PNG/JPEG), preprocessed as SiglipImageProcessor does; several make a batch.
+    #[arg(long, num_args = 1..)]
+    image: Vec<PathBuf>,
+    /// Write last_hidden_state (float32 .npy) here; pooler_output goes beside it as
+    /// `STEM.pooler_output.npy`.
     #[arg(long)]
-    threads: Option<usize>,
+    output: Option<PathBuf>,
+    /// Write the run's figures as JSON here.
+    #[arg(long)]
+    report: Option<PathBuf>,
     /// Write profile.html and trace.json here.
     #[arg(long)]
     profile: Option<PathBuf>,
+    /// Host threads for the simulation (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 #[derive(Args)]
 pub struct CompileArgs {
     #[command(flatten)]
-    graph: GraphArgs,
+    model: ModelArgs,
     /// Write the image here.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Write the plan report, the distributed-level dump and tile 0's supervisor program here.
+    /// Write the graph, the distributed program, the plan report and tile 0's supervisor program here.
     #[arg(long)]
     dump: Option<PathBuf>,
 }
 
-fn header(spec: &GraphSpec, machine: &MachineDescription) {
+fn load_pixels(args: &RunArgs, model: &Model) -> Result<PixelValues> {
+    if let Some(path) = &args.pixels {
+        let array = NpyArray::read(path)
+            .with_context(|| format!("reading pixel_values from {}", path.display()))?;
+        if array.dtype != tessera::npy::DType::Float32 {
+            bail!(
+                "{}: pixel_values must be float32, the file holds {}",
+                path.display(),
+                array.dtype
+            );
+        }
+        let data = array.to_f32_vec()?;
+        let pixels =
+            PixelValues::new(&array.shape, data).with_context(|| format!("{}", path.display()))?;
+        pixels
+            .validate(&model.config)
+            .with_context(|| format!("{}", path.display()))?;
+        return Ok(pixels);
+    }
+    if !args.image.is_empty() {
+        return Ok(tessera_models::preprocess::load_images(
+            &args.image,
+            &model.config,
+        )?);
+    }
+    Ok(synthetic_pixels(
+        &model.config,
+        args.model.default_batch(),
+        args.model.seed ^ 0xA5,
+    ))
+}
+
+fn header(model: &Model, spec: &RunSpec, machine: &MachineDescription) {
+    let c = &model.config;
     println!(
-        "graph mlp-block: {} tokens, hidden {}, MLP {} (FP8 GEMMs, F143 activations at scale -4) on {} ({} tiles)",
-        spec.tokens, spec.config.hidden_size, spec.config.intermediate_size, machine.name, machine.tiles
+        "model {}: SigLIP vision tower, {}x{} pixels in patches of {} ({} tokens), hidden {}, MLP {}, {} heads, {} of {} layers, head: {}",
+        model.source,
+        c.image_size,
+        c.image_size,
+        c.patch_size,
+        c.num_patches(),
+        c.hidden_size,
+        c.intermediate_size,
+        c.num_attention_heads,
+        spec.layers,
+        model.layers,
+        if spec.head { "yes" } else { "no" }
+    );
+    println!(
+        "batch {}, {} on {} ({} tiles)",
+        spec.batch,
+        if spec.fp8 {
+            "FP8 GEMMs (F143 activations at scale -4)"
+        } else {
+            "f16 GEMMs"
+        },
+        machine.name,
+        machine.tiles
     );
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let machine = MachineDescription::load(&args.graph.machine)?;
-    let spec = args.graph.spec()?;
-    header(&spec, &machine);
-    let (graph, store) = spec.mlp_block()?;
-    let compiled = compile_graph(&machine, &graph, &store, &args.graph.options(&machine)?)?;
-    let plan = &compiled.plan;
-    let chosen = &plan.report.explored[plan.report.chosen];
-    println!(
-        "plan: grid {}x{} chosen from {} candidates ({}); planned in {:.2} s, emitted in {:.2} s",
-        chosen.tm,
-        chosen.tn,
-        plan.report.explored.len(),
-        plan.report.stop_reason,
-        compiled.plan_seconds,
-        compiled.emit_seconds
-    );
+fn compile_with_progress(
+    args: &ModelArgs,
+    model: &Model,
+    spec: &RunSpec,
+    machine: &MachineDescription,
+) -> Result<(CompiledGraph, f64)> {
+    let graph = tower_graph(model, spec)?;
     let bar = ProgressBar::new_spinner();
     bar.set_style(
-        ProgressStyle::with_template("{spinner} simulating: superstep {pos} {msg}").unwrap(),
+        ProgressStyle::with_template("{spinner} compiling: {msg} ({elapsed})")
+            .expect("a valid template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let progress = |stage: &str| bar.set_message(stage.to_string());
+    let started = Instant::now();
+    let compiled = compile_graph(
+        machine,
+        &graph,
+        &model.store,
+        &args.options(machine)?,
+        Some(&progress),
+    );
+    bar.finish_and_clear();
+    let compiled = compiled?;
+    Ok((compiled, started.elapsed().as_secs_f64()))
+}
+
+fn print_plan(compiled: &CompiledGraph, seconds: f64) {
+    let r = &compiled.report;
+    println!(
+        "plan: finalist {} of {} ({} expansions, {} pruned for memory); planned {:.2} s, lowered {:.2} s, emitted {:.2} s ({:.2} s in all)",
+        compiled.finalist,
+        r.finalists.len(),
+        r.expansions,
+        r.pruned_memory,
+        compiled.times.plan,
+        compiled.times.lower,
+        compiled.times.emit,
+        seconds
+    );
+}
+
+fn write_outputs(path: &Path, outcome: &Outcome) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for (name, shape, values) in &outcome.outputs {
+        let target = if name == "last_hidden_state" {
+            path.to_path_buf()
+        } else {
+            path.with_extension(format!("{name}.npy"))
+        };
+        NpyArray::from_f32(shape, values)?
+            .write(&target)
+            .with_context(|| format!("writing {}", target.display()))?;
+        written.push(target);
+    }
+    Ok(written)
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let machine = MachineDescription::load(&args.model.machine)?;
+    let model = args.model.model()?;
+    let pixels = load_pixels(&args, &model)?;
+    let spec = args.model.spec(&model, pixels.batch())?;
+    header(&model, &spec, &machine);
+    let (compiled, compile_seconds) = compile_with_progress(&args.model, &model, &spec, &machine)?;
+    print_plan(&compiled, compile_seconds);
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} simulating: superstep {pos} {msg}")
+            .expect("a valid template"),
     );
     let progress = |p: &tessera::sim::chip::RunProgress| {
         bar.set_position(p.supersteps);
         bar.set_message(format!("(cycle {})", p.cycle));
     };
-    let run = run_mlp_block(
+    let outcome = run_and_check(
         &machine,
+        &model,
         &spec,
         &compiled,
-        &store,
+        &pixels,
         args.threads,
         Some(&progress),
     )?;
     bar.finish_and_clear();
-    let report = &run.report;
-    println!(
-        "simulated in {:.2} s: {} supersteps on {} tiles",
-        run.sim_seconds,
-        report.supersteps,
-        compiled.compiled.report.running_tiles.len()
+    let summary = RunSummary::new(&machine, &compiled, &outcome, compile_seconds);
+    print!("{}", summary.text());
+    let steps = step_times(
+        &outcome.report.profile,
+        compiled.lowered.program.steps.len(),
     );
-    println!(
-        "cycles: total {} (start-up {}, cropped {}); estimate {} ({:+.1}% vs cropped); {:.1} us at {:.2} GHz",
-        report.total_cycles,
-        report.startup_cycles,
-        report.cropped_cycles,
-        plan.estimate.cycles,
-        (plan.estimate.cycles as f64 - report.cropped_cycles as f64) / report.cropped_cycles.max(1) as f64 * 100.0,
-        machine.cycles_to_seconds(report.cropped_cycles) * 1e6,
-        machine.clock_hz as f64 / 1e9
-    );
-    let peak = report
-        .profile
-        .memory
-        .iter()
-        .map(|m| m.used)
-        .max()
-        .unwrap_or(0);
-    println!(
-        "peak SRAM per tile: {} KiB of {} KiB",
-        peak / 1024,
-        machine.sram_size() / 1024
-    );
-    println!(
-        "error vs host f32 reference: max abs {:.3e}, mean abs {:.3e}, relative rms {:.2e} over {} outputs",
-        run.error.max_abs, run.error.mean_abs, run.error.relative_rms, run.output_elements
-    );
-    println!(
-        "bit-exact vs the plan's reference (kernel references on the same tile program): {}",
-        if run.plan_mismatches == 0 {
-            "yes".to_string()
-        } else {
-            format!("NO, {} bytes differ", run.plan_mismatches)
+    print!("{}", op_table(&compiled, &steps, 12));
+    if let Some(span) = encoder_span(&compiled, &steps) {
+        println!("encoder span (first LayerNorm to the last residual): {span} cycles");
+    }
+    if let Some(path) = &args.output {
+        for p in write_outputs(path, &outcome)? {
+            println!("wrote {}", p.display());
         }
-    );
+    }
+    if let Some(path) = &args.report {
+        std::fs::write(path, summary.json(&steps, &compiled))
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("report: {}", path.display());
+    }
     if let Some(dir) = &args.profile {
-        tessera::sim::profile::write_profile(dir, &report.profile)
+        let mut profile = outcome.report.profile.clone();
+        tessera::report::name_steps(&mut profile, &compiled);
+        tessera::sim::profile::write_profile(dir, &profile)
             .with_context(|| format!("writing the profile to {}", dir.display()))?;
         println!("profile: {}/profile.html and trace.json", dir.display());
     }
-    Ok(if run.plan_mismatches == 0 {
+    Ok(if outcome.bit_exact() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -197,40 +320,36 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 }
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode> {
-    let machine = MachineDescription::load(&args.graph.machine)?;
-    let spec = args.graph.spec()?;
-    header(&spec, &machine);
-    let (graph, store) = spec.mlp_block()?;
-    let started = Instant::now();
-    let compiled = compile_graph(&machine, &graph, &store, &args.graph.options(&machine)?)?;
-    print!("{}", compiled.plan.report.text());
-    println!("estimate: {} cycles; steps:", compiled.plan.estimate.cycles);
-    for (label, cycles) in &compiled.plan.estimate.steps {
-        println!("  {cycles:>9}  {label}");
-    }
-    let report = &compiled.compiled.report;
+    let machine = MachineDescription::load(&args.model.machine)?;
+    let model = args.model.model()?;
+    let spec = args.model.spec(&model, args.model.default_batch())?;
+    header(&model, &spec, &machine);
+    let (compiled, seconds) = compile_with_progress(&args.model, &model, &spec, &machine)?;
+    print_plan(&compiled, seconds);
+    print!("{}", compiled.report.text());
+    println!("estimate: {} cycles", compiled.estimate.cycles);
+    let report = &compiled.back.report;
     println!(
-        "compiled in {:.2} s: {} running tiles, {} distinct supervisor programs, kernel code {} bytes, exchange phases {:?} cycles",
-        started.elapsed().as_secs_f64(),
+        "image: {} running tiles, {} distinct supervisor programs, kernel code {} bytes, {} exchange phases",
         report.running_tiles.len(),
         report.distinct_programs,
         report.kernel_code_bytes,
-        report.phase_cycles
+        report.phase_cycles.len()
     );
     if let Some(path) = &args.output {
-        compiled.compiled.image.write(path)?;
+        compiled.back.image.write(path)?;
         println!("image: {}", path.display());
     }
     if let Some(dir) = &args.dump {
         std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join("plan.txt"), compiled.plan.report.text())?;
+        std::fs::write(dir.join("plan.txt"), compiled.report.text())?;
         std::fs::write(
             dir.join("graph.txt"),
-            tessera_codegen::graph::dump::dump(&graph),
+            tessera_codegen::graph::dump(&compiled.graph),
         )?;
         std::fs::write(
             dir.join("distributed.txt"),
-            tessera_codegen::dist::dump::dump(&compiled.plan.mid),
+            tessera_codegen::mid::dump::dump(&compiled.mid),
         )?;
         if let Some((tile, text)) = &report.sample_program {
             std::fs::write(dir.join(format!("tile{tile}.S")), text)?;
@@ -240,22 +359,20 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn estimate(args: GraphArgs) -> Result<ExitCode> {
+pub fn estimate(args: ModelArgs) -> Result<ExitCode> {
     let machine = MachineDescription::load(&args.machine)?;
-    let spec = args.spec()?;
-    header(&spec, &machine);
-    let (graph, store) = spec.mlp_block()?;
-    let target = tessera::target::target_of(&machine);
-    let started = Instant::now();
-    let plan = plan(&graph, &store, &target, &args.options(&machine)?)?;
-    print!("{}", plan.report.text());
+    let model = args.model()?;
+    let spec = args.spec(&model, args.default_batch())?;
+    header(&model, &spec, &machine);
+    let (compiled, seconds) = compile_with_progress(&args, &model, &spec, &machine)?;
+    print_plan(&compiled, seconds);
+    print!("{}", compiled.report.text());
     println!(
-        "estimate: {} cycles ({:.1} us); planned in {:.2} s",
-        plan.estimate.cycles,
-        machine.cycles_to_seconds(plan.estimate.cycles) * 1e6,
-        started.elapsed().as_secs_f64()
+        "estimate: {} cycles ({:.1} us)",
+        compiled.estimate.cycles,
+        machine.cycles_to_seconds(compiled.estimate.cycles) * 1e6
     );
-    for (label, cycles) in &plan.estimate.steps {
+    for (label, cycles) in &compiled.estimate.steps {
         println!("  {cycles:>9}  {label}");
     }
     Ok(ExitCode::SUCCESS)

@@ -5,41 +5,8 @@ use crate::tile::{
     RegionRequirement, SymbolicTransfer,
 };
 use std::sync::Arc;
-use tessera_kernels::split::split_words;
-use tessera_kernels::{Buffer, Case, Kernel, Region, Role, VertexWord};
-
-/// The `residual_add_f16` case template for `n` halves (input data zero: it comes from the
-/// bound buffers).
-pub fn residual_add_case(n: u32) -> Case {
-    let bytes = 2 * n as usize;
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 2,
-            offset: 0,
-        },
-        VertexWord::Value(n),
-    ];
-    vertex.extend(split_words(n / 4));
-    Case {
-        kernel: "residual_add_f16".into(),
-        name: format!("n={n}"),
-        buffers: vec![
-            Buffer::input("a", vec![0; bytes], Region::Standard, None),
-            Buffer::input("b", vec![0; bytes], Region::Standard, None),
-            Buffer::output("out", bytes, Region::Standard, None),
-        ],
-        vertex,
-        supervisor_csrs: vec![],
-    }
-}
+use tessera_kernels::table::{KernelParams, RegionNeed};
+use tessera_kernels::Role;
 
 fn buffer(name: &str, bytes: u32, category: BufferCategory, live: (usize, usize)) -> BufferDecl {
     BufferDecl {
@@ -99,10 +66,14 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
         let o = tile.add_buffer(buffer("o", bytes, tensor_name("out"), (2, 2)));
         ids.push([x, y, s, r, o]);
     }
-    let call = |a: BufferId, b: BufferId, out: BufferId| KernelCall {
-        kernel: "residual_add_f16",
-        case: std::sync::Arc::new(residual_add_case(n)),
-        bindings: vec![(a, 0), (b, 0), (out, 0)],
+    let params = Arc::new(KernelParams::ResidualAdd { n });
+    let call = |a: BufferId, b: BufferId, out: BufferId| {
+        KernelCall::new(
+            params.clone(),
+            vec![(a, 0), (b, 0), (out, 0)],
+            Arc::from("residual"),
+        )
+        .expect("residual_add of n ≥ 1 halves")
     };
     let first = program.compute_step("s = x + y");
     for (t, &[x, y, s, _, _]) in ids.iter().enumerate() {
@@ -148,21 +119,22 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
     program
 }
 
-/// Adds `case`'s buffers to `tile` of `program` (inputs as contents, live from step 0; outputs
-/// live from `step` to `last` and read by the host as `{prefix}.{buffer}` (`uint8`); scratch
-/// live in `step`) and its call to `step`.
-fn add_case(
+/// Adds the operands of a call of `params` to `tile` of `program` (inputs with the bytes of
+/// `data` as contents — constants from the kernel table win — live from step 0; outputs live
+/// from `step` to `last` and read by the host as `{prefix}.{operand}` (`uint8`); scratch live
+/// in `step`) and the call to `step`. Returns the call's operand specs.
+fn add_call(
     program: &mut Program,
     tile: usize,
     step: usize,
     last: usize,
     prefix: &str,
-    kernel: &'static dyn Kernel,
-    case: &Case,
-) {
-    let mut template = case.clone();
+    params: &Arc<KernelParams>,
+    data: &[Vec<u8>],
+) -> Result<(), tessera_kernels::table::KernelParamError> {
+    let spec = params.spec()?;
     let mut bindings = Vec::new();
-    for (k, b) in case.buffers.iter().enumerate() {
+    for (k, b) in spec.operands.iter().enumerate() {
         let name = format!("{prefix}.{}", b.name);
         let (category, live) = match b.role {
             Role::Input => (BufferCategory::Weights(name.clone()), (0, step)),
@@ -170,64 +142,78 @@ fn add_case(
             Role::Scratch => (BufferCategory::Scratch, (step, step)),
         };
         let region = match b.region {
-            Region::Standard => RegionRequirement::Standard,
-            Region::Interleaved => RegionRequirement::Interleaved,
+            RegionNeed::Any => RegionRequirement::Any,
+            RegionNeed::Standard => RegionRequirement::Standard,
+            RegionNeed::Interleaved => RegionRequirement::Interleaved,
         };
-        let contents = (b.role == Role::Input).then(|| Arc::new(b.bytes.clone()));
+        let contents = match (&b.constant, b.role) {
+            (Some(c), _) => Some(c.clone()),
+            (None, Role::Input) => {
+                let mut bytes = data.get(k).cloned().unwrap_or_default();
+                bytes.resize(b.bytes as usize, 0);
+                Some(Arc::new(bytes))
+            }
+            (None, Role::Output | Role::Scratch) => None,
+        };
         let id = program.tiles[tile].add_buffer(BufferDecl {
             name: name.clone(),
-            bytes: b.len() as u32,
+            bytes: b.bytes.div_ceil(8) * 8,
             align: b.align.max(8),
             region,
-            slot: b.element_slot,
+            slot: b.slot,
             category,
             live,
             alias_of: None,
             contents,
         });
         bindings.push((id, 0));
-        template.buffers[k].bytes = vec![0; b.len()];
-        if b.role == Role::Output && !b.is_empty() {
+        if b.role == Role::Output && b.bytes > 0 {
             let piece = HostPiecePlan {
                 tile: tile as u32,
                 buffer: id,
                 offset: 0,
                 tensor_offset: 0,
-                bytes: b.len() as u32,
+                bytes: b.bytes,
             };
             program
                 .outputs
-                .push(tensor(&name, "uint8", vec![b.len()], vec![piece]));
+                .push(tensor(&name, "uint8", vec![b.bytes as usize], vec![piece]));
         }
     }
-    program.tiles[tile].calls[step].push(KernelCall {
-        kernel: kernel.name(),
-        case: std::sync::Arc::new(template),
-        bindings,
-    });
+    let call = KernelCall::new(params.clone(), bindings, Arc::from(prefix))?;
+    program.tiles[tile].calls[step].push(call);
+    Ok(())
 }
 
-/// One kernel call per tile: case `i` runs on tile `i` in a single compute step, its inputs as
-/// buffer contents and each non-empty output as a host output `t{i}.{buffer}` (`uint8`).
-pub fn one_call_per_tile(tiles: u32, cases: &[(&'static dyn Kernel, Case)]) -> Program {
+/// A call and the bytes of its operands (inputs; other entries are ignored).
+pub type CallWithData = (Arc<KernelParams>, Vec<Vec<u8>>);
+
+/// One kernel call per tile: call `i` runs on tile `i` in a single compute step, its inputs as
+/// buffer contents and each non-empty output as a host output `t{i}.{operand}` (`uint8`).
+pub fn one_call_per_tile(
+    tiles: u32,
+    calls: &[CallWithData],
+) -> Result<Program, tessera_kernels::table::KernelParamError> {
     let mut program = Program::new(tiles);
     let step = program.compute_step("one call per tile");
-    for (i, (kernel, case)) in cases.iter().enumerate().take(tiles as usize) {
-        add_case(&mut program, i, step, step, &format!("t{i}"), *kernel, case);
+    for (i, (params, data)) in calls.iter().enumerate().take(tiles as usize) {
+        add_call(&mut program, i, step, step, &format!("t{i}"), params, data)?;
     }
-    program
+    Ok(program)
 }
 
-/// Every case on tile 0 of a one-tile program, case `i` in step `i`; outputs are host outputs
-/// `s{i}.{buffer}` (`uint8`), kept to the end. Successive calls change the supervisor CSRs.
-pub fn calls_in_sequence(cases: &[(&'static dyn Kernel, Case)]) -> Program {
+/// Every call on tile 0 of a one-tile program, call `i` in step `i`; outputs are host outputs
+/// `s{i}.{operand}` (`uint8`), kept to the end. Successive calls change the supervisor CSRs.
+pub fn calls_in_sequence(
+    calls: &[CallWithData],
+) -> Result<Program, tessera_kernels::table::KernelParamError> {
     let mut program = Program::new(1);
-    for i in 0..cases.len() {
+    for i in 0..calls.len() {
         program.compute_step(&format!("call {i}"));
     }
-    let last = cases.len().saturating_sub(1);
-    for (i, (kernel, case)) in cases.iter().enumerate() {
-        add_case(&mut program, 0, i, last, &format!("s{i}"), *kernel, case);
+    let last = calls.len().saturating_sub(1);
+    for (i, (params, data)) in calls.iter().enumerate() {
+        add_call(&mut program, 0, i, last, &format!("s{i}"), params, data)?;
     }
-    program
+    Ok(program)
 }

@@ -12,43 +12,34 @@ use crate::tile::Program;
 use std::collections::{BTreeMap, HashMap};
 use tessera_isa::asm::object::Object;
 use tessera_isa::asm::{assemble, LayoutOptions};
-use tessera_kernels::{all_kernels, EntryKind, Kernel};
+use tessera_kernels::table::KernelId;
+use tessera_kernels::{EntryKind, Kernel};
 
 /// The assembled kernels.
 pub(super) struct KernelCode {
-    /// Kernel name, its object, and the address range the object spans.
-    pub objects: Vec<(&'static str, Object, (u32, u32))>,
-    /// Kernel name → (entry address, entry kind).
-    pub entries: HashMap<&'static str, (u32, EntryKind)>,
+    /// Kernel, its object, and the address range the object spans.
+    pub objects: Vec<(KernelId, Object, (u32, u32))>,
+    /// Kernel → (entry address, entry kind).
+    pub entries: HashMap<KernelId, (u32, EntryKind)>,
     /// One past the last code byte (the SRAM base when no kernel is used).
     pub end: u32,
 }
 
 impl KernelCode {
-    pub fn entry(&self, kernel: &str) -> Option<(u32, EntryKind)> {
-        self.entries.get(kernel).copied()
+    pub fn entry(&self, kernel: KernelId) -> Option<(u32, EntryKind)> {
+        self.entries.get(&kernel).copied()
     }
 }
 
 /// Assembles every kernel a call of `program` uses.
 pub(super) fn assemble_used(target: &Target, program: &Program) -> Result<KernelCode, EmitError> {
-    let library = all_kernels();
-    // First use of each kernel name, for the error message.
-    let mut used: BTreeMap<&str, (u32, usize)> = BTreeMap::new();
+    // Every kernel some call uses (the table has a row for every KernelId).
+    let mut used: BTreeMap<KernelId, (u32, usize)> = BTreeMap::new();
     for tile in &program.tiles {
         for (step, calls) in tile.calls.iter().enumerate() {
             for call in calls {
-                used.entry(call.kernel).or_insert((tile.tile, step));
+                used.entry(call.kernel()).or_insert((tile.tile, step));
             }
-        }
-    }
-    for (&name, &(tile, step)) in &used {
-        if !library.iter().any(|k| k.name() == name) {
-            return Err(EmitError::UnknownKernel {
-                tile,
-                step,
-                kernel: name.to_string(),
-            });
         }
     }
     let mut code = KernelCode {
@@ -56,7 +47,8 @@ pub(super) fn assemble_used(target: &Target, program: &Program) -> Result<Kernel
         entries: HashMap::new(),
         end: target.sram_base,
     };
-    for kernel in library.into_iter().filter(|k| used.contains_key(k.name())) {
+    for &id in KernelId::ALL.iter().filter(|k| used.contains_key(k)) {
+        let kernel = id.kernel();
         let base = code.end.div_ceil(8) * 8;
         let object = assemble_one(kernel, base)?;
         let entry = object
@@ -66,7 +58,7 @@ pub(super) fn assemble_used(target: &Target, program: &Program) -> Result<Kernel
                 message: format!("the source defines no entry symbol `{}`", kernel.entry()),
             })?;
         code.entries
-            .insert(kernel.name(), (entry.address, kernel.entry_kind()));
+            .insert(id, (entry.address, kernel.entry_kind()));
         let end = object
             .sections
             .iter()
@@ -74,7 +66,7 @@ pub(super) fn assemble_used(target: &Target, program: &Program) -> Result<Kernel
             .max()
             .unwrap_or(base as u64);
         code.end = u32::try_from(end).unwrap_or(u32::MAX).max(base);
-        code.objects.push((kernel.name(), object, (base, code.end)));
+        code.objects.push((id, object, (base, code.end)));
     }
     Ok(code)
 }

@@ -430,13 +430,14 @@ fn emit_with(
         .filter(|t| frame.running[t.tile as usize])
         .map(|t| t.tile)
         .collect();
-    for (name, object, (start, end)) in &frame.kernels.objects {
+    for (id, object, (start, end)) in &frame.kernels.objects {
+        let name = id.name();
         let (users, others): (Vec<u32>, Vec<u32>) = running.iter().partition(|&&t| {
             program.tiles[t as usize]
                 .calls
                 .iter()
                 .flatten()
-                .any(|c| c.kernel == *name)
+                .any(|c| c.kernel() == *id)
         });
         builder.add_object(&users, object, &ObjectRules::default())?;
         if end > start {
@@ -554,11 +555,12 @@ fn emit_with(
 /// The image category of a buffer category.
 pub fn sram_category(category: &BufferCategory) -> SramCategory {
     match category {
-        BufferCategory::Tensor(name) | BufferCategory::Weights(name) => {
-            SramCategory::Tensor(name.clone())
-        }
+        BufferCategory::Tensor(name) => SramCategory::Tensor(name.clone()),
+        BufferCategory::Weights(name) => SramCategory::Tensor(format!("weights/{name}")),
+        BufferCategory::Exchange(name) => SramCategory::Tensor(format!("exchange/{name}")),
         BufferCategory::VertexState => SramCategory::VertexState,
         BufferCategory::Scratch => SramCategory::WorkerScratch,
+        BufferCategory::Constants => SramCategory::Constants,
     }
 }
 
@@ -622,28 +624,16 @@ mod tests {
     fn encoded_calls_are_their_assembled_text() {
         // CSRs set and reset, worker and supervisor entries, tiles with different calls.
         let target = Target::test_small();
-        let order = [
-            "gemm_fp8",
-            "gelu_fp8",
-            "residual_add_f16",
-            "cast_f16_fp8_panels",
-            "bias_add_f16",
-            "gemm_f16",
-            "gelu_f16",
-        ];
-        let kernels = tessera_kernels::all_kernels();
-        let cases: Vec<(&'static dyn tessera_kernels::Kernel, _)> = order
-            .iter()
-            .filter_map(|name| kernels.iter().find(|k| k.name() == *name))
-            .map(|&k| (k, k.cases().swap_remove(0)))
+        let calls: Vec<example::CallWithData> = tessera_kernels::table::KernelParams::examples()
+            .into_iter()
+            .map(|p| (std::sync::Arc::new(p), Vec::new()))
             .collect();
-        assert_eq!(cases.len(), order.len());
-        encoded_programs_match_their_text(&target, &example::calls_in_sequence(&cases));
-        let mut per_tile = cases.clone();
-        per_tile.extend(cases.iter().cloned());
+        encoded_programs_match_their_text(&target, &example::calls_in_sequence(&calls).unwrap());
+        let mut per_tile = calls.clone();
+        per_tile.extend(calls.iter().cloned());
         encoded_programs_match_their_text(
             &target,
-            &example::one_call_per_tile(target.tiles, &per_tile),
+            &example::one_call_per_tile(target.tiles, &per_tile).unwrap(),
         );
     }
 }

@@ -253,23 +253,27 @@ pub(super) fn generate_tile(
                 }
                 for call in &program.tiles[tile as usize].calls[step] {
                     let (entry, entry_kind) =
-                        frame.kernels.entry(call.kernel).ok_or_else(|| {
+                        frame.kernels.entry(call.kernel()).ok_or_else(|| {
                             Stop::Error(
                                 step,
                                 EmitError::UnknownKernel {
                                     tile,
                                     step,
-                                    kernel: call.kernel.to_string(),
+                                    kernel: call.name().to_string(),
                                 },
                             )
                         })?;
                     let vertex = frame.vertex.record(tile, call_index);
                     call_index += 1;
                     if text {
-                        sink.comment(format!("{}: {}", call.kernel, call.case.name));
+                        sink.comment(format!(
+                            "{} `{}`: {}",
+                            call.name(),
+                            call.label,
+                            call.spec.description
+                        ));
                     }
-                    let wanted: BTreeMap<u8, u32> =
-                        call.case.supervisor_csrs.iter().copied().collect();
+                    let wanted: BTreeMap<u8, u32> = call.spec.csrs.iter().copied().collect();
                     let resets: Vec<u8> = csrs
                         .keys()
                         .filter(|index| !wanted.contains_key(index))
@@ -293,10 +297,10 @@ pub(super) fn generate_tile(
                             let offset = vertex.checked_sub(TMEM_REGION0_BASE_ADDR).ok_or_else(|| {
                                 Stop::Error(
                                     step,
-                                    EmitError::Vertex { tile, step, kernel: call.kernel.to_string(), word: 0, reason: format!("record at {vertex:#x} is below TMEM_REGION0_BASE_ADDR") },
+                                    EmitError::Vertex { tile, step, kernel: call.name().to_string(), word: 0, reason: format!("record at {vertex:#x} is below TMEM_REGION0_BASE_ADDR") },
                                 )
                             })?;
-                            set_register(sink, 0, entry, text.then(|| call.kernel.to_string()));
+                            set_register(sink, 0, entry, text.then(|| call.name().to_string()));
                             set_register(
                                 sink,
                                 1,
@@ -317,7 +321,7 @@ pub(super) fn generate_tile(
                             );
                             sink.inst(
                                 Inst::new(Opcode::Call, &[10, entry]),
-                                text.then(|| call.kernel.to_string()),
+                                text.then(|| call.name().to_string()),
                             );
                         }
                     }

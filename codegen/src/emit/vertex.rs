@@ -28,7 +28,7 @@ impl VertexLayout {
                     .flatten()
                     .map(|call| {
                         let at = next;
-                        next = (at + 4 * call.case.vertex.len() as u32).div_ceil(8) * 8;
+                        next = (at + 4 * call.spec.vertex.len() as u32).div_ceil(8) * 8;
                         at
                     })
                     .collect();
@@ -76,14 +76,14 @@ impl VertexLayout {
         for (index, (step, call)) in calls.enumerate() {
             let offset = (self.record(tile, index) - self.base) as usize;
             bytes.resize(offset, 0);
-            for (w, word) in call.case.vertex.iter().enumerate() {
+            for (w, word) in call.spec.vertex.iter().enumerate() {
                 let value = match *word {
                     VertexWord::Value(v) => v,
                     VertexWord::Address { buffer, offset } => {
                         let fail = |reason: String| EmitError::Vertex {
                             tile,
                             step,
-                            kernel: call.kernel.to_string(),
+                            kernel: call.name().to_string(),
                             word: w,
                             reason,
                         };

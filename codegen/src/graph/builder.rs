@@ -297,6 +297,22 @@ impl GraphBuilder {
         self.push(Op::MergeHeads { x, heads }, label)
     }
 
+    /// `x` broadcast to `shape` (numpy rules, right-aligned).
+    pub fn broadcast(
+        &mut self,
+        label: &str,
+        x: ValueHandle,
+        shape: impl Into<Shape>,
+    ) -> Result<ValueHandle, GraphError> {
+        self.push(
+            Op::Broadcast {
+                x,
+                shape: shape.into(),
+            },
+            label,
+        )
+    }
+
     /// Adds a region (a finished graph used as a repeat body). Its signature is checked when a
     /// repeat uses it.
     pub fn region(&mut self, name: &str, body: Graph) -> Result<RegionHandle, GraphError> {

@@ -84,6 +84,7 @@ fn write_graph(out: &mut impl Write, graph: &Graph, indent: usize) -> fmt::Resul
                 format!("split_heads {}, heads={heads}, batch={batch}", v(*x))
             }
             Op::MergeHeads { x, heads } => format!("merge_heads {}, heads={heads}", v(*x)),
+            Op::Broadcast { x, shape } => format!("broadcast {} to {shape}", v(*x)),
             Op::Repeat {
                 region,
                 count,

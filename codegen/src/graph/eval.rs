@@ -202,6 +202,35 @@ fn eval_graph(
             }
             Op::Cast { x, .. } => vals[x.index()].iter().map(|&v| q(v as f64)).collect(),
             Op::Reshape { x, .. } => vals[x.index()].clone(),
+            Op::Broadcast { x, .. } => {
+                let from = shape(*x);
+                let to = &ty.shape;
+                let lead = to.rank() - from.rank();
+                let strides = from.strides();
+                let vx = &vals[x.index()];
+                let mut out = Vec::with_capacity(to.numel());
+                let mut idx = vec![0usize; to.rank()];
+                for _ in 0..to.numel() {
+                    let off: usize = (0..from.rank())
+                        .map(|d| {
+                            if from.0[d] == 1 {
+                                0
+                            } else {
+                                idx[d + lead] * strides[d]
+                            }
+                        })
+                        .sum();
+                    out.push(vx[off]);
+                    for d in (0..idx.len()).rev() {
+                        idx[d] += 1;
+                        if idx[d] < to.0[d] {
+                            break;
+                        }
+                        idx[d] = 0;
+                    }
+                }
+                out
+            }
             Op::Transpose { x, perm } => {
                 let src = shape(*x);
                 let src_strides = src.strides();

@@ -64,6 +64,7 @@
 //! | [`Slice`](Op::Slice) `{x, axis, start, end}` | → x's dims with dimension `axis` = `end − start` | any, kept | the elements whose index along `axis` is in `start..end` (non-empty, within the dimension) |
 //! | [`SplitHeads`](Op::SplitHeads) `{x, heads: H, batch: B}` | x `[B·T, H·D]` → `[B·H, T, D]` | any, kept | `out[b·H + h, t, d] = x[b·T + t, h·D + d]`: rows of B sequences of T tokens, columns of H heads |
 //! | [`MergeHeads`](Op::MergeHeads) `{x, heads: H}` | x `[B·H, T, D]` → `[B·T, H·D]` | any, kept | the inverse of SplitHeads |
+//! | [`Broadcast`](Op::Broadcast) `{x, shape}` | → `shape` | any, kept | numpy broadcasting, right-aligned: `out[i] = x[j]` with `j_d = 0` where x's dimension is 1, else the matching index of `i` |
 //! | [`Repeat`](Op::Repeat) `{region, count, args, weight_prefix}` | args match the region's parameters → the carried parameter's type | any | see below |
 //! | [`Output`](Op::Output) `{x, name}` | → x's | any | the graph result `name`; its value is `x`. Never an operand |
 //!
@@ -107,6 +108,7 @@ pub mod arena;
 pub mod builder;
 pub mod dump;
 pub mod eval;
+pub mod inline;
 pub mod op;
 pub mod types;
 pub mod typing;
@@ -117,6 +119,7 @@ pub use arena::{Arena, Handle};
 pub use builder::GraphBuilder;
 pub use dump::dump;
 pub use eval::{evaluate, EvalError};
+pub use inline::inline_repeats;
 pub use op::{repeat_weight_name, Graph, Node, Op, Region, RegionHandle, ValueHandle};
 pub use types::{fp8_scale_for_max_abs, DType, Shape, TensorType, FP8_SCALE_MAX, FP8_SCALE_MIN};
 pub use typing::{GraphError, Site};

@@ -61,6 +61,9 @@ pub enum Op {
     },
     /// `[B·H, T, D] → [B·T, H·D]` with `heads` = H (the inverse of `SplitHeads`).
     MergeHeads { x: ValueHandle, heads: usize },
+    /// `x` repeated to `shape` (numpy broadcasting, right-aligned: each dimension of `x` is 1 or
+    /// equals the result's; missing leading dimensions are added).
+    Broadcast { x: ValueHandle, shape: Shape },
     /// Applies region `region` `count` times. `args[0]` is the loop-carried value; the other
     /// args are passed unchanged to every iteration. In iteration `i` (from 0), a body weight
     /// `name` stands for the store tensor `weight_prefix.replace("{i}", i) + name`.
@@ -93,6 +96,7 @@ impl Op {
             Op::Slice { .. } => "slice",
             Op::SplitHeads { .. } => "split_heads",
             Op::MergeHeads { .. } => "merge_heads",
+            Op::Broadcast { .. } => "broadcast",
             Op::Repeat { .. } => "repeat",
             Op::Output { .. } => "output",
         }
@@ -117,6 +121,7 @@ impl Op {
             | Op::Slice { x, .. }
             | Op::SplitHeads { x, .. }
             | Op::MergeHeads { x, .. }
+            | Op::Broadcast { x, .. }
             | Op::Output { x, .. } => vec![("x", *x)],
             Op::Repeat { args, .. } => args
                 .iter()
@@ -151,6 +156,7 @@ impl Op {
             | Op::Slice { x, .. }
             | Op::SplitHeads { x, .. }
             | Op::MergeHeads { x, .. }
+            | Op::Broadcast { x, .. }
             | Op::Output { x, .. } => *x = f(*x),
             Op::Repeat { args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
         }

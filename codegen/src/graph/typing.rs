@@ -512,6 +512,25 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
                 [d[0] / heads * d[1], heads * d[2]],
             ))
         }
+        Op::Broadcast { x, shape } => {
+            let tx = ty(*x);
+            check_shape(&site, shape)?;
+            let (from, to) = (&tx.shape.0, &shape.0);
+            let fits = to.len() >= from.len()
+                && from
+                    .iter()
+                    .zip(&to[to.len() - from.len()..])
+                    .all(|(&f, &t)| f == 1 || f == t);
+            if !fits {
+                return Err(attr(
+                    &site,
+                    "shape",
+                    shape,
+                    format!("x ({}) does not broadcast to it (each dimension must be 1 or equal, right-aligned)", tx.shape),
+                ));
+            }
+            Ok(TensorType::new(tx.dtype, shape.clone()))
+        }
         Op::Repeat {
             region,
             count,

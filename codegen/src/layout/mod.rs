@@ -50,7 +50,11 @@ pub enum LayoutError {
     #[error("E-LAYOUT-004 block {block} has no tile")]
     NoTile { block: usize },
     #[error("E-LAYOUT-005 tile {tile} holds two blocks ({first} and {second})")]
-    TwoBlocks { tile: u32, first: usize, second: usize },
+    TwoBlocks {
+        tile: u32,
+        first: usize,
+        second: usize,
+    },
     #[error("E-LAYOUT-006 a shard of {bytes} bytes is too large")]
     TooLarge { bytes: u64 },
     #[error("E-LAYOUT-007 order {order:?} needs rank ≥ 2, the value has rank {rank}")]
@@ -70,7 +74,11 @@ pub struct Layout {
 impl Layout {
     /// The shard map every tile's buffer of this layout follows.
     pub fn shard_map(&self) -> Result<ShardMap, LayoutError> {
-        ShardMap::new(self.order, &self.dist.padded_box(), self.dtype.size_bytes() as u32)
+        ShardMap::new(
+            self.order,
+            &self.dist.padded_box(),
+            self.dtype.size_bytes() as u32,
+        )
     }
 
     /// Bytes of one tile's buffer.

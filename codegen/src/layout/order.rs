@@ -71,7 +71,11 @@ pub struct ShardMap {
 
 impl ShardMap {
     /// The map of `order` for blocks of at most `box_extents` elements of `element_bytes` bytes.
-    pub fn new(order: Order, box_extents: &[u32], element_bytes: u32) -> Result<ShardMap, LayoutError> {
+    pub fn new(
+        order: Order,
+        box_extents: &[u32],
+        element_bytes: u32,
+    ) -> Result<ShardMap, LayoutError> {
         let rank = box_extents.len();
         if rank == 0 || rank > MAX_RANK {
             return Err(LayoutError::Rank { rank });
@@ -242,7 +246,10 @@ mod tests {
                 0
             }
         });
-        assert_eq!(ours, fp8_to_panels(&codes, m as usize, k as usize, m as usize));
+        assert_eq!(
+            ours,
+            fp8_to_panels(&codes, m as usize, k as usize, m as usize)
+        );
 
         let (k, n) = (70u32, 40u32);
         let w: Vec<u8> = (0..k * n).map(|i| (i % 253 + 1) as u8).collect();

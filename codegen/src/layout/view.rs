@@ -75,7 +75,9 @@ impl View {
         rank_ok(to)?;
         let n = |s: &[u32]| s.iter().map(|&d| d as u64).product::<u64>();
         if n(source) != n(to) {
-            return Err(bad(format!("reshape {source:?} to {to:?} changes the element count")));
+            return Err(bad(format!(
+                "reshape {source:?} to {to:?} changes the element count"
+            )));
         }
         if source == to {
             return Ok(View::identity(source));
@@ -94,8 +96,15 @@ impl View {
     pub fn transpose(source: &[u32], perm: &[usize]) -> Result<View, LayoutError> {
         rank_ok(source)?;
         let mut seen = [false; MAX_RANK];
-        if perm.len() != source.len() || perm.iter().any(|&p| p >= source.len() || std::mem::replace(&mut seen[p], true)) {
-            return Err(bad(format!("{perm:?} is not a permutation of 0..{}", source.len())));
+        if perm.len() != source.len()
+            || perm
+                .iter()
+                .any(|&p| p >= source.len() || std::mem::replace(&mut seen[p], true))
+        {
+            return Err(bad(format!(
+                "{perm:?} is not a permutation of 0..{}",
+                source.len()
+            )));
         }
         if perm.iter().enumerate().all(|(i, &p)| i == p) {
             return Ok(View::identity(source));
@@ -113,7 +122,9 @@ impl View {
     pub fn slice(source: &[u32], axis: usize, start: u32, end: u32) -> Result<View, LayoutError> {
         rank_ok(source)?;
         if axis >= source.len() || start >= end || end > source[axis] {
-            return Err(bad(format!("slice {start}..{end} of dimension {axis} of {source:?}")));
+            return Err(bad(format!(
+                "slice {start}..{end} of dimension {axis} of {source:?}"
+            )));
         }
         let mut shape = source.to_vec();
         shape[axis] = end - start;
@@ -132,7 +143,9 @@ impl View {
         rank_ok(source)?;
         rank_ok(to)?;
         let offset = to.len().checked_sub(source.len()).ok_or_else(|| {
-            bad(format!("cannot broadcast {source:?} to the lower rank {to:?}"))
+            bad(format!(
+                "cannot broadcast {source:?} to the lower rank {to:?}"
+            ))
         })?;
         for (d, &e) in source.iter().enumerate() {
             if e != 1 && e != to[d + offset] {
@@ -155,10 +168,15 @@ impl View {
     /// `[B·T, H·D]` read as `[B·H, T, D]` (the graph's `SplitHeads`).
     pub fn split_heads(source: &[u32], heads: u32, batch: u32) -> Result<View, LayoutError> {
         let [rows, cols] = source else {
-            return Err(bad(format!("split_heads of rank-{} {source:?}", source.len())));
+            return Err(bad(format!(
+                "split_heads of rank-{} {source:?}",
+                source.len()
+            )));
         };
         if heads == 0 || batch == 0 || rows % batch != 0 || cols % heads != 0 {
-            return Err(bad(format!("split_heads of {source:?} into {heads} heads, batch {batch}")));
+            return Err(bad(format!(
+                "split_heads of {source:?} into {heads} heads, batch {batch}"
+            )));
         }
         let (t, d) = (rows / batch, cols / heads);
         // dest [B·H, T, D] → [B, H, T, D] → (transpose) [B, T, H, D] → [B·T, H·D].
@@ -171,7 +189,10 @@ impl View {
     /// `[B·H, T, D]` read as `[B·T, H·D]` (the graph's `MergeHeads`).
     pub fn merge_heads(source: &[u32], heads: u32) -> Result<View, LayoutError> {
         let [bh, t, d] = source else {
-            return Err(bad(format!("merge_heads of rank-{} {source:?}", source.len())));
+            return Err(bad(format!(
+                "merge_heads of rank-{} {source:?}",
+                source.len()
+            )));
         };
         if heads == 0 || bh % heads != 0 {
             return Err(bad(format!("merge_heads of {source:?} with {heads} heads")));

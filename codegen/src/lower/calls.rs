@@ -1,142 +1,134 @@
-//! Kernel case templates for the calls the lowering makes: each kernel's own case constructor
-//! with placeholder data (the compiler only needs the buffers' sizes, roles and requirements and
-//! the vertex words; the reference executor fills in real data).
+//! The kernel calls of every compute op, written once: [`compute_calls`] turns an op kind and
+//! the layouts of its result and operands into the typed call every tile makes (all tiles of a
+//! value have the same padded block, so the same params) and how many of them (one per entry
+//! of the leading dimensions a matmul loops over). The planner costs strategies with it and the
+//! lowering emits it, so the two cannot disagree.
 
-use crate::dist::Format;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use crate::graph::DType;
+use crate::layout::{Layout, ShardMap};
 use tessera_isa::numerics::Fp8Format;
-use tessera_kernels::elementwise::common::Fp8Out as ElementwiseFp8;
-use tessera_kernels::elementwise::GeluOutput;
-use tessera_kernels::gemm::{GemmSpec, GEMM_FP8};
-use tessera_kernels::norm::layernorm::{Fp8Out as LnFp8, LnSpec, LAYERNORM_F16, LAYERNORM_FP8};
-use tessera_kernels::{Case, Region, Role};
+use tessera_kernels::table::{ElementOut, Fp8Setting, GemmParams, KernelParams};
 
-/// Case templates by shape: every tile with the same shard shape shares one template, so a
-/// 1472-tile program builds each distinct case once (and the planner's candidates, lowered in
-/// parallel, share them too).
-static TEMPLATES: OnceLock<Mutex<HashMap<String, Arc<Case>>>> = OnceLock::new();
-
-/// The template for `key`, built by `make` on first use. (`make` runs outside the lock: two
-/// threads may both build a template, and the first stored is kept — they are equal.)
-pub fn memo(key: String, make: impl FnOnce() -> Case) -> Arc<Case> {
-    let templates = TEMPLATES.get_or_init(Default::default);
-    if let Some(case) = templates
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&key)
-    {
-        return case.clone();
-    }
-    let case = Arc::new(make());
-    templates
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_insert(case)
-        .clone()
+/// A compute op as the kernels see it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ComputeKind {
+    MatMul { fp8: bool },
+    BiasAdd,
+    Add,
+    Gelu,
+    Softmax { scale: f32 },
+    LayerNorm { eps: f32 },
+    Cast,
 }
 
-/// The registry name of a case's kernel.
-pub fn kernel_name(case: &Case) -> &'static str {
-    tessera_kernels::all_kernels()
-        .into_iter()
-        .find(|k| k.name() == case.kernel)
-        .map(|k| k.name())
-        .expect("case of a registered kernel")
+fn map(layout: &Layout) -> Result<ShardMap, String> {
+    layout.shard_map().map_err(|e| e.to_string())
 }
 
-/// LayerNorm over `rows × n`; f16 or FP8 (scale s: codes = y · 2^−s) output. Returns the case and
-/// the sizes of its scratch buffers (bound after x, gamma, beta, out).
-pub fn layernorm(rows: usize, n: usize, eps: f32, out: Format) -> (Case, Vec<usize>) {
-    let fp8 = match out {
-        Format::Fp8 { format, scale } => Some(LnFp8 {
+/// Elements of a buffer (the padded box).
+fn elements(m: &ShardMap) -> u32 {
+    m.bytes() / m.element_bytes()
+}
+
+/// Rows of a buffer: the product of all padded dimensions but the last.
+fn rows_of(m: &ShardMap) -> u32 {
+    let p = m.padded();
+    p[..p.len() - 1].iter().product::<u32>().max(1)
+}
+
+fn fp8_setting(dtype: DType) -> Option<Fp8Setting> {
+    match dtype {
+        DType::Fp8 { format, scale } => Some(Fp8Setting {
             format,
-            scl: -(scale as i32),
+            scale,
             nanoo: false,
         }),
-        _ => None,
-    };
-    let spec = LnSpec {
-        label: "compiled".into(),
-        rows,
-        n,
-        x: vec![0; rows * n],
-        gamma: vec![0.0; n],
-        beta: vec![0.0; n],
-        eps,
-        regions: [Region::Standard; 4],
-        // The deviation buffer (16 bytes per 4 elements per row) saves the normalising pass
-        // from recomputing x − mean: ~1,150 cycles on a 1×1152 row.
-        dev: true,
-        fp8,
-    };
-    let case = if fp8.is_some() {
-        LAYERNORM_FP8.make_case(spec)
-    } else {
-        LAYERNORM_F16.make_case(spec)
-    };
-    let scratch = case
-        .buffers
-        .iter()
-        .filter(|b| b.role == Role::Scratch)
-        .map(|b| b.len())
-        .collect();
-    (case, scratch)
-}
-
-/// FP8 rows (stride bytes) → panels.
-pub fn panelize(rows: usize, stride: usize, kbs: usize) -> Case {
-    use tessera_kernels::panelize::{make_case, PanelizeSpec};
-    let spec = PanelizeSpec { rows, stride, kbs };
-    make_case(
-        "compiled".into(),
-        spec,
-        vec![0; spec.source_bytes()],
-        Region::Standard,
-    )
-}
-
-/// C (m × n f16) = A (panels) × B ($CWEI blocks), FP8, zero partials.
-pub fn gemm_fp8(
-    m: usize,
-    k: usize,
-    n: usize,
-    a_format: Fp8Format,
-    w_format: Fp8Format,
-    scale: i32,
-) -> Case {
-    let mut spec = GemmSpec::new(m, k, n);
-    spec.partials = false;
-    spec.x_format = a_format;
-    spec.w_format = w_format;
-    spec.scale = scale;
-    spec.a_region = Region::Standard;
-    GEMM_FP8.make_case(&spec)
-}
-
-/// x (rows × cols f16) + bias (cols), in place.
-pub fn bias_add(rows: usize, cols: usize) -> Case {
-    tessera_kernels::elementwise::bias_add_case(rows, cols)
-}
-
-/// GeLU over n f16 values; f16 or packed FP8 out.
-pub fn gelu(n: usize, out: Format) -> Case {
-    match out {
-        Format::Fp8 { format, scale } => tessera_kernels::elementwise::gelu_case(
-            n,
-            GeluOutput::Fp8,
-            ElementwiseFp8::new(format, scale as i32, false),
-        ),
-        _ => tessera_kernels::elementwise::gelu_case(
-            n,
-            GeluOutput::F16,
-            ElementwiseFp8::new(Fp8Format::F143, 0, false),
-        ),
+        DType::F16 | DType::F32 => None,
     }
 }
 
-/// out = a + b over n f16 values.
-pub fn residual_add(n: usize) -> Case {
-    tessera_kernels::residual_add_case(n)
+fn element_out(dtype: DType) -> ElementOut {
+    match fp8_setting(dtype) {
+        Some(s) => ElementOut::Fp8(s),
+        None => ElementOut::F16,
+    }
+}
+
+/// The call every tile of `out` makes for `kind`, and how many times.
+pub fn compute_calls(
+    kind: &ComputeKind,
+    out: &Layout,
+    operands: &[&Layout],
+) -> Result<(KernelParams, u32), String> {
+    let om = map(out)?;
+    let rank = om.rank();
+    let last = rank - 1;
+    let params = match *kind {
+        ComputeKind::MatMul { fp8 } => {
+            let [a, b] = operands else {
+                return Err("a matmul has two operands".into());
+            };
+            let k = a.dist.shape()[last];
+            let (a_format, a_scale) = match a.dtype {
+                DType::Fp8 { format, scale } => (format, scale as i32),
+                DType::F16 | DType::F32 => (Fp8Format::F143, 0),
+            };
+            let (b_format, b_scale) = match b.dtype {
+                DType::Fp8 { format, scale } => (format, scale as i32),
+                DType::F16 | DType::F32 => (Fp8Format::F143, 0),
+            };
+            let params = KernelParams::Gemm(GemmParams {
+                fp8,
+                m: om.padded()[rank - 2],
+                k,
+                n: om.padded()[last],
+                a_format,
+                b_format,
+                scale: if fp8 { a_scale + b_scale } else { 0 },
+            });
+            let calls = om.padded()[..rank - 2].iter().product::<u32>().max(1);
+            return Ok((params, calls));
+        }
+        ComputeKind::BiasAdd => KernelParams::BiasAdd {
+            rows: rows_of(&om),
+            cols: om.row_elements(),
+        },
+        ComputeKind::Add => KernelParams::ResidualAdd { n: elements(&om) },
+        ComputeKind::Gelu => KernelParams::Gelu {
+            n: elements(&om),
+            out: element_out(out.dtype),
+        },
+        ComputeKind::Softmax { scale } => {
+            let [x] = operands else {
+                return Err("softmax has one operand".into());
+            };
+            KernelParams::Softmax {
+                rows: rows_of(&om),
+                cols: out.dist.shape()[last],
+                in_stride: map(x)?.row_elements(),
+                scale_bits: scale.to_bits(),
+            }
+        }
+        ComputeKind::LayerNorm { eps } => KernelParams::LayerNorm {
+            rows: rows_of(&om),
+            n: out.dist.shape()[last],
+            eps_bits: eps.to_bits(),
+            out: element_out(out.dtype),
+        },
+        ComputeKind::Cast => {
+            let [x] = operands else {
+                return Err("a cast has one operand".into());
+            };
+            match (x.dtype, fp8_setting(out.dtype)) {
+                (DType::F32, None) => KernelParams::CastF32F16 { n: elements(&om) },
+                (DType::F16, Some(s)) => KernelParams::CastF16Fp8 {
+                    n: elements(&om),
+                    out: s,
+                },
+                (from, _) => return Err(format!("no kernel casts {from} to {}", out.dtype)),
+            }
+        }
+    };
+    params.check().map_err(|e| e.to_string())?;
+    Ok((params, 1))
 }

@@ -1,774 +1,875 @@
-//! Distributed level → tile level: per tile buffers, kernel calls, exchange transfers and host
-//! pieces for every mid-level op. Ops run in steps: compute ops accumulate into the current
-//! compute step; a gather closes it and becomes an exchange step.
+//! Distributed level → tile level: per tile, the buffers of every shard, the kernel calls of
+//! every compute op ([`calls::compute_calls`]), and for every redistribution its planned
+//! movement ([`crate::redist`]) as copy calls ([`copies`]) and exchange transfers; host inputs,
+//! weights and outputs as host pieces and buffer contents ([`host`]).
+//!
+//! # Steps
+//!
+//! The program alternates compute steps and exchange phases, `C0 X0 C1 X1 …`, and every op is
+//! placed as early as its operands allow: a compute op runs in the compute step where its last
+//! operand becomes ready (after the calls already there on the same tile, so a tile's calls
+//! stay in dependency order); a redistribution whose source is ready in `Cs` does its
+//! source-side copies in `Cs`, its transfers in `Xs` and its destination-side copies in
+//! `Cs+1` (all in `Cs` when no byte crosses tiles). Steps with nothing in them are dropped.
+//! Inputs and weights are ready in `C0`.
+//!
+//! # Buffers
+//!
+//! A value has one buffer per tile holding a block (the padded shard). In-place results reuse
+//! their operand's buffer when the operand has no other reader and shares its buffer with no
+//! other value; a redistribution that leaves a tile's bytes where they are reuses the source
+//! buffer. A buffer's region, element slot and alignment are the union of what every kernel
+//! operand bound to it needs (a conflict is an error naming both).
 
-mod calls;
-mod weights;
+pub mod calls;
+pub mod copies;
+pub mod host;
 
-use crate::dist::{resolve, Format, MidOp, MidProgram, Order, Shard, ValueId};
 use crate::graph::weights::WeightStore;
+use crate::layout::{Layout, ShardMap};
+use crate::mid::{MidId, MidOp, MidProgram};
+use crate::redist::segments::zero_padding;
+use crate::redist::{plan_movement, Buf, Movement, Side};
 use crate::tile::{
     BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program,
     RegionRequirement, StepKind, SymbolicTransfer,
 };
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-use tessera_isa::numerics::Fp8Format;
+use calls::{compute_calls, ComputeKind};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use tessera_kernels::table::{KernelParams, OperandSpec, RegionNeed};
+use tessera_kernels::Role;
 
-/// Why lowering failed.
+/// Why lowering failed: the op and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("E-LOWER-{code:03} %{op} ({name}): {reason}")]
+#[error("E-LOWER-{code:03} %{node} {op} `{label}`: {reason}")]
 pub struct LowerError {
     pub code: u32,
-    pub op: usize,
-    pub name: String,
+    pub node: usize,
+    pub op: &'static str,
+    pub label: String,
     pub reason: String,
 }
 
-/// Where a value's shard lives on a tile.
-#[derive(Clone, Copy, Debug)]
-struct Site {
-    buffer: BufferId,
-    offset: u32,
+/// The lowered program and what each step holds (for reports and the profile).
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub program: Program,
+    /// Per program step: the labels of the ops with work in it, in op order.
+    pub step_ops: Vec<Vec<String>>,
 }
 
-/// Weights converted for the kernels, shared by the lowerings of one weight store (the planner
-/// lowers every candidate grid): each FP8 weight is quantized once, and each column block put in
-/// `$CWEI` order once however many grids use it. Safe to share between threads; the result does
-/// not depend on which lowering converts first.
-#[derive(Default)]
-pub struct WeightCache {
-    /// (tensor name, its data's address and length, format, scale) → the FP8 codes of the whole weight.
-    quantized: Cells<WeightKey>,
-    /// (weight, first column, end column, padded width) → the block's bytes.
-    blocks: Cells<(WeightKey, u32, u32, u32)>,
-}
+const NO_STEP: usize = usize::MAX;
 
-type WeightKey = (String, usize, usize, Fp8Format, i8);
-
-/// Byte vectors by key, each made once.
-type Cells<K> = Mutex<HashMap<K, Arc<OnceLock<Arc<Vec<u8>>>>>>;
-
-/// The value of `key` in `map`, made by `make` once (other threads asking meanwhile wait).
-/// `make` must not use the thread pool: it runs inside the cell's initialiser, and a worker
-/// that stole another task needing the same cell would wait on itself.
-fn once<K: std::hash::Hash + Eq>(
-    map: &Cells<K>,
-    key: K,
-    make: impl FnOnce() -> Vec<u8>,
-) -> Arc<Vec<u8>> {
-    let cell = map
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_default()
-        .clone();
-    cell.get_or_init(|| Arc::new(make())).clone()
-}
-
-impl WeightCache {
-    /// Columns `cols` of the K × N weight `name` as FP8 `$CWEI` blocks, `width` columns wide.
-    #[allow(clippy::too_many_arguments)]
-    fn blocks(
-        &self,
-        name: &str,
-        values: &[f32],
-        k: u32,
-        n: u32,
-        cols: std::ops::Range<u32>,
-        width: u32,
-        format: Fp8Format,
-        scale: i8,
-    ) -> Arc<Vec<u8>> {
-        let weight: WeightKey = (
-            name.to_string(),
-            values.as_ptr() as usize,
-            values.len(),
-            format,
-            scale,
-        );
-        once(
-            &self.blocks,
-            (weight.clone(), cols.start, cols.end, width),
-            || {
-                let codes = once(&self.quantized, weight, || {
-                    weights::quantize_all(values, format, scale)
-                });
-                weights::cwei_blocks_of_codes(&codes, k, n, cols, width)
-            },
-        )
-    }
-}
-
-struct Lowering<'a> {
+struct Lower<'a> {
     mid: &'a MidProgram,
     store: &'a WeightStore,
-    cache: &'a WeightCache,
     program: Program,
-    /// Per value, per tile: where its shard is.
-    sites: Vec<HashMap<u32, Site>>,
-    /// Per tile, per buffer: steps it is used in (min, max).
+    /// Per value: its buffer on every tile holding a block.
+    shard: Vec<HashMap<u32, BufferId>>,
+    /// Per value: the compute step it is ready in.
+    ready: Vec<usize>,
+    readers: Vec<Vec<MidId>>,
+    /// Per tile: (first, last) virtual step each buffer is used in.
     uses: Vec<Vec<(usize, usize)>>,
-    /// Shards of values, resolved on first use by [`Lowering::shard_on`].
-    resolved: HashMap<u32, Vec<Shard>>,
-    /// The compute step ops are currently added to.
-    current: Option<usize>,
-    op: usize,
+    /// Buffers several values refer to (never written in place).
+    shared: HashSet<(u32, BufferId)>,
+    /// (virtual step, tile, call) in order of creation.
+    calls: Vec<(usize, u32, KernelCall)>,
+    /// Per exchange phase (after compute step s): its transfers.
+    transfers: BTreeMap<usize, Vec<SymbolicTransfer>>,
+    /// Per virtual step: op labels.
+    step_ops: BTreeMap<usize, Vec<String>>,
+    node: MidId,
 }
 
-fn fbytes(format: Format) -> u32 {
-    format.bytes()
+fn compute_vstep(step: usize) -> usize {
+    2 * step
 }
 
-impl Lowering<'_> {
+fn exchange_vstep(step: usize) -> usize {
+    2 * step + 1
+}
+
+impl Lower<'_> {
     fn fail(&self, code: u32, reason: impl Into<String>) -> LowerError {
+        let node = &self.mid.nodes[self.node];
         LowerError {
             code,
-            op: self.op,
-            name: self.mid.ops[self.op].name().into(),
+            node: self.node.index(),
+            op: node.op.name(),
+            label: node.label.clone(),
             reason: reason.into(),
         }
     }
 
-    fn buffer(&mut self, tile: u32, decl: BufferDecl) -> BufferId {
-        let id = self.program.tiles[tile as usize].add_buffer(decl);
-        self.uses[tile as usize].push((usize::MAX, 0));
-        id
+    fn label(&self) -> &str {
+        &self.mid.nodes[self.node].label
     }
 
-    fn touch(&mut self, tile: u32, buffer: BufferId, step: usize) {
-        let entry = &mut self.uses[tile as usize][buffer.0 as usize];
-        entry.0 = entry.0.min(step);
-        entry.1 = entry.1.max(step);
-    }
-
-    fn compute_step(&mut self) -> usize {
-        match self.current {
-            Some(step) => step,
-            None => {
-                let label = format!("compute after %{}", self.op);
-                let step = self.program.compute_step(&label);
-                self.current = Some(step);
-                step
-            }
-        }
-    }
-
-    fn shards(&self, value: ValueId) -> Vec<Shard> {
-        resolve(&self.mid.grid, self.mid.value(value))
-    }
-
-    /// The first of `value`'s shards (in [`resolve`] order) on `tile`; a value's shards are
-    /// resolved once.
-    fn shard_on(&mut self, value: ValueId, tile: u32) -> Option<Shard> {
-        let mid = self.mid;
-        let shards = self
-            .resolved
-            .entry(value.0)
-            .or_insert_with(|| resolve(&mid.grid, mid.value(value)));
-        // Shards are sorted by tile first.
-        let i = shards.partition_point(|s| s.tile < tile);
-        shards.get(i).filter(|s| s.tile == tile).cloned()
-    }
-
-    fn site(&self, value: ValueId, tile: u32) -> Result<Site, LowerError> {
-        self.sites[value.0 as usize]
-            .get(&tile)
-            .copied()
-            .ok_or_else(|| self.fail(2, format!("%{} has no shard on tile {tile}", value.0)))
-    }
-
-    /// Bytes of one shard row in the value's order.
-    fn row_bytes(&self, value: ValueId, shard: &Shard) -> u32 {
-        let v = self.mid.value(value);
-        match v.layout.order {
-            Order::RowMajor { stride } => stride * fbytes(v.layout.format),
-            Order::Panels => (shard.cols.end - shard.cols.start).div_ceil(32) * 32,
-            Order::CweiBlocks | Order::Vector => {
-                (shard.cols.end - shard.cols.start) * fbytes(v.layout.format)
-            }
-        }
-    }
-
-    fn shard_bytes(&self, value: ValueId, shard: &Shard) -> u32 {
-        self.row_bytes(value, shard) * (shard.rows.end - shard.rows.start)
-    }
-
-    /// A fresh buffer for a value's shard on a tile.
-    fn new_site(
-        &mut self,
-        value: ValueId,
-        shard: &Shard,
-        region: RegionRequirement,
-        slot: Option<u8>,
-    ) -> Site {
-        let v = self.mid.value(value);
-        let bytes = self.shard_bytes(value, shard).max(8).div_ceil(8) * 8;
-        let decl = BufferDecl {
-            name: v.name.clone(),
-            bytes,
-            align: 16,
-            region,
-            slot,
-            category: BufferCategory::Tensor(v.name.clone()),
-            live: (0, 0),
-            alias_of: None,
-            contents: None,
-        };
-        let buffer = self.buffer(shard.tile, decl);
-        let site = Site { buffer, offset: 0 };
-        self.sites[value.0 as usize].insert(shard.tile, site);
-        site
-    }
-
-    /// The single reader of `value` if it is a gather (producers write straight into the gathered buffer).
-    fn gathered_by(&self, value: ValueId) -> Option<ValueId> {
-        let readers = self.mid.readers(value);
-        match readers.as_slice() {
-            [r] if matches!(self.mid.ops[*r], MidOp::Gather { .. }) => Some(ValueId(*r as u32)),
-            _ => None,
-        }
-    }
-
-    /// Where the shard of `value` on `shard.tile` should be written: inside the buffer of the
-    /// gather that reads it (allocated on first use) at the shard's position, or a new buffer.
-    fn output_site(
-        &mut self,
-        value: ValueId,
-        shard: &Shard,
-        region: RegionRequirement,
-        slot: Option<u8>,
-    ) -> Site {
-        if let Some(gather) = self.gathered_by(value) {
-            let gathered_shard = self
-                .shard_on(gather, shard.tile)
-                .expect("a gather covers its sources' tiles");
-            let base = match self.sites[gather.0 as usize].get(&shard.tile) {
-                Some(site) => *site,
-                None => self.new_site(gather, &gathered_shard, RegionRequirement::Any, Some(0)),
-            };
-            let offset = self.position_in_gather(value, gather, shard, &gathered_shard);
-            let site = Site {
-                buffer: base.buffer,
-                offset: base.offset + offset,
-            };
-            self.sites[value.0 as usize].insert(shard.tile, site);
-            return site;
-        }
-        self.new_site(value, shard, region, slot)
-    }
-
-    /// Byte offset of a source shard inside the gathered row block.
-    fn position_in_gather(
-        &self,
-        source: ValueId,
-        gather: ValueId,
-        shard: &Shard,
-        gathered: &Shard,
-    ) -> u32 {
-        match self.mid.value(gather).layout.order {
-            Order::RowMajor { .. } => {
-                (shard.rows.start - gathered.rows.start) * self.row_bytes(gather, gathered)
-            }
-            _ => {
-                let _ = source;
-                (shard.cols.start / 32) * 32 * (gathered.rows.end - gathered.rows.start)
-            }
-        }
-    }
-
-    fn call(&mut self, tile: u32, step: usize, call: KernelCall) {
-        for &(buffer, _) in &call.bindings {
-            self.touch(tile, buffer, step);
-        }
-        self.program.tiles[tile as usize].calls[step].push(call);
-    }
-
-    /// A small per-call scratch buffer.
-    fn scratch(&mut self, tile: u32, bytes: usize, region: RegionRequirement) -> BufferId {
-        self.buffer(
-            tile,
-            BufferDecl {
-                name: "scratch".into(),
-                bytes: (bytes.max(16) as u32).div_ceil(16) * 16,
-                align: 16,
-                region,
-                slot: None,
-                category: BufferCategory::Scratch,
-                live: (0, 0),
-                alias_of: None,
-                contents: None,
-            },
-        )
-    }
-
-    fn constant(
+    fn new_buffer(
         &mut self,
         tile: u32,
         name: &str,
-        bytes: Arc<Vec<u8>>,
-        region: RegionRequirement,
-        align: u32,
+        bytes: u32,
+        category: BufferCategory,
+        contents: Option<Arc<Vec<u8>>>,
     ) -> BufferId {
-        let decl = BufferDecl {
-            name: name.into(),
-            bytes: (bytes.len() as u32).div_ceil(16) * 16,
-            align,
-            region,
+        let id = self.program.tiles[tile as usize].add_buffer(BufferDecl {
+            name: name.to_string(),
+            bytes: bytes.max(8).div_ceil(8) * 8,
+            align: 8,
+            region: RegionRequirement::Any,
             slot: None,
-            category: BufferCategory::Weights(name.into()),
+            category,
             live: (0, 0),
             alias_of: None,
-            contents: Some(bytes),
-        };
-        let id = self.buffer(tile, decl);
-        self.touch(tile, id, 0);
+            contents,
+        });
+        self.uses[tile as usize].push((NO_STEP, 0));
         id
     }
 
-    fn weight(&self, tensor: &str) -> Result<&crate::graph::weights::HostTensor, LowerError> {
-        self.store
-            .get(tensor)
-            .ok_or_else(|| self.fail(3, format!("weight `{tensor}` is not in the store")))
+    fn touch(&mut self, tile: u32, buffer: BufferId, vstep: usize) {
+        let u = &mut self.uses[tile as usize][buffer.0 as usize];
+        u.0 = u.0.min(vstep);
+        u.1 = u.1.max(vstep);
     }
 
-    fn lower_op(&mut self, k: usize) -> Result<(), LowerError> {
-        self.op = k;
-        let id = ValueId(k as u32);
-        let op = self.mid.ops[k].clone();
-        let value = self.mid.value(id).clone();
-        match op {
-            MidOp::Input { tensor } => {
-                for shard in self.shards(id) {
-                    let site = self.new_site(id, &shard, RegionRequirement::Any, None);
-                    self.touch(shard.tile, site.buffer, 0);
-                    self.host_pieces(&tensor, id, &shard, site, true);
+    /// What `buffer` would need to also serve `spec`: `Some((region, slot))`, or `None` when
+    /// the two conflict.
+    fn merged_needs(
+        &self,
+        tile: u32,
+        buffer: BufferId,
+        spec: &OperandSpec,
+    ) -> Option<(RegionRequirement, Option<u8>)> {
+        let decl = &self.program.tiles[tile as usize].buffers[buffer.0 as usize];
+        let need = match spec.region {
+            RegionNeed::Any => RegionRequirement::Any,
+            RegionNeed::Standard => RegionRequirement::Standard,
+            RegionNeed::Interleaved => RegionRequirement::Interleaved,
+        };
+        let region = match (decl.region, need) {
+            (a, RegionRequirement::Any) => a,
+            (RegionRequirement::Any, b) => b,
+            (a, b) if a == b => a,
+            _ => return None,
+        };
+        let slot = match (decl.slot, spec.slot) {
+            (a, None) => a,
+            (None, b) => b,
+            (Some(a), Some(b)) if a == b => Some(a),
+            _ => return None,
+        };
+        Some((region, slot))
+    }
+
+    /// Merges an operand's needs into the buffer it is bound to.
+    fn require(
+        &mut self,
+        tile: u32,
+        buffer: BufferId,
+        spec: &OperandSpec,
+    ) -> Result<(), LowerError> {
+        let Some((region, slot)) = self.merged_needs(tile, buffer, spec) else {
+            let name = self.program.tiles[tile as usize].buffers[buffer.0 as usize]
+                .name
+                .clone();
+            return Err(self.fail(
+                10,
+                format!(
+                    "buffer `{name}` on tile {tile} cannot also be `{}` of a call",
+                    spec.name
+                ),
+            ));
+        };
+        let decl = &mut self.program.tiles[tile as usize].buffers[buffer.0 as usize];
+        decl.region = region;
+        decl.slot = slot;
+        decl.align = decl.align.max(spec.align);
+        Ok(())
+    }
+
+    /// A copy of `buffer` (whole words) in a fresh buffer, made at `vstep`: for an operand whose
+    /// memory needs (region, element slot) conflict with the buffer's other uses.
+    fn copy_of(
+        &mut self,
+        vstep: usize,
+        tile: u32,
+        buffer: BufferId,
+    ) -> Result<BufferId, LowerError> {
+        let (name, bytes, category) = {
+            let decl = &self.program.tiles[tile as usize].buffers[buffer.0 as usize];
+            (
+                format!("{}.copy", decl.name),
+                decl.bytes,
+                decl.category.clone(),
+            )
+        };
+        let copy = self.new_buffer(tile, &name, bytes, category, None);
+        let run = [crate::redist::Run {
+            src: Some(0),
+            dst: 0,
+            bytes,
+        }];
+        for params in copies::copy_params(&run, 4).map_err(|e| self.fail(41, e))? {
+            self.call(vstep, tile, params, &[(buffer, 0), (copy, 0)])?;
+        }
+        Ok(copy)
+    }
+
+    /// Adds a call of `params` on `tile` at `vstep`: data operands (inputs and outputs, in the
+    /// kernel's order) bound to `data`; scratch and table operands get buffers of their own.
+    fn call(
+        &mut self,
+        vstep: usize,
+        tile: u32,
+        params: KernelParams,
+        data: &[(BufferId, u32)],
+    ) -> Result<(), LowerError> {
+        let params = Arc::new(params);
+        let spec = params.spec().map_err(|e| self.fail(12, e.to_string()))?;
+        let mut bindings = Vec::with_capacity(spec.operands.len());
+        let mut next = data.iter();
+        let label = self.label().to_string();
+        for operand in &spec.operands {
+            let binding = if let Some(constant) = &operand.constant {
+                let id = self.new_buffer(
+                    tile,
+                    &format!("{label}.{}", operand.name),
+                    operand.bytes,
+                    BufferCategory::Constants,
+                    Some(constant.clone()),
+                );
+                (id, 0)
+            } else if operand.role == Role::Scratch {
+                let id = self.new_buffer(
+                    tile,
+                    &format!("{label}.{}", operand.name),
+                    operand.bytes,
+                    BufferCategory::Scratch,
+                    None,
+                );
+                (id, 0)
+            } else {
+                let (b, offset) = *next.next().ok_or_else(|| {
+                    self.fail(
+                        13,
+                        format!(
+                            "`{}` has more operands than the op binds",
+                            params.id().name()
+                        ),
+                    )
+                })?;
+                if self.merged_needs(tile, b, operand).is_none()
+                    && operand.role == Role::Input
+                    && offset == 0
+                {
+                    (self.copy_of(vstep, tile, b)?, 0)
+                } else {
+                    (b, offset)
                 }
+            };
+            self.require(tile, binding.0, operand)?;
+            self.touch(tile, binding.0, vstep);
+            bindings.push(binding);
+        }
+        if next.next().is_some() {
+            return Err(self.fail(
+                13,
+                format!(
+                    "`{}` has fewer operands than the op binds",
+                    params.id().name()
+                ),
+            ));
+        }
+        let call = KernelCall::new(params, bindings, Arc::from(label.as_str()))
+            .map_err(|e| self.fail(12, e.to_string()))?;
+        self.calls.push((vstep, tile, call));
+        let ops = self.step_ops.entry(vstep).or_default();
+        if ops.last().map(String::as_str) != Some(label.as_str()) {
+            ops.push(label);
+        }
+        Ok(())
+    }
+
+    fn layout(&self, id: MidId) -> &Layout {
+        &self.mid.nodes[id].layout
+    }
+
+    fn map(&self, id: MidId) -> Result<ShardMap, LowerError> {
+        self.layout(id)
+            .shard_map()
+            .map_err(|e| self.fail(2, e.to_string()))
+    }
+
+    fn shard_of(&self, id: MidId, tile: u32) -> Result<BufferId, LowerError> {
+        self.shard[id.index()]
+            .get(&tile)
+            .copied()
+            .ok_or_else(|| self.fail(3, format!("%{} has no shard on tile {tile}", id.index())))
+    }
+
+    /// A fresh buffer for this node's shard on every tile of its layout.
+    fn fresh_shards(
+        &mut self,
+        category: impl Fn(&str) -> BufferCategory,
+    ) -> Result<(), LowerError> {
+        let id = self.node;
+        let bytes = self.map(id)?.buffer_bytes();
+        let tiles: Vec<u32> = self.layout(id).dist.all_tiles().collect();
+        let label = self.label().to_string();
+        for t in tiles {
+            let b = self.new_buffer(t, &label, bytes, category(&label), None);
+            self.shard[id.index()].insert(t, b);
+        }
+        Ok(())
+    }
+
+    /// Whether this node may write its result over operand `x`'s buffers.
+    fn in_place(&self, x: MidId) -> bool {
+        self.readers[x.index()].len() == 1
+            && self.layout(x).dist == self.layout(self.node).dist
+            && self.shard[x.index()]
+                .iter()
+                .all(|(&t, &b)| !self.shared.contains(&(t, b)))
+    }
+
+    fn lower_node(&mut self) -> Result<(), LowerError> {
+        let id = self.node;
+        let node = &self.mid.nodes[id];
+        match &node.op {
+            MidOp::Input { tensor, view } => {
+                let layout = node.layout.clone();
+                let map = self.map(id)?;
+                let zero = zero_padding(layout.order);
+                let tiles: Vec<u32> = layout.dist.all_tiles().collect();
+                for t in tiles {
+                    let contents = zero.then(|| Arc::new(vec![0u8; map.buffer_bytes() as usize]));
+                    let b = self.new_buffer(
+                        t,
+                        tensor,
+                        map.buffer_bytes(),
+                        BufferCategory::Tensor(tensor.clone()),
+                        contents,
+                    );
+                    self.shard[id.index()].insert(t, b);
+                }
+                let pieces = host::input_pieces(&layout, view).map_err(|e| self.fail(20, e))?;
+                let plan = HostTensorPlan {
+                    name: tensor.clone(),
+                    dtype: host::host_dtype(layout.dtype).into(),
+                    shape: view.source_shape().iter().map(|&d| d as usize).collect(),
+                    pieces: pieces
+                        .into_iter()
+                        .map(|(tile, _, offset, tensor_offset, bytes)| HostPiecePlan {
+                            tile,
+                            buffer: self.shard[id.index()][&tile],
+                            offset,
+                            tensor_offset,
+                            bytes,
+                        })
+                        .collect(),
+                };
+                match self.program.inputs.iter_mut().find(|p| p.name == *tensor) {
+                    Some(existing) => existing.pieces.extend(plan.pieces),
+                    None => self.program.inputs.push(plan),
+                }
+                self.ready[id.index()] = 0;
             }
-            // Weights are converted and placed by the ops that read them (they know the layout).
-            MidOp::Weight { .. } => {}
+            MidOp::Weight { tensor, view } => {
+                let data = self.store.get(tensor).ok_or_else(|| {
+                    self.fail(21, format!("weight `{tensor}` is not in the store"))
+                })?;
+                let layout = node.layout.clone();
+                let blocks = host::weight_shards(tensor, data, view, &layout)
+                    .map_err(|e| self.fail(22, e.to_string()))?;
+                let bytes = self.map(id)?.buffer_bytes();
+                for (block, contents) in blocks.into_iter().enumerate() {
+                    for &t in layout.dist.tiles_of(block) {
+                        let b = self.new_buffer(
+                            t,
+                            tensor,
+                            bytes,
+                            BufferCategory::Weights(tensor.clone()),
+                            Some(contents.clone()),
+                        );
+                        self.shard[id.index()].insert(t, b);
+                    }
+                }
+                self.ready[id.index()] = 0;
+            }
+            MidOp::Redistribute { x, view } => {
+                let x = *x;
+                let (sm, dm) = (self.map(x)?, self.map(id)?);
+                let movement = plan_movement(
+                    &Side {
+                        dist: &self.layout(x).dist,
+                        map: &sm,
+                    },
+                    &Side {
+                        dist: &node.layout.dist,
+                        map: &dm,
+                    },
+                    view,
+                );
+                self.lower_movement(x, &movement, dm.buffer_bytes(), dm.element_bytes())?;
+            }
+            MidOp::MatMul { a, b, .. } | MidOp::BiasAdd { x: a, bias: b } | MidOp::Add { a, b } => {
+                let (a, b) = (*a, *b);
+                let kind = match node.op {
+                    MidOp::MatMul { precision, .. } => ComputeKind::MatMul {
+                        fp8: precision == crate::mid::AmpPrecision::Fp8,
+                    },
+                    MidOp::BiasAdd { .. } => ComputeKind::BiasAdd,
+                    _ => ComputeKind::Add,
+                };
+                let reuse = match kind {
+                    ComputeKind::BiasAdd => self.in_place(a).then_some(a),
+                    ComputeKind::Add => {
+                        if self.in_place(a) {
+                            Some(a)
+                        } else if self.in_place(b) {
+                            Some(b)
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                self.compute(kind, &[a, b], reuse)?;
+            }
+            MidOp::Gelu { x } => {
+                let x = *x;
+                let reuse =
+                    (node.layout.dtype == self.layout(x).dtype && self.in_place(x)).then_some(x);
+                self.compute(ComputeKind::Gelu, &[x], reuse)?;
+            }
+            MidOp::Softmax { x, scale } => {
+                let x = *x;
+                self.compute(ComputeKind::Softmax { scale: *scale }, &[x], None)?;
+            }
+            MidOp::Cast { x } => {
+                let x = *x;
+                self.compute(ComputeKind::Cast, &[x], None)?;
+            }
             MidOp::LayerNorm {
                 x,
                 gamma,
                 beta,
                 eps,
             } => {
-                // The LayerNorm kernels work on 4-element groups; the panel reorder that follows
-                // copies whole 32-byte K-blocks.
-                if value.cols % 32 != 0 {
-                    return Err(self.fail(
-                        17,
-                        format!("the hidden width must be a multiple of 32 for the LayerNorm and panel kernels, not {}", value.cols),
-                    ));
-                }
-                let step = self.compute_step();
-                let (gamma_name, beta_name) = (
-                    self.mid.value(gamma).name.clone(),
-                    self.mid.value(beta).name.clone(),
-                );
-                let gamma_bytes = Arc::new(weights::f32_bytes(&self.weight(&gamma_name)?.data));
-                let beta_bytes = Arc::new(weights::f32_bytes(&self.weight(&beta_name)?.data));
-                for shard in self.shards(id) {
-                    let rows = (shard.rows.end - shard.rows.start) as usize;
-                    let input = self.site(x, shard.tile)?;
-                    let output = self.output_site(id, &shard, RegionRequirement::Any, None);
-                    let g = self.constant(
-                        shard.tile,
-                        &gamma_name,
-                        gamma_bytes.clone(),
-                        RegionRequirement::Any,
-                        8,
-                    );
-                    let b = self.constant(
-                        shard.tile,
-                        &beta_name,
-                        beta_bytes.clone(),
-                        RegionRequirement::Any,
-                        8,
-                    );
-                    let format = value.layout.format;
-                    let (case, scratch) = {
-                        let key = format!("layernorm {rows} {} {eps} {format:?}", value.cols);
-                        let case = calls::memo(key, || {
-                            calls::layernorm(rows, value.cols as usize, eps, format).0
-                        });
-                        let scratch: Vec<usize> = case
-                            .buffers
-                            .iter()
-                            .filter(|b| b.role == tessera_kernels::Role::Scratch)
-                            .map(|b| b.len())
-                            .collect();
-                        (case, scratch)
-                    };
-                    let mut bindings = vec![
-                        (input.buffer, input.offset),
-                        (g, 0),
-                        (b, 0),
-                        (output.buffer, output.offset),
-                    ];
-                    for bytes in scratch {
-                        let s = self.scratch(shard.tile, bytes, RegionRequirement::Any);
-                        bindings.push((s, 0));
-                    }
-                    self.call(
-                        shard.tile,
-                        step,
-                        KernelCall {
-                            kernel: calls::kernel_name(&case),
-                            case,
-                            bindings,
-                        },
-                    );
-                }
+                let (x, g, b) = (*x, *gamma, *beta);
+                self.compute(ComputeKind::LayerNorm { eps: *eps }, &[x, g, b], None)?;
             }
-            MidOp::Cast { .. } => return Err(self.fail(
-                10,
-                "a standalone cast is not lowered (it should have been fused into its producer)",
-            )),
-            MidOp::Gather { x } => {
-                self.current = None;
-                let mut transfers = Vec::new();
-                let gathered: Vec<Shard> = self.shards(id);
-                for shard in &gathered {
-                    if !self.sites[k].contains_key(&shard.tile) {
-                        self.new_site(id, shard, RegionRequirement::Any, Some(0));
-                    }
-                }
-                for source in self.shards(x) {
-                    let site = self.site(x, source.tile)?;
-                    let bytes = self.shard_bytes(x, &source);
-                    let (i, _) = (
-                        source.tile / self.mid.grid.tn,
-                        source.tile % self.mid.grid.tn,
-                    );
-                    let mut deliveries = Vec::new();
-                    for target in gathered
-                        .iter()
-                        .filter(|t| t.tile / self.mid.grid.tn == i && t.tile != source.tile)
-                    {
-                        let base = self.sites[k][&target.tile];
-                        let offset = self.position_in_gather(x, id, &source, target);
-                        deliveries.push((target.tile, base.buffer, base.offset + offset));
-                    }
-                    if deliveries.is_empty() || bytes == 0 {
-                        continue;
-                    }
-                    transfers.push(SymbolicTransfer {
-                        sender: source.tile,
-                        source: (site.buffer, site.offset),
-                        words: bytes.div_ceil(4),
-                        deliveries,
-                        label: format!("{} from tile {}", value.name, source.tile),
+            MidOp::Output { x, tensor, view } => {
+                let x = *x;
+                let layout = self.layout(x).clone();
+                let pieces = host::output_pieces(&layout, view).map_err(|e| self.fail(23, e))?;
+                let mut plan_pieces = Vec::with_capacity(pieces.len());
+                for (tile, _, offset, tensor_offset, bytes) in pieces {
+                    let buffer = self.shard_of(x, tile)?;
+                    self.touch(tile, buffer, usize::MAX - 1);
+                    plan_pieces.push(HostPiecePlan {
+                        tile,
+                        buffer,
+                        offset,
+                        tensor_offset,
+                        bytes,
                     });
                 }
-                let step = self
-                    .program
-                    .exchange_step(&format!("gather {}", value.name), Vec::new());
-                for t in &transfers {
-                    self.touch(t.sender, t.source.0, step);
-                    for &(tile, buffer, _) in &t.deliveries {
-                        self.touch(tile, buffer, step);
-                    }
-                }
-                let StepKind::Exchange { phase, .. } = self.program.steps[step] else {
-                    unreachable!()
-                };
-                self.program.phases[phase] = transfers;
-            }
-            MidOp::ToPanels { x } => {
-                let step = self.compute_step();
-                for shard in self.shards(id) {
-                    let input = self.site(x, shard.tile)?;
-                    let stride = self.row_bytes(x, &shard);
-                    let rows = (shard.rows.end - shard.rows.start) as usize;
-                    let kbs = (shard.cols.end - shard.cols.start).div_ceil(32) as usize;
-                    let output = self.output_site(id, &shard, RegionRequirement::Any, Some(0));
-                    let case = calls::memo(format!("panelize {rows} {stride} {kbs}"), || {
-                        calls::panelize(rows, stride as usize, kbs)
-                    });
-                    self.call(
-                        shard.tile,
-                        step,
-                        KernelCall {
-                            kernel: calls::kernel_name(&case),
-                            case,
-                            bindings: vec![
-                                (input.buffer, input.offset),
-                                (output.buffer, output.offset),
-                            ],
-                        },
-                    );
-                }
-            }
-            MidOp::MatMul { a, w } => {
-                let step = self.compute_step();
-                let w_value = self.mid.value(w).clone();
-                let (
-                    Format::Fp8 {
-                        format: a_format,
-                        scale: a_scale,
-                    },
-                    Format::Fp8 {
-                        format: w_format,
-                        scale: w_scale,
-                    },
-                ) = (self.mid.value(a).layout.format, w_value.layout.format)
-                else {
-                    return Err(self.fail(11, "FP8 operands expected"));
-                };
-                let Order::RowMajor { stride } = value.layout.order else {
-                    return Err(self.fail(12, "matmul result must be row-major"));
-                };
-                // The GEMM's row jump is a 10-bit pace stride in 8-byte atoms.
-                const MAX_COLUMNS: u32 = (8 * (511 + 3) / 2) as u32;
-                if stride > MAX_COLUMNS {
-                    return Err(self.fail(16, format!("a {stride}-column GEMM output block exceeds the FP8 GEMM kernel's {MAX_COLUMNS} columns; use more column blocks")));
-                }
-                let values = &self
-                    .store
-                    .get(&w_value.name)
-                    .ok_or_else(|| {
-                        self.fail(3, format!("weight `{}` is not in the store", w_value.name))
-                    })?
-                    .data;
-                for shard in self.shards(id) {
-                    let rows = (shard.rows.end - shard.rows.start) as usize;
-                    let input = self.site(a, shard.tile)?;
-                    let blocks = self.cache.blocks(
-                        &w_value.name,
-                        values,
-                        w_value.rows,
-                        w_value.cols,
-                        shard.cols.clone(),
-                        stride,
-                        w_format,
-                        w_scale,
-                    );
-                    let wb = self.constant(
-                        shard.tile,
-                        &w_value.name,
-                        blocks,
-                        RegionRequirement::Interleaved,
-                        16,
-                    );
-                    let output =
-                        self.output_site(id, &shard, RegionRequirement::Interleaved, Some(2));
-                    let k_dim = w_value.rows as usize;
-                    let case = calls::memo(format!("gemm_fp8 {rows} {k_dim} {stride} {a_format:?} {w_format:?} {a_scale} {w_scale}"), || {
-                        calls::gemm_fp8(rows, k_dim, stride as usize, a_format, w_format, a_scale as i32 + w_scale as i32)
-                    });
-                    let s = self.scratch(shard.tile, 16, RegionRequirement::Standard);
-                    self.call(
-                        shard.tile,
-                        step,
-                        KernelCall {
-                            kernel: calls::kernel_name(&case),
-                            case,
-                            bindings: vec![
-                                (input.buffer, input.offset),
-                                (wb, 0),
-                                (output.buffer, output.offset),
-                                (s, 0),
-                            ],
-                        },
-                    );
-                }
-            }
-            MidOp::BiasAdd { x, bias } => {
-                let step = self.compute_step();
-                let Order::RowMajor { stride } = value.layout.order else {
-                    return Err(self.fail(13, "bias_add needs rows"));
-                };
-                let bias_name = self.mid.value(bias).name.clone();
-                let data = self.weight(&bias_name)?.data.clone();
-                for shard in self.shards(id) {
-                    let site = self.site(x, shard.tile)?;
-                    self.sites[k].insert(shard.tile, site);
-                    let bytes = Arc::new(weights::f16_vector(&data, shard.cols.clone(), stride));
-                    let b = self.constant(shard.tile, &bias_name, bytes, RegionRequirement::Any, 8);
-                    let rows = (shard.rows.end - shard.rows.start) as usize;
-                    let case = calls::memo(format!("bias_add {rows} {stride}"), || {
-                        calls::bias_add(rows, stride as usize)
-                    });
-                    self.call(
-                        shard.tile,
-                        step,
-                        KernelCall {
-                            kernel: calls::kernel_name(&case),
-                            case,
-                            bindings: vec![
-                                (site.buffer, site.offset),
-                                (b, 0),
-                                (site.buffer, site.offset),
-                            ],
-                        },
-                    );
-                }
-            }
-            MidOp::Gelu { x } => {
-                let step = self.compute_step();
-                let Order::RowMajor { stride } = value.layout.order else {
-                    return Err(self.fail(14, "gelu needs rows"));
-                };
-                for shard in self.shards(id) {
-                    let input = self.site(x, shard.tile)?;
-                    let output = self.output_site(id, &shard, RegionRequirement::Any, None);
-                    let n = (shard.rows.end - shard.rows.start) as usize * stride as usize;
-                    let format = value.layout.format;
-                    let case =
-                        calls::memo(format!("gelu {n} {format:?}"), || calls::gelu(n, format));
-                    self.call(
-                        shard.tile,
-                        step,
-                        KernelCall {
-                            kernel: calls::kernel_name(&case),
-                            case,
-                            bindings: vec![
-                                (input.buffer, input.offset),
-                                (output.buffer, output.offset),
-                            ],
-                        },
-                    );
-                }
-            }
-            MidOp::Add { a, b } => {
-                let step = self.compute_step();
-                let Order::RowMajor { stride } = value.layout.order else {
-                    return Err(self.fail(15, "add needs rows"));
-                };
-                for shard in self.shards(id) {
-                    let (sa, sb) = (self.site(a, shard.tile)?, self.site(b, shard.tile)?);
-                    let output = self.output_site(id, &shard, RegionRequirement::Any, None);
-                    let n = (shard.rows.end - shard.rows.start) as usize * stride as usize;
-                    let case = calls::memo(format!("residual_add {n}"), || calls::residual_add(n));
-                    self.call(
-                        shard.tile,
-                        step,
-                        KernelCall {
-                            kernel: calls::kernel_name(&case),
-                            case,
-                            bindings: vec![
-                                (sa.buffer, sa.offset),
-                                (sb.buffer, sb.offset),
-                                (output.buffer, output.offset),
-                            ],
-                        },
-                    );
-                }
-            }
-            MidOp::Output { x, tensor } => {
-                for shard in self.shards(id) {
-                    let site = self.site(x, shard.tile)?;
-                    self.sites[k].insert(shard.tile, site);
-                    self.host_pieces(&tensor, id, &shard, site, false);
-                    self.touch(shard.tile, site.buffer, usize::MAX - 1);
-                }
+                self.program.outputs.push(HostTensorPlan {
+                    name: tensor.clone(),
+                    dtype: host::host_dtype(layout.dtype).into(),
+                    shape: view.shape().iter().map(|&d| d as usize).collect(),
+                    pieces: plan_pieces,
+                });
             }
         }
         Ok(())
     }
 
-    /// One host piece per row of a shard of `value` (the tensor is row-major on the host).
-    fn host_pieces(
+    /// The calls of a compute op on every tile of its result; `reuse`: the operand whose
+    /// buffers the result takes over.
+    fn compute(
         &mut self,
-        tensor: &str,
-        value: ValueId,
-        shard: &Shard,
-        site: Site,
-        input: bool,
-    ) {
-        let row_bytes = self.row_bytes(value, shard);
-        let v = self.mid.value(value).clone();
-        let element = fbytes(v.layout.format);
-        let plan = self.host_tensor(tensor, &v, input);
-        for r in shard.rows.clone() {
-            plan.pieces.push(HostPiecePlan {
-                tile: shard.tile,
-                buffer: site.buffer,
-                offset: site.offset + (r - shard.rows.start) * row_bytes,
-                tensor_offset: (r as u64 * v.cols as u64 + shard.cols.start as u64)
-                    * element as u64,
-                bytes: (shard.cols.end - shard.cols.start) * element,
-            });
+        kind: ComputeKind,
+        operands: &[MidId],
+        reuse: Option<MidId>,
+    ) -> Result<(), LowerError> {
+        let id = self.node;
+        let out_layout = self.layout(id).clone();
+        let layouts: Vec<&Layout> = operands.iter().map(|&o| self.layout(o)).collect();
+        let (params, calls) =
+            compute_calls(&kind, &out_layout, &layouts).map_err(|e| self.fail(30, e))?;
+        let step = operands
+            .iter()
+            .map(|o| self.ready[o.index()])
+            .max()
+            .unwrap_or(0);
+        match reuse {
+            Some(x) => {
+                let shards = self.shard[x.index()].clone();
+                self.shard[id.index()] = shards;
+            }
+            None => self.fresh_shards(|name| BufferCategory::Tensor(name.to_string()))?,
         }
+        // Byte strides of one leading-dimension slice (matmuls loop over them).
+        let slice = |m: &ShardMap| m.bytes() / calls.max(1);
+        let mut strides: Vec<u32> = Vec::with_capacity(operands.len() + 1);
+        for &o in operands {
+            strides.push(slice(&self.map(o)?));
+        }
+        strides.push(slice(&self.map(id)?));
+        let tiles: Vec<u32> = out_layout.dist.all_tiles().collect();
+        for t in tiles {
+            let mut buffers: Vec<BufferId> = Vec::with_capacity(operands.len() + 1);
+            for &o in operands {
+                buffers.push(self.shard_of(o, t)?);
+            }
+            buffers.push(self.shard_of(id, t)?);
+            for k in 0..calls {
+                let data: Vec<(BufferId, u32)> = buffers
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&b, &s)| (b, if calls > 1 { k * s } else { 0 }))
+                    .collect();
+                self.call(compute_vstep(step), t, params.clone(), &data)?;
+            }
+        }
+        self.ready[id.index()] = step;
+        Ok(())
     }
 
-    fn host_tensor(
+    /// A redistribution of `x` into this node, as planned by `movement`.
+    fn lower_movement(
         &mut self,
-        name: &str,
-        value: &crate::dist::MidValue,
-        input: bool,
-    ) -> &mut HostTensorPlan {
-        let list = if input {
-            &mut self.program.inputs
-        } else {
-            &mut self.program.outputs
-        };
-        if let Some(i) = list.iter().position(|t| t.name == name) {
-            return &mut list[i];
+        x: MidId,
+        movement: &Movement,
+        dest_bytes: u32,
+        element: u32,
+    ) -> Result<(), LowerError> {
+        let id = self.node;
+        let label = self.label().to_string();
+        let step = self.ready[x.index()];
+        let exchange = movement.has_exchange();
+        let after = if exchange { step + 1 } else { step };
+        // Destination buffers (or the source's, where the bytes stay put).
+        let dest_tiles: Vec<u32> = self.layout(id).dist.all_tiles().collect();
+        for t in dest_tiles {
+            let b = if movement.aliases.contains(&t) {
+                let b = self.shard_of(x, t)?;
+                self.shared.insert((t, b));
+                b
+            } else {
+                self.new_buffer(
+                    t,
+                    &label,
+                    dest_bytes,
+                    BufferCategory::Tensor(label.clone()),
+                    None,
+                )
+            };
+            self.shard[id.index()].insert(t, b);
         }
-        let dtype = match value.layout.format {
-            Format::F32 => "float32",
-            Format::F16 => "float16",
-            Format::Fp8 { .. } => "uint8",
+        // Tiles copying both from their own source block and from staging get room behind the
+        // staged covers for the source block's bytes (whole words), so one table reads both.
+        let mut both: HashMap<u32, (u32, u32, u32)> = HashMap::new();
+        {
+            let mut from: BTreeMap<u32, (bool, bool, u32, u32)> = BTreeMap::new();
+            for c in &movement.after {
+                let e = from.entry(c.tile).or_insert((false, false, u32::MAX, 0));
+                match c.from {
+                    Buf::Source => {
+                        e.0 = true;
+                        for r in &c.runs {
+                            if let Some(s) = r.src {
+                                e.2 = e.2.min(s / 4 * 4);
+                                e.3 = e.3.max((s + r.bytes).div_ceil(4) * 4);
+                            }
+                        }
+                    }
+                    Buf::Staging => e.1 = true,
+                    Buf::Dest | Buf::Send => {}
+                }
+            }
+            for (t, (local, staged, lo, hi)) in from {
+                if local && staged && lo < hi {
+                    let base = movement
+                        .staging_bytes
+                        .get(&t)
+                        .copied()
+                        .unwrap_or(0)
+                        .div_ceil(8)
+                        * 8;
+                    both.insert(t, (base, lo, hi));
+                }
+            }
+        }
+        let mut staging: HashMap<u32, BufferId> = HashMap::new();
+        for (&t, &bytes) in &movement.staging_bytes {
+            let bytes = match both.get(&t) {
+                Some(&(base, lo, hi)) => base + (hi - lo),
+                None => bytes,
+            };
+            let b = self.new_buffer(
+                t,
+                &format!("{label}.staging"),
+                bytes,
+                BufferCategory::Exchange(label.clone()),
+                None,
+            );
+            staging.insert(t, b);
+        }
+        let mut send: HashMap<u32, BufferId> = HashMap::new();
+        for (&t, &bytes) in &movement.send_bytes {
+            let b = self.new_buffer(
+                t,
+                &format!("{label}.send"),
+                bytes,
+                BufferCategory::Exchange(label.clone()),
+                None,
+            );
+            send.insert(t, b);
+        }
+        let buffer = |me: &Self, tile: u32, buf: Buf| -> Result<BufferId, LowerError> {
+            match buf {
+                Buf::Source => me.shard_of(x, tile),
+                Buf::Dest => me.shard_of(id, tile),
+                Buf::Staging => staging
+                    .get(&tile)
+                    .copied()
+                    .ok_or_else(|| me.fail(40, format!("no staging buffer on tile {tile}"))),
+                Buf::Send => send
+                    .get(&tile)
+                    .copied()
+                    .ok_or_else(|| me.fail(40, format!("no send buffer on tile {tile}"))),
+            }
         };
-        list.push(HostTensorPlan {
-            name: name.into(),
-            dtype: dtype.into(),
-            shape: vec![value.rows as usize, value.cols as usize],
-            pieces: Vec::new(),
-        });
-        list.last_mut().unwrap()
+        for copy in &movement.before {
+            let (from, to) = (
+                buffer(self, copy.tile, copy.from)?,
+                buffer(self, copy.tile, copy.to)?,
+            );
+            for params in copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))? {
+                self.call(
+                    compute_vstep(step),
+                    copy.tile,
+                    params,
+                    &[(from, 0), (to, 0)],
+                )?;
+            }
+        }
+        if exchange {
+            let v = exchange_vstep(step);
+            let mut list = Vec::with_capacity(movement.moves.len());
+            for m in &movement.moves {
+                let source = buffer(self, m.sender, m.from)?;
+                self.touch(m.sender, source, v);
+                let mut deliveries = Vec::with_capacity(m.deliveries.len());
+                for &(tile, buf, offset) in &m.deliveries {
+                    let b = buffer(self, tile, buf)?;
+                    self.touch(tile, b, v);
+                    deliveries.push((tile, b, offset));
+                }
+                list.push(SymbolicTransfer {
+                    sender: m.sender,
+                    source: (source, m.offset),
+                    words: m.words,
+                    deliveries,
+                    label: format!("{label} from tile {}", m.sender),
+                });
+            }
+            self.transfers.entry(step).or_default().extend(list);
+            let ops = self.step_ops.entry(v).or_default();
+            if ops.last() != Some(&label) {
+                ops.push(label.clone());
+            }
+        }
+        // Destination-side copies: one source buffer per tile. When a tile copies both from
+        // its own source block and from staging, the source block's bytes are first copied
+        // (whole words) behind the staged covers so one table reads everything.
+        let mut by_tile: BTreeMap<u32, Vec<&crate::redist::LocalCopy>> = BTreeMap::new();
+        for c in &movement.after {
+            by_tile.entry(c.tile).or_default().push(c);
+        }
+        for (tile, list) in by_tile {
+            let dest = buffer(self, tile, Buf::Dest)?;
+            let sources: Vec<Buf> = list
+                .iter()
+                .map(|c| c.from)
+                .filter(|b| *b != Buf::Dest)
+                .collect();
+            if sources.len() <= 1 {
+                let from = match sources.first() {
+                    Some(&b) => buffer(self, tile, b)?,
+                    None => dest,
+                };
+                let runs: Vec<crate::redist::Run> = {
+                    let mut all: Vec<crate::redist::Run> =
+                        list.iter().flat_map(|c| c.runs.iter().copied()).collect();
+                    all.sort_by_key(|r| r.dst);
+                    all
+                };
+                for params in copies::copy_params(&runs, element).map_err(|e| self.fail(41, e))? {
+                    self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
+                }
+                continue;
+            }
+            // Source and staging: the source block's bytes go behind the staged covers first.
+            let &(base, lo, hi) = both.get(&tile).ok_or_else(|| {
+                self.fail(
+                    42,
+                    format!("tile {tile} copies from two buffers without room"),
+                )
+            })?;
+            let bigger = buffer(self, tile, Buf::Staging)?;
+            let src = self.shard_of(x, tile)?;
+            let pre = vec![crate::redist::Run {
+                src: Some(lo),
+                dst: base,
+                bytes: hi - lo,
+            }];
+            for params in copies::copy_params(&pre, 4).map_err(|e| self.fail(41, e))? {
+                self.call(compute_vstep(after), tile, params, &[(src, 0), (bigger, 0)])?;
+            }
+            let mut runs: Vec<crate::redist::Run> = Vec::new();
+            for c in &list {
+                for r in &c.runs {
+                    runs.push(match c.from {
+                        Buf::Source => crate::redist::Run {
+                            src: r.src.map(|s| base + (s - lo)),
+                            ..*r
+                        },
+                        Buf::Staging | Buf::Dest | Buf::Send => *r,
+                    });
+                }
+            }
+            runs.sort_by_key(|r| r.dst);
+            for params in copies::copy_params(&runs, element).map_err(|e| self.fail(41, e))? {
+                self.call(
+                    compute_vstep(after),
+                    tile,
+                    params,
+                    &[(bigger, 0), (dest, 0)],
+                )?;
+            }
+        }
+        self.ready[id.index()] = after;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Lowered {
+        // The virtual steps in use, in order.
+        let mut used: Vec<usize> = self.calls.iter().map(|c| c.0).collect();
+        used.extend(
+            self.transfers
+                .iter()
+                .filter(|(_, t)| !t.is_empty())
+                .map(|(&s, _)| exchange_vstep(s)),
+        );
+        used.sort_unstable();
+        used.dedup();
+        if used.is_empty() {
+            used.push(0);
+        }
+        let index: HashMap<usize, usize> = used.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        let mut step_ops = Vec::with_capacity(used.len());
+        for &v in &used {
+            let ops = self.step_ops.remove(&v).unwrap_or_default();
+            let label = ops.join(", ");
+            if v % 2 == 0 {
+                self.program.compute_step(&label);
+            } else {
+                let transfers = self.transfers.remove(&(v / 2)).unwrap_or_default();
+                self.program
+                    .exchange_step(&format!("exchange: {label}"), transfers);
+            }
+            step_ops.push(ops);
+        }
+        for (v, tile, call) in std::mem::take(&mut self.calls) {
+            let step = index[&v];
+            self.program.tiles[tile as usize].calls[step].push(call);
+        }
+        let last = used.len() - 1;
+        // Map virtual uses to real steps: the first used step at or after, the last at or before.
+        let first_at = |v: usize| used.partition_point(|&u| u < v).min(last);
+        let last_at = |v: usize| used.partition_point(|&u| u <= v).saturating_sub(1);
+        for (tile, uses) in self.program.tiles.iter_mut().zip(&self.uses) {
+            for (buffer, &(first, end)) in tile.buffers.iter_mut().zip(uses) {
+                let (mut a, b) = if first == NO_STEP {
+                    (0, 0)
+                } else {
+                    (
+                        first_at(first),
+                        if end >= usize::MAX - 1 {
+                            last
+                        } else {
+                            last_at(end)
+                        },
+                    )
+                };
+                if buffer.contents.is_some() {
+                    a = 0;
+                }
+                buffer.live = (a.min(b), b.max(a));
+            }
+        }
+        for input in &self.program.inputs {
+            for piece in &input.pieces {
+                let buffer =
+                    &mut self.program.tiles[piece.tile as usize].buffers[piece.buffer.0 as usize];
+                buffer.live.0 = 0;
+            }
+        }
+        Lowered {
+            program: self.program,
+            step_ops,
+        }
     }
 }
 
-/// Lowers a verified mid-level program to the tile level for `tiles` chip tiles.
-pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Program, LowerError> {
-    lower_with(mid, store, tiles, &WeightCache::default())
-}
-
-/// [`lower`] with converted weights shared with other lowerings of the same `store`.
-pub fn lower_with(
-    mid: &MidProgram,
-    store: &WeightStore,
-    tiles: u32,
-    cache: &WeightCache,
-) -> Result<Program, LowerError> {
-    let mut lowering = Lowering {
+/// Lowers a verified distributed-level program for a machine of `tiles` tiles.
+pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowered, LowerError> {
+    let mut lowering = Lower {
         mid,
         store,
-        cache,
         program: Program::new(tiles),
-        sites: vec![HashMap::new(); mid.ops.len()],
+        shard: vec![HashMap::new(); mid.nodes.len()],
+        ready: vec![0; mid.nodes.len()],
+        readers: mid.readers(),
         uses: vec![Vec::new(); tiles as usize],
-        resolved: HashMap::new(),
-        current: None,
-        op: 0,
+        shared: HashSet::new(),
+        calls: Vec::new(),
+        transfers: BTreeMap::new(),
+        step_ops: BTreeMap::new(),
+        node: MidId::from_index(0),
     };
-    for k in 0..mid.ops.len() {
-        lowering.lower_op(k)?;
-    }
-    if lowering.program.steps.is_empty() {
-        lowering.program.compute_step("empty");
-    }
-    let last = lowering.program.steps.len() - 1;
-    let Lowering {
-        mut program, uses, ..
-    } = lowering;
-    for (tile, uses) in program.tiles.iter_mut().zip(uses) {
-        for (buffer, (first, end)) in tile.buffers.iter_mut().zip(uses) {
-            let first = if first == usize::MAX { 0 } else { first };
-            let end = end.min(last);
-            // Host inputs and constants are loaded before step 0.
-            let first = if buffer.contents.is_some() { 0 } else { first };
-            buffer.live = (first.min(end), end.max(first));
+    for (id, node) in mid.nodes.iter() {
+        lowering.node = id;
+        for t in node.layout.dist.all_tiles() {
+            if t >= tiles {
+                return Err(
+                    lowering.fail(1, format!("tile {t} is outside the {tiles}-tile machine"))
+                );
+            }
         }
+        lowering.lower_node()?;
     }
-    for input in &program.inputs {
-        for piece in &input.pieces {
-            let buffer = &mut program.tiles[piece.tile as usize].buffers[piece.buffer.0 as usize];
-            buffer.live.0 = 0;
-        }
-    }
-    Ok(program)
+    let lowered = lowering.finish();
+    Ok(lowered)
+}
+
+/// The exchange steps of a program, for reports: (step, phase, label).
+pub fn exchange_steps(program: &Program) -> Vec<(usize, usize, String)> {
+    program
+        .steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            StepKind::Exchange { phase, label } => Some((i, *phase, label.clone())),
+            StepKind::Compute { .. } => None,
+        })
+        .collect()
 }

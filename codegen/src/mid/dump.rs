@@ -9,7 +9,11 @@ fn view_text(view: &View) -> String {
     if view.is_identity() {
         String::new()
     } else {
-        format!(" via {} step view from {:?}", view.steps().len(), view.source_shape())
+        format!(
+            " via {} step view from {:?}",
+            view.steps().len(),
+            view.source_shape()
+        )
     }
 }
 
@@ -17,15 +21,24 @@ fn view_text(view: &View) -> String {
 pub fn dump(program: &MidProgram) -> String {
     let mut out = String::new();
     for (id, node) in program.nodes.iter() {
-        let operands: Vec<String> = node.op.operands().iter().map(|v| format!("%{}", v.index())).collect();
+        let operands: Vec<String> = node
+            .op
+            .operands()
+            .iter()
+            .map(|v| format!("%{}", v.index()))
+            .collect();
         let extra = match &node.op {
-            MidOp::Input { tensor, view } | MidOp::Weight { tensor, view } => format!(" \"{tensor}\"{}", view_text(view)),
+            MidOp::Input { tensor, view } | MidOp::Weight { tensor, view } => {
+                format!(" \"{tensor}\"{}", view_text(view))
+            }
             MidOp::Output { tensor, view, .. } => format!(" \"{tensor}\"{}", view_text(view)),
             MidOp::Redistribute { view, .. } => view_text(view),
             MidOp::MatMul { precision, .. } => format!(" ({precision:?})"),
             MidOp::LayerNorm { eps, .. } => format!(", eps={eps:e}"),
             MidOp::Softmax { scale, .. } => format!(", scale={scale}"),
-            MidOp::BiasAdd { .. } | MidOp::Add { .. } | MidOp::Gelu { .. } | MidOp::Cast { .. } => String::new(),
+            MidOp::BiasAdd { .. } | MidOp::Add { .. } | MidOp::Gelu { .. } | MidOp::Cast { .. } => {
+                String::new()
+            }
         };
         let shape: Vec<String> = node.shape.iter().map(u32::to_string).collect();
         let _ = writeln!(

@@ -57,17 +57,52 @@ pub enum AmpPrecision {
 /// One mid-level op.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MidOp {
-    Input { tensor: String, view: View },
-    Weight { tensor: String, view: View },
-    Redistribute { x: MidId, view: View },
-    MatMul { a: MidId, b: MidId, precision: AmpPrecision },
-    BiasAdd { x: MidId, bias: MidId },
-    Add { a: MidId, b: MidId },
-    Gelu { x: MidId },
-    Softmax { x: MidId, scale: f32 },
-    LayerNorm { x: MidId, gamma: MidId, beta: MidId, eps: f32 },
-    Cast { x: MidId },
-    Output { x: MidId, tensor: String, view: View },
+    Input {
+        tensor: String,
+        view: View,
+    },
+    Weight {
+        tensor: String,
+        view: View,
+    },
+    Redistribute {
+        x: MidId,
+        view: View,
+    },
+    MatMul {
+        a: MidId,
+        b: MidId,
+        precision: AmpPrecision,
+    },
+    BiasAdd {
+        x: MidId,
+        bias: MidId,
+    },
+    Add {
+        a: MidId,
+        b: MidId,
+    },
+    Gelu {
+        x: MidId,
+    },
+    Softmax {
+        x: MidId,
+        scale: f32,
+    },
+    LayerNorm {
+        x: MidId,
+        gamma: MidId,
+        beta: MidId,
+        eps: f32,
+    },
+    Cast {
+        x: MidId,
+    },
+    Output {
+        x: MidId,
+        tensor: String,
+        view: View,
+    },
 }
 
 impl MidOp {

@@ -28,23 +28,35 @@ pub fn fuse_fp8_casts(program: &mut MidProgram) -> RewriteLog {
         if !matches!(producer.op, MidOp::LayerNorm { .. } | MidOp::Gelu { .. }) {
             continue;
         }
-        let what = format!("%{} cast of %{} ({} `{}`)", id.index(), x.index(), producer.op.name(), producer.label);
+        let what = format!(
+            "%{} cast of %{} ({} `{}`)",
+            id.index(),
+            x.index(),
+            producer.op.name(),
+            producer.label
+        );
         if readers[x.index()].len() != 1 {
-            log.refused.push(format!("{what}: the f16 value has other readers"));
+            log.refused
+                .push(format!("{what}: the f16 value has other readers"));
             continue;
         }
         if producer.layout.dist != node.layout.dist || producer.layout.order != node.layout.order {
-            log.refused.push(format!("{what}: producer and cast shards differ"));
+            log.refused
+                .push(format!("{what}: producer and cast shards differ"));
             continue;
         }
         redirect.push((id, x));
-        log.applied.push(format!("{what}: the producer writes {} directly", node.layout.dtype));
+        log.applied.push(format!(
+            "{what}: the producer writes {} directly",
+            node.layout.dtype
+        ));
     }
     for &(cast, producer) in &redirect {
         let dtype: DType = program.nodes[cast].layout.dtype;
         program.nodes[producer].layout.dtype = dtype;
         for (_, node) in program.nodes.iter_mut() {
-            node.op.map_operands(|v| if v == cast { producer } else { v });
+            node.op
+                .map_operands(|v| if v == cast { producer } else { v });
         }
     }
     prune(program);
@@ -70,7 +82,8 @@ pub fn prune(program: &mut MidProgram) {
                 continue;
             }
             let mut node = node.clone();
-            node.op.map_operands(|v| renumber[v.index()].expect("operands are kept before users"));
+            node.op
+                .map_operands(|v| renumber[v.index()].expect("operands are kept before users"));
             renumber[id.index()] = Some(kept.push(node));
         }
         *program = kept;

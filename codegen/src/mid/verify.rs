@@ -58,14 +58,18 @@ impl Checker<'_> {
     ) -> Result<(), MidVerifyError> {
         let out = &self.node().layout.dist;
         for tile in out.all_tiles() {
-            let Some(b) = out.block_on(tile) else { continue };
+            let Some(b) = out.block_on(tile) else {
+                continue;
+            };
             let expected = want(&out.block_box(b));
             match shard_box(operand, tile) {
                 Some(got) if got == expected => {}
                 Some(got) => {
                     return Err(self.fail(
                         code,
-                        format!("on tile {tile} {what} has block {got:?}, the op needs {expected:?}"),
+                        format!(
+                            "on tile {tile} {what} has block {got:?}, the op needs {expected:?}"
+                        ),
                     ))
                 }
                 None => return Err(self.fail(code, format!("{what} has no block on tile {tile}"))),
@@ -76,8 +80,14 @@ impl Checker<'_> {
 
     fn same_layout(&self, code: u32, what: &str, x: &MidNode) -> Result<(), MidVerifyError> {
         let out = self.node();
-        if x.layout.dist != out.layout.dist || x.layout.order != out.layout.order || x.shape != out.shape {
-            return Err(self.fail(code, format!("{what} must have the result's distribution, order and shape")));
+        if x.layout.dist != out.layout.dist
+            || x.layout.order != out.layout.order
+            || x.shape != out.shape
+        {
+            return Err(self.fail(
+                code,
+                format!("{what} must have the result's distribution, order and shape"),
+            ));
         }
         Ok(())
     }
@@ -86,13 +96,25 @@ impl Checker<'_> {
         let node = self.node();
         for operand in node.op.operands() {
             if operand.index() >= self.id.index() {
-                return Err(self.fail(1, format!("operand %{} is not defined before use", operand.index())));
+                return Err(self.fail(
+                    1,
+                    format!("operand %{} is not defined before use", operand.index()),
+                ));
             }
         }
         if node.layout.dist.shape() != node.shape.as_slice() {
-            return Err(self.fail(2, format!("the layout is for {:?}, the value is {:?}", node.layout.dist.shape(), node.shape)));
+            return Err(self.fail(
+                2,
+                format!(
+                    "the layout is for {:?}, the value is {:?}",
+                    node.layout.dist.shape(),
+                    node.shape
+                ),
+            ));
         }
-        node.layout.shard_map().map_err(|e| self.fail(3, e.to_string()))?;
+        node.layout
+            .shard_map()
+            .map_err(|e| self.fail(3, e.to_string()))?;
         let rank = node.shape.len();
         let last = rank - 1;
         match &node.op {
@@ -103,8 +125,18 @@ impl Checker<'_> {
             }
             MidOp::Redistribute { x, view } => {
                 let x = self.operand(*x);
-                if view.source_shape() != x.shape.as_slice() || view.shape() != node.shape.as_slice() {
-                    return Err(self.fail(11, format!("the view maps {:?} from {:?}, the operand is {:?}", view.shape(), view.source_shape(), x.shape)));
+                if view.source_shape() != x.shape.as_slice()
+                    || view.shape() != node.shape.as_slice()
+                {
+                    return Err(self.fail(
+                        11,
+                        format!(
+                            "the view maps {:?} from {:?}, the operand is {:?}",
+                            view.shape(),
+                            view.source_shape(),
+                            x.shape
+                        ),
+                    ));
                 }
                 if x.dtype() != node.dtype() {
                     return Err(self.fail(12, "a redistribution does not convert"));
@@ -121,18 +153,40 @@ impl Checker<'_> {
                     return Err(self.fail(20, "operands and result must have the same rank ≥ 2"));
                 }
                 let (m, k, n) = (a.shape[rank - 2], a.shape[last], b.shape[last]);
-                if b.shape[rank - 2] != k || node.shape[rank - 2] != m || node.shape[last] != n || a.shape[..rank - 2] != node.shape[..rank - 2] || b.shape[..rank - 2] != node.shape[..rank - 2] {
-                    return Err(self.fail(21, format!("{:?} × {:?} → {:?}", a.shape, b.shape, node.shape)));
+                if b.shape[rank - 2] != k
+                    || node.shape[rank - 2] != m
+                    || node.shape[last] != n
+                    || a.shape[..rank - 2] != node.shape[..rank - 2]
+                    || b.shape[..rank - 2] != node.shape[..rank - 2]
+                {
+                    return Err(self.fail(
+                        21,
+                        format!("{:?} × {:?} → {:?}", a.shape, b.shape, node.shape),
+                    ));
                 }
                 let dtypes_ok = match precision {
                     AmpPrecision::Fp8 => a.dtype().is_fp8() && b.dtype().is_fp8(),
                     AmpPrecision::F16 => a.dtype() == DType::F16 && b.dtype() == DType::F16,
                 };
                 if !dtypes_ok || node.dtype() != DType::F16 {
-                    return Err(self.fail(22, format!("{precision:?} matmul of {} × {} → {}", a.dtype(), b.dtype(), node.dtype())));
+                    return Err(self.fail(
+                        22,
+                        format!(
+                            "{precision:?} matmul of {} × {} → {}",
+                            a.dtype(),
+                            b.dtype(),
+                            node.dtype()
+                        ),
+                    ));
                 }
-                if a.layout.order != Order::Panels || b.layout.order != Order::Cwei || node.layout.order != (Order::RowMajor { align: 16 }) {
-                    return Err(self.fail(23, "a in panels, b in $CWEI order, the result row-major in 16s"));
+                if a.layout.order != Order::Panels
+                    || b.layout.order != Order::Cwei
+                    || node.layout.order != (Order::RowMajor { align: 16 })
+                {
+                    return Err(self.fail(
+                        23,
+                        "a in panels, b in $CWEI order, the result row-major in 16s",
+                    ));
                 }
                 self.covers(24, "a", &a.layout.dist, |o| {
                     let mut want = o.to_vec();
@@ -144,59 +198,108 @@ impl Checker<'_> {
                     want[rank - 2] = 0..k;
                     want
                 })?;
-                let (pa, pb, po) = (a.layout.dist.padded_box(), b.layout.dist.padded_box(), node.layout.dist.padded_box());
-                if pa[rank - 2] != po[rank - 2] || pb[last] != po[last] || pa[..rank - 2] != po[..rank - 2] || pb[..rank - 2] != po[..rank - 2] {
-                    return Err(self.fail(26, format!("padded blocks a {pa:?}, b {pb:?}, result {po:?} disagree")));
+                let (pa, pb, po) = (
+                    a.layout.dist.padded_box(),
+                    b.layout.dist.padded_box(),
+                    node.layout.dist.padded_box(),
+                );
+                if pa[rank - 2] != po[rank - 2]
+                    || pb[last] != po[last]
+                    || pa[..rank - 2] != po[..rank - 2]
+                    || pb[..rank - 2] != po[..rank - 2]
+                {
+                    return Err(self.fail(
+                        26,
+                        format!("padded blocks a {pa:?}, b {pb:?}, result {po:?} disagree"),
+                    ));
                 }
             }
             MidOp::BiasAdd { x, bias } => {
                 let (x, bias) = (self.operand(*x), self.operand(*bias));
                 self.same_layout(30, "x", x)?;
-                if x.dtype() != DType::F16 || bias.dtype() != DType::F16 || node.dtype() != DType::F16 {
+                if x.dtype() != DType::F16
+                    || bias.dtype() != DType::F16
+                    || node.dtype() != DType::F16
+                {
                     return Err(self.fail(31, "bias_add works on f16"));
                 }
                 let Order::RowMajor { .. } = x.layout.order else {
                     return Err(self.fail(32, "x must be row-major"));
                 };
-                let row = node.layout.shard_map().map_err(|e| self.fail(3, e.to_string()))?.row_elements();
+                let row = node
+                    .layout
+                    .shard_map()
+                    .map_err(|e| self.fail(3, e.to_string()))?
+                    .row_elements();
                 if row % 4 != 0 || bias.shape != [node.shape[last]] {
-                    return Err(self.fail(33, format!("rows of {row} elements (need a multiple of 4), bias {:?}", bias.shape)));
+                    return Err(self.fail(
+                        33,
+                        format!(
+                            "rows of {row} elements (need a multiple of 4), bias {:?}",
+                            bias.shape
+                        ),
+                    ));
                 }
                 self.covers(34, "bias", &bias.layout.dist, |o| vec![o[last].clone()])?;
-                let bias_row = bias.layout.shard_map().map_err(|e| self.fail(3, e.to_string()))?.row_elements();
+                let bias_row = bias
+                    .layout
+                    .shard_map()
+                    .map_err(|e| self.fail(3, e.to_string()))?
+                    .row_elements();
                 if bias_row != row || !matches!(bias.layout.order, Order::RowMajor { .. }) {
-                    return Err(self.fail(35, format!("the bias shard holds {bias_row} values, rows hold {row}")));
+                    return Err(self.fail(
+                        35,
+                        format!("the bias shard holds {bias_row} values, rows hold {row}"),
+                    ));
                 }
             }
             MidOp::Add { a, b } => {
                 let (a, b) = (self.operand(*a), self.operand(*b));
                 self.same_layout(40, "a", a)?;
                 self.same_layout(41, "b", b)?;
-                if a.dtype() != DType::F16 || b.dtype() != DType::F16 || node.dtype() != DType::F16 {
+                if a.dtype() != DType::F16 || b.dtype() != DType::F16 || node.dtype() != DType::F16
+                {
                     return Err(self.fail(42, "add works on f16"));
                 }
             }
             MidOp::Gelu { x } => {
                 let x = self.operand(*x);
                 self.same_layout(50, "x", x)?;
-                if x.dtype() != DType::F16 || !(node.dtype() == DType::F16 || node.dtype().is_fp8()) {
+                if x.dtype() != DType::F16 || !(node.dtype() == DType::F16 || node.dtype().is_fp8())
+                {
                     return Err(self.fail(51, "gelu takes f16 and gives f16 or FP8"));
                 }
             }
             MidOp::Softmax { x, scale } => {
                 let x = self.operand(*x);
                 if !(scale.is_finite() && *scale > 0.0) {
-                    return Err(self.fail(60, format!("scale {scale} (the kernel takes a finite scale > 0)")));
+                    return Err(self.fail(
+                        60,
+                        format!("scale {scale} (the kernel takes a finite scale > 0)"),
+                    ));
                 }
                 if x.layout.dist != node.layout.dist || !x.layout.dist.is_whole(last) {
-                    return Err(self.fail(61, "softmax keeps the distribution and needs whole rows"));
+                    return Err(
+                        self.fail(61, "softmax keeps the distribution and needs whole rows")
+                    );
                 }
                 let Order::RowMajor { align } = x.layout.order else {
                     return Err(self.fail(62, "x must be row-major"));
                 };
-                let stride = x.layout.shard_map().map_err(|e| self.fail(3, e.to_string()))?.row_elements();
-                if stride % 4 != 0 || node.layout.order != (Order::RowMajor { align: 4 }) || x.dtype() != DType::F16 || node.dtype() != DType::F16 {
-                    return Err(self.fail(63, format!("f16 rows of a multiple of 4 in (align {align}), rows of 4s out")));
+                let stride = x
+                    .layout
+                    .shard_map()
+                    .map_err(|e| self.fail(3, e.to_string()))?
+                    .row_elements();
+                if stride % 4 != 0
+                    || node.layout.order != (Order::RowMajor { align: 4 })
+                    || x.dtype() != DType::F16
+                    || node.dtype() != DType::F16
+                {
+                    return Err(self.fail(
+                        63,
+                        format!("f16 rows of a multiple of 4 in (align {align}), rows of 4s out"),
+                    ));
                 }
             }
             MidOp::LayerNorm { x, gamma, beta, .. } => {
@@ -205,13 +308,20 @@ impl Checker<'_> {
                 if !x.layout.dist.is_whole(last) || x.layout.order != Order::DENSE {
                     return Err(self.fail(71, "layernorm needs whole dense rows"));
                 }
-                if x.dtype() != DType::F16 || !(node.dtype() == DType::F16 || node.dtype().is_fp8()) {
+                if x.dtype() != DType::F16 || !(node.dtype() == DType::F16 || node.dtype().is_fp8())
+                {
                     return Err(self.fail(72, "layernorm takes f16 and gives f16 or FP8"));
                 }
                 for (what, p) in [("gamma", *gamma), ("beta", *beta)] {
                     let p = self.operand(p);
-                    if p.dtype() != DType::F32 || p.shape != [node.shape[last]] || p.layout.order != Order::DENSE {
-                        return Err(self.fail(73, format!("{what} must be a dense f32 vector of the row length")));
+                    if p.dtype() != DType::F32
+                        || p.shape != [node.shape[last]]
+                        || p.layout.order != Order::DENSE
+                    {
+                        return Err(self.fail(
+                            73,
+                            format!("{what} must be a dense f32 vector of the row length"),
+                        ));
                     }
                     self.covers(74, what, &p.layout.dist, |o| vec![o[last].clone()])?;
                 }
@@ -219,9 +329,15 @@ impl Checker<'_> {
             MidOp::Cast { x } => {
                 let x = self.operand(*x);
                 self.same_layout(80, "x", x)?;
-                let ok = matches!((x.dtype(), node.dtype()), (DType::F32, DType::F16) | (DType::F16, DType::Fp8 { .. }));
+                let ok = matches!(
+                    (x.dtype(), node.dtype()),
+                    (DType::F32, DType::F16) | (DType::F16, DType::Fp8 { .. })
+                );
                 if !ok {
-                    return Err(self.fail(81, format!("no kernel casts {} to {}", x.dtype(), node.dtype())));
+                    return Err(self.fail(
+                        81,
+                        format!("no kernel casts {} to {}", x.dtype(), node.dtype()),
+                    ));
                 }
             }
         }

@@ -5,7 +5,7 @@ use super::{PlaceError, Placement};
 use crate::target::Target;
 use crate::tile::{BufferId, RegionRequirement, TileProgram};
 use rayon::prelude::*;
-use tessera_kernels::Region;
+use tessera_kernels::table::RegionNeed;
 
 fn region_of(target: &Target, address: u32) -> Option<&crate::target::TargetRegion> {
     target
@@ -115,52 +115,64 @@ pub fn check_tile(
     // Every kernel call's memory requirements.
     for (step, calls) in program.calls.iter().enumerate() {
         for call in calls {
-            for (k, case_buffer) in call.case.buffers.iter().enumerate() {
+            for (k, case_buffer) in call.spec.operands.iter().enumerate() {
                 let (id, offset) = call.bindings[k];
                 let buffer = program.buffer(id);
                 let start = addresses[id.0 as usize] + offset;
-                let end = start + case_buffer.len() as u32;
-                if offset as usize + case_buffer.len() > buffer.bytes as usize {
-                    return Err(fail(format!("step {step} `{}`: `{}` needs {} bytes at offset {offset} of `{}` ({} bytes)", call.kernel, case_buffer.name, case_buffer.len(), buffer.name, buffer.bytes)));
+                let end = start + case_buffer.bytes;
+                if offset + case_buffer.bytes > buffer.bytes {
+                    return Err(fail(format!("step {step} `{}`: `{}` needs {} bytes at offset {offset} of `{}` ({} bytes)", call.name(), case_buffer.name, case_buffer.bytes, buffer.name, buffer.bytes)));
                 }
                 if !(buffer.live.0 <= step && step <= buffer.live.1) {
                     return Err(fail(format!(
                         "step {step} `{}` uses `{}` outside its life {:?}",
-                        call.kernel, buffer.name, buffer.live
+                        call.name(),
+                        buffer.name,
+                        buffer.live
                     )));
                 }
                 let interleaved = region_of(target, start)
                     .map(|r| r.interleave > 1)
                     .unwrap_or(false);
-                if case_buffer.region == Region::Interleaved && !interleaved {
+                if case_buffer.region == RegionNeed::Standard && interleaved {
+                    return Err(fail(format!(
+                        "step {step} `{}`: `{}` must be in standard memory",
+                        call.name(),
+                        case_buffer.name
+                    )));
+                }
+                if case_buffer.region == RegionNeed::Interleaved && !interleaved {
                     return Err(fail(format!(
                         "step {step} `{}`: `{}` must be in interleaved memory",
-                        call.kernel, case_buffer.name
+                        call.name(),
+                        case_buffer.name
                     )));
                 }
-                if case_buffer.len() > 0 && start % case_buffer.align.max(1) != 0 {
+                if case_buffer.bytes > 0 && start % case_buffer.align.max(1) != 0 {
                     return Err(fail(format!(
                         "step {step} `{}`: `{}` at {start:#x} is not {}-aligned",
-                        call.kernel, case_buffer.name, case_buffer.align
+                        call.name(),
+                        case_buffer.name,
+                        case_buffer.align
                     )));
                 }
-                for (l, other) in call.case.buffers.iter().enumerate().skip(k + 1) {
-                    let (Some(slot_a), Some(slot_b)) =
-                        (case_buffer.element_slot, other.element_slot)
-                    else {
+                for (l, other) in call.spec.operands.iter().enumerate().skip(k + 1) {
+                    let (Some(slot_a), Some(slot_b)) = (case_buffer.slot, other.slot) else {
                         continue;
                     };
-                    if slot_a == slot_b || case_buffer.is_empty() || other.is_empty() {
+                    if slot_a == slot_b || case_buffer.bytes == 0 || other.bytes == 0 {
                         continue;
                     }
                     let (oid, ooffset) = call.bindings[l];
                     let ostart = addresses[oid.0 as usize] + ooffset;
                     let (a0, a1) = segments(target, start, end);
-                    let (b0, b1) = segments(target, ostart, ostart + other.len() as u32);
+                    let (b0, b1) = segments(target, ostart, ostart + other.bytes);
                     if a0 <= b1 && b0 <= a1 {
                         return Err(fail(format!(
                             "step {step} `{}`: `{}` and `{}` must be in different memory elements",
-                            call.kernel, case_buffer.name, other.name
+                            call.name(),
+                            case_buffer.name,
+                            other.name
                         )));
                     }
                 }

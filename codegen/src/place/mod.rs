@@ -53,6 +53,8 @@ pub fn category_name(category: &BufferCategory) -> String {
         BufferCategory::Weights(name) => format!("weights:{name}"),
         BufferCategory::VertexState => "vertex state".into(),
         BufferCategory::Scratch => "scratch".into(),
+        BufferCategory::Constants => "constants".into(),
+        BufferCategory::Exchange(name) => format!("exchange buffers:{name}"),
     }
 }
 

@@ -1,76 +1,109 @@
-//! The planner: a bounded search over grid shapes (row blocks × column blocks) for a graph,
-//! costed with a model of the same machine the simulator runs — kernel cycles from each
-//! kernel's own estimate, exchange from words, bandwidth, latency and set-up, a global sync per
-//! step — and memory from a real placement of every tile. It keeps the best finalists,
-//! reports every candidate it explored and why it stopped, and is deterministic.
+//! The planner: chooses a layout for every compute op of a (repeat-free) graph by a bounded
+//! beam search over the ops' [`strategy`]s, costed with the same machine the simulator runs
+//! ([`cost`]: kernel estimates of the very calls the lowering makes, and the planned movement of
+//! every redistribution an operand needs), and replays the best choices into a distributed-level
+//! program ([`build`]).
+//!
+//! The search walks the compute ops in graph order. A state is the layouts chosen so far, the
+//! weight bytes they pin on each tile, and the summed cost; each op expands every state by every
+//! strategy (in parallel), drops expansions that do not fit a tile's SRAM, and keeps the
+//! `beam` cheapest (ties: the earlier state and strategy). At the end the `finalists` cheapest
+//! states are kept, best first; the report says how many expansions were made, how many were
+//! pruned for memory and by the beam, and why the search stopped. Deterministic: the same graph
+//! and options give the same plan on any number of threads.
 
+pub mod build;
 pub mod cost;
+pub mod forms;
+pub mod spread;
+pub mod strategy;
 
-use crate::dist::{from_graph::distribute, rewrite, verify::verify, Grid, MidProgram};
-use crate::graph::weights::WeightStore;
-use crate::graph::Graph;
-use crate::lower::{lower_with, WeightCache};
-use crate::place::{place, Placement, Reserved};
+use crate::graph::{Graph, Op, ValueHandle};
+use crate::layout::Layout;
+use crate::lower::calls::ComputeKind;
 use crate::target::Target;
-use crate::tile::{verify::verify as verify_tiles, Program};
-use cost::{estimate, Estimate};
+use cost::{op_cycles, pin, shard_bytes, MoveCache};
+use forms::{BaseKind, Form};
 use rayon::prelude::*;
 use std::fmt::Write;
+use std::sync::Arc;
+use strategy::{strategies, Ctx, Strategy};
 
 /// Search bounds.
 #[derive(Clone, Debug)]
 pub struct PlanOptions {
-    /// At most this many candidates are costed.
-    pub max_candidates: usize,
-    /// The best this many are kept and reported as finalists.
+    /// States kept after each op.
+    pub beam: usize,
+    /// Grid shapes tried per matrix product (per column granule).
+    pub grids_per_product: usize,
+    /// Best final states kept (the compiler falls back to them in order if placement fails).
     pub finalists: usize,
-    /// Fix the grid instead of searching (`--grid TMxTN`).
-    pub grid: Option<(u32, u32)>,
-    /// Space reserved at the start of SRAM for code and worker scratch (an upper bound; the
-    /// emitter checks it).
-    pub reserved: Reserved,
+    /// Bytes of a tile's SRAM the planner lets weights and one op's working set use.
+    pub sram_budget: u32,
 }
 
 impl PlanOptions {
     pub fn for_target(target: &Target) -> PlanOptions {
-        let code_end = target.sram_base + 48 * 1024;
         PlanOptions {
-            max_candidates: 24,
-            finalists: 4,
-            grid: None,
-            reserved: Reserved {
-                code_end,
-                worker_scratch: code_end,
-                worker_scratch_bytes: 256,
-            },
+            beam: 6,
+            grids_per_product: 4,
+            finalists: 3,
+            // Kernel code, vertex state, supervisor and exchange programs take the rest.
+            sram_budget: target.sram_size().saturating_sub(160 * 1024),
         }
     }
 }
 
-/// One costed (or rejected) candidate.
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    pub tm: u32,
-    pub tn: u32,
-    pub outcome: Result<Estimate, String>,
+/// Why planning failed: the op it failed at and why (typed, never a panic).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("E-PLAN-001 {op} `{label}` (%{node}): {reason}")]
+    Op {
+        node: usize,
+        op: &'static str,
+        label: String,
+        reason: String,
+    },
+    #[error("E-PLAN-002 no plan fits: {0}")]
+    NothingFits(String),
+    #[error("E-PLAN-003 bad options: {0}")]
+    Options(String),
 }
 
-/// A chosen plan with everything the later stages need.
-pub struct Plan {
-    pub mid: MidProgram,
-    pub program: Program,
-    pub placement: Placement,
-    pub estimate: Estimate,
-    pub report: PlanReport,
+impl PlanError {
+    pub fn op(graph: &Graph, h: ValueHandle, reason: impl Into<String>) -> PlanError {
+        let node = &graph.nodes[h];
+        PlanError::Op {
+            node: h.index(),
+            op: node.op.mnemonic(),
+            label: node.label.clone(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One partial plan.
+#[derive(Clone)]
+struct State {
+    cost: u64,
+    /// Per graph node: the layout chosen for a compute node.
+    layouts: Vec<Option<Arc<Layout>>>,
+    /// Per planned compute op, in order: (node, strategy index, strategy label, cost).
+    choices: Vec<(ValueHandle, u32, Arc<str>, u64)>,
+    /// Weight bytes pinned on each tile.
+    weights: Arc<Vec<u32>>,
 }
 
 /// What the search did.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct PlanReport {
-    pub explored: Vec<Candidate>,
-    /// Indices into `explored`, best first.
-    pub finalists: Vec<usize>,
-    pub chosen: usize,
+    /// Per compute op of the best plan: (label, strategies considered, chosen strategy, cost).
+    pub ops: Vec<(String, usize, String, u64)>,
+    pub expansions: usize,
+    pub pruned_memory: usize,
+    pub dropped_by_beam: usize,
+    /// Cost of each finalist, best first.
+    pub finalists: Vec<u64>,
     pub stop_reason: String,
     pub rewrites: Vec<String>,
 }
@@ -80,42 +113,17 @@ impl PlanReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "planner: explored {} candidates; {}",
-            self.explored.len(),
-            self.stop_reason
+            "planner: {} expansions, {} pruned for memory, {} dropped by the beam; {}",
+            self.expansions, self.pruned_memory, self.dropped_by_beam, self.stop_reason
         );
+        let _ = writeln!(out, "finalists (estimated cycles): {:?}", self.finalists);
         let _ = writeln!(
             out,
-            "{:>5} {:>5} {:>12} {:>10}  {}",
-            "tm", "tn", "est. cycles", "peak SRAM", "outcome"
+            "{:>10} {:>6}  {:<28} strategy",
+            "est. cycles", "tried", "op"
         );
-        for (i, c) in self.explored.iter().enumerate() {
-            let mark = if i == self.chosen {
-                "chosen"
-            } else if self.finalists.contains(&i) {
-                "finalist"
-            } else {
-                ""
-            };
-            match &c.outcome {
-                Ok(e) => {
-                    let _ = writeln!(
-                        out,
-                        "{:>5} {:>5} {:>12} {:>9}K  {mark}",
-                        c.tm,
-                        c.tn,
-                        e.cycles,
-                        e.peak_sram / 1024
-                    );
-                }
-                Err(reason) => {
-                    let _ = writeln!(
-                        out,
-                        "{:>5} {:>5} {:>12} {:>10}  rejected: {reason}",
-                        c.tm, c.tn, "-", "-"
-                    );
-                }
-            }
+        for (label, tried, chosen, cost) in &self.ops {
+            let _ = writeln!(out, "{cost:>10} {tried:>6}  {label:<28} {chosen}");
         }
         for r in &self.rewrites {
             let _ = writeln!(out, "rewrite: {r}");
@@ -124,261 +132,233 @@ impl PlanReport {
     }
 }
 
-/// Why planning failed.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum PlanError {
-    #[error("E-PLAN-001 no candidate fits: {0}")]
-    NothingFits(String),
-    #[error("E-PLAN-002 {0}")]
-    Stage(String),
+/// The result of planning: the finalists' choices, best first, and the report.
+pub struct Planned {
+    /// The graph as planned (repeats unrolled).
+    pub graph: Graph,
+    pub forms: Vec<Form>,
+    /// Strategy indices of each finalist, per compute op in graph order.
+    pub finalists: Vec<Vec<(ValueHandle, u32)>>,
+    pub report: PlanReport,
+    pub granules: Vec<u32>,
+    pub tiles: u32,
+    pub grids_per_product: usize,
 }
 
-/// The matmuls of a graph as (K, N).
-fn matmul_shapes(graph: &Graph) -> Vec<(u64, u64)> {
-    graph
-        .nodes
-        .iter()
-        .filter_map(|(_, n)| match &n.op {
-            crate::graph::Op::MatMul { b, .. } => {
-                let dims = &graph.nodes[*b].ty.shape.0;
-                Some((dims[0] as u64, dims[1] as u64))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// A quick analytical cost used only to order and prune candidates before the real costing:
-/// AMP time per tile (128 FP8 MAC per cycle plus a per-block overhead), exchange time (the row
-/// blocks every tile gathers, 4 bytes per cycle), and the weight bytes each tile must hold.
-fn quick_cost(rows: u32, shapes: &[(u64, u64)], tm: u32, tn: u32) -> (u64, u64) {
-    let rows_per_tile = rows.div_ceil(tm) as u64;
-    let mut cycles = 0;
-    let mut weights = 0;
-    for &(k, n) in shapes {
-        let cols = n.div_ceil(tn as u64).div_ceil(32) * 32;
-        let blocks = k.div_ceil(32) * cols.div_ceil(16);
-        cycles += rows_per_tile * k * cols / 128
-            + blocks * (6 * (4 * rows_per_tile.div_ceil(6) + 28) + 60);
-        cycles += rows_per_tile * k / 4;
-        weights += k * cols;
-    }
-    (cycles, weights)
-}
-
-/// The candidate grids, most promising first by the quick cost, with those whose weights cannot
-/// fit a tile's interleaved memory pruned; bounded by `max_candidates`. Returns the candidates
-/// and how many grids were considered.
-pub fn candidates(
-    graph: &Graph,
-    target: &Target,
-    options: &PlanOptions,
-) -> (Vec<(u32, u32)>, usize) {
-    if let Some(grid) = options.grid {
-        return (vec![grid], 1);
-    }
-    let rows = graph_rows(graph);
-    let shapes = matmul_shapes(graph);
-    let max_tn = shapes
-        .iter()
-        .map(|&(_, n)| n.div_ceil(32) as u32)
-        .min()
-        .unwrap_or(1)
-        .max(1);
-    let interleaved = target.region(true).map(|r| r.size as u64).unwrap_or(0);
-    let mut all = Vec::new();
-    for tm in 1..=rows.min(target.tiles) {
-        for tn in 1..=(target.tiles / tm).min(max_tn) {
-            // Keep only grids that use the tiles well: no grid row could take another column.
-            if tn < (target.tiles / tm).min(max_tn) && tn * 2 <= (target.tiles / tm).min(max_tn) {
-                continue;
-            }
-            let (cycles, weights) = quick_cost(rows, &shapes, tm, tn);
-            if weights * 10 > interleaved * 9 {
-                continue;
-            }
-            all.push((cycles, tm, tn));
+impl Planned {
+    pub fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            graph: &self.graph,
+            forms: &self.forms,
+            tiles: self.tiles,
+            granules: self.granules.clone(),
+            grids_per_product: self.grids_per_product,
         }
     }
-    all.sort();
-    let total = all.len();
-    all.truncate(options.max_candidates);
-    (all.into_iter().map(|(_, tm, tn)| (tm, tn)).collect(), total)
 }
 
-/// Distribute, rewrite, verify, lower and place one grid.
-pub fn build(
+/// The kernel view of a graph compute op.
+pub fn compute_kind(graph: &Graph, h: ValueHandle) -> Option<ComputeKind> {
+    let node = &graph.nodes[h];
+    Some(match &node.op {
+        Op::MatMul { a, .. } | Op::BatchedMatMul { a, .. } => ComputeKind::MatMul {
+            fp8: graph.nodes[*a].ty.dtype.is_fp8(),
+        },
+        Op::BiasAdd { .. } => ComputeKind::BiasAdd,
+        Op::Add { .. } => ComputeKind::Add,
+        Op::Gelu { .. } => ComputeKind::Gelu,
+        Op::Softmax { scale, .. } => ComputeKind::Softmax { scale: *scale },
+        Op::LayerNorm { eps, .. } => ComputeKind::LayerNorm { eps: *eps },
+        Op::Cast { .. } => ComputeKind::Cast,
+        Op::Input { .. }
+        | Op::Weight { .. }
+        | Op::Reshape { .. }
+        | Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::SplitHeads { .. }
+        | Op::MergeHeads { .. }
+        | Op::Broadcast { .. }
+        | Op::Repeat { .. }
+        | Op::Output { .. } => return None,
+    })
+}
+
+/// Expands `state` by strategy `s` of op `h`: the new state, or why it was dropped.
+#[allow(clippy::too_many_arguments)]
+fn expand(
     graph: &Graph,
-    store: &WeightStore,
+    forms: &[Form],
     target: &Target,
-    tm: u32,
-    tn: u32,
-    reserved: Reserved,
-) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
-    build_with(
-        graph,
-        store,
-        target,
-        tm,
-        tn,
-        reserved,
-        &WeightCache::default(),
-    )
-}
-
-/// [`build`] with weights converted once for every grid of the same `store`.
-pub fn build_with(
-    graph: &Graph,
-    store: &WeightStore,
-    target: &Target,
-    tm: u32,
-    tn: u32,
-    reserved: Reserved,
-    cache: &WeightCache,
-) -> Result<(MidProgram, Program, Placement, Vec<String>), String> {
-    let rows = graph_rows(graph);
-    if tm == 0 || tn == 0 || tm as u64 * tn as u64 > target.tiles as u64 {
-        return Err(format!(
-            "E-PLAN-003 grid {tm}x{tn} does not fit {} tiles (both sides at least 1)",
-            target.tiles
-        ));
-    }
-    if tm > rows {
-        return Err(format!(
-            "E-PLAN-004 grid {tm}x{tn} has more row blocks than the {rows} rows"
-        ));
-    }
-    let mut mid = distribute(graph, Grid::new(tm, tn, rows)).map_err(|e| e.to_string())?;
-    verify(&mid).map_err(|e| e.to_string())?;
-    let mut log = rewrite::fuse_fp8_casts(&mut mid);
-    let bypass = rewrite::bypass_identity_gathers(&mut mid);
-    log.applied.extend(bypass.applied);
-    rewrite::prune(&mut mid);
-    verify(&mid).map_err(|e| e.to_string())?;
-    let program = lower_with(&mid, store, target.tiles, cache).map_err(|e| e.to_string())?;
-    verify_tiles(&program).map_err(|e| e.to_string())?;
-    let placement = place(target, &program.tiles, reserved).map_err(|e| e.to_string())?;
-    let mut notes = log.applied;
-    notes.extend(log.refused.into_iter().map(|r| format!("refused: {r}")));
-    Ok((mid, program, placement, notes))
-}
-
-/// Rows of the graph's activations (the first input's first dimension).
-pub fn graph_rows(graph: &Graph) -> u32 {
-    graph
-        .nodes
-        .iter()
-        .find_map(|(_, n)| {
-            matches!(n.op, crate::graph::Op::Input { .. })
-                .then(|| n.ty.shape.0.first().copied().unwrap_or(1) as u32)
-        })
-        .unwrap_or(1)
-}
-
-/// A built and estimated candidate: (mid, program, placement, rewrite notes, estimate).
-type Built = (MidProgram, Program, Placement, Vec<String>, Estimate);
-
-/// The better of two bests, `a` from earlier candidates than `b`: fewer cycles, or the earlier
-/// on a tie — what a sequential search keeping the first strictly better candidate finds.
-fn earlier_best(a: Option<(usize, Built)>, b: Option<(usize, Built)>) -> Option<(usize, Built)> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(if b.1 .4.cycles < a.1 .4.cycles { b } else { a }),
-        (a, None) => a,
-        (None, b) => b,
-    }
-}
-
-/// Searches and returns the best plan. Candidates are built and costed in parallel; the
-/// explored list and the choice are those of costing them one by one in order (only the best
-/// build so far is kept, so memory does not grow with the number of candidates).
-pub fn plan(
-    graph: &Graph,
-    store: &WeightStore,
-    target: &Target,
-    options: &PlanOptions,
-) -> Result<Plan, PlanError> {
-    let (grids, total) = candidates(graph, target, options);
-    let cache = WeightCache::default();
-    let (explored, best) = grids
-        .par_iter()
-        .enumerate()
-        .map(|(index, &(tm, tn))| {
-            match build_with(graph, store, target, tm, tn, options.reserved, &cache) {
-                Ok((mid, program, placement, notes)) => {
-                    let estimate = estimate(target, &program, &placement);
-                    (
-                        vec![Candidate {
-                            tm,
-                            tn,
-                            outcome: Ok(estimate.clone()),
-                        }],
-                        Some((index, (mid, program, placement, notes, estimate))),
-                    )
-                }
-                Err(reason) => (
-                    vec![Candidate {
-                        tm,
-                        tn,
-                        outcome: Err(reason),
-                    }],
-                    None,
-                ),
-            }
-        })
-        .reduce(
-            || (Vec::new(), None),
-            |(mut explored, a), (more, b)| {
-                explored.extend(more);
-                (explored, earlier_best(a, b))
-            },
-        );
-    let stop_reason = if options.grid.is_some() {
-        "the grid was fixed by the caller".to_string()
-    } else if total > grids.len() {
-        format!("stopped at the bound of {} candidates ({} more grids ranked lower by the quick model were not costed)", options.max_candidates, total - grids.len())
-    } else {
-        format!("costed every grid the quick model kept ({total})")
-    };
-    let Some((chosen, built)) = best else {
-        let reasons: Vec<String> = explored
-            .iter()
-            .filter_map(|c| {
-                c.outcome
+    budget: u32,
+    moves: &MoveCache,
+    state: &State,
+    h: ValueHandle,
+    index: usize,
+    s: &Strategy,
+) -> Result<State, String> {
+    let kind = compute_kind(graph, h).ok_or("not a compute op")?;
+    let operands: Vec<&Layout> = s.operands.iter().collect();
+    let mut cost = op_cycles(&kind, &s.out, &operands)?;
+    let mut weights = state.weights.clone();
+    let mut working = shard_bytes(&s.out) as u64;
+    for ((_, x), want) in graph.nodes[h].op.operands().into_iter().zip(&s.operands) {
+        let form = &forms[x.index()];
+        match form.kind {
+            BaseKind::Input => working += shard_bytes(want) as u64,
+            BaseKind::Weight => pin(&mut weights, want),
+            BaseKind::Compute => {
+                let from = state.layouts[form.base.index()]
                     .as_ref()
-                    .err()
-                    .map(|e| format!("{}x{}: {e}", c.tm, c.tn))
-            })
-            .take(3)
+                    .ok_or("operand not planned")?;
+                let m = moves.cost(target, from, &form.view, want)?;
+                cost += m.cycles;
+                working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
+            }
+        }
+    }
+    let worst = s
+        .out
+        .dist
+        .all_tiles()
+        .map(|t| weights.get(t as usize).copied().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let pinned = weights.iter().copied().max().unwrap_or(0);
+    if worst as u64 + working > budget as u64 || pinned > budget {
+        return Err(format!(
+            "needs {} bytes of weights and {working} working bytes on a tile (budget {budget})",
+            worst.max(pinned)
+        ));
+    }
+    let mut layouts = state.layouts.clone();
+    layouts[h.index()] = Some(Arc::new(s.out.clone()));
+    let mut choices = state.choices.clone();
+    choices.push((h, index as u32, Arc::from(s.label.as_str()), cost));
+    Ok(State {
+        cost: state.cost + cost,
+        layouts,
+        choices,
+        weights,
+    })
+}
+
+/// Plans `graph` for `target`.
+pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Planned, PlanError> {
+    if options.beam == 0 || options.finalists == 0 || options.grids_per_product == 0 {
+        return Err(PlanError::Options(format!(
+            "beam {}, finalists {} and grids per product {} must all be at least 1",
+            options.beam, options.finalists, options.grids_per_product
+        )));
+    }
+    let graph =
+        crate::graph::inline_repeats(graph).map_err(|e| PlanError::NothingFits(e.to_string()))?;
+    let forms = forms::forms(&graph)?;
+    let granules = strategy::head_granules(&graph);
+    let ctx = Ctx {
+        graph: &graph,
+        forms: &forms,
+        tiles: target.tiles,
+        granules: granules.clone(),
+        grids_per_product: options.grids_per_product,
+    };
+    let moves = MoveCache::default();
+    let mut beam = vec![State {
+        cost: 0,
+        layouts: vec![None; graph.nodes.len()],
+        choices: Vec::new(),
+        weights: Arc::new(vec![0; target.tiles as usize]),
+    }];
+    let mut report = PlanReport::default();
+    let mut tried_per_op: Vec<usize> = Vec::new();
+    for (h, _) in graph.nodes.iter() {
+        if compute_kind(&graph, h).is_none() {
+            continue;
+        }
+        // Strategies per state (they depend on the operands' layouts).
+        let per_state: Vec<Vec<Strategy>> = beam
+            .iter()
+            .map(|state| strategies(&ctx, h, &|v| state.layouts[v.index()].clone()))
+            .collect::<Result<_, _>>()?;
+        tried_per_op.push(per_state.iter().map(Vec::len).max().unwrap_or(0));
+        let jobs: Vec<(usize, usize)> = per_state
+            .iter()
+            .enumerate()
+            .flat_map(|(si, list)| (0..list.len()).map(move |k| (si, k)))
             .collect();
-        return Err(PlanError::NothingFits(reasons.join("; ")));
-    };
-    let mut order: Vec<usize> = (0..explored.len())
-        .filter(|&i| explored[i].outcome.is_ok())
+        let results: Vec<Result<State, String>> = jobs
+            .par_iter()
+            .map(|&(si, k)| {
+                expand(
+                    &graph,
+                    &forms,
+                    target,
+                    options.sram_budget,
+                    &moves,
+                    &beam[si],
+                    h,
+                    k,
+                    &per_state[si][k],
+                )
+            })
+            .collect();
+        report.expansions += results.len();
+        let mut next: Vec<(usize, State)> = Vec::new();
+        let mut reasons: Vec<String> = Vec::new();
+        for (order, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(s) => next.push((order, s)),
+                Err(reason) => {
+                    report.pruned_memory += 1;
+                    if reasons.len() < 3 {
+                        reasons.push(reason);
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            return Err(PlanError::op(
+                &graph,
+                h,
+                format!("no strategy fits: {}", reasons.join("; ")),
+            ));
+        }
+        next.sort_by_key(|(order, s)| (s.cost, *order));
+        report.dropped_by_beam += next.len().saturating_sub(options.beam);
+        next.truncate(options.beam);
+        beam = next.into_iter().map(|(_, s)| s).collect();
+    }
+    beam.truncate(options.finalists);
+    let best = &beam[0];
+    report.ops = best
+        .choices
+        .iter()
+        .zip(&tried_per_op)
+        .map(|((h, _, label, cost), &tried)| {
+            (
+                graph.nodes[*h].label.clone(),
+                tried,
+                label.to_string(),
+                *cost,
+            )
+        })
         .collect();
-    order.sort_by_key(|&i| {
-        (
-            explored[i]
-                .outcome
-                .as_ref()
-                .map(|e| e.cycles)
-                .unwrap_or(u64::MAX),
-            i,
-        )
-    });
-    order.truncate(options.finalists);
-    let (mid, program, placement, rewrites, estimate) = built;
-    let report = PlanReport {
-        explored,
-        finalists: order,
-        chosen,
-        stop_reason,
-        rewrites,
-    };
-    Ok(Plan {
-        mid,
-        program,
-        placement,
-        estimate,
+    report.finalists = beam.iter().map(|s| s.cost).collect();
+    report.stop_reason = format!(
+        "planned all {} compute ops with a beam of {} (every state expanded by every strategy)",
+        tried_per_op.len(),
+        options.beam
+    );
+    let finalists = beam
+        .iter()
+        .map(|s| s.choices.iter().map(|(h, i, _, _)| (*h, *i)).collect())
+        .collect();
+    Ok(Planned {
+        graph,
+        forms,
+        finalists,
         report,
+        granules,
+        tiles: target.tiles,
+        grids_per_product: options.grids_per_product,
     })
 }

@@ -79,7 +79,8 @@ pub fn execute(
         .collect();
     for (m, bytes) in movement.moves.iter().zip(&data) {
         for &(t, buf, at) in &m.deliveries {
-            tiles.get_mut(&t).expect("receiver").get_mut(buf)[at as usize..at as usize + bytes.len()]
+            tiles.get_mut(&t).expect("receiver").get_mut(buf)
+                [at as usize..at as usize + bytes.len()]
                 .copy_from_slice(bytes);
         }
     }
@@ -118,14 +119,27 @@ mod tests {
             let boxes = dist.block_box(block);
             let mut bytes = vec![0xAAu8; map.buffer_bytes() as usize];
             map.for_each(|local, offset| {
-                let inside = boxes.iter().enumerate().all(|(d, r)| local[d] < r.end - r.start);
+                let inside = boxes
+                    .iter()
+                    .enumerate()
+                    .all(|(d, r)| local[d] < r.end - r.start);
                 if inside {
-                    let global: Vec<u32> = boxes.iter().enumerate().map(|(d, r)| r.start + local[d]).collect();
+                    let global: Vec<u32> = boxes
+                        .iter()
+                        .enumerate()
+                        .map(|(d, r)| r.start + local[d])
+                        .collect();
                     bytes[offset as usize..offset as usize + e].copy_from_slice(&tag(&global, e));
                 }
             });
             for &t in dist.tiles_of(block) {
-                out.insert(t, TileBuffers { source: bytes.clone(), ..TileBuffers::default() });
+                out.insert(
+                    t,
+                    TileBuffers {
+                        source: bytes.clone(),
+                        ..TileBuffers::default()
+                    },
+                );
             }
         }
         out
@@ -136,8 +150,14 @@ mod tests {
         let src_map = ShardMap::new(src.1, &src.0.padded_box(), e as u32).unwrap();
         let dst_map = ShardMap::new(dst.1, &dst.0.padded_box(), e as u32).unwrap();
         let movement = plan_movement(
-            &Side { dist: src.0, map: &src_map },
-            &Side { dist: dst.0, map: &dst_map },
+            &Side {
+                dist: src.0,
+                map: &src_map,
+            },
+            &Side {
+                dist: dst.0,
+                map: &dst_map,
+            },
             view,
         );
         for m in &movement.moves {
@@ -149,22 +169,38 @@ mod tests {
         }
         let mut tiles = shards(src.0, &src_map, e);
         let dest_tiles: Vec<u32> = dst.0.all_tiles().collect();
-        execute(&movement, &mut tiles, &dest_tiles, dst_map.buffer_bytes(), 0x55);
+        execute(
+            &movement,
+            &mut tiles,
+            &dest_tiles,
+            dst_map.buffer_bytes(),
+            0x55,
+        );
         for block in 0..dst.0.block_count() {
             let boxes = dst.0.block_box(block);
             for &t in dst.0.tiles_of(block) {
                 let bytes = &tiles[&t].dest;
                 dst_map.for_each(|local, offset| {
                     let at = offset as usize..offset as usize + e;
-                    let inside = boxes.iter().enumerate().all(|(d, r)| local[d] < r.end - r.start);
+                    let inside = boxes
+                        .iter()
+                        .enumerate()
+                        .all(|(d, r)| local[d] < r.end - r.start);
                     if inside {
-                        let global: Vec<u32> = boxes.iter().enumerate().map(|(d, r)| r.start + local[d]).collect();
+                        let global: Vec<u32> = boxes
+                            .iter()
+                            .enumerate()
+                            .map(|(d, r)| r.start + local[d])
+                            .collect();
                         let mut s = [0u32; MAX_RANK];
                         view.map(&global, &mut s);
                         let want = tag(&s[..src.0.rank()], e);
                         assert_eq!(&bytes[at], &want[..], "tile {t} element {global:?}");
                     } else if zero_padding(dst.1) {
-                        assert!(bytes[at].iter().all(|&b| b == 0), "padding of tile {t} at {offset}");
+                        assert!(
+                            bytes[at].iter().all(|&b| b == 0),
+                            "padding of tile {t} at {offset}"
+                        );
                     }
                 });
             }
@@ -173,25 +209,69 @@ mod tests {
 
     #[test]
     fn row_blocks_gathered_into_panels() {
-        let src = Distribution::on_grid(vec![12, 64], vec![even_bounds(12, 6, 1), vec![0, 64]], &TileGrid::new(vec![6], 0), &[Some(0), None]).unwrap();
-        let dst = Distribution::on_grid(vec![12, 64], vec![even_bounds(12, 2, 1), vec![0, 64]], &TileGrid::new(vec![2, 3], 0), &[Some(0), None]).unwrap();
-        check((&src, Order::DENSE), (&dst, Order::Panels), &View::identity(&[12, 64]), 1);
+        let src = Distribution::on_grid(
+            vec![12, 64],
+            vec![even_bounds(12, 6, 1), vec![0, 64]],
+            &TileGrid::new(vec![6], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
+        let dst = Distribution::on_grid(
+            vec![12, 64],
+            vec![even_bounds(12, 2, 1), vec![0, 64]],
+            &TileGrid::new(vec![2, 3], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
+        check(
+            (&src, Order::DENSE),
+            (&dst, Order::Panels),
+            &View::identity(&[12, 64]),
+            1,
+        );
     }
 
     #[test]
     fn rows_to_cwei_blocks_of_a_head() {
         // Keys [48, 40] f16 in 3 row blocks of 16 → one CWEI block on 4 replica tiles.
-        let src = Distribution::on_grid(vec![48, 40], vec![even_bounds(48, 3, 16), vec![0, 40]], &TileGrid::new(vec![3], 0), &[Some(0), None]).unwrap();
+        let src = Distribution::on_grid(
+            vec![48, 40],
+            vec![even_bounds(48, 3, 16), vec![0, 40]],
+            &TileGrid::new(vec![3], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
         let dst = Distribution::replicated(vec![40, 48], vec![3, 4, 5, 6]).unwrap();
         let view = View::transpose(&[48, 40], &[1, 0]).unwrap();
-        check((&src, Order::RowMajor { align: 16 }), (&dst, Order::Cwei), &view, 2);
+        check(
+            (&src, Order::RowMajor { align: 16 }),
+            (&dst, Order::Cwei),
+            &view,
+            2,
+        );
     }
 
     #[test]
     fn an_identical_layout_is_an_alias() {
-        let d = Distribution::on_grid(vec![8, 32], vec![even_bounds(8, 4, 1), vec![0, 32]], &TileGrid::new(vec![4], 0), &[Some(0), None]).unwrap();
+        let d = Distribution::on_grid(
+            vec![8, 32],
+            vec![even_bounds(8, 4, 1), vec![0, 32]],
+            &TileGrid::new(vec![4], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
         let map = ShardMap::new(Order::DENSE, &d.padded_box(), 2).unwrap();
-        let m = plan_movement(&Side { dist: &d, map: &map }, &Side { dist: &d, map: &map }, &View::identity(&[8, 32]));
+        let m = plan_movement(
+            &Side {
+                dist: &d,
+                map: &map,
+            },
+            &Side {
+                dist: &d,
+                map: &map,
+            },
+            &View::identity(&[8, 32]),
+        );
         assert_eq!(m.aliases, vec![0, 1, 2, 3]);
         assert!(m.moves.is_empty() && m.after.is_empty());
     }
@@ -209,12 +289,20 @@ mod tests {
     /// A distribution of `shape` in `parts` blocks per dimension, each on `replicas` tiles from
     /// `base` (modulo 16 tiles, never two blocks on a tile).
     fn make_dist(shape: &[u32], parts: &[u32], replicas: u32, base: u32) -> Distribution {
-        let bounds: Vec<Vec<u32>> = shape.iter().zip(parts).map(|(&e, &p)| even_bounds(e, p, 1)).collect();
+        let bounds: Vec<Vec<u32>> = shape
+            .iter()
+            .zip(parts)
+            .map(|(&e, &p)| even_bounds(e, p, 1))
+            .collect();
         let blocks: u32 = bounds.iter().map(|b| b.len() as u32 - 1).product();
         let replicas = replicas.min((16 / blocks).max(1));
         let span = (blocks * replicas).max(16);
         let tiles_of = (0..blocks)
-            .map(|b| (0..replicas).map(|r| (base + b * replicas + r) % span).collect())
+            .map(|b| {
+                (0..replicas)
+                    .map(|r| (base + b * replicas + r) % span)
+                    .collect()
+            })
             .collect();
         Distribution::new(shape.to_vec(), bounds, tiles_of).unwrap()
     }

@@ -140,7 +140,10 @@ fn covers(segments: &[&Segment], buffer_bytes: u32, gap: u32) -> Vec<(u32, u32)>
         .filter_map(|s| match s.src {
             Source::Block { offset, .. } => Some((
                 offset / 4 * 4,
-                (offset + s.bytes).div_ceil(4).saturating_mul(4).min(buffer_bytes),
+                (offset + s.bytes)
+                    .div_ceil(4)
+                    .saturating_mul(4)
+                    .min(buffer_bytes),
             )),
             Source::Zero => None,
         })
@@ -150,20 +153,6 @@ fn covers(segments: &[&Segment], buffer_bytes: u32, gap: u32) -> Vec<(u32, u32)>
     for (s, e) in spans {
         match out.last_mut() {
             Some(last) if s <= last.1 + gap => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
-/// Contiguous destination ranges of `segments` (merged when adjacent).
-fn dest_ranges(segments: &[&Segment]) -> Vec<(u32, u32)> {
-    let mut spans: Vec<(u32, u32)> = segments.iter().map(|s| (s.dst, s.dst + s.bytes)).collect();
-    spans.sort_unstable();
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    for (s, e) in spans {
-        match out.last_mut() {
-            Some(last) if s == last.1 => last.1 = e,
             _ => out.push((s, e)),
         }
     }
@@ -181,50 +170,134 @@ fn chosen_replica(source: &Distribution, source_block: usize, dest_block: usize)
 enum Route {
     Direct,
     StagedAtDest(Vec<(u32, u32)>),
-    StagedAtSource(Vec<(u32, u32)>),
+    /// The destination ranges, and the zero segments the source fills in its send buffer
+    /// (padding inside those ranges, so each range is whole words).
+    StagedAtSource(Vec<(u32, u32)>, Vec<Segment>),
 }
 
-fn choose_route(segments: &[&Segment], source_bytes: u32) -> Route {
-    let all_aligned = segments.iter().all(|s| {
-        aligned(s.dst)
-            && aligned(s.bytes)
-            && match s.src {
-                Source::Block { offset, .. } => aligned(offset),
-                Source::Zero => true,
+fn segment_aligned(s: &Segment) -> bool {
+    aligned(s.dst)
+        && aligned(s.bytes)
+        && match s.src {
+            Source::Block { offset, .. } => aligned(offset),
+            Source::Zero => true,
+        }
+}
+
+/// Contiguous destination ranges of `segments` widened by the unclaimed `zeros` that touch
+/// them; returns the ranges and the zeros they absorb.
+fn ranges_with_zeros(
+    segments: &[&Segment],
+    zeros: &[Segment],
+    claimed: &[bool],
+) -> (Vec<(u32, u32)>, Vec<usize>) {
+    let mut spans: Vec<(u32, u32, Option<usize>)> = segments
+        .iter()
+        .map(|s| (s.dst, s.dst + s.bytes, None))
+        .collect();
+    spans.extend(
+        zeros
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !claimed[*i])
+            .map(|(i, z)| (z.dst, z.dst + z.bytes, Some(i))),
+    );
+    spans.sort_unstable();
+    // Merge into runs of contiguous spans; keep those holding a data segment.
+    let mut ranges = Vec::new();
+    let mut absorbed = Vec::new();
+    let mut i = 0;
+    while i < spans.len() {
+        let (start, mut end) = (spans[i].0, spans[i].1);
+        let mut data = spans[i].2.is_none();
+        let mut zs: Vec<usize> = spans[i].2.into_iter().collect();
+        let mut j = i + 1;
+        while j < spans.len() && spans[j].0 == end {
+            end = spans[j].1;
+            match spans[j].2 {
+                Some(z) => zs.push(z),
+                None => data = true,
             }
-    });
+            j += 1;
+        }
+        if data {
+            ranges.push((start, end));
+            absorbed.extend(zs);
+        }
+        i = j;
+    }
+    (ranges, absorbed)
+}
+
+fn choose_route(
+    segments: &[&Segment],
+    zeros: &[Segment],
+    claimed: &mut [bool],
+    source_bytes: u32,
+) -> Route {
+    let all_aligned = segments.iter().all(|s| segment_aligned(s));
     let bytes: u64 = segments.iter().map(|s| s.bytes as u64).sum();
-    let mut best: Option<(u64, Route)> = None;
-    let mut consider = |cost: RouteCost, route: Route| {
-        if best.as_ref().is_none_or(|(c, _)| cost.total() < *c) {
+    let mut best: Option<(u64, u8)> = None;
+    let mut consider = |cost: RouteCost, route: u8| {
+        if best.is_none_or(|(c, _)| cost.total() < c) {
             best = Some((cost.total(), route));
         }
     };
     if all_aligned {
         let exchange = segments.iter().map(|s| transfer_cycles(s.bytes / 4)).sum();
-        consider(RouteCost { exchange, copies: 0 }, Route::Direct);
+        consider(
+            RouteCost {
+                exchange,
+                copies: 0,
+            },
+            0,
+        );
     }
     let covered = covers(segments, source_bytes, 64);
-    let exchange = covered.iter().map(|c| transfer_cycles((c.1 - c.0) / 4)).sum();
+    let exchange = covered
+        .iter()
+        .map(|c| transfer_cycles((c.1 - c.0) / 4))
+        .sum();
     consider(
         RouteCost {
             exchange,
             copies: copy_cycles(segments.len(), bytes, all_aligned),
         },
-        Route::StagedAtDest(covered),
+        1,
     );
-    let ranges = dest_ranges(segments);
+    let (ranges, absorbed) = ranges_with_zeros(segments, zeros, claimed);
     if ranges.iter().all(|r| aligned(r.0) && aligned(r.1)) {
-        let exchange = ranges.iter().map(|r| transfer_cycles((r.1 - r.0) / 4)).sum();
+        let exchange = ranges
+            .iter()
+            .map(|r| transfer_cycles((r.1 - r.0) / 4))
+            .sum();
         consider(
             RouteCost {
                 exchange,
                 copies: copy_cycles(segments.len(), bytes, all_aligned),
             },
-            Route::StagedAtSource(ranges),
+            2,
         );
     }
-    best.map(|(_, r)| r).unwrap_or(Route::Direct)
+    match best.map(|(_, r)| r) {
+        Some(1) => Route::StagedAtDest(covered),
+        Some(2) => {
+            let zs: Vec<Segment> = absorbed.iter().map(|&z| zeros[z]).collect();
+            for z in absorbed {
+                claimed[z] = true;
+            }
+            Route::StagedAtSource(ranges, zs)
+        }
+        _ => Route::Direct,
+    }
+}
+
+fn zero_run(z: &Segment) -> Run {
+    Run {
+        src: None,
+        dst: z.dst,
+        bytes: z.bytes,
+    }
 }
 
 /// Plans the movement of a value from `source` to `dest` through `view`.
@@ -235,68 +308,59 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
     let mut staging: BTreeMap<u32, u32> = BTreeMap::new();
     let mut send: BTreeMap<u32, u32> = BTreeMap::new();
     let mut before: BTreeMap<u32, Vec<Run>> = BTreeMap::new();
-    // Per destination tile: (from, runs) of its after-copies.
+    // Per destination tile and source buffer: the runs of its after-copies.
     let mut after: BTreeMap<(u32, Buf), Vec<Run>> = BTreeMap::new();
     for block in 0..dest.dist.block_count() {
         let segments = block_segments(source, dest, view, block);
         let receivers = dest.dist.tiles_of(block);
-        // Segments by the source replica the block's replicas read from.
+        // Segments by the source replica the block's replicas read from; padding apart.
         let mut by_source: BTreeMap<u32, Vec<&Segment>> = BTreeMap::new();
-        let mut zeros: Vec<Run> = Vec::new();
-        let mut source_blocks: Vec<u32> = Vec::new();
+        let mut zeros: Vec<Segment> = Vec::new();
         for s in &segments {
             match s.src {
-                Source::Zero => zeros.push(Run {
-                    src: None,
-                    dst: s.dst,
-                    bytes: s.bytes,
-                }),
-                Source::Block { block: b, .. } => {
-                    source_blocks.push(b);
-                    by_source
-                        .entry(chosen_replica(source.dist, b as usize, block))
-                        .or_default()
-                        .push(s);
-                }
+                Source::Zero => zeros.push(*s),
+                Source::Block { block: b, .. } => by_source
+                    .entry(chosen_replica(source.dist, b as usize, block))
+                    .or_default()
+                    .push(s),
             }
         }
-        source_blocks.sort_unstable();
-        source_blocks.dedup();
-        if !zeros.is_empty() {
-            for &tile in receivers {
-                after.entry((tile, Buf::Dest)).or_default().extend(&zeros);
-            }
-        }
-        // Receivers that hold a source block themselves read it locally.
-        let mut local_of: BTreeMap<u32, Vec<&Segment>> = BTreeMap::new();
+        // Zero segments a sender fills for its takers (they need no zero copy of their own).
+        let mut claimed = vec![false; zeros.len()];
+        let mut claimed_for: BTreeMap<u32, Vec<bool>> = BTreeMap::new();
+        // Receivers holding a source block read its segments locally.
         for &tile in receivers {
-            if let Some(b) = source.dist.block_on(tile) {
-                if source_blocks.binary_search(&(b as u32)).is_ok() {
-                    let mine: Vec<&Segment> = segments
-                        .iter()
-                        .filter(|s| matches!(s.src, Source::Block { block, .. } if block as usize == b))
-                        .collect();
-                    local_of.insert(tile, mine);
-                }
+            let Some(b) = source.dist.block_on(tile) else {
+                continue;
+            };
+            let mine: Vec<&Segment> = segments
+                .iter()
+                .filter(|s| matches!(s.src, Source::Block { block, .. } if block as usize == b))
+                .collect();
+            if mine.is_empty() {
+                continue;
             }
-        }
-        for (&tile, mine) in &local_of {
             let identity = zeros.is_empty()
                 && mine.len() == segments.len()
-                && mine.iter().all(|s| matches!(s.src, Source::Block { offset, .. } if offset == s.dst))
+                && mine
+                    .iter()
+                    .all(|s| matches!(s.src, Source::Block { offset, .. } if offset == s.dst))
                 && dest.map.buffer_bytes() <= source_bytes;
             if identity {
                 movement.aliases.push(tile);
                 continue;
             }
-            after.entry((tile, Buf::Source)).or_default().extend(mine.iter().map(|s| Run {
-                src: match s.src {
-                    Source::Block { offset, .. } => Some(offset),
-                    Source::Zero => None,
-                },
-                dst: s.dst,
-                bytes: s.bytes,
-            }));
+            after
+                .entry((tile, Buf::Source))
+                .or_default()
+                .extend(mine.iter().map(|s| Run {
+                    src: match s.src {
+                        Source::Block { offset, .. } => Some(offset),
+                        Source::Zero => None,
+                    },
+                    dst: s.dst,
+                    bytes: s.bytes,
+                }));
         }
         for (sender, segs) in by_source {
             let Source::Block { block: sblock, .. } = segs[0].src else {
@@ -312,10 +376,13 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
             if takers.is_empty() {
                 continue;
             }
-            match choose_route(&segs, source_bytes) {
+            let before_claims = claimed.clone();
+            match choose_route(&segs, &zeros, &mut claimed, source_bytes) {
                 Route::Direct => {
                     for s in &segs {
-                        let Source::Block { offset, .. } = s.src else { continue };
+                        let Source::Block { offset, .. } = s.src else {
+                            continue;
+                        };
                         movement.moves.push(Move {
                             sender,
                             from: Buf::Source,
@@ -353,7 +420,9 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
                     for (&t, &base) in takers.iter().zip(&bases) {
                         let runs = after.entry((t, Buf::Staging)).or_default();
                         for s in &segs {
-                            let Source::Block { offset, .. } = s.src else { continue };
+                            let Source::Block { offset, .. } = s.src else {
+                                continue;
+                            };
                             let c = cover.partition_point(|c| c.1 <= offset);
                             let at = base + positions[c] + (offset - cover[c].0);
                             runs.push(Run {
@@ -364,7 +433,7 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
                         }
                     }
                 }
-                Route::StagedAtSource(ranges) => {
+                Route::StagedAtSource(ranges, filled) => {
                     let next = send.entry(sender).or_insert(0);
                     let base = *next;
                     *next += ranges.iter().map(|r| r.1 - r.0).sum::<u32>();
@@ -381,27 +450,71 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
                         });
                         within += end - start;
                     }
+                    let at = |dst: u32| {
+                        let r = ranges.partition_point(|r| r.1 <= dst);
+                        base + positions[r] + (dst - ranges[r].0)
+                    };
                     let runs = before.entry(sender).or_default();
                     for s in &segs {
-                        let Source::Block { offset, .. } = s.src else { continue };
-                        let r = ranges.partition_point(|r| r.1 <= s.dst);
+                        let Source::Block { offset, .. } = s.src else {
+                            continue;
+                        };
                         runs.push(Run {
                             src: Some(offset),
-                            dst: base + positions[r] + (s.dst - ranges[r].0),
+                            dst: at(s.dst),
                             bytes: s.bytes,
                         });
                     }
+                    runs.extend(filled.iter().map(|z| Run {
+                        src: None,
+                        dst: at(z.dst),
+                        bytes: z.bytes,
+                    }));
+                    // The takers got those zeros with the transfer.
+                    let newly: Vec<bool> = claimed
+                        .iter()
+                        .zip(&before_claims)
+                        .map(|(&now, &was)| now && !was)
+                        .collect();
+                    for &t in &takers {
+                        let mine = claimed_for
+                            .entry(t)
+                            .or_insert_with(|| vec![false; zeros.len()]);
+                        for (m, &n) in mine.iter_mut().zip(&newly) {
+                            *m |= n;
+                        }
+                    }
+                }
+            }
+        }
+        if !zeros.is_empty() {
+            for &tile in receivers {
+                if movement.aliases.contains(&tile) {
+                    continue;
+                }
+                let got = claimed_for.get(&tile);
+                let left: Vec<Run> = zeros
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !got.is_some_and(|g| g[*i]))
+                    .map(|(_, z)| zero_run(z))
+                    .collect();
+                if !left.is_empty() {
+                    after.entry((tile, Buf::Dest)).or_default().extend(left);
                 }
             }
         }
     }
     movement.before = before
         .into_iter()
-        .map(|(tile, runs)| LocalCopy {
-            tile,
-            from: Buf::Source,
-            to: Buf::Send,
-            runs,
+        .map(|(tile, mut runs)| {
+            runs.sort_by_key(|r| r.dst);
+            LocalCopy {
+                tile,
+                from: Buf::Source,
+                to: Buf::Send,
+                runs,
+            }
         })
         .collect();
     movement.after = after
@@ -417,8 +530,14 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
             }
         })
         .collect();
-    movement.send_bytes = send.into_iter().map(|(t, b)| (t, b.div_ceil(8) * 8)).collect();
-    movement.staging_bytes = staging.into_iter().map(|(t, b)| (t, b.div_ceil(8) * 8)).collect();
+    movement.send_bytes = send
+        .into_iter()
+        .map(|(t, b)| (t, b.div_ceil(8) * 8))
+        .collect();
+    movement.staging_bytes = staging
+        .into_iter()
+        .map(|(t, b)| (t, b.div_ceil(8) * 8))
+        .collect();
     movement
 }
 

@@ -78,8 +78,14 @@ pub fn block_segments(source: &Side, dest: &Side, view: &View, block: usize) -> 
                 let extends = match (last.src, src) {
                     (Source::Zero, Source::Zero) => true,
                     (
-                        Source::Block { block: a, offset: o },
-                        Source::Block { block: b, offset: p },
+                        Source::Block {
+                            block: a,
+                            offset: o,
+                        },
+                        Source::Block {
+                            block: b,
+                            offset: p,
+                        },
                     ) => a == b && o + last.bytes == p,
                     _ => false,
                 };
@@ -106,21 +112,48 @@ mod tests {
     #[test]
     fn rows_to_panels_gives_one_segment_per_row_and_block() {
         // Source: [4, 64] FP8 in two row blocks; destination: all rows in panels on one tile.
-        let src = Distribution::new(vec![4, 64], vec![vec![0, 2, 4], vec![0, 64]], vec![vec![0], vec![1]]).unwrap();
+        let src = Distribution::new(
+            vec![4, 64],
+            vec![vec![0, 2, 4], vec![0, 64]],
+            vec![vec![0], vec![1]],
+        )
+        .unwrap();
         let src_map = ShardMap::new(Order::DENSE, &src.padded_box(), 1).unwrap();
         let dst = Distribution::replicated(vec![4, 64], vec![2]).unwrap();
         let dst_map = ShardMap::new(Order::Panels, &dst.padded_box(), 1).unwrap();
         let segs = block_segments(
-            &Side { dist: &src, map: &src_map },
-            &Side { dist: &dst, map: &dst_map },
+            &Side {
+                dist: &src,
+                map: &src_map,
+            },
+            &Side {
+                dist: &dst,
+                map: &dst_map,
+            },
             &View::identity(&[4, 64]),
             0,
         );
         // kb 0: rows 0..4 (two from each block), kb 1 likewise: 8 segments of 32 bytes.
         assert_eq!(segs.len(), 8);
         assert!(segs.iter().all(|s| s.bytes == 32));
-        assert_eq!(segs[2].src, Source::Block { block: 1, offset: 0 });
-        assert_eq!(segs[4], Segment { dst: 128, bytes: 32, src: Source::Block { block: 0, offset: 32 } });
+        assert_eq!(
+            segs[2].src,
+            Source::Block {
+                block: 1,
+                offset: 0
+            }
+        );
+        assert_eq!(
+            segs[4],
+            Segment {
+                dst: 128,
+                bytes: 32,
+                src: Source::Block {
+                    block: 0,
+                    offset: 32
+                }
+            }
+        );
     }
 
     #[test]
@@ -130,17 +163,33 @@ mod tests {
         let dst = Distribution::replicated(vec![2, 20], vec![1]).unwrap();
         let panels = ShardMap::new(Order::Panels, &[2, 20], 2).unwrap();
         let segs = block_segments(
-            &Side { dist: &src, map: &src_map },
-            &Side { dist: &dst, map: &panels },
+            &Side {
+                dist: &src,
+                map: &src_map,
+            },
+            &Side {
+                dist: &dst,
+                map: &panels,
+            },
             &View::identity(&[2, 20]),
             0,
         );
-        let zero: u32 = segs.iter().filter(|s| s.src == Source::Zero).map(|s| s.bytes).sum();
+        let zero: u32 = segs
+            .iter()
+            .filter(|s| s.src == Source::Zero)
+            .map(|s| s.bytes)
+            .sum();
         assert_eq!(zero, 2 * 12 * 2);
         let rows = ShardMap::new(Order::RowMajor { align: 16 }, &[2, 20], 2).unwrap();
         let segs = block_segments(
-            &Side { dist: &src, map: &src_map },
-            &Side { dist: &dst, map: &rows },
+            &Side {
+                dist: &src,
+                map: &src_map,
+            },
+            &Side {
+                dist: &dst,
+                map: &rows,
+            },
             &View::identity(&[2, 20]),
             0,
         );
@@ -155,12 +204,28 @@ mod tests {
         let dst = Distribution::replicated(vec![4, 3], vec![0]).unwrap();
         let dst_map = ShardMap::new(Order::DENSE, &[4, 3], 2).unwrap();
         let segs = block_segments(
-            &Side { dist: &src, map: &src_map },
-            &Side { dist: &dst, map: &dst_map },
+            &Side {
+                dist: &src,
+                map: &src_map,
+            },
+            &Side {
+                dist: &dst,
+                map: &dst_map,
+            },
             &View::transpose(&[3, 4], &[1, 0]).unwrap(),
             0,
         );
         assert_eq!(segs.len(), 12);
-        assert_eq!(segs[1], Segment { dst: 2, bytes: 2, src: Source::Block { block: 0, offset: 8 } });
+        assert_eq!(
+            segs[1],
+            Segment {
+                dst: 2,
+                bytes: 2,
+                src: Source::Block {
+                    block: 0,
+                    offset: 8
+                }
+            }
+        );
     }
 }

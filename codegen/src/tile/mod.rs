@@ -11,7 +11,7 @@ pub mod verify;
 use crate::exchange::Transfer;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use tessera_kernels::Case;
+use tessera_kernels::table::{CallSpec, KernelId, KernelParamError, KernelParams};
 
 /// A buffer of one tile's program (an index into [`TileProgram::buffers`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -36,6 +36,10 @@ pub enum BufferCategory {
     VertexState,
     /// Kernel scratch.
     Scratch,
+    /// Kernel tables and other constants of a call.
+    Constants,
+    /// Staging and send buffers of a redistribution.
+    Exchange(String),
 }
 
 /// One buffer of a tile.
@@ -59,15 +63,42 @@ pub struct BufferDecl {
     pub contents: Option<Arc<Vec<u8>>>,
 }
 
-/// One kernel invocation: the kernel's case template (buffer roles, sizes and vertex words,
-/// with empty input data) and where each case buffer lives on the tile.
+/// One kernel invocation: its typed parameters, what the kernel table derives from them
+/// (operands, vertex words, CSRs; shared by every call with equal params), where each operand
+/// lives on the tile, and the label of the op it belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelCall {
-    pub kernel: &'static str,
-    /// Shared by every call of the same shape (the template's data are placeholders).
-    pub case: Arc<Case>,
-    /// For each case buffer: the tile buffer and byte offset in it.
+    pub params: Arc<KernelParams>,
+    pub spec: Arc<CallSpec>,
+    /// For each operand: the tile buffer and byte offset in it.
     pub bindings: Vec<(BufferId, u32)>,
+    /// The op this call runs for (`fc1`, `k.t`, …).
+    pub label: Arc<str>,
+}
+
+impl KernelCall {
+    /// A call of `params` with operands at `bindings`.
+    pub fn new(
+        params: Arc<KernelParams>,
+        bindings: Vec<(BufferId, u32)>,
+        label: Arc<str>,
+    ) -> Result<KernelCall, KernelParamError> {
+        let spec = params.spec()?;
+        Ok(KernelCall {
+            params,
+            spec,
+            bindings,
+            label,
+        })
+    }
+
+    pub fn kernel(&self) -> KernelId {
+        self.spec.kernel
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.spec.kernel.name()
+    }
 }
 
 /// The program of one tile.

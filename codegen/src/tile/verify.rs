@@ -64,31 +64,35 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
                 return Err(fail(format!("kernel calls in exchange step {step}")));
             }
             for call in calls {
-                if call.bindings.len() != call.case.buffers.len() {
+                if call.bindings.len() != call.spec.operands.len() {
                     return Err(fail(format!(
-                        "step {step} `{}`: {} bindings for {} buffers",
-                        call.kernel,
+                        "step {step} `{}`: {} bindings for {} operands",
+                        call.name(),
                         call.bindings.len(),
-                        call.case.buffers.len()
+                        call.spec.operands.len()
                     )));
                 }
                 for (k, &(id, offset)) in call.bindings.iter().enumerate() {
                     let Some(buffer) = tile.buffers.get(id.0 as usize) else {
                         return Err(fail(format!(
                             "step {step} `{}` binds a missing buffer",
-                            call.kernel
+                            call.name()
                         )));
                     };
-                    if offset as usize + call.case.buffers[k].len() > buffer.bytes as usize {
+                    if offset as u64 + call.spec.operands[k].bytes as u64 > buffer.bytes as u64 {
                         return Err(fail(format!(
                             "step {step} `{}`: `{}` overruns `{}`",
-                            call.kernel, call.case.buffers[k].name, buffer.name
+                            call.name(),
+                            call.spec.operands[k].name,
+                            buffer.name
                         )));
                     }
                     if !(buffer.live.0 <= step && step <= buffer.live.1) {
                         return Err(fail(format!(
                             "step {step} `{}` uses `{}` outside its life {:?}",
-                            call.kernel, buffer.name, buffer.live
+                            call.name(),
+                            buffer.name,
+                            buffer.live
                         )));
                     }
                 }

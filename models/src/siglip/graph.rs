@@ -179,6 +179,200 @@ pub fn encoder_with(
     Ok(b.finish()?)
 }
 
+/// The whole vision tower of [`vision_tower`]: what it has besides the config.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TowerSpec {
+    /// Images per run (N).
+    pub batch: usize,
+    /// Encoder layers kept (the first `layers` of the model).
+    pub layers: usize,
+    /// Whether the attention-pooling head runs (output `pooler_output`).
+    pub head: bool,
+    pub precision: Precision,
+}
+
+/// The SigLIP vision tower on `pixel_values` (f32 `[N, C, S, S]`, normalised as the Hugging Face
+/// image processor makes them): patch embedding (the stride-P convolution as a matmul of the
+/// patches), position embedding, `layers` encoder layers (one `Repeat`), post-LayerNorm →
+/// output `last_hidden_state` (f16 `[N, T, D]`), and with `head` the attention-pooling head →
+/// output `pooler_output` (f16 `[N, D]`). Pixels are cast to f16 on the chip; the patch
+/// extraction is a view (reshape/transpose), so it is the patch GEMM's input redistribution.
+/// Pixels past the last whole patch (384 = 27·14 + 6) are sliced off, as the convolution does.
+pub fn vision_tower(
+    config: &SiglipVisionConfig,
+    spec: &TowerSpec,
+) -> Result<Graph, ModelGraphError> {
+    let (n, c, s, p) = (
+        spec.batch,
+        config.num_channels,
+        config.image_size,
+        config.patch_size,
+    );
+    let (d, heads) = (config.hidden_size, config.num_attention_heads);
+    let g = config.patches_per_side();
+    let t = g * g;
+    let precision = &spec.precision;
+    let mut b = GraphBuilder::new();
+    let pixels = b.input("pixel_values", DType::F32, [n, c, s, s])?;
+    let mut x = b.cast("pixels.f16", pixels, DType::F16)?;
+    if g * p < s {
+        x = b.slice("pixels.crop.h", x, 2, 0, g * p)?;
+        x = b.slice("pixels.crop.w", x, 3, 0, g * p)?;
+    }
+    let x = b.reshape("patches.grid", x, [n, c, g, p, g, p])?;
+    let x = b.transpose("patches.order", x, &[0, 2, 4, 1, 3, 5])?;
+    let patches = b.reshape("patches", x, [n * t, c * p * p])?;
+    let embed = Dense {
+        label: "patch_embed",
+        weight: names::PATCH_WEIGHT,
+        bias: names::PATCH_BIAS,
+        in_features: c * p * p,
+        out_features: d,
+        fp8: precision.fp8_mlp,
+    };
+    let x = linear(&mut b, precision, "", embed, patches)?;
+    let pos = b.weight(names::POSITION, DType::F16, [t, d])?;
+    let pos = b.reshape("pos.rows", pos, [1, t, d])?;
+    let pos = b.broadcast("pos.batch", pos, [n, t, d])?;
+    let pos = b.reshape("pos", pos, [n * t, d])?;
+    let mut h = b.add("embeddings", x, pos)?;
+    if spec.layers > 0 {
+        let shape = [n * t, d];
+        let mut body = GraphBuilder::new();
+        let bx = body.input("x", DType::F16, shape)?;
+        let by = layer(&mut body, config, precision, t, n, "", bx)?;
+        body.output("y", by)?;
+        let body = body.finish()?;
+        let region = b.region("layer", body)?;
+        h = b.repeat(
+            "encoder",
+            region,
+            spec.layers as u32,
+            names::LAYER_PREFIX_PATTERN,
+            &[h],
+        )?;
+    }
+    let post = layer_norm(
+        &mut b,
+        config,
+        "post_layernorm",
+        "",
+        (names::POST_LN_WEIGHT, names::POST_LN_BIAS),
+        h,
+    )?;
+    let hidden = b.reshape("last_hidden_state.view", post, [n, t, d])?;
+    b.output("last_hidden_state", hidden)?;
+    if spec.head {
+        let pooled = pooling_head(&mut b, config, precision, n, post)?;
+        b.output("pooler_output", pooled)?;
+    }
+    let _ = heads;
+    Ok(b.finish()?)
+}
+
+/// SiglipMultiheadAttentionPoolingHead: the probe as the one query of multi-head attention
+/// over each image's tokens, the output projection, then `o + mlp(layernorm(o))`.
+fn pooling_head(
+    b: &mut GraphBuilder,
+    config: &SiglipVisionConfig,
+    precision: &Precision,
+    n: usize,
+    hidden: ValueHandle,
+) -> Result<ValueHandle, GraphError> {
+    let (d, heads, f) = (
+        config.hidden_size,
+        config.num_attention_heads,
+        config.intermediate_size,
+    );
+    let t = config.num_patches();
+    let hd = d / heads;
+    let fp8 = precision.fp8_attention_projections;
+    // The probe is the query's input: a weight, already in the GEMM's input dtype.
+    let probe_dtype = if fp8 {
+        precision.activations
+    } else {
+        DType::F16
+    };
+    let probe = b.weight(names::HEAD_PROBE, probe_dtype, [1, d])?;
+    let dense = |label, weight, bias| Dense {
+        label,
+        weight,
+        bias,
+        in_features: d,
+        out_features: d,
+        fp8,
+    };
+    let wq = b.weight(names::HEAD_Q_WEIGHT, precision.weight_dtype(fp8), [d, d])?;
+    let q = b.matmul("head.q", probe, wq)?;
+    let bq = b.weight(names::HEAD_Q_BIAS, DType::F32, [d])?;
+    let q = b.bias_add("head.q.bias", q, bq)?;
+    let k = linear(
+        b,
+        precision,
+        "",
+        dense("head.k", names::HEAD_K_WEIGHT, names::HEAD_K_BIAS),
+        hidden,
+    )?;
+    let v = linear(
+        b,
+        precision,
+        "",
+        dense("head.v", names::HEAD_V_WEIGHT, names::HEAD_V_BIAS),
+        hidden,
+    )?;
+    let q = b.split_heads("head.q.heads", q, heads, 1)?;
+    let q = b.reshape("head.q.rows", q, [1, heads, 1, hd])?;
+    let q = b.broadcast("head.q.batch", q, [n, heads, 1, hd])?;
+    let q = b.reshape("head.q.batched", q, [n * heads, 1, hd])?;
+    let k = b.split_heads("head.k.heads", k, heads, n)?;
+    let kt = b.transpose("head.k.t", k, &[0, 2, 1])?;
+    let v = b.split_heads("head.v.heads", v, heads, n)?;
+    let scores = b.batched_matmul("head.scores", q, kt)?;
+    let probs = b.softmax("head.probs", scores, 1.0 / (hd as f32).sqrt())?;
+    let context = b.batched_matmul("head.context", probs, v)?;
+    let context = b.merge_heads("head.context.merge", context, heads)?;
+    let o = linear(
+        b,
+        precision,
+        "",
+        dense(
+            "head.out_proj",
+            names::HEAD_OUT_WEIGHT,
+            names::HEAD_OUT_BIAS,
+        ),
+        context,
+    )?;
+    let ln = layer_norm(
+        b,
+        config,
+        "head.layernorm",
+        "",
+        (names::HEAD_LN_WEIGHT, names::HEAD_LN_BIAS),
+        o,
+    )?;
+    let fc1 = Dense {
+        label: "head.fc1",
+        weight: names::HEAD_FC1_WEIGHT,
+        bias: names::HEAD_FC1_BIAS,
+        in_features: d,
+        out_features: f,
+        fp8: precision.fp8_mlp,
+    };
+    let m = linear(b, precision, "", fc1, ln)?;
+    let m = b.gelu("head.gelu", m)?;
+    let fc2 = Dense {
+        label: "head.fc2",
+        weight: names::HEAD_FC2_WEIGHT,
+        bias: names::HEAD_FC2_BIAS,
+        in_features: f,
+        out_features: d,
+        fp8: precision.fp8_mlp,
+    };
+    let m = linear(b, precision, "", fc2, m)?;
+    let _ = t;
+    b.add("head.residual", o, m)
+}
+
 /// A dense layer: `x · W + bias` with W `[in, out]` read from `prefix + weight`.
 struct Dense<'a> {
     label: &'a str,

@@ -15,7 +15,7 @@ pub use checkpoint::{
 pub use config::{ConfigError, HiddenAct, SiglipVisionConfig};
 pub use graph::{
     encoder, encoder_layer, encoder_layer_with, encoder_with, layer_prefix, mlp_block,
-    mlp_block_with, ModelGraphError, Precision,
+    mlp_block_with, vision_tower, ModelGraphError, Precision, TowerSpec,
 };
 pub use save::{save_checkpoint, SaveOptions};
 pub use weights::{

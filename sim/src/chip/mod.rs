@@ -305,7 +305,9 @@ impl Chip {
             cropped,
             syncs: syncs.released,
         };
-        let profile = record::profile(&self.machine, &image, &self.tiles, &self.slot_of, &totals);
+        let mut profile =
+            record::profile(&self.machine, &image, &self.tiles, &self.slot_of, &totals);
+        profile.sync_releases = syncs.releases;
         Ok(RunReport {
             outputs,
             total_cycles: total,
@@ -333,6 +335,7 @@ impl Chip {
         let mut totals = SyncTotals {
             released: 0,
             last_arrival_end: 0,
+            releases: Vec::new(),
         };
         loop {
             self.run_phase(pool, limit, options.max_cycles, &mut sent, &mut progress)?;
@@ -426,6 +429,7 @@ impl Chip {
                 words.clear();
             }
             totals.released += 1;
+            totals.releases.push(release);
             phase_start = release;
             if let Some(report) = options.progress {
                 report(&RunProgress {
@@ -496,4 +500,6 @@ impl Chip {
 struct SyncTotals {
     released: u64,
     last_arrival_end: u64,
+    /// The cycle every global sync released at, in order.
+    releases: Vec<u64>,
 }

@@ -70,6 +70,8 @@ pub(super) fn profile(
         exchange: vec![TileExchange::default(); count],
         syncs: totals.syncs,
         bundles: vec![0; count],
+        sync_releases: Vec::new(),
+        superstep_names: Vec::new(),
     };
     for id in 0..machine.tiles {
         let loaded = slot_of

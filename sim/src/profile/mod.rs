@@ -115,6 +115,13 @@ pub struct Profile {
     pub syncs: u64,
     /// Bundles issued per tile.
     pub bundles: Vec<u64>,
+    /// The cycle each global sync released at, in order: superstep `k` runs from release
+    /// `k − 1` (or the end of start-up) to release `k`.
+    #[serde(default)]
+    pub sync_releases: Vec<u64>,
+    /// Optional names of the supersteps (a compiler's op labels), shown in the page and trace.
+    #[serde(default)]
+    pub superstep_names: Vec<String>,
 }
 
 impl Profile {

@@ -1,0 +1,124 @@
+//! The whole compiler as one call: plan a graph (a bounded search over per-op layouts), build
+//! and verify the chosen distributed-level program, lower and verify the tile program, place it
+//! and emit the image — placing once, and falling back to the next finalist only when a plan
+//! does not fit a tile. Every stage's error is typed and names where it happened.
+
+use crate::emit::{self, EmitError};
+use crate::estimate::{estimate, Estimate};
+use crate::graph::weights::WeightStore;
+use crate::graph::Graph;
+use crate::lower::{lower, LowerError, Lowered};
+use crate::mid::MidProgram;
+use crate::plan::{build::build, plan, PlanError, PlanOptions, PlanReport};
+use crate::target::Target;
+use crate::tile::verify::{verify, TileVerifyError};
+use std::time::Instant;
+
+/// Why a graph did not compile.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Lower(#[from] LowerError),
+    #[error(transparent)]
+    Tile(#[from] TileVerifyError),
+    #[error(transparent)]
+    Emit(#[from] EmitError),
+    #[error("E-COMPILE-001 no finalist fits the machine: {}", .0.join("; "))]
+    NoFinalistFits(Vec<String>),
+}
+
+/// How long each stage took, in seconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    pub plan: f64,
+    pub lower: f64,
+    pub emit: f64,
+}
+
+/// A compiled graph.
+pub struct CompiledGraph {
+    /// The graph as compiled (repeats unrolled).
+    pub graph: Graph,
+    pub mid: MidProgram,
+    pub lowered: Lowered,
+    pub back: emit::Compiled,
+    pub estimate: Estimate,
+    pub report: PlanReport,
+    /// Which finalist was emitted (0 = the planner's best).
+    pub finalist: usize,
+    pub times: StageTimes,
+}
+
+/// Progress of a compile, for a front end's progress display.
+pub trait Progress: Sync {
+    fn stage(&self, stage: &str);
+}
+
+impl<F: Fn(&str) + Sync> Progress for F {
+    fn stage(&self, stage: &str) {
+        self(stage)
+    }
+}
+
+/// Plans, lowers, places and emits `graph` with weights from `store` for `target`.
+pub fn compile(
+    graph: &Graph,
+    store: &WeightStore,
+    target: &Target,
+    options: &PlanOptions,
+    progress: Option<&dyn Progress>,
+) -> Result<CompiledGraph, CompileError> {
+    let say = |s: &str| {
+        if let Some(p) = progress {
+            p.stage(s);
+        }
+    };
+    let started = Instant::now();
+    say("planning");
+    let planned = plan(graph, target, options)?;
+    let mut times = StageTimes {
+        plan: started.elapsed().as_secs_f64(),
+        ..StageTimes::default()
+    };
+    let mut refusals = Vec::new();
+    for finalist in 0..planned.finalists.len() {
+        say(&format!("building finalist {finalist}"));
+        let started = Instant::now();
+        let (mid, log) = build(&planned, finalist)?;
+        say("lowering");
+        let lowered = lower(&mid, store, target.tiles)?;
+        verify(&lowered.program)?;
+        times.lower += started.elapsed().as_secs_f64();
+        say("placing and emitting");
+        let started = Instant::now();
+        match emit::compile(target, &lowered.program) {
+            Ok(back) => {
+                times.emit += started.elapsed().as_secs_f64();
+                let estimate = estimate(target, &lowered.program, &back.report.phase_cycles);
+                let mut report = planned.report.clone();
+                report.rewrites = log.applied;
+                report
+                    .rewrites
+                    .extend(log.refused.into_iter().map(|r| format!("refused: {r}")));
+                return Ok(CompiledGraph {
+                    graph: planned.graph.clone(),
+                    mid,
+                    lowered,
+                    back,
+                    estimate,
+                    report,
+                    finalist,
+                    times,
+                });
+            }
+            Err(EmitError::Place(e)) => {
+                times.emit += started.elapsed().as_secs_f64();
+                refusals.push(format!("finalist {finalist}: {e}"));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(CompileError::NoFinalistFits(refusals))
+}

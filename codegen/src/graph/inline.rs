@@ -1,0 +1,145 @@
+//! [`inline_repeats`]: a graph with every `Repeat` unrolled into copies of its region, so later
+//! levels see one flat graph. Iteration `i`'s nodes get the label prefix `{region}{i}.` (e.g.
+//! `encoder_layer0.fc1`) and its weights their per-iteration store names.
+
+use super::op::{repeat_weight_name, Graph, Node, Op, ValueHandle};
+use super::verify::{verify, VerifyError};
+use std::collections::HashMap;
+
+/// Copies the nodes of `body` into `out` for one iteration; returns the value of its output.
+fn copy_body(
+    body: &Graph,
+    out: &mut Graph,
+    params: &[ValueHandle],
+    weight_prefix: &str,
+    label_prefix: &str,
+    weights: &mut HashMap<String, ValueHandle>,
+) -> Option<ValueHandle> {
+    let mut map: Vec<Option<ValueHandle>> = vec![None; body.nodes.len()];
+    let mut next_param = 0usize;
+    let mut result = None;
+    for (h, node) in body.nodes.iter() {
+        let mapped = match &node.op {
+            Op::Input { .. } => {
+                let p = params.get(next_param).copied();
+                next_param += 1;
+                p?
+            }
+            Op::Weight { name } => {
+                let full = format!("{weight_prefix}{name}");
+                *weights.entry(full.clone()).or_insert_with(|| {
+                    out.nodes.append(Node {
+                        op: Op::Weight { name: full.clone() },
+                        ty: node.ty.clone(),
+                        label: full,
+                    })
+                })
+            }
+            Op::Output { x, .. } => {
+                result = map[x.index()];
+                continue;
+            }
+            _ => {
+                let mut op = node.op.clone();
+                op.map_operands(|v| map[v.index()].expect("operands precede users"));
+                out.nodes.append(Node {
+                    op,
+                    ty: node.ty.clone(),
+                    label: format!("{label_prefix}{}", node.label),
+                })
+            }
+        };
+        map[h.index()] = Some(mapped);
+    }
+    result
+}
+
+/// Unrolls every repeat (regions first, so nested repeats unroll too). The result has no
+/// regions and is verified.
+pub fn inline_repeats(graph: &Graph) -> Result<Graph, VerifyError> {
+    let mut regions: Vec<Graph> = Vec::with_capacity(graph.regions.len());
+    for (_, region) in graph.regions.iter() {
+        regions.push(inline_repeats(&region.body)?);
+    }
+    let mut out = Graph::new();
+    let mut map: Vec<ValueHandle> = Vec::with_capacity(graph.nodes.len());
+    let mut weights: HashMap<String, ValueHandle> = HashMap::new();
+    for (_, node) in graph.nodes.iter() {
+        let mapped = match &node.op {
+            Op::Repeat {
+                region,
+                count,
+                args,
+                weight_prefix,
+            } => {
+                let body = &regions[region.index()];
+                let name = &graph.regions[*region].name;
+                let mut params: Vec<ValueHandle> = args.iter().map(|a| map[a.index()]).collect();
+                for i in 0..*count {
+                    let prefix = repeat_weight_name(weight_prefix, i, "");
+                    let value = copy_body(
+                        body,
+                        &mut out,
+                        &params,
+                        &prefix,
+                        &format!("{name}{i}."),
+                        &mut weights,
+                    );
+                    if let (Some(v), Some(first)) = (value, params.first_mut()) {
+                        *first = v;
+                    }
+                }
+                params[0]
+            }
+            Op::Weight { name } => *weights
+                .entry(name.clone())
+                .or_insert_with(|| out.nodes.append(node.clone())),
+            _ => {
+                let mut op = node.op.clone();
+                op.map_operands(|v| map[v.index()]);
+                out.nodes.append(Node {
+                    op,
+                    ty: node.ty.clone(),
+                    label: node.label.clone(),
+                })
+            }
+        };
+        map.push(mapped);
+    }
+    verify(&out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{dump, DType, GraphBuilder};
+
+    #[test]
+    fn a_repeat_becomes_copies_of_its_body() {
+        let mut body = GraphBuilder::new();
+        let x = body.input("x", DType::F16, [4, 8]).unwrap();
+        let b = body.weight("b", DType::F32, [8]).unwrap();
+        let y = body.bias_add("add", x, b).unwrap();
+        let y = body.gelu("act", y).unwrap();
+        body.output("y", y).unwrap();
+        let body = body.finish().unwrap();
+        let mut g = GraphBuilder::new();
+        let x = g.input("x", DType::F16, [4, 8]).unwrap();
+        let r = g.region("layer", body).unwrap();
+        let y = g.repeat("layers", r, 2, "l{i}.", &[x]).unwrap();
+        g.output("y", y).unwrap();
+        let flat = inline_repeats(&g.finish().unwrap()).unwrap();
+        expect_test::expect![[r#"
+            %0: f16[4, 8] = input "x"
+            %1: f32[8] = weight "l0.b"
+            %2: f16[4, 8] = bias_add %0, %1  // layer0.add
+            %3: f16[4, 8] = gelu %2  // layer0.act
+            %4: f32[8] = weight "l1.b"
+            %5: f16[4, 8] = bias_add %3, %4  // layer1.add
+            %6: f16[4, 8] = gelu %5  // layer1.act
+            %7: f16[4, 8] = output "y", %6
+        "#]]
+        .assert_eq(&dump(&flat));
+    }
+}

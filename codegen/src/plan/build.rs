@@ -1,0 +1,192 @@
+//! Replays a finalist's choices into a distributed-level program: every compute op with its
+//! chosen strategy, and for every operand the node that brings it to the layout the strategy
+//! asks — the host writing an input or converting a weight in that layout, or a
+//! `Redistribute` of the computed value through its view (shared by every consumer asking the
+//! same). Then the FP8 fusion rewrite and the verifier.
+
+use super::forms::BaseKind;
+use super::strategy::strategies;
+use super::{PlanError, Planned};
+use crate::graph::{Op, ValueHandle};
+use crate::layout::{Distribution, Layout, Order, View};
+use crate::mid::rewrite::{fuse_fp8_casts, RewriteLog};
+use crate::mid::verify::verify;
+use crate::mid::{AmpPrecision, MidId, MidNode, MidOp, MidProgram};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+fn dims(planned: &Planned, h: ValueHandle) -> Vec<u32> {
+    planned.graph.nodes[h]
+        .ty
+        .shape
+        .0
+        .iter()
+        .map(|&d| d as u32)
+        .collect()
+}
+
+/// Builds finalist `index`'s program (verified) and the log of its rewrites.
+pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog), PlanError> {
+    let graph = &planned.graph;
+    let ctx = planned.ctx();
+    let choices: HashMap<ValueHandle, u32> = planned
+        .finalists
+        .get(index)
+        .ok_or_else(|| PlanError::NothingFits(format!("no finalist {index}")))?
+        .iter()
+        .copied()
+        .collect();
+    let mut program = MidProgram::new();
+    let mut ids: Vec<Option<MidId>> = vec![None; graph.nodes.len()];
+    let mut layouts: Vec<Option<Arc<Layout>>> = vec![None; graph.nodes.len()];
+    // (base node, view, layout) → the node holding it.
+    let mut made: HashMap<(ValueHandle, View, Layout), MidId> = HashMap::new();
+
+    // The node holding graph value `x` (a form) in `want`.
+    let mut materialize = |program: &mut MidProgram,
+                           ids: &[Option<MidId>],
+                           x: ValueHandle,
+                           want: &Layout|
+     -> Result<MidId, PlanError> {
+        let form = &planned.forms[x.index()];
+        let view = (*form.view).clone();
+        let key = (form.base, view.clone(), want.clone());
+        if let Some(&id) = made.get(&key) {
+            return Ok(id);
+        }
+        let base = &graph.nodes[form.base];
+        let label = graph.nodes[x].label.clone();
+        let id = match form.kind {
+            BaseKind::Input | BaseKind::Weight => {
+                let tensor = base.op.tensor_name().unwrap_or_default().to_string();
+                let op = if form.kind == BaseKind::Input {
+                    MidOp::Input { tensor, view }
+                } else {
+                    MidOp::Weight { tensor, view }
+                };
+                program.push(MidNode {
+                    op,
+                    shape: want.dist.shape().to_vec(),
+                    layout: want.clone(),
+                    label,
+                })
+            }
+            BaseKind::Compute => {
+                let base_id = ids[form.base.index()]
+                    .ok_or_else(|| PlanError::op(graph, x, "operand not built"))?;
+                if view.is_identity() && &program.nodes[base_id].layout == want {
+                    base_id
+                } else {
+                    program.push(MidNode {
+                        op: MidOp::Redistribute { x: base_id, view },
+                        shape: want.dist.shape().to_vec(),
+                        layout: want.clone(),
+                        label,
+                    })
+                }
+            }
+        };
+        made.insert(key, id);
+        Ok(id)
+    };
+
+    for (h, node) in graph.nodes.iter() {
+        if let Op::Output { x, name } = &node.op {
+            let form = &planned.forms[x.index()];
+            let x_id = match form.kind {
+                BaseKind::Compute => ids[form.base.index()]
+                    .ok_or_else(|| PlanError::op(graph, h, "output of an unbuilt value"))?,
+                BaseKind::Input | BaseKind::Weight => {
+                    // The host reads it back from one tile, dense.
+                    let shape = dims(planned, form.base);
+                    let dist = Distribution::replicated(shape, vec![0])
+                        .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                    let want = Layout {
+                        dist,
+                        order: Order::DENSE,
+                        dtype: graph.nodes[form.base].ty.dtype,
+                    };
+                    materialize(&mut program, &ids, form.base, &want)?
+                }
+            };
+            program.push(MidNode {
+                op: MidOp::Output {
+                    x: x_id,
+                    tensor: name.clone(),
+                    view: (*form.view).clone(),
+                },
+                shape: program.nodes[x_id].shape.clone(),
+                layout: program.nodes[x_id].layout.clone(),
+                label: name.clone(),
+            });
+            continue;
+        }
+        let Some(&choice) = choices.get(&h) else {
+            continue;
+        };
+        let list = strategies(&ctx, h, &|v| layouts[v.index()].clone())?;
+        let s = list
+            .get(choice as usize)
+            .ok_or_else(|| {
+                PlanError::op(
+                    graph,
+                    h,
+                    format!("strategy {choice} of {} does not exist", list.len()),
+                )
+            })?
+            .clone();
+        let operands: Vec<MidId> = node
+            .op
+            .operands()
+            .into_iter()
+            .zip(&s.operands)
+            .map(|((_, x), want)| materialize(&mut program, &ids, x, want))
+            .collect::<Result<_, _>>()?;
+        let op = match (&node.op, operands.as_slice()) {
+            (Op::MatMul { a, .. } | Op::BatchedMatMul { a, .. }, [x, y]) => MidOp::MatMul {
+                a: *x,
+                b: *y,
+                precision: if graph.nodes[*a].ty.dtype.is_fp8() {
+                    AmpPrecision::Fp8
+                } else {
+                    AmpPrecision::F16
+                },
+            },
+            (Op::BiasAdd { .. }, [x, bias]) => MidOp::BiasAdd { x: *x, bias: *bias },
+            (Op::Add { .. }, [a, b]) => MidOp::Add { a: *a, b: *b },
+            (Op::Gelu { .. }, [x]) => MidOp::Gelu { x: *x },
+            (Op::Cast { .. }, [x]) => MidOp::Cast { x: *x },
+            (Op::Softmax { scale, .. }, [x]) => MidOp::Softmax {
+                x: *x,
+                scale: *scale,
+            },
+            (Op::LayerNorm { eps, .. }, [x, gamma, beta]) => MidOp::LayerNorm {
+                x: *x,
+                gamma: *gamma,
+                beta: *beta,
+                eps: *eps,
+            },
+            (op, _) => {
+                return Err(PlanError::op(
+                    graph,
+                    h,
+                    format!("{} has no distributed form", op.mnemonic()),
+                ))
+            }
+        };
+        let id = program.push(MidNode {
+            op,
+            shape: dims(planned, h),
+            layout: s.out.clone(),
+            label: node.label.clone(),
+        });
+        ids[h.index()] = Some(id);
+        layouts[h.index()] = Some(Arc::new(s.out));
+    }
+    verify(&program)
+        .map_err(|e| PlanError::NothingFits(format!("the built program is malformed: {e}")))?;
+    let log = fuse_fp8_casts(&mut program);
+    verify(&program)
+        .map_err(|e| PlanError::NothingFits(format!("the rewritten program is malformed: {e}")))?;
+    Ok((program, log))
+}

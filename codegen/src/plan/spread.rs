@@ -1,0 +1,178 @@
+//! Candidate distributions the strategies choose from: rows of any rank spread over a number of
+//! tiles, and the grids of matrix products. All start at tile 0 and fill tiles row-major.
+
+use crate::layout::{even_bounds, Distribution, LayoutError, TileGrid};
+
+/// Block counts for the leading dimensions (all but the last) of `shape` over at most `tiles`
+/// tiles, splitting from the outermost dimension; the innermost leading dimension is split in
+/// multiples of `granule`.
+fn leading_counts(shape: &[u32], tiles: u32, granule: u32) -> Vec<u32> {
+    let rank = shape.len();
+    let mut counts = vec![1u32; rank];
+    let mut left = tiles.max(1);
+    for d in 0..rank.saturating_sub(1) {
+        let g = if d + 2 == rank { granule.max(1) } else { 1 };
+        let pieces = shape[d].div_ceil(g);
+        let c = pieces.min(left).max(1);
+        counts[d] = c;
+        left /= c;
+        if left == 0 {
+            break;
+        }
+    }
+    counts
+}
+
+/// The leading dimensions of `shape` split over at most `tiles` tiles, the last dimension
+/// whole (every tile holds whole rows). Rank 1: one block on tile 0.
+pub fn rows(shape: &[u32], tiles: u32, granule: u32) -> Result<Distribution, LayoutError> {
+    let rank = shape.len();
+    let counts = leading_counts(shape, tiles, granule);
+    let mut bounds = Vec::with_capacity(rank);
+    let mut grid_dims = Vec::new();
+    let mut dim_map = Vec::with_capacity(rank);
+    for d in 0..rank {
+        if d + 1 == rank {
+            bounds.push(vec![0, shape[d]]);
+            dim_map.push(None);
+            continue;
+        }
+        let g = if d + 2 == rank { granule.max(1) } else { 1 };
+        let b = even_bounds(shape[d], counts[d], g);
+        grid_dims.push(b.len() as u32 - 1);
+        dim_map.push(Some(grid_dims.len() - 1));
+        bounds.push(b);
+    }
+    if grid_dims.is_empty() {
+        grid_dims.push(1);
+    }
+    Distribution::on_grid(
+        shape.to_vec(),
+        bounds,
+        &TileGrid::new(grid_dims, 0),
+        &dim_map,
+    )
+}
+
+/// The three distributions of a product `[.., M, K] × [.., K, N] → [.., M, N]` on a grid of
+/// `lead` blocks of the leading dimensions (flattened, outermost first) × `tm` row blocks × `tn`
+/// column blocks (rows in multiples of `rg`, columns of `cg`): the result in blocks; `a` its
+/// row blocks whole in K, replicated over the column blocks; `b` its column blocks whole in K,
+/// replicated over the row blocks.
+pub struct ProductGrid {
+    pub out: Distribution,
+    pub a: Distribution,
+    pub b: Distribution,
+    /// Blocks actually used along (lead, rows, columns).
+    pub counts: (u32, u32, u32),
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn product_grid(
+    out_shape: &[u32],
+    k: u32,
+    lead: u32,
+    tm: u32,
+    tn: u32,
+    rg: u32,
+    cg: u32,
+) -> Result<ProductGrid, LayoutError> {
+    let rank = out_shape.len();
+    if rank < 2 {
+        return Err(LayoutError::Rank { rank });
+    }
+    let (m, n) = (out_shape[rank - 2], out_shape[rank - 1]);
+    // Leading dimensions: split the outermost over `lead` blocks, the others whole.
+    let mut lead_bounds: Vec<Vec<u32>> = Vec::with_capacity(rank - 2);
+    for d in 0..rank - 2 {
+        lead_bounds.push(if d == 0 {
+            even_bounds(out_shape[0], lead, 1)
+        } else {
+            vec![0, out_shape[d]]
+        });
+    }
+    let lead_count = lead_bounds.first().map(|b| b.len() as u32 - 1).unwrap_or(1);
+    let rows = even_bounds(m, tm, rg);
+    let cols = even_bounds(n, tn, cg);
+    let (cm, cn) = (rows.len() as u32 - 1, cols.len() as u32 - 1);
+    let grid = TileGrid::new(vec![lead_count, cm, cn], 0);
+    let lead_map = |d: usize| if d == 0 { Some(0) } else { None };
+    let mut out_bounds = lead_bounds.clone();
+    out_bounds.push(rows.clone());
+    out_bounds.push(cols.clone());
+    let mut out_map: Vec<Option<usize>> = (0..rank - 2).map(lead_map).collect();
+    out_map.extend([Some(1), Some(2)]);
+    let out = Distribution::on_grid(out_shape.to_vec(), out_bounds, &grid, &out_map)?;
+    let mut a_shape = out_shape.to_vec();
+    a_shape[rank - 1] = k;
+    let mut a_bounds = lead_bounds.clone();
+    a_bounds.push(rows);
+    a_bounds.push(vec![0, k]);
+    let mut a_map: Vec<Option<usize>> = (0..rank - 2).map(lead_map).collect();
+    a_map.extend([Some(1), None]);
+    let a = Distribution::on_grid(a_shape, a_bounds, &grid, &a_map)?;
+    let mut b_shape = out_shape.to_vec();
+    b_shape[rank - 2] = k;
+    let mut b_bounds = lead_bounds;
+    b_bounds.push(vec![0, k]);
+    b_bounds.push(cols);
+    let mut b_map: Vec<Option<usize>> = (0..rank - 2).map(lead_map).collect();
+    b_map.extend([None, Some(2)]);
+    let b = Distribution::on_grid(b_shape, b_bounds, &grid, &b_map)?;
+    Ok(ProductGrid {
+        out,
+        a,
+        b,
+        counts: (lead_count, cm, cn),
+    })
+}
+
+/// A distribution of a vector `[n]` matching the last dimension of `like`: on every tile of
+/// `like`, the elements of that tile's last-dimension range (a bias for `like`'s columns).
+pub fn columns_of(like: &Distribution) -> Result<Distribution, LayoutError> {
+    let rank = like.rank();
+    let n = like.shape()[rank - 1];
+    let bounds = vec![like.bounds()[rank - 1].clone()];
+    let counts = like.counts();
+    let cols = counts[rank - 1] as usize;
+    let mut tiles = vec![Vec::new(); cols];
+    for block in 0..like.block_count() {
+        let c = like.block_coords(block)[rank - 1] as usize;
+        tiles[c].extend_from_slice(like.tiles_of(block));
+    }
+    for t in &mut tiles {
+        t.sort_unstable();
+    }
+    Distribution::new(vec![n], bounds, tiles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_fill_the_tiles_from_the_outermost_dimension() {
+        let d = rows(&[16, 729, 729], 1472, 1).unwrap();
+        assert_eq!(d.counts(), vec![16, 92, 1]);
+        assert_eq!(d.tile_count(), 16 * 92);
+        let d = rows(&[729, 1152], 1472, 1).unwrap();
+        assert_eq!(d.counts(), vec![729, 1]);
+        let d = rows(&[8], 4, 1).unwrap();
+        assert_eq!(d.tile_count(), 1);
+    }
+
+    #[test]
+    fn product_grid_replicates_operands() {
+        let g = product_grid(&[729, 3456], 1152, 1, 30, 48, 1, 72).unwrap();
+        assert_eq!(g.counts, (1, 30, 48));
+        assert_eq!(g.a.replication(), 48);
+        assert_eq!(g.b.replication(), 30);
+        assert_eq!(g.out.padded_box(), vec![25, 72]);
+        let bias = columns_of(&g.out).unwrap();
+        assert_eq!(bias.block_count(), 48);
+        assert_eq!(bias.replication(), 30);
+        let att = product_grid(&[16, 729, 80], 729, 16, 92, 1, 1, 16).unwrap();
+        assert_eq!(att.counts, (16, 92, 1));
+        assert_eq!(att.b.replication(), 92);
+    }
+}

@@ -1,0 +1,431 @@
+//! Strategies: for every graph compute op, the ways it can run — the layout of its result and
+//! the layout each operand must be brought to. This is the one place that knows which
+//! distributions each op kind can use; adding an op means adding its arm here, in
+//! [`crate::lower`] (its kernel calls) and in the mid verifier.
+//!
+//! | op | strategies |
+//! |---|---|
+//! | matmul `[M,K]×[K,N]` | grids of row × column blocks (a few shapes ranked by a quick model, columns in 16s or in whole heads), operands `Panels` and `Cwei` |
+//! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids |
+//! | bias add, add, gelu, cast | follow the operand's layout; rows over the chip |
+//! | softmax, layernorm | follow when rows are whole; rows over the chip |
+
+use super::forms::{BaseKind, Form};
+use super::spread::{columns_of, product_grid, rows};
+use super::PlanError;
+use crate::graph::{DType, Graph, Op, ValueHandle};
+use crate::layout::{Distribution, Layout, Order, ShardMap};
+use std::sync::Arc;
+
+/// One way to run an op.
+#[derive(Clone, Debug)]
+pub struct Strategy {
+    /// For reports: `grid 30x48 cols/72`, `follow x`, `rows 729`.
+    pub label: String,
+    pub out: Layout,
+    /// The layout every operand is brought to, in the op's operand order.
+    pub operands: Vec<Layout>,
+}
+
+/// What strategies are generated from.
+pub struct Ctx<'g> {
+    pub graph: &'g Graph,
+    pub forms: &'g [Form],
+    pub tiles: u32,
+    /// Column granules worth trying for products besides 16 (head widths).
+    pub granules: Vec<u32>,
+    /// Grid shapes tried per product.
+    pub grids_per_product: usize,
+}
+
+fn dims(graph: &Graph, h: ValueHandle) -> Vec<u32> {
+    graph.nodes[h]
+        .ty
+        .shape
+        .0
+        .iter()
+        .map(|&d| d as u32)
+        .collect()
+}
+
+fn lay(dist: Distribution, order: Order, dtype: DType) -> Layout {
+    Layout { dist, order, dtype }
+}
+
+/// The row length (padded last dimension) of `dist` in `order` for `dtype`.
+fn row_elements(dist: &Distribution, order: Order, dtype: DType) -> Option<u32> {
+    ShardMap::new(order, &dist.padded_box(), dtype.size_bytes() as u32)
+        .ok()
+        .map(|m| m.row_elements())
+}
+
+/// Head widths: the column count of every SplitHeads input divided by its heads (so products
+/// feeding attention can give each tile whole heads).
+pub fn head_granules(graph: &Graph) -> Vec<u32> {
+    let mut out: Vec<u32> = graph
+        .nodes
+        .iter()
+        .filter_map(|(_, n)| match &n.op {
+            Op::SplitHeads { x, heads, .. } => {
+                let cols = *graph.nodes[*x].ty.shape.0.last()? as u32;
+                Some(cols / (*heads as u32).max(1))
+            }
+            _ => None,
+        })
+        .filter(|&g| g > 0 && g != 16)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// (tm, tn) shapes of a product grid for `M×K×N` on `tiles`, best first by a quick model: AMP
+/// time (MACs per cycle, a launch per 16-column × K-block pair) plus the activation rows each
+/// tile receives; `count` of them.
+fn grid_shapes(
+    m: u32,
+    k: u32,
+    n: u32,
+    cg: u32,
+    tiles: u32,
+    fp8: bool,
+    count: usize,
+) -> Vec<(u32, u32)> {
+    let (macs, kb) = if fp8 { (128u64, 32u64) } else { (64, 16) };
+    let max_tn = n.div_ceil(cg.max(1)).max(1);
+    let mut all: Vec<(u64, u32, u32)> = Vec::new();
+    let mut tm = 1u32;
+    while tm <= m.min(tiles) {
+        let tn = (tiles / tm).min(max_tn).max(1);
+        let rows = m.div_ceil(tm) as u64;
+        let cols = (n.div_ceil(tn).div_ceil(cg) * cg).div_ceil(16) as u64 * 16;
+        let (k64, kbs, nbs) = (k as u64, (k as u64).div_ceil(kb), cols / 16);
+        let compute = rows * k64 * cols / macs + kbs * nbs * (6 * (4 * rows.div_ceil(6) + 28) + 60);
+        let receive = rows * k64 * if fp8 { 1 } else { 2 } / 4;
+        all.push((compute + receive, tm, tn));
+        // Geometric steps, so planning stays proportional to log(tiles).
+        tm = (tm + 1).max(tm * 5 / 4);
+    }
+    all.sort_unstable();
+    all.dedup_by_key(|e| (e.1, e.2));
+    all.truncate(count);
+    all.into_iter().map(|(_, tm, tn)| (tm, tn)).collect()
+}
+
+/// The dtype of FP8-or-f16 matmul operands, or why the op cannot run on the AMP.
+fn amp_fp8(
+    graph: &Graph,
+    h: ValueHandle,
+    a: ValueHandle,
+    b: ValueHandle,
+) -> Result<bool, PlanError> {
+    match (graph.nodes[a].ty.dtype, graph.nodes[b].ty.dtype) {
+        (DType::Fp8 { .. }, DType::Fp8 { .. }) => Ok(true),
+        (DType::F16, DType::F16) => Ok(false),
+        (x, y) => Err(PlanError::op(
+            graph,
+            h,
+            format!("no AMP kernel multiplies {x} by {y} (FP8 × FP8 or f16 × f16)"),
+        )),
+    }
+}
+
+fn needs_f16(
+    graph: &Graph,
+    h: ValueHandle,
+    operand: ValueHandle,
+    what: &str,
+) -> Result<(), PlanError> {
+    let dtype = graph.nodes[operand].ty.dtype;
+    if dtype != DType::F16 {
+        return Err(PlanError::op(
+            graph,
+            h,
+            format!("{what} is {dtype}; the kernels take f16"),
+        ));
+    }
+    Ok(())
+}
+
+/// Row spreads of `shape` worth trying: all tiles, a half and a quarter (distinct ones).
+fn row_spreads(shape: &[u32], tiles: u32) -> Vec<Distribution> {
+    let mut out: Vec<Distribution> = Vec::new();
+    for n in [tiles, tiles / 2, tiles / 4] {
+        if let Ok(d) = rows(shape, n.max(1), 1) {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// Every strategy for compute node `h`. `current(v)` is the layout chosen for compute base `v`.
+pub fn strategies(
+    ctx: &Ctx,
+    h: ValueHandle,
+    current: &dyn Fn(ValueHandle) -> Option<Arc<Layout>>,
+) -> Result<Vec<Strategy>, PlanError> {
+    let graph = ctx.graph;
+    let node = &graph.nodes[h];
+    let shape = dims(graph, h);
+    let rank = shape.len();
+    let dtype = node.ty.dtype;
+    // The layout of operand `x` when it is a computed value read without a view.
+    let followed = |x: ValueHandle| -> Option<Arc<Layout>> {
+        let form = &ctx.forms[x.index()];
+        if form.kind == BaseKind::Compute && form.view.is_identity() {
+            current(form.base)
+        } else {
+            None
+        }
+    };
+    let mut out: Vec<Strategy> = Vec::new();
+    match &node.op {
+        Op::MatMul { a, b } | Op::BatchedMatMul { a, b } => {
+            let fp8 = amp_fp8(graph, h, *a, *b)?;
+            let (ad, bd) = (graph.nodes[*a].ty.dtype, graph.nodes[*b].ty.dtype);
+            let k = *dims(graph, *a).last().unwrap_or(&1);
+            let (m, n) = (shape[rank - 2], shape[rank - 1]);
+            let batched = matches!(node.op, Op::BatchedMatMul { .. });
+            let lead = if batched { shape[0].min(ctx.tiles) } else { 1 };
+            let per_lead = (ctx.tiles / lead).max(1);
+            let mut granules = vec![16u32];
+            if !batched {
+                granules.extend(ctx.granules.iter().copied().filter(|&g| n % g == 0));
+            }
+            for cg in granules {
+                let shapes = if batched {
+                    // One column block: the attention matrices are narrow (head width) or whole rows.
+                    let mut qbs: Vec<u32> = [per_lead, per_lead / 2, per_lead / 4]
+                        .into_iter()
+                        .filter(|&q| q >= 1)
+                        .map(|q| q.min(m))
+                        .collect();
+                    qbs.dedup();
+                    qbs.into_iter().map(|q| (q, 1)).collect()
+                } else {
+                    grid_shapes(m, k, n, cg, ctx.tiles, fp8, ctx.grids_per_product)
+                };
+                for (tm, tn) in shapes {
+                    for rg in [1u32, 16] {
+                        if rg > 1 && m < 2 * rg * tm {
+                            continue;
+                        }
+                        let grid = product_grid(&shape, k, lead, tm, tn, rg, cg)
+                            .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                        let (l, cm, cn) = grid.counts;
+                        out.push(Strategy {
+                            label: format!(
+                                "grid {}{cm}x{cn} cols/{cg} rows/{rg}",
+                                if batched {
+                                    format!("{l}x")
+                                } else {
+                                    String::new()
+                                }
+                            ),
+                            out: lay(grid.out, Order::RowMajor { align: 16 }, DType::F16),
+                            operands: vec![
+                                lay(grid.a, Order::Panels, ad),
+                                lay(grid.b, Order::Cwei, bd),
+                            ],
+                        });
+                    }
+                }
+            }
+            let _ = fp8;
+        }
+        Op::BiasAdd { x, .. } => {
+            needs_f16(graph, h, *x, "x")?;
+            let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
+            if let Some(l) = followed(*x) {
+                let order = match l.order {
+                    Order::RowMajor { align }
+                        if row_elements(&l.dist, l.order, dtype).is_some_and(|r| r % 4 == 0) =>
+                    {
+                        Order::RowMajor { align }
+                    }
+                    _ => Order::RowMajor { align: 4 },
+                };
+                dists.push(("follow x".into(), l.dist.clone(), order));
+            }
+            for d in row_spreads(&shape, ctx.tiles) {
+                dists.push((
+                    format!("rows on {}", d.tile_count()),
+                    d,
+                    Order::RowMajor { align: 4 },
+                ));
+            }
+            for (label, dist, order) in dists {
+                let bias_dist =
+                    columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                out.push(Strategy {
+                    label,
+                    out: lay(dist.clone(), order, DType::F16),
+                    operands: vec![
+                        lay(dist, order, DType::F16),
+                        lay(bias_dist, order, DType::F16),
+                    ],
+                });
+            }
+        }
+        Op::Add { a, b } => {
+            needs_f16(graph, h, *a, "a")?;
+            needs_f16(graph, h, *b, "b")?;
+            let mut layouts: Vec<(String, Layout)> = Vec::new();
+            for (name, x) in [("a", *a), ("b", *b)] {
+                if let Some(l) = followed(x) {
+                    if !layouts.iter().any(|(_, e)| e == &*l) {
+                        layouts.push((format!("follow {name}"), (*l).clone()));
+                    }
+                }
+            }
+            for d in row_spreads(&shape, ctx.tiles) {
+                layouts.push((
+                    format!("rows on {}", d.tile_count()),
+                    lay(d, Order::DENSE, DType::F16),
+                ));
+            }
+            for (label, l) in layouts {
+                out.push(Strategy {
+                    label,
+                    out: l.clone(),
+                    operands: vec![l.clone(), l],
+                });
+            }
+        }
+        Op::Gelu { x } | Op::Cast { x, .. } => {
+            let from = graph.nodes[*x].ty.dtype;
+            if let Op::Cast { to, .. } = &node.op {
+                let ok = matches!(
+                    (from, *to),
+                    (DType::F32, DType::F16) | (DType::F16, DType::Fp8 { .. })
+                );
+                if !ok {
+                    return Err(PlanError::op(graph, h, format!("no kernel casts {from} to {to} (f32 → f16 and f16 → FP8 are supported)")));
+                }
+            } else {
+                needs_f16(graph, h, *x, "x")?;
+            }
+            let mut layouts: Vec<(String, Distribution, Order)> = Vec::new();
+            if let Some(l) = followed(*x) {
+                layouts.push(("follow x".into(), l.dist.clone(), l.order));
+            }
+            for d in row_spreads(&shape, ctx.tiles) {
+                layouts.push((format!("rows on {}", d.tile_count()), d, Order::DENSE));
+            }
+            for (label, dist, order) in layouts {
+                out.push(Strategy {
+                    label,
+                    out: lay(dist.clone(), order, dtype),
+                    operands: vec![lay(dist, order, from)],
+                });
+            }
+        }
+        Op::Softmax { x, scale } => {
+            needs_f16(graph, h, *x, "x")?;
+            if !(scale.is_finite() && *scale > 0.0) {
+                return Err(PlanError::op(
+                    graph,
+                    h,
+                    format!("softmax scale {scale}: the kernel takes a finite scale > 0"),
+                ));
+            }
+            let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
+            if let Some(l) = followed(*x) {
+                if l.dist.is_whole(rank - 1) {
+                    let order = match l.order {
+                        Order::RowMajor { align }
+                            if row_elements(&l.dist, l.order, dtype)
+                                .is_some_and(|r| r % 4 == 0) =>
+                        {
+                            Order::RowMajor { align }
+                        }
+                        _ => Order::RowMajor { align: 4 },
+                    };
+                    dists.push(("follow x".into(), l.dist.clone(), order));
+                }
+            }
+            for d in row_spreads(&shape, ctx.tiles) {
+                dists.push((
+                    format!("rows on {}", d.tile_count()),
+                    d,
+                    Order::RowMajor { align: 4 },
+                ));
+            }
+            for (label, dist, order) in dists {
+                out.push(Strategy {
+                    label,
+                    out: lay(dist.clone(), Order::RowMajor { align: 4 }, DType::F16),
+                    operands: vec![lay(dist, order, DType::F16)],
+                });
+            }
+        }
+        Op::LayerNorm { x, gamma, beta, .. } => {
+            needs_f16(graph, h, *x, "x")?;
+            for p in [*gamma, *beta] {
+                if ctx.forms[p.index()].kind != BaseKind::Weight
+                    || graph.nodes[p].ty.dtype != DType::F32
+                {
+                    return Err(PlanError::op(
+                        graph,
+                        h,
+                        "gamma and beta must be f32 weights (the kernel reads f32 parameters)",
+                    ));
+                }
+            }
+            let n = shape[rank - 1];
+            if rank > 1 && n % 4 != 0 && shape[..rank - 1].iter().any(|&d| d > 1) {
+                return Err(PlanError::op(
+                    graph,
+                    h,
+                    format!(
+                        "rows of {n} values: the kernel needs a multiple of 4 for several rows"
+                    ),
+                ));
+            }
+            let mut dists: Vec<(String, Distribution)> = Vec::new();
+            if let Some(l) = followed(*x) {
+                if l.dist.is_whole(rank - 1) {
+                    dists.push(("follow x".into(), l.dist.clone()));
+                }
+            }
+            for d in row_spreads(&shape, ctx.tiles) {
+                if !dists.iter().any(|(_, e)| e == &d) {
+                    dists.push((format!("rows on {}", d.tile_count()), d));
+                }
+            }
+            for (label, dist) in dists {
+                let params =
+                    columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                out.push(Strategy {
+                    label,
+                    out: lay(dist.clone(), Order::DENSE, dtype),
+                    operands: vec![
+                        lay(dist, Order::DENSE, DType::F16),
+                        lay(params.clone(), Order::DENSE, DType::F32),
+                        lay(params, Order::DENSE, DType::F32),
+                    ],
+                });
+            }
+        }
+        Op::Input { .. }
+        | Op::Weight { .. }
+        | Op::Reshape { .. }
+        | Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::SplitHeads { .. }
+        | Op::MergeHeads { .. }
+        | Op::Broadcast { .. }
+        | Op::Repeat { .. }
+        | Op::Output { .. } => {}
+    }
+    if out.is_empty()
+        && node.op.operands().len() > 0
+        && !super::forms::is_view(&node.op)
+        && !matches!(node.op, Op::Output { .. })
+    {
+        return Err(PlanError::op(graph, h, "no strategy fits this op"));
+    }
+    Ok(out)
+}

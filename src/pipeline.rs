@@ -1,0 +1,246 @@
+//! The main job as library calls, shared by the CLI, the tests and the benches: a SigLIP vision
+//! tower (a checkpoint as Hugging Face transformers writes it, or the built-in model with seeded
+//! weights) → graph → compiled image → simulated run on every tile → outputs compared bit for
+//! bit with the plan's reference (the same tile program through the kernels' Rust references)
+//! and against the host f32 reference of the model (written from the model's definition).
+
+use crate::target::target_of;
+use anyhow::{anyhow, bail, Context, Result};
+use half::f16;
+use std::path::Path;
+use std::time::Instant;
+use tessera_codegen::compile::{compile, CompiledGraph, Progress};
+use tessera_codegen::graph::weights::{fit_fp8_weight_scales, WeightStore};
+use tessera_codegen::graph::Graph;
+use tessera_codegen::plan::PlanOptions;
+use tessera_models::pixels::PixelValues;
+use tessera_models::reference::{compare, vision_tower as reference_tower, ErrorReport};
+use tessera_models::siglip::config::SiglipVisionConfig;
+use tessera_models::siglip::graph::{vision_tower, Precision, TowerSpec};
+use tessera_models::siglip::weights::{synthetic_weights, WeightSelection};
+use tessera_models::siglip::{load_checkpoint, CheckpointInfo};
+use tessera_sim::chip::{Chip, RunOptions, RunProgress, RunReport};
+use tessera_sim::MachineDescription;
+
+/// A model: its config and weights, and where they came from.
+pub struct Model {
+    pub config: SiglipVisionConfig,
+    pub store: WeightStore,
+    /// Encoder layers the weights hold.
+    pub layers: usize,
+    pub head: bool,
+    /// `built-in (seed S)` or the checkpoint directory.
+    pub source: String,
+    pub info: Option<CheckpointInfo>,
+}
+
+impl Model {
+    /// The built-in model: a small SigLIP vision tower (112×112 pixels in patches of 14 → 64
+    /// tokens, hidden 256, MLP 1024, 4 heads, 2 layers, with the pooling head) with seeded
+    /// weights; what `tessera run` runs with no arguments.
+    pub fn builtin(seed: u64) -> Model {
+        let config = SiglipVisionConfig {
+            hidden_size: 256,
+            intermediate_size: 1024,
+            num_attention_heads: 4,
+            num_hidden_layers: 2,
+            num_channels: 3,
+            patch_size: 14,
+            image_size: 112,
+            layer_norm_eps: 1e-6,
+            hidden_act: tessera_models::siglip::HiddenAct::GeluTanh,
+            vision_use_head: true,
+        };
+        let store = synthetic_weights(&config, &WeightSelection::full(&config), seed);
+        Model {
+            layers: config.num_hidden_layers,
+            head: true,
+            source: format!("built-in (seed {seed})"),
+            config,
+            store,
+            info: None,
+        }
+    }
+
+    /// A checkpoint directory as transformers writes it, keeping the first `layers` layers.
+    pub fn load(dir: &Path, layers: Option<usize>) -> Result<Model> {
+        let checkpoint = load_checkpoint(dir, layers)?;
+        Ok(Model {
+            layers: checkpoint.selection.layers,
+            head: checkpoint.info.head,
+            source: dir.display().to_string(),
+            config: checkpoint.config,
+            store: checkpoint.weights,
+            info: Some(checkpoint.info),
+        })
+    }
+}
+
+/// How to run the model.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSpec {
+    pub batch: usize,
+    pub layers: usize,
+    pub head: bool,
+    /// FP8 GEMMs (F143 activations with scale −4) or f16.
+    pub fp8: bool,
+}
+
+/// The graph of `model` for `spec`, with FP8 weight scales fitted to the weights.
+pub fn tower_graph(model: &Model, spec: &RunSpec) -> Result<Graph> {
+    if spec.layers > model.layers {
+        bail!(
+            "{} layers asked for, the model has {}",
+            spec.layers,
+            model.layers
+        );
+    }
+    if spec.head && !model.head {
+        bail!("the model has no pooling head");
+    }
+    let precision = if spec.fp8 {
+        Precision::default()
+    } else {
+        Precision::f16()
+    };
+    let mut graph = vision_tower(
+        &model.config,
+        &TowerSpec {
+            batch: spec.batch,
+            layers: spec.layers,
+            head: spec.head,
+            precision,
+        },
+    )?;
+    fit_fp8_weight_scales(&mut graph, &model.store)?;
+    Ok(graph)
+}
+
+/// Compiles `graph` for `machine`.
+pub fn compile_graph(
+    machine: &MachineDescription,
+    graph: &Graph,
+    store: &WeightStore,
+    options: &PlanOptions,
+    progress: Option<&dyn Progress>,
+) -> Result<CompiledGraph> {
+    Ok(compile(
+        graph,
+        store,
+        &target_of(machine),
+        options,
+        progress,
+    )?)
+}
+
+/// Seeded pixel values in [-1, 1] for `batch` images of `config`.
+pub fn synthetic_pixels(config: &SiglipVisionConfig, batch: usize, seed: u64) -> PixelValues {
+    let s = config.image_size;
+    let c = config.num_channels;
+    let mut data = Vec::with_capacity(batch * c * s * s);
+    for b in 0..batch {
+        let image = tessera_models::input::synthetic_image(c, s, s, seed.wrapping_add(b as u64));
+        data.extend(image.iter().map(|&v| (v - 0.5) / 0.5));
+    }
+    PixelValues::new(&[batch, c, s, s], data).expect("a synthetic image has the config's shape")
+}
+
+/// A simulated run and what it was compared with.
+pub struct Outcome {
+    pub report: RunReport,
+    pub simulate_seconds: f64,
+    /// Per output: name, shape, values (f32 from the chip's f16).
+    pub outputs: Vec<(String, Vec<usize>, Vec<f32>)>,
+    /// Per output: bytes that differ from the plan's reference.
+    pub mismatches: Vec<(String, usize)>,
+    /// Per output: error against the host f32 reference.
+    pub errors: Vec<(String, ErrorReport)>,
+    pub reference_seconds: f64,
+}
+
+impl Outcome {
+    pub fn bit_exact(&self) -> bool {
+        self.mismatches.iter().all(|(_, n)| *n == 0)
+    }
+}
+
+fn halves_to_f32(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(2)
+        .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+        .collect()
+}
+
+/// Simulates `compiled` on `pixels`, and compares the outputs with the plan's reference and the
+/// host reference of `model` run for `spec`.
+pub fn run_and_check(
+    machine: &MachineDescription,
+    model: &Model,
+    spec: &RunSpec,
+    compiled: &CompiledGraph,
+    pixels: &PixelValues,
+    threads: Option<usize>,
+    progress: Option<&dyn Fn(&RunProgress)>,
+) -> Result<Outcome> {
+    pixels.validate(&model.config)?;
+    if pixels.batch() != spec.batch {
+        bail!(
+            "{} images given for a batch of {}",
+            pixels.batch(),
+            spec.batch
+        );
+    }
+    let input: Vec<u8> = pixels.data().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let inputs = vec![("pixel_values".to_string(), input)];
+    let mut chip = Chip::new(machine)?;
+    chip.load_image(&compiled.back.image)?;
+    let started = Instant::now();
+    let report = chip.run(
+        &inputs,
+        &RunOptions {
+            threads,
+            max_cycles: 20_000_000_000,
+            progress,
+        },
+    )?;
+    let simulate_seconds = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let expected = tessera_codegen::refexec::execute(&compiled.lowered.program, &inputs)
+        .context("the plan's reference")?;
+    let host = reference_tower(&model.config, &model.store, pixels, spec.layers, spec.head)?;
+    let reference_seconds = started.elapsed().as_secs_f64();
+    let mut outputs = Vec::new();
+    let mut mismatches = Vec::new();
+    let mut errors = Vec::new();
+    for plan in &compiled.lowered.program.outputs {
+        let got = report
+            .output(&plan.name)
+            .ok_or_else(|| anyhow!("the run has no output `{}`", plan.name))?;
+        let want = &expected
+            .iter()
+            .find(|(n, _)| *n == plan.name)
+            .ok_or_else(|| anyhow!("the plan's reference has no output `{}`", plan.name))?
+            .1;
+        let differ =
+            got.iter().zip(want).filter(|(a, b)| a != b).count() + got.len().abs_diff(want.len());
+        mismatches.push((plan.name.clone(), differ));
+        let values = halves_to_f32(got);
+        let oracle: Option<&Vec<f32>> = match plan.name.as_str() {
+            "last_hidden_state" => Some(&host.last_hidden_state),
+            "pooler_output" => host.pooler_output.as_ref(),
+            _ => None,
+        };
+        if let Some(o) = oracle {
+            errors.push((plan.name.clone(), compare(o, &values)));
+        }
+        outputs.push((plan.name.clone(), plan.shape.clone(), values));
+    }
+    Ok(Outcome {
+        report,
+        simulate_seconds,
+        outputs,
+        mismatches,
+        errors,
+        reference_seconds,
+    })
+}

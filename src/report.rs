@@ -1,0 +1,350 @@
+//! What a run of a compiled model reports: cycle totals, the encoder span, the estimate beside
+//! the simulation, errors, SRAM by category, host times — as text and JSON — and the per-op
+//! table that says where the cycles went (simulated superstep times shared among the ops of a
+//! step in proportion to their estimates on its busiest tile).
+
+use crate::pipeline::Outcome;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use tessera_codegen::compile::CompiledGraph;
+use tessera_sim::profile::Profile;
+use tessera_sim::MachineDescription;
+
+/// Simulated (start, end) cycle of every program step: step `k` ends at global sync `k`.
+pub fn step_times(profile: &Profile, steps: usize) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(steps);
+    let mut start = profile.startup_cycles;
+    for k in 0..steps {
+        let end = profile.sync_releases.get(k).copied().unwrap_or(start);
+        out.push((start, end));
+        start = end;
+    }
+    out
+}
+
+/// An op label without its layer prefix (`layer3.fc1` → `fc1`), for grouping layers.
+pub fn op_kind(label: &str) -> &str {
+    match label.split_once('.') {
+        Some((head, rest))
+            if head.starts_with("layer")
+                && head[5..].chars().all(|c| c.is_ascii_digit())
+                && head.len() > 5 =>
+        {
+            rest
+        }
+        _ => label,
+    }
+}
+
+/// Simulated and estimated cycles per op label (exchange steps as `exchange: …` rows).
+pub fn per_op(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> BTreeMap<String, (u64, u64)> {
+    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for (k, (label, est)) in compiled.estimate.steps.iter().enumerate() {
+        let simulated = steps.get(k).map(|(s, e)| e - s).unwrap_or(0);
+        let shares = compiled
+            .estimate
+            .step_ops
+            .get(k)
+            .cloned()
+            .unwrap_or_default();
+        let total: u64 = shares.iter().map(|(_, c)| *c).sum();
+        if shares.is_empty() || total == 0 {
+            let e = out.entry(label.clone()).or_default();
+            e.0 += simulated;
+            e.1 += *est;
+            continue;
+        }
+        for (op, c) in shares {
+            let e = out.entry(op).or_default();
+            e.0 += simulated * c / total;
+            e.1 += est * c / total;
+        }
+    }
+    out
+}
+
+/// The per-op table: the `top` ops by simulated cycles, grouped over layers.
+pub fn op_table(compiled: &CompiledGraph, steps: &[(u64, u64)], top: usize) -> String {
+    let mut grouped: BTreeMap<String, (u64, u64, usize)> = BTreeMap::new();
+    for (label, (sim, est)) in per_op(compiled, steps) {
+        let e = grouped.entry(op_kind(&label).to_string()).or_default();
+        e.0 += sim;
+        e.1 += est;
+        e.2 += 1;
+    }
+    let run: u64 = steps.iter().map(|(s, e)| e - s).sum::<u64>().max(1);
+    let mut rows: Vec<(String, (u64, u64, usize))> = grouped.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "where the cycles go (simulated supersteps shared by estimate; all layers summed):"
+    );
+    let _ = writeln!(
+        out,
+        "  {:>11} {:>11} {:>6}  op",
+        "simulated", "estimated", "share"
+    );
+    let mut rest = (0u64, 0u64);
+    for (i, (label, (sim, est, count))) in rows.iter().enumerate() {
+        if i >= top {
+            rest.0 += sim;
+            rest.1 += est;
+            continue;
+        }
+        let times = if *count > 1 {
+            format!(" (x{count})")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  {sim:>11} {est:>11} {:>5.1}%  {label}{times}",
+            100.0 * *sim as f64 / run as f64
+        );
+    }
+    if rows.len() > top {
+        let _ = writeln!(
+            out,
+            "  {:>11} {:>11} {:>5.1}%  ({} more)",
+            rest.0,
+            rest.1,
+            100.0 * rest.0 as f64 / run as f64,
+            rows.len() - top
+        );
+    }
+    out
+}
+
+/// Cycles from the start of the first step running the first encoder layer's first LayerNorm
+/// to the end of the last step running the last layer's second residual.
+pub fn encoder_span(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> Option<u64> {
+    let ops = &compiled.lowered.step_ops;
+    let first = ops.iter().position(|o| {
+        o.iter()
+            .any(|l| l.ends_with(".ln1") && l.starts_with("layer0."))
+    })?;
+    let last_layer = ops
+        .iter()
+        .flatten()
+        .filter_map(|l| {
+            l.strip_prefix("layer")
+                .and_then(|r| r.split_once('.'))
+                .and_then(|(n, _)| n.parse::<u32>().ok())
+        })
+        .max()?;
+    let tail = format!("layer{last_layer}.residual2");
+    let last = ops.iter().rposition(|o| o.iter().any(|l| *l == tail))?;
+    Some(steps.get(last)?.1.saturating_sub(steps.get(first)?.0))
+}
+
+/// Names the profile's supersteps after the ops in them.
+pub fn name_steps(profile: &mut Profile, compiled: &CompiledGraph) {
+    profile.superstep_names = compiled
+        .lowered
+        .program
+        .steps
+        .iter()
+        .map(|s| match s {
+            tessera_codegen::tile::StepKind::Compute { label }
+            | tessera_codegen::tile::StepKind::Exchange { label, .. } => label.clone(),
+        })
+        .collect();
+}
+
+/// SRAM of one tile by category group (weights, activations, exchange buffers, code, …).
+pub fn sram_groups(categories: &BTreeMap<String, u64>) -> BTreeMap<&'static str, u64> {
+    let mut out: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for (name, &bytes) in categories {
+        let group = if name.starts_with("tensor:weights/") {
+            "weights"
+        } else if name.starts_with("tensor:exchange/") {
+            "exchange buffers"
+        } else if name.starts_with("tensor:") {
+            "activations"
+        } else if name == "code" {
+            "code"
+        } else if name.contains("exchange") {
+            "exchange programs"
+        } else if name.contains("vertex") {
+            "vertex state"
+        } else if name.contains("scratch") {
+            "worker scratch"
+        } else if name.contains("constants") {
+            "constants"
+        } else {
+            "other"
+        };
+        *out.entry(group).or_default() += bytes;
+    }
+    out
+}
+
+/// The figures of a run.
+pub struct RunSummary {
+    pub machine: String,
+    pub clock_hz: u64,
+    pub sram_per_tile: u64,
+    pub total: u64,
+    pub startup: u64,
+    pub cropped: u64,
+    pub estimate: u64,
+    pub supersteps: u64,
+    pub running_tiles: usize,
+    /// Per output: (name, max abs, relative rms, values).
+    pub errors: Vec<(String, f64, f64, usize)>,
+    pub mismatches: Vec<(String, usize)>,
+    pub bit_exact: bool,
+    /// Busiest tile by SRAM: (tile, used bytes, groups).
+    pub peak_sram: (u32, u64, BTreeMap<&'static str, u64>),
+    pub compile_seconds: f64,
+    pub simulate_seconds: f64,
+    pub reference_seconds: f64,
+}
+
+impl RunSummary {
+    pub fn new(
+        machine: &MachineDescription,
+        compiled: &CompiledGraph,
+        outcome: &Outcome,
+        compile_seconds: f64,
+    ) -> RunSummary {
+        let report = &outcome.report;
+        let busiest = report
+            .profile
+            .memory
+            .iter()
+            .max_by_key(|m| (m.used, std::cmp::Reverse(m.tile)));
+        let peak_sram = busiest
+            .map(|m| (m.tile, m.used, sram_groups(&m.categories)))
+            .unwrap_or_default();
+        RunSummary {
+            machine: machine.name.clone(),
+            clock_hz: machine.clock_hz,
+            sram_per_tile: machine.sram_size() as u64,
+            total: report.total_cycles,
+            startup: report.startup_cycles,
+            cropped: report.cropped_cycles,
+            estimate: compiled.estimate.cycles,
+            supersteps: report.supersteps,
+            running_tiles: compiled.back.report.running_tiles.len(),
+            errors: outcome
+                .errors
+                .iter()
+                .map(|(n, e)| (n.clone(), e.max_abs, e.relative_rms, e.count))
+                .collect(),
+            mismatches: outcome.mismatches.clone(),
+            bit_exact: outcome.bit_exact(),
+            peak_sram,
+            compile_seconds,
+            simulate_seconds: outcome.simulate_seconds,
+            reference_seconds: outcome.reference_seconds,
+        }
+    }
+
+    fn us(&self, cycles: u64) -> f64 {
+        cycles as f64 / self.clock_hz.max(1) as f64 * 1e6
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "simulated in {:.2} s: {} supersteps on {} tiles",
+            self.simulate_seconds, self.supersteps, self.running_tiles
+        );
+        let gap = (self.estimate as f64 - self.cropped as f64) / self.cropped.max(1) as f64 * 100.0;
+        let _ = writeln!(
+            out,
+            "cycles: total {} (start-up {}, cropped {} = {:.1} us at {:.2} GHz); estimate {} ({gap:+.1}% vs cropped)",
+            self.total,
+            self.startup,
+            self.cropped,
+            self.us(self.cropped),
+            self.clock_hz as f64 / 1e9,
+            self.estimate
+        );
+        let (tile, used, groups) = &self.peak_sram;
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(g, b)| format!("{g} {}K", b / 1024))
+            .collect();
+        let _ = writeln!(
+            out,
+            "peak SRAM per tile: {} KiB of {} KiB (tile {tile}: {})",
+            used / 1024,
+            self.sram_per_tile / 1024,
+            parts.join(", ")
+        );
+        for (name, max_abs, rel_rms, count) in &self.errors {
+            let _ = writeln!(
+                out,
+                "error vs the host f32 reference, {name}: max abs {max_abs:.3e}, relative rms {rel_rms:.2e} over {count} values"
+            );
+        }
+        let exact = if self.bit_exact {
+            "yes".to_string()
+        } else {
+            let bad: Vec<String> = self
+                .mismatches
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(o, n)| format!("{o}: {n} bytes differ"))
+                .collect();
+            format!("NO ({})", bad.join(", "))
+        };
+        let _ = writeln!(out, "bit-exact vs the plan's reference (kernel references on the same tile program): {exact}");
+        let _ = writeln!(
+            out,
+            "host time: compile {:.2} s, simulate {:.2} s, references {:.2} s",
+            self.compile_seconds, self.simulate_seconds, self.reference_seconds
+        );
+        out
+    }
+
+    /// The JSON report (`--report`).
+    pub fn json(&self, steps: &[(u64, u64)], compiled: &CompiledGraph) -> String {
+        let span = encoder_span(compiled, steps);
+        let errors: serde_json::Map<String, serde_json::Value> = self
+            .errors
+            .iter()
+            .map(|(n, m, r, c)| (n.clone(), json!({"max_abs": m, "rel_rms": r, "values": c})))
+            .collect();
+        let first = self.errors.first();
+        let ops: Vec<serde_json::Value> = per_op(compiled, steps)
+            .into_iter()
+            .map(|(label, (sim, est))| json!({"op": label, "simulated": sim, "estimated": est}))
+            .collect();
+        let value = json!({
+            "machine": self.machine,
+            "cycles": {
+                "total": self.total,
+                "startup": self.startup,
+                "cropped": self.cropped,
+                "encoder_span": span,
+                "estimate": self.estimate,
+            },
+            "error": {
+                "max_abs": first.map(|e| e.1),
+                "rel_rms": first.map(|e| e.2),
+                "outputs": errors,
+            },
+            "bit_exact": self.bit_exact,
+            "sram": {
+                "peak_bytes_per_tile": self.peak_sram.1,
+                "peak_tile": self.peak_sram.0,
+                "by_category": self.peak_sram.2,
+            },
+            "time": {
+                "compile_s": self.compile_seconds,
+                "simulate_s": self.simulate_seconds,
+                "reference_s": self.reference_seconds,
+            },
+            "supersteps": self.supersteps,
+            "running_tiles": self.running_tiles,
+            "ops": ops,
+        });
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    }
+}
