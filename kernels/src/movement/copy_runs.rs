@@ -28,6 +28,14 @@ pub const W8: u32 = 1;
 pub const PACE: u32 = 2;
 /// Flag bit 2: every entry has entry 0's length and none is a zero run.
 pub const UNIFORM: u32 = 4;
+/// Flag bit 3: R >= 2 and the entries are an arithmetic progression (entry r = entry 0 +
+/// r·(entry 1 − entry 0)) of entry 0's length with no zero runs; the kernel then moves a
+/// segment column by column (granule j of every run in one `rpt`). With [`PACE`] the two
+/// strides must be within ±511 granules.
+pub const STRIDED: u32 = 8;
+
+/// Largest |stride| in 8-byte atoms of a PACE strided loop (a 10-bit two's-complement field).
+const PACE_STRIDE_ATOMS: i64 = 511;
 
 /// The source offset word of a zero run.
 pub const ZERO_RUN: u32 = 0xFFFF_FFFF;
@@ -170,6 +178,31 @@ impl Table {
             .unwrap_or(0)
     }
 
+    /// The (src, dst) byte strides when the runs are an arithmetic progression the STRIDED
+    /// loops can run (R >= 2, one length, no zero runs).
+    fn progression(runs: &[Run]) -> Option<(i64, i64)> {
+        if runs.len() < 2 || !Table::uniform(runs) {
+            return None;
+        }
+        let offsets = |run: &Run| match run.src {
+            RunSource::Offset(offset) => (i64::from(offset), i64::from(run.dst)),
+            RunSource::Zeros => (-1, -1),
+        };
+        let (s0, d0) = offsets(&runs[0]);
+        let (s1, d1) = offsets(&runs[1]);
+        let (ds, dd) = (s1 - s0, d1 - d0);
+        runs.iter()
+            .enumerate()
+            .all(|(r, run)| offsets(run) == (s0 + r as i64 * ds, d0 + r as i64 * dd))
+            .then_some((ds, dd))
+    }
+
+    /// Whether the PACE strided loop can take these strides (bytes).
+    fn pace_strides_fit(ds: i64, dd: i64) -> bool {
+        (-PACE_STRIDE_ATOMS * 8..=PACE_STRIDE_ATOMS * 8).contains(&ds)
+            && (-PACE_STRIDE_ATOMS * 8..=PACE_STRIDE_ATOMS * 8).contains(&dd)
+    }
+
     fn uniform(runs: &[Run]) -> bool {
         runs.iter()
             .all(|r| r.bytes == runs[0].bytes && r.src != RunSource::Zeros)
@@ -266,10 +299,10 @@ fn make_case(name: String, table: &Table, src: Vec<u8>, place: Place) -> Case {
             "{name} R={} O={} {mode}{} {}{}{}{}",
             table.runs.len(),
             table.outer,
-            if table.flags & UNIFORM != 0 {
-                " uniform"
-            } else {
-                ""
+            match (table.flags & STRIDED != 0, table.flags & UNIFORM != 0) {
+                (true, _) => " strided",
+                (false, true) => " uniform",
+                (false, false) => "",
             },
             region(place.src),
             region(place.dst),
@@ -322,6 +355,22 @@ fn worker_bundles(table: &Table, first: u32, count: u32) -> u64 {
     let uniform = table.flags & UNIFORM != 0;
     let granules = |run: &Run| u64::from(run.bytes / table.granule());
     let setup = 42;
+    if table.flags & STRIDED != 0 {
+        let n = granules(&table.runs[0]);
+        let (init, go, per_column) = match pace {
+            true => (26, 3, 6),
+            false if w8 => (24, 2, 6),
+            false => (26, 2, 6),
+        };
+        let mut total = setup + init;
+        for (i, seg) in segments(first, count, r_total).iter().enumerate() {
+            let len = u64::from(seg.len);
+            total += if i == 0 { go } else { 8 + go };
+            total += n * (per_column + if pace { len } else { 2 * len });
+            total += 1;
+        }
+        return total + 1;
+    }
     if uniform && r_total == 1 {
         let n = granules(&table.runs[0]);
         let count = u64::from(count);
@@ -532,35 +581,52 @@ fn split_runs(runs: &[Run], pieces: u32, g: u32) -> Vec<Run> {
         .collect()
 }
 
-/// The flags the constructor picks for `runs`: the granule, UNIFORM when it holds, and PACE when
-/// the caller allows it and the estimate says it is faster.
+/// The flags the constructor picks for `runs`: the granule, UNIFORM when it holds, and of the
+/// loops the table and `spec.distinct` allow (plain, PACE, STRIDED, STRIDED + PACE) the one
+/// the estimate says is fastest.
 fn choose_flags(runs: &[Run], spec: &CopyRunsSpec) -> u32 {
-    let mut flags = spec.granule.flag();
+    let base = spec.granule.flag() | if Table::uniform(runs) { UNIFORM } else { 0 };
     let split = worker_split(spec.outer * runs.len() as u32);
-    if Table::uniform(runs) {
-        flags |= UNIFORM;
+    let paced = spec.distinct && spec.granule == Granule::Word8;
+    let mut candidates = vec![base];
+    if paced {
+        candidates.push(base | PACE);
     }
-    let table = |flags| Table {
-        runs: runs.to_vec(),
-        outer: spec.outer,
-        src_stride: spec.src_stride,
-        dst_stride: spec.dst_stride,
-        flags,
+    if let Some((ds, dd)) = Table::progression(runs) {
+        candidates.push(base | STRIDED);
+        if paced && Table::pace_strides_fit(ds, dd) {
+            candidates.push(base | STRIDED | PACE);
+        }
+    }
+    let cost = |flags: u32| {
+        let table = Table {
+            runs: runs.to_vec(),
+            outer: spec.outer,
+            src_stride: spec.src_stride,
+            dst_stride: spec.dst_stride,
+            flags,
+        };
+        estimate(&table, &split)
     };
-    if spec.distinct
-        && spec.granule == Granule::Word8
-        && estimate(&table(flags | PACE), &split) < estimate(&table(flags), &split)
-    {
-        flags |= PACE;
-    }
-    flags
+    // The first of the cheapest (ties keep the simpler loop and no element constraint).
+    candidates
+        .into_iter()
+        .fold(None, |best: Option<(u32, u64)>, flags| {
+            let c = cost(flags);
+            match best {
+                Some((_, b)) if b <= c => best,
+                _ => Some((flags, c)),
+            }
+        })
+        .map_or(base, |(flags, _)| flags)
 }
 
 /// The case of a compiler call (a template: src holds zeros, the table buffer holds the encoded
 /// runs, which the compiler loads as a constant). The constructor may rewrite the table without
 /// changing what is copied: it merges runs contiguous in both src and dst, cuts long runs when
-/// there are too few items for six workers, and picks the flags (UNIFORM when it holds, PACE
-/// when `spec.distinct` allows it and it is faster).
+/// there are too few items for six workers, and picks the flags (UNIFORM when it holds; PACE
+/// when `spec.distinct` allows it, STRIDED when the runs are a progression, each only when the
+/// estimate says it is faster).
 ///
 /// Buffers: 0 `src` (input, up to its last byte read), 1 `dst` (output, up to its last byte
 /// written; bytes no run writes are left as they were), 2 `table` (input). With PACE src and
@@ -612,7 +678,8 @@ impl Kernel for CopyRuns {
     fn abi(&self) -> &'static str {
         "vertex: src, dst, table (R x {src offset | 0xFFFFFFFF = zeros, dst offset, bytes}), R, O, \
          src_stride, dst_stride, flags (bit 0 8-byte mode, bit 1 PACE: src and dst in different \
-         memory elements, bit 2 UNIFORM: equal lengths, no zero runs), split[6] (first item, items) \
+         memory elements, bit 2 UNIFORM: equal lengths, no zero runs, bit 3 STRIDED: the entries \
+         are a progression), split[6] (first item, items) \
          over the O*R items o*R + r; scratch 16 bytes; any region"
     }
 
@@ -675,6 +742,14 @@ mod cases {
         );
         let src = random_bytes(rng, table.src_extent());
         make_case(name.into(), &table, src, place)
+    }
+
+    /// The same table with STRIDED (it must be a progression, with PACE within the fields).
+    fn strided(rng: &mut Rng, name: &str, mut table: Table, place: Place) -> Case {
+        let (ds, dd) = Table::progression(&table.runs).expect("a progression");
+        assert!(table.flags & PACE == 0 || Table::pace_strides_fit(ds, dd));
+        table.flags |= STRIDED | UNIFORM;
+        case(rng, name, table, place, true)
     }
 
     /// FP8 rows (row stride `stride`) to AMP-left panels: run kb of row m goes to (kb·M + m)·32.
@@ -804,6 +879,14 @@ mod cases {
                 place(regions, Region::Standard, distinct),
                 true,
             ));
+            if kbs >= 2 {
+                cases.push(strided(
+                    r,
+                    "panels",
+                    t.clone(),
+                    place(regions, Region::Standard, distinct),
+                ));
+            }
             if rows * kbs < 100 {
                 // The same table without the UNIFORM promise: the general loops.
                 cases.push(case(
@@ -835,9 +918,80 @@ mod cases {
             cases.push(case(
                 r,
                 "heads to rows",
-                tab,
+                tab.clone(),
                 place(regions, Region::Standard, distinct),
                 false,
+            ));
+            cases.push(strided(
+                r,
+                "heads to rows",
+                tab,
+                place(regions, Region::Standard, distinct),
+            ));
+        }
+        // Progressions: reversed (negative strides), broadcast (ds = 0), strides beyond the
+        // PACE fields (plain only), 4-byte granules, segments of one run.
+        // dst_stride 0: the outer iterations follow each other in dst.
+        for (rr, outer, s0, ds, d0, dd, bytes, src_stride, dst_stride, flags, regions) in [
+            (
+                8u32,
+                3u32,
+                7 * 48,
+                -48i64,
+                0u32,
+                48i64,
+                48u32,
+                400u32,
+                0u32,
+                W8 | PACE,
+                SI,
+            ),
+            (8, 3, 7 * 48, -48, 0, 48, 48, 400, 0, W8, SS),
+            (5, 4, 16, 0, 4 * 24, -24, 24, 24, 0, W8 | PACE, II),
+            (5, 4, 16, 0, 4 * 24, -24, 24, 24, 0, 0, SS),
+            (6, 2, 0, 8192, 0, 16, 16, 8, 0, W8, SS),
+            (6, 2, 0, 4088, 0, 16, 16, 8, 0, W8 | PACE, IS),
+            (12, 7, 4, 20, 0, 12, 12, 300, 0, 0, II),
+            (3, 30, 0, 8, 0, 240, 8, 24, 8, W8 | PACE, SI),
+            (3, 30, 0, 8, 0, 240, 8, 24, 8, W8, II),
+            (2, 9, 0, 64, 0, 64, 64, 128, 0, W8, SS),
+            (40, 2, 0, 8, 0, 16, 8, 320, 8, W8 | PACE, SI),
+            (40, 2, 0, 8, 0, 16, 8, 320, 8, 0, SS),
+        ] {
+            let runs = (0..rr as i64)
+                .map(|i| {
+                    Run::copy(
+                        (i64::from(s0) + i * ds) as u32,
+                        (i64::from(d0) + i * dd) as u32,
+                        bytes,
+                    )
+                })
+                .collect();
+            // dst of outer iteration o starts after the runs of o - 1.
+            let span = (0..rr as i64)
+                .map(|i| i64::from(d0) + i * dd + i64::from(bytes))
+                .max()
+                .unwrap_or(0) as u32;
+            let tab = Table {
+                runs,
+                outer,
+                src_stride,
+                dst_stride: if dst_stride == 0 { span } else { dst_stride },
+                flags,
+            };
+            let distinct = flags & PACE != 0;
+            cases.push(strided(
+                r,
+                "progression",
+                tab.clone(),
+                place(regions, Region::Standard, distinct),
+            ));
+            cases.push(case(
+                r,
+                "progression",
+                tab,
+                place(regions, Region::Interleaved, distinct),
+                true,
             ));
         }
         // Column slices (R = 1): the single-entry loops, and the general ones.
@@ -1051,8 +1205,38 @@ mod cases {
         let max_outer = (48_000 / (u64::from(rr) * max_g * u64::from(g))).clamp(1, 30);
         let outer = r.range(1, max_outer) as u32;
         let zeros = *r.pick(&[0u64, 0, 3, 8]);
-        let tab = random_table(r, rr, outer, g, max_g, zeros, flags);
         let regions = *r.pick(&[SS, II, SI, IS]);
+        if rr >= 2 && r.next_u32().is_multiple_of(3) {
+            // A progression: runs of one length L, src stride ds (any sign, or 0), dst either
+            // interleaved across the outer iterations (dd = O L) or consecutive (dd = L).
+            let bytes = g * r.range(1, max_g) as u32;
+            let interleave = r.next_u32().is_multiple_of(2);
+            let (dd, dst_stride) = if interleave {
+                (outer * bytes, bytes)
+            } else {
+                (bytes, rr * bytes)
+            };
+            let ds = i64::from(g) * (r.range(0, 40) as i64 - 20);
+            let s0 = if ds < 0 { (-ds) as u32 * (rr - 1) } else { 0 };
+            let runs = (0..rr)
+                .map(|i| Run::copy((i64::from(s0) + i64::from(i) * ds) as u32, i * dd, bytes))
+                .collect();
+            let tab = Table {
+                runs,
+                outer,
+                src_stride: g * r.range(0, 64) as u32,
+                dst_stride,
+                flags,
+            };
+            let name = format!("random seed={seed} progression");
+            let p = place(regions, Region::Standard, pace);
+            return if pace && !Table::pace_strides_fit(ds, i64::from(dd)) {
+                case(r, &name, tab, p, true)
+            } else {
+                strided(r, &name, tab, p)
+            };
+        }
+        let tab = random_table(r, rr, outer, g, max_g, zeros, flags);
         let uniform = r.next_u32().is_multiple_of(2);
         case(
             r,
@@ -1119,7 +1303,8 @@ mod tests {
     }
 
     #[test]
-    fn the_constructor_picks_pace_for_long_runs_only() {
+    fn the_constructor_picks_the_fastest_loop() {
+        // Long runs, one entry: PACE (the single-entry loop).
         let long = CopyRunsSpec {
             runs: vec![Run::copy(0, 0, 1152)],
             outer: 20,
@@ -1131,13 +1316,51 @@ mod tests {
         let case = compiler_case(&long).unwrap();
         assert_eq!(case.word(V_FLAGS), W8 | PACE | UNIFORM);
         assert_eq!(case.buffers[0].element_slot, Some(0));
-        let short = CopyRunsSpec {
-            runs: (0..8).map(|i| Run::copy(64 * i, 8 * i, 8)).collect(),
+        // Short runs at irregular places: the plain loops, no element constraint.
+        let irregular = CopyRunsSpec {
+            runs: [0u32, 40, 16, 96, 64, 200, 128, 304]
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| Run::copy(s, 8 * i as u32, 8))
+                .collect(),
+            src_stride: 400,
+            dst_stride: 64,
             ..long.clone()
         };
-        let case = compiler_case(&short).unwrap();
+        let case = compiler_case(&irregular).unwrap();
         assert_eq!(case.word(V_FLAGS), W8 | UNIFORM);
         assert_eq!(case.buffers[0].element_slot, None);
+        // Rows to panels: a progression, column by column with PACE when allowed.
+        let panels = CopyRunsSpec {
+            runs: (0..36)
+                .map(|kb| Run::copy(32 * kb, 32 * 46 * kb, 32))
+                .collect(),
+            outer: 46,
+            src_stride: 1152,
+            dst_stride: 32,
+            granule: Granule::Word8,
+            distinct: true,
+        };
+        let flags = compiler_case(&panels).unwrap().word(V_FLAGS);
+        assert_eq!(flags, W8 | UNIFORM | STRIDED | PACE);
+        let flags = compiler_case(&CopyRunsSpec {
+            distinct: false,
+            ..panels
+        })
+        .unwrap()
+        .word(V_FLAGS);
+        assert_eq!(flags, W8 | UNIFORM | STRIDED);
+    }
+
+    #[test]
+    fn progressions_are_recognised() {
+        let runs: Vec<Run> = (0..4).map(|i| Run::copy(100 - 8 * i, 16 * i, 8)).collect();
+        assert_eq!(Table::progression(&runs), Some((-8, 16)));
+        let mut broken = runs.clone();
+        broken[3].dst += 8;
+        assert_eq!(Table::progression(&broken), None);
+        assert_eq!(Table::progression(&runs[..1]), None);
+        assert!(Table::pace_strides_fit(4088, -4088) && !Table::pace_strides_fit(4096, 0));
     }
 
     #[test]
