@@ -90,7 +90,7 @@ fn default_cases_pass_with_close_estimates() {
         );
     }
     // Representative shapes and the cycles their loops reach (with a few % of headroom).
-    let bounds: [(&str, &str, u64); 10] = [
+    let bounds: [(&str, &str, u64); 12] = [
         // 46 rows x 1152 bytes as 36 runs of 32 bytes per row (rows -> AMP panels).
         ("copy_runs", "panels R=36 O=46 w8 uniform SSS", 21_000),
         ("copy_runs", "panels R=36 O=46 w8 strided SSS", 16_000),
@@ -104,6 +104,16 @@ fn default_cases_pass_with_close_estimates() {
             9_200,
         ),
         ("gather_elements", "transpose 32x80 W=8 O=80 E=1 SSS", 7_900),
+        (
+            "gather_elements",
+            "transpose 32x80 W=16 O=80 E=2 strided",
+            6_450,
+        ),
+        (
+            "gather_elements",
+            "transpose 32x80 W=8 O=80 E=1 strided",
+            5_450,
+        ),
         // 2,304 values.
         ("cast_f32_f16", "n=2304 SS", 1_950),
         ("cast_f32_f16", "n=2304 II fast", 820),

@@ -24,6 +24,10 @@ const V_SPLIT: usize = 8;
 /// Bit 31 of the E word: no lane of the table is a zero lane.
 pub const NOZERO: u32 = 1 << 31;
 
+/// Bit 30 of the E word: the table is a progression (word w at d0 + 4w, lane k at
+/// s0 + (L·w + k)·ds with L lanes per word, no zero lanes); the kernel reads only entry 0.
+pub const STRIDED: u32 = 1 << 30;
+
 /// The source offset word of a zero lane.
 pub const ZERO_LANE: u32 = 0xFFFF_FFFF;
 
@@ -141,6 +145,27 @@ impl GatherSpec {
             .any(|w| w.lanes.iter().any(|&l| l == Lane::Zero))
     }
 
+    /// Whether the words are a progression the STRIDED loops can run: word w at d0 + 4w, lane
+    /// k at s0 + (L·w + k)·ds for ds = lane 1 − lane 0 of word 0 (any sign), no zero lanes.
+    fn strided(&self) -> bool {
+        let lanes = self.element.lanes() as i64;
+        let first = &self.words[0];
+        let (Some(Lane::Src(s0)), Some(Lane::Src(s1))) = (first.lanes.first(), first.lanes.get(1))
+        else {
+            return false;
+        };
+        let (d0, s0) = (i64::from(first.dst), i64::from(*s0));
+        let ds = i64::from(*s1) - s0;
+        self.words.iter().enumerate().all(|(w, word)| {
+            let w = w as i64;
+            i64::from(word.dst) == d0 + 4 * w
+                && word.lanes.iter().enumerate().all(|(k, &lane)| {
+                    lane == Lane::Src((s0 + (lanes * w + k as i64) * ds) as u32)
+                        && s0 + (lanes * w + k as i64) * ds >= 0
+                })
+        })
+    }
+
     fn src_extent(&self) -> u64 {
         let e = u64::from(self.element.bytes());
         self.words
@@ -200,8 +225,18 @@ pub fn gather_reference(spec: &GatherSpec, src: &[u8], dst_len: usize) -> Vec<u8
 /// Buffer regions of a case: src, dst, table.
 type Regions = (Region, Region, Region);
 
-fn make_case(name: String, spec: &GatherSpec, src: Vec<u8>, regions: Regions) -> Case {
-    let e_word = spec.element.bytes() | if spec.has_zero() { 0 } else { NOZERO };
+/// `strided`: set [`STRIDED`] (the table must be a progression).
+fn make_case(
+    name: String,
+    spec: &GatherSpec,
+    src: Vec<u8>,
+    regions: Regions,
+    strided: bool,
+) -> Case {
+    debug_assert!(!strided || spec.strided());
+    let e_word = spec.element.bytes()
+        | if spec.has_zero() { 0 } else { NOZERO }
+        | if strided { STRIDED } else { 0 };
     let mut vertex = vec![
         VertexWord::Address {
             buffer: 0,
@@ -229,11 +264,12 @@ fn make_case(name: String, spec: &GatherSpec, src: Vec<u8>, regions: Regions) ->
     Case {
         kernel: NAME.into(),
         name: format!(
-            "{name} W={} O={} E={}{} {}{}{}",
+            "{name} W={} O={} E={}{}{} {}{}{}",
             spec.words.len(),
             spec.outer,
             spec.element.bytes(),
             if spec.has_zero() { " zeros" } else { "" },
+            if strided { " strided" } else { "" },
             region(regions.0),
             region(regions.1),
             region(regions.2)
@@ -279,9 +315,23 @@ fn spec_of(case: &Case) -> GatherSpec {
 }
 
 /// Bundles of one worker's share (counts from the assembly; see its header).
-fn worker_bundles(element: Element, nozero: bool, w: u32, first: u32, count: u32) -> u64 {
+fn worker_bundles(e_word: u32, w: u32, first: u32, count: u32) -> u64 {
     if count == 0 {
         return 7;
+    }
+    let element = Element::from_word(e_word);
+    let nozero = e_word & NOZERO != 0;
+    if e_word & STRIDED != 0 {
+        let (init, first_seg, wrap, per_word) = match element {
+            Element::Half => (18, 3, 5, 4),
+            Element::Byte => (20, 4, 7, 6),
+        };
+        let mut total = 48 + init;
+        for (i, seg) in segments(first, count, w).iter().enumerate() {
+            total += if i == 0 { 0 } else { wrap };
+            total += first_seg + per_word * u64::from(seg.len);
+        }
+        return total + 1;
     }
     let per_word = match (element, nozero) {
         (Element::Half, true) => 6,
@@ -299,12 +349,11 @@ fn worker_bundles(element: Element, nozero: bool, w: u32, first: u32, count: u32
 
 fn estimate(case: &Case) -> u64 {
     let e_word = case.word(V_E);
-    let element = Element::from_word(e_word);
     let w = case.word(V_W);
     let mut bundles = [0u64; WORKERS];
     for (i, b) in bundles.iter_mut().enumerate() {
         let (first, count) = (case.word(V_SPLIT + 2 * i), case.word(V_SPLIT + 2 * i + 1));
-        *b = worker_bundles(element, e_word & NOZERO != 0, w, first, count);
+        *b = worker_bundles(e_word, w, first, count);
     }
     worker_cycles(&bundles)
 }
@@ -409,18 +458,24 @@ fn validate(spec: &GatherSpec) -> Result<(), ParamError> {
 /// words, a constant the compiler loads). Buffers: 0 `src` (input, up to its last element
 /// read), 1 `dst` (output, up to its last word written; words the table does not name are left
 /// as they were), 2 `table` (input); any region, no element constraints. The NOZERO bit is set
-/// when no lane is a zero lane. Errors: an empty table or O = 0, entries with the wrong number
+/// when no lane is a zero lane, STRIDED when the words are a progression (transposes whose
+/// rows fill whole words) and the estimate says it is faster. Errors: an empty table or O = 0, entries with the wrong number
 /// of lanes, dst offsets or stride not multiples of 4, src offsets or stride not multiples of
 /// E, two words with one destination, more than 2^20 items, buffers larger than a tile.
 pub fn compiler_case(spec: &GatherSpec) -> Result<Case, ParamError> {
     validate(spec)?;
     let src = vec![0; spec.src_extent() as usize];
-    Ok(make_case(
-        "compiled".into(),
-        spec,
-        src,
-        (Region::Standard, Region::Standard, Region::Standard),
-    ))
+    let anywhere = (Region::Standard, Region::Standard, Region::Standard);
+    let plain = make_case("compiled".into(), spec, src.clone(), anywhere, false);
+    if !spec.strided() {
+        return Ok(plain);
+    }
+    let strided = make_case("compiled".into(), spec, src, anywhere, true);
+    Ok(if estimate(&strided) < estimate(&plain) {
+        strided
+    } else {
+        plain
+    })
 }
 
 impl Kernel for GatherElements {
@@ -483,7 +538,14 @@ mod cases {
     fn case(rng: &mut Rng, name: &str, spec: &GatherSpec, regions: Regions) -> Case {
         validate(spec).expect("a valid case spec");
         let src = random_src(rng, spec);
-        make_case(name.into(), spec, src, regions)
+        make_case(name.into(), spec, src, regions, false)
+    }
+
+    /// The same with STRIDED.
+    fn strided(rng: &mut Rng, name: &str, spec: &GatherSpec, regions: Regions) -> Case {
+        validate(spec).expect("a valid case spec");
+        let src = random_src(rng, spec);
+        make_case(name.into(), spec, src, regions, true)
     }
 
     /// A random gather: `w` words per outer iteration tiling the dst row in a random order,
@@ -559,7 +621,11 @@ mod cases {
         ] {
             let e = element.bytes();
             let spec = GatherSpec::transpose(rows, cols, cols * e + extra, element);
-            cases.push(case(r, &format!("transpose {rows}x{cols}"), &spec, regions));
+            let name = format!("transpose {rows}x{cols}");
+            cases.push(case(r, &name, &spec, regions));
+            if spec.strided() {
+                cases.push(strided(r, &name, &spec, regions));
+            }
         }
         // A whole transpose as one outer iteration (W = all words), and its items spread.
         for element in [Element::Half, Element::Byte] {
@@ -587,6 +653,27 @@ mod cases {
                 element,
             };
             cases.push(case(r, "flat transpose 12x10", &flat, (S, S, I)));
+            // Reversed lane order (a negative ds) as one progression.
+            let lanes = element.lanes() as u32;
+            let (w, e) = (9u32, element.bytes());
+            let top = (lanes * w - 1) * 3 * e;
+            let reversed = GatherSpec {
+                words: (0..w)
+                    .map(|i| GatherWord {
+                        dst: 4 * i,
+                        lanes: (0..lanes)
+                            .map(|k| Lane::Src(top - (lanes * i + k) * 3 * e))
+                            .collect(),
+                    })
+                    .collect(),
+                outer: 5,
+                src_stride: e,
+                dst_stride: 4 * w,
+                element,
+            };
+            assert!(reversed.strided());
+            cases.push(case(r, "reversed lanes", &reversed, (S, S, S)));
+            cases.push(strided(r, "reversed lanes", &reversed, (I, I, S)));
         }
         // Random gathers: both sizes, with and without zero lanes, idle workers, many items.
         for (w, outer, element, window, zeros, regions) in [
@@ -637,7 +724,11 @@ mod cases {
             let cols = r.range(1, 64) as u32;
             let extra = element.bytes() * r.range(0, 3) as u32;
             let spec = GatherSpec::transpose(rows, cols, cols * element.bytes() + extra, element);
-            return case(r, &name, &spec, regions);
+            return if spec.strided() && r.next_u32().is_multiple_of(2) {
+                strided(r, &name, &spec, regions)
+            } else {
+                case(r, &name, &spec, regions)
+            };
         }
         let w = r.range(1, 60) as u32;
         let outer = r.range(1, 40) as u32;
@@ -662,6 +753,18 @@ mod tests {
         let spec = GatherSpec::transpose(4, 2, 2, Element::Byte);
         let out = gather_reference(&spec, &[1, 2, 3, 4, 5, 6, 7, 8], 8);
         assert_eq!(out, vec![1, 3, 5, 7, 2, 4, 6, 8]);
+    }
+
+    #[test]
+    fn transposes_of_whole_words_are_progressions() {
+        assert!(GatherSpec::transpose(32, 80, 160, Element::Half).strided());
+        assert!(GatherSpec::transpose(32, 80, 80, Element::Byte).strided());
+        // Padded with zero lanes: not a progression; the constructor keeps the table loop.
+        let odd = GatherSpec::transpose(3, 5, 10, Element::Half);
+        assert!(!odd.strided());
+        assert_eq!(compiler_case(&odd).unwrap().word(V_E) & STRIDED, 0);
+        let big = compiler_case(&GatherSpec::transpose(32, 80, 160, Element::Half)).unwrap();
+        assert_eq!(big.word(V_E), 2 | NOZERO | STRIDED);
     }
 
     #[test]
