@@ -434,7 +434,7 @@ fn validate(spec: &CopyRunsSpec) -> Result<u32, ParamError> {
     }
     let g = spec.granule.bytes();
     let aligned = |what: String, value: u32| {
-        if value % g == 0 {
+        if value.is_multiple_of(g) {
             Ok(())
         } else {
             Err(ParamError::Misaligned {

@@ -140,9 +140,7 @@ impl GatherSpec {
     }
 
     fn has_zero(&self) -> bool {
-        self.words
-            .iter()
-            .any(|w| w.lanes.iter().any(|&l| l == Lane::Zero))
+        self.words.iter().any(|w| w.lanes.contains(&Lane::Zero))
     }
 
     /// Whether the words are a progression the STRIDED loops can run: word w at d0 + 4w, lane
@@ -374,7 +372,7 @@ fn validate(spec: &GatherSpec) -> Result<(), ParamError> {
     }
     let e = spec.element.bytes();
     let aligned = |what: String, value: u32, multiple: u32| {
-        if value % multiple == 0 {
+        if value.is_multiple_of(multiple) {
             Ok(())
         } else {
             Err(ParamError::Misaligned {
