@@ -5,8 +5,12 @@
 //! below the figures the kernels were written to (so a slower loop fails here).
 
 use tessera::check::{check_kernels, CheckOptions, CheckReport};
-use tessera::kernels::{convert, movement, Kernel};
+use tessera::kernels::{convert, movement, Case, Kernel};
+use tessera::sim::chip::{Chip, RunOptions};
 use tessera::sim::MachineDescription;
+use tessera::target::target_of;
+use tessera_codegen::emit::{self, example};
+use tessera_codegen::refexec;
 
 fn kernels() -> Vec<&'static dyn Kernel> {
     let mut all = movement::kernels();
@@ -188,5 +192,64 @@ fn case_output(case: &tessera::kernels::Case) -> &str {
     match case.kernel.as_str() {
         "copy_runs" | "gather_elements" => "dst",
         _ => "out",
+    }
+}
+
+/// The kernels through the compiler's back end (placement with their regions and element slots,
+/// the tables and jump tables as loaded contents, the supervisor CSRs): the first default case,
+/// a case of the fastest loop and a compiler-constructor case of each, one per tile of the `small`
+/// chip, every output bit compared with the plan's reference executor.
+#[test]
+fn the_kernels_run_in_a_compiled_image() {
+    let machine = MachineDescription::builtin("small").expect("the small machine");
+    let mut cases: Vec<(&'static dyn Kernel, Case)> = Vec::new();
+    for kernel in kernels() {
+        let all = kernel.cases();
+        // The fastest loop of each: element slots (PACE / FAST), else STRIDED.
+        let fast = all
+            .iter()
+            .find(|c| c.buffers.iter().any(|b| b.element_slot.is_some()))
+            .or_else(|| all.iter().find(|c| c.name.contains("strided")))
+            .expect("a case of the fast loops")
+            .clone();
+        let compiled = all
+            .iter()
+            .rev()
+            .find(|c| c.name.contains("compiled"))
+            .expect("a constructor case")
+            .clone();
+        cases.extend([(kernel, all[0].clone()), (kernel, fast), (kernel, compiled)]);
+    }
+    assert!(cases.len() <= machine.tiles as usize);
+    let program = example::one_call_per_tile(machine.tiles, &cases);
+    let compiled = emit::compile(&target_of(&machine), &program).unwrap_or_else(|e| panic!("{e}"));
+    let mut chip = Chip::new(&machine).expect("a chip");
+    chip.load_image(&compiled.image).expect("the image loads");
+    let no_inputs: &[(String, Vec<u8>)] = &[];
+    let report = chip
+        .run(no_inputs, &RunOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let expected = refexec::execute(&program, no_inputs).expect("the reference executor");
+    assert_eq!(report.outputs.len(), expected.len());
+    for ((name, got), (want_name, want)) in report.outputs.iter().zip(&expected) {
+        assert_eq!(name, want_name);
+        assert!(got == want, "output `{name}` differs from the reference");
+    }
+    // And each output is what the kernel's own reference says for its case.
+    for (i, (kernel, case)) in cases.iter().enumerate() {
+        for (k, &index) in case.outputs().iter().enumerate() {
+            let name = format!("t{i}.{}", case.buffers[index].name);
+            let got = report
+                .outputs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("no output {name}"));
+            assert!(
+                got.1 == kernel.reference(case)[k],
+                "{} [{}]: {name} differs from the kernel reference",
+                case.kernel,
+                case.name
+            );
+        }
     }
 }

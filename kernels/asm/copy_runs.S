@@ -28,7 +28,8 @@
 // multiple of 8 (4); bytes >= 8 (4) and bytes / 8 (4) <= 65535 (the rpt count); a src offset of
 // 0xFFFFFFFF (any value with bit 31 set) writes `bytes` zero bytes; runs do not overlap in dst;
 // src and dst do not overlap; O*R <= 2^20 (the division below); PACE addresses below 2 MiB.
-// Scratch: 16 bytes at $mworker_base. Memory: any region, no element constraint except PACE's.
+// Scratch: 20 bytes at $mworker_base. Memory: any region, no element constraint except PACE's.
+// Code: 2.8 KB (one loop per mode).
 //
 // Set-up (about 42 bundles): (o, r) = divmod(first, R) without a divide instruction: first and
 // R become f32 exactly (OR 0x4B000000 = 2^23, then subtract 2^23), q = first * f32oox(R) is

@@ -680,7 +680,7 @@ impl Kernel for CopyRuns {
          src_stride, dst_stride, flags (bit 0 8-byte mode, bit 1 PACE: src and dst in different \
          memory elements, bit 2 UNIFORM: equal lengths, no zero runs, bit 3 STRIDED: the entries \
          are a progression), split[6] (first item, items) \
-         over the O*R items o*R + r; scratch 16 bytes; any region"
+         over the O*R items o*R + r; scratch 20 bytes; any region"
     }
 
     fn cases(&self) -> Vec<Case> {
