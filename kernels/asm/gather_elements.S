@@ -18,7 +18,8 @@
 //                  offset is 0xFFFFFFFF (the kernel then runs the branch-free loops);
 //                  bit 30 STRIDED: word w is at d0 + 4w and its lane k at s0 + (L w + k) ds,
 //                  L = 4 / E, for d0 = entry 0's dst, s0 its lane 0, ds its lane 1 - lane 0
-//                  (a transpose of rows that fill whole words): the loop reads no table
+//                  (a transpose of rows that fill whole words), no zero lanes: the loop
+//                  reads no table
 //   8 + 2w: first item of worker w     9 + 2w: its item count
 // Items are the (o, w) pairs numbered o*W + w, split in order (kernels/src/split.rs).
 // Requirements: dst offsets multiples of 4, source offsets multiples of E (or 0xFFFFFFFF: any
@@ -27,7 +28,7 @@
 // as in copy_runs.S). Scratch: 16 bytes at $mworker_base. Memory: any region, no element
 // constraints (one access per bundle).
 //
-// Set-up (about 45 bundles): (o, w) = divmod(first, W) in f32 exactly as copy_runs.S does, the
+// Set-up (48 bundles): (o, w) = divmod(first, W) in f32 exactly as copy_runs.S does, the
 // bases of outer iteration o, the table pointer of entry w, and a jump through
 // gather_elements_modes[4 NOZERO + 2 STRIDED + (E == 1)].
 // Loops (bundles per destination word; every bundle makes one memory access):
@@ -49,7 +50,8 @@
 // Code: 1.8 KB.
 // Registers: $m0 src_stride, $m1 items left after this segment, $m2 words in it, $m3 W,
 // $m4 / $m7 source offsets, $m5 dst offset, $m6 source-offset pointer, $m8 dst_stride,
-// $m9 src base of the outer iteration, $m10 dst base, $m11 dst-offset pointer (entry start).
+// $m9 src base of the outer iteration, $m10 dst base, $m11 dst-offset pointer (entry start);
+// the STRIDED loops: $m9 / $m6 / $m10 / $m11 lane bases, $m4 delta, $m5 dst pointer, $m7 step.
 // ARF: $a0..$a3 lanes (ldb16 / ldb8 broadcast them), $a2 / $a6 the assembled word.
 
 #define V_SRC      0
