@@ -24,8 +24,9 @@
 // two (the padding codes are FP8(+0) = 0).
 // Memory: any region without FAST; scratch 16 bytes.
 //
-// Cost per worker with c groups: general 3c + 22 bundles, FAST c + 27 (c >= 2), plus worker 5's
-// tail (t = n % 8 > 0): about 3 (t / 2) + 16.
+// Cost per worker with c groups: general 3c + 22 bundles, FAST c + 27 (c >= 2); worker 5's
+// tail (t = n % 8 > 0) adds 13 + (t >= 2 ? 1 + 3 floor(t / 2) : 0) + (t odd ? 4 : 0) (and 5
+// more after the FAST loop).
 // Registers: $m0 worker, $m2 first group, $m3 groups, $m4 in, $m5 out, $m7 n word,
 // $m8:9 packed pace addresses, $m10 pace strides; $a0:3 eight halves, $a4:5 eight codes.
 

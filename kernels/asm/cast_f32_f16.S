@@ -18,8 +18,8 @@
 // stored as one 8-byte group (the padding halves are f16(+0) = 0).
 // Memory: any region without FAST; scratch 16 bytes.
 //
-// Cost per worker with c groups: general 3c + 20 bundles, FAST c + 20 (c >= 2), plus the tail
-// (worker 5, n % 4 = t > 0): 3t + 11.
+// Cost per worker with c groups: general 3c + 20 bundles, FAST c + 25 (c >= 2); worker 5's
+// tail (t = n % 4 > 0) adds 3t + 9 (and 5 more after the FAST loop).
 // Registers: $m0 worker, $m2 first group, $m3 groups, $m4 in, $m5 out, $m7 n word,
 // $m8:9 packed pace addresses, $m10 pace strides; $a0:3 four f32, $a4:5 four halves.
 

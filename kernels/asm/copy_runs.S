@@ -19,20 +19,24 @@
 //                  bit 2 UNIFORM: every entry has the bytes of entry 0 and none is a zero run
 //                        (the kernel then reads only (src, dst) per run, and with R = 1 keeps
 //                        the single entry in registers)
+//                  bit 3 STRIDED: R >= 2 and entry r = entry 0 + r * (entry 1 - entry 0) with
+//                        entry 0's bytes, no zero runs (the kernel reads entries 0 and 1 only);
+//                        with PACE both strides within -4088 .. 4088 bytes (10-bit atom fields)
 //   8 + 2w: first item of worker w     9 + 2w: its item count
 // Items are the (o, r) pairs numbered o*R + r, split in order (kernels/src/split.rs).
 // Requirements: in 8-byte mode (4-byte mode) every base, stride, offset and length is a
 // multiple of 8 (4); bytes >= 8 (4) and bytes / 8 (4) <= 65535 (the rpt count); a src offset of
 // 0xFFFFFFFF (any value with bit 31 set) writes `bytes` zero bytes; runs do not overlap in dst;
 // src and dst do not overlap; O*R <= 2^20 (the division below); PACE addresses below 2 MiB.
-// Scratch: 16 bytes at $mworker_base. Memory: any region, no element constraint except PACE's.
+// Scratch: 20 bytes at $mworker_base. Memory: any region, no element constraint except PACE's.
+// Code: 2.8 KB (one loop per mode).
 //
 // Set-up (about 42 bundles): (o, r) = divmod(first, R) without a divide instruction: first and
 // R become f32 exactly (OR 0x4B000000 = 2^23, then subtract 2^23), q = first * f32oox(R) is
 // within 1/8 of first / R (both roundings are relative 2^-24 and first < 2^20), adding 2^23
 // rounds it to an integer, which is floor(first / R) or one more; r = first - q R < 0 corrects.
 // Then src/dst bases of outer iteration o, the table pointer of run r, and a jump through
-// copy_runs_modes[flags & 7] to the mode's loop.
+// copy_runs_modes[flags & 15] to the mode's loop.
 //
 // Loops (n = bytes / 8 in 8-byte mode, bytes / 4 in 4-byte mode; bundles per run):
 //   plain (4 and 8)   7 + 2n    ld32step x3 (src, dst, bytes), shr, brneg (zero run),
@@ -44,9 +48,16 @@
 //   PACE + UNIFORM    8 + n
 //   UNIFORM, R = 1    4 + 2n per item (plain), 6 + n (PACE): the entry stays in registers,
 //                     the pointers step by stride - bytes
+//   STRIDED           per segment of len runs: n columns of 6 + 2 len (plain) or 6 + len
+//                     (PACE): granule j of every run of the segment in one rpt with register
+//                     strides (ld64step/st64step, or ldst64pace with the strides in the pace
+//                     fields), no per-run overhead at all
 // So 2 bundles per 8 bytes (per 4 bytes in 4-byte mode), 1 with PACE. A worker's items are cut
 // into segments, one per outer iteration; each new segment costs 7 bundles (bases + strides,
-// table pointer reload, min(R, items left)).
+// table pointer reload, min(R, items left)), 11 to 12 in the STRIDED loops.
+// The constructor (kernels/src/movement/copy_runs.rs) picks the flags by this cost model:
+// e.g. 46 rows x 1152 bytes to AMP panels (36 runs of 32 bytes) is 20.5k cycles UNIFORM,
+// 15.5k STRIDED and 8.9k STRIDED + PACE.
 // Registers: $m0 src_stride, $m1 items left after this segment, $m2 runs left in it (brnzdec),
 // $m3 R, $m4 src offset, $m5 dst offset ($m4:5 packed PACE addresses), $m6 granules,
 // $m8 dst_stride, $m9 src base of the outer iteration, $m10 dst base, $m11 table pointer.
@@ -65,6 +76,8 @@
 copy_runs_modes:
     .int .Linit_p4, .Linit_p8, .Linit_p4, .Linit_q8
     .int .Linit_u4, .Linit_u8, .Linit_u4, .Linit_qu8
+    .int .Linit_t4, .Linit_t8, .Linit_t4, .Linit_qt8
+    .int .Linit_t4, .Linit_t8, .Linit_t4, .Linit_qt8
 
     .section .text.copy_runs
     .globl copy_runs
@@ -110,7 +123,7 @@ copy_runs:
     { add $m11, $m11, $m7 ; fnop }                         // entry r
     { sub $m2, $m3, $m6 ; fnop }                           // runs left in outer iteration o
     { ld32 $m7, $mvertex_base, $mzero, V_FLAGS ; fnop }
-    { and $m7, $m7, 7 ; fnop }
+    { and $m7, $m7, 15 ; fnop }
     { setzi $m6, copy_runs_modes ; fnop }
     { ld32 $m7, $m6, $mzero, $m7 ; fnop }
     { br $m7 ; fnop }
@@ -365,6 +378,151 @@ copy_runs:
     { add $m9, $m9, $m0 ; fnop }
     { add $m10, $m10, $m8 ; fnop }
     { brnzdec $m1, .Lsq8 ; fnop }
+    exitz $mzero
+    .align 8
+
+// ---- STRIDED: entry r = entry 0 + r (entry 1 - entry 0), all of entry 0's length (R >= 2).
+// A segment runs column by column: granule j of all its runs is one rpt with register strides
+// (ds, dd in granules), so the per-run overhead is gone. $m0 / $m3 hold the column's src / dst
+// start, $m7 / $m11 the strides, scratch word 4 the granules per run - 1; R and the outer
+// strides are reloaded from the vertex at each new outer iteration.
+.Linit_t4:
+    { setzi $m8, 2 ; fnop }                                // log2 of the granule
+    { bri .Lt_init ; fnop }
+.Linit_t8:
+    { setzi $m8, 3 ; fnop }
+.Lt_init:
+    { ld32 $m6, $mvertex_base, $mzero, V_TABLE ; fnop }
+    { ld32 $m4, $m6, $mzero, 0 ; fnop }                    // s0
+    { ld32 $m5, $m6, $mzero, 3 ; fnop }                    // s1
+    { sub $m7, $m5, $m4 ; fnop }                           // ds
+    { add $m9, $m9, $m4 ; fnop }                           // src base + s0
+    { ld32 $m4, $m6, $mzero, 1 ; fnop }                    // d0
+    { ld32 $m5, $m6, $mzero, 4 ; fnop }                    // d1
+    { sub $m11, $m5, $m4 ; fnop }                          // dd
+    { add $m10, $m10, $m4 ; fnop }                         // dst base + d0
+    { ld32 $m6, $m6, $mzero, 2 ; fnop }                    // bytes
+    { shr $m6, $m6, $m8 ; fnop }
+    { add $m6, $m6, -1 ; fnop }
+    { st32 $m6, $mworker_base, $mzero, 4 ; fnop }          // granules per run - 1
+    { sub $m4, $m3, $m2 ; fnop }                           // r of the first item
+    { mul $m5, $m4, $m7 ; fnop }
+    { add $m0, $m9, $m5 ; fnop }                           // src of run r, granule 0
+    { mul $m5, $m4, $m11 ; fnop }
+    { add $m3, $m10, $m5 ; fnop }                          // dst of run r, granule 0
+    { shrs $m7, $m7, $m8 ; fnop }                          // strides in granules
+    { shrs $m11, $m11, $m8 ; fnop }
+    { min $m2, $m2, $m1 ; fnop }
+    { cmpeq $m8, $m8, 3 ; fnop }
+    { brnz $m8, .Lt8_go ; fnop }
+    { bri .Lt4_go ; fnop }
+
+.Lt4_wrap:
+    { ld32 $m8, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
+    { add $m9, $m9, $m8 ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
+    { add $m10, $m10, $m8 ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, V_R ; fnop }
+    { min $m2, $m8, $m1 ; fnop }
+    { mov $m0, $m9 ; fnop }
+    { mov $m3, $m10 ; fnop }
+.Lt4_go:
+    { sub $m1, $m1, $m2 ; fnop }
+    { ld32 $m6, $mworker_base, $mzero, 4 ; fnop }
+.Lt4_col:
+    { mov $m4, $m0 ; fnop }
+    { mov $m5, $m3 ; fnop }
+    { rpt $m2, 1 ; fnop }
+    { ld32step $a0, $mzero, $m4+=, $m7 ; fnop }
+    { st32step $a0, $mzero, $m5+=, $m11 ; fnop }
+    { add $m0, $m0, 4 ; fnop }
+    { add $m3, $m3, 4 ; fnop }
+    { brnzdec $m6, .Lt4_col ; fnop }
+    { brnz $m1, .Lt4_wrap ; fnop }
+    exitz $mzero
+    .align 8
+
+.Lt8_wrap:
+    { ld32 $m8, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
+    { add $m9, $m9, $m8 ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
+    { add $m10, $m10, $m8 ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, V_R ; fnop }
+    { min $m2, $m8, $m1 ; fnop }
+    { mov $m0, $m9 ; fnop }
+    { mov $m3, $m10 ; fnop }
+.Lt8_go:
+    { sub $m1, $m1, $m2 ; fnop }
+    { ld32 $m6, $mworker_base, $mzero, 4 ; fnop }
+.Lt8_col:
+    { mov $m4, $m0 ; fnop }
+    { mov $m5, $m3 ; fnop }
+    { rpt $m2, 1 ; fnop }
+    { ld64step $a0:1, $mzero, $m4+=, $m7 ; fnop }
+    { st64step $a0:1, $mzero, $m5+=, $m11 ; fnop }
+    { add $m0, $m0, 8 ; fnop }
+    { add $m3, $m3, 8 ; fnop }
+    { brnzdec $m6, .Lt8_col ; fnop }
+    { brnz $m1, .Lt8_wrap ; fnop }
+    exitz $mzero
+    .align 8
+
+// STRIDED + PACE: per column one tapack (load src, a harmless second load from dst, store
+// dst), the first granule with ld2x64pace, then rpt len - 1 { ldst64pace } stepping the load by
+// field 0 (ds / 8) and the store by field 1 (dd / 8) of $m7; both within -512 .. 511 atoms.
+.Linit_qt8:
+    { ld32 $m6, $mvertex_base, $mzero, V_TABLE ; fnop }
+    { ld32 $m4, $m6, $mzero, 0 ; fnop }
+    { ld32 $m5, $m6, $mzero, 3 ; fnop }
+    { sub $m7, $m5, $m4 ; fnop }                           // ds
+    { add $m9, $m9, $m4 ; fnop }
+    { ld32 $m4, $m6, $mzero, 1 ; fnop }
+    { ld32 $m5, $m6, $mzero, 4 ; fnop }
+    { sub $m11, $m5, $m4 ; fnop }                          // dd
+    { add $m10, $m10, $m4 ; fnop }
+    { ld32 $m6, $m6, $mzero, 2 ; fnop }
+    { shr $m6, $m6, 3 ; fnop }
+    { add $m6, $m6, -1 ; fnop }
+    { st32 $m6, $mworker_base, $mzero, 4 ; fnop }
+    { sub $m4, $m3, $m2 ; fnop }
+    { mul $m5, $m4, $m7 ; fnop }
+    { add $m0, $m9, $m5 ; fnop }
+    { mul $m5, $m4, $m11 ; fnop }
+    { add $m3, $m10, $m5 ; fnop }
+    { shrs $m7, $m7, 3 ; fnop }
+    { and $m7, $m7, 0x3ff ; fnop }                         // field 0: ds / 8
+    { shrs $m11, $m11, 3 ; fnop }
+    { and $m11, $m11, 0x3ff ; fnop }
+    { shl $m11, $m11, 10 ; fnop }
+    { or $m7, $m7, $m11 ; fnop }                           // field 1: dd / 8
+    { min $m2, $m2, $m1 ; fnop }
+    { bri .Lqt8_go ; fnop }
+.Lqt8_wrap:
+    { ld32 $m11, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
+    { add $m9, $m9, $m11 ; fnop }
+    { ld32 $m11, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
+    { add $m10, $m10, $m11 ; fnop }
+    { ld32 $m11, $mvertex_base, $mzero, V_R ; fnop }
+    { min $m2, $m11, $m1 ; fnop }
+    { mov $m0, $m9 ; fnop }
+    { mov $m3, $m10 ; fnop }
+.Lqt8_go:
+    { sub $m1, $m1, $m2 ; fnop }
+    { add $m8, $m2, -1 ; fnop }
+    { ld32 $m6, $mworker_base, $mzero, 4 ; fnop }
+.Lqt8_col:
+    { tapack $m4:5, $m0, $m3, $m3 ; fnop }
+    { ld2x64pace $a0:1, $a2:3, $m4:5+=, $m7, 1 ; fnop }
+    { rpt $m8, 0 ; fnop }
+    { ldst64pace $a0:1, $a0:1, $m4:5+=, $m7, 9 ; fnop }
+    { st64pace $a0:1, $m4:5+=, $m7, 0 ; fnop }
+    { add $m0, $m0, 8 ; fnop }
+    { add $m3, $m3, 8 ; fnop }
+    { brnzdec $m6, .Lqt8_col ; fnop }
+    { brnz $m1, .Lqt8_wrap ; fnop }
+    exitz $mzero
+    .align 8
+
 .Lexit:
     exitz $mzero
     .size copy_runs, . - copy_runs

@@ -15,7 +15,11 @@
 //   5: src_stride  bytes from outer iteration o to o + 1 in src (a multiple of E)
 //   6: dst_stride  bytes from outer iteration o to o + 1 in dst (a multiple of 4)
 //   7: E           bits 0..1: element bytes, 1 (FP8) or 2 (f16); bit 31 NOZERO: no source
-//                  offset is 0xFFFFFFFF (the kernel then runs the branch-free loops)
+//                  offset is 0xFFFFFFFF (the kernel then runs the branch-free loops);
+//                  bit 30 STRIDED: word w is at d0 + 4w and its lane k at s0 + (L w + k) ds,
+//                  L = 4 / E, for d0 = entry 0's dst, s0 its lane 0, ds its lane 1 - lane 0
+//                  (a transpose of rows that fill whole words), no zero lanes: the loop
+//                  reads no table
 //   8 + 2w: first item of worker w     9 + 2w: its item count
 // Items are the (o, w) pairs numbered o*W + w, split in order (kernels/src/split.rs).
 // Requirements: dst offsets multiples of 4, source offsets multiples of E (or 0xFFFFFFFF: any
@@ -24,9 +28,9 @@
 // as in copy_runs.S). Scratch: 16 bytes at $mworker_base. Memory: any region, no element
 // constraints (one access per bundle).
 //
-// Set-up (about 45 bundles): (o, w) = divmod(first, W) in f32 exactly as copy_runs.S does, the
+// Set-up (48 bundles): (o, w) = divmod(first, W) in f32 exactly as copy_runs.S does, the
 // bases of outer iteration o, the table pointer of entry w, and a jump through
-// gather_elements_modes[2 NOZERO + (E == 1)].
+// gather_elements_modes[4 NOZERO + 2 STRIDED + (E == 1)].
 // Loops (bundles per destination word; every bundle makes one memory access):
 //   E = 2, NOZERO   6    rpt { ld src0 ; ld src1 ; ldb16 ; ldb16 ; st32 previous word +
 //                          sort4x16lo ; ld dst }
@@ -35,13 +39,19 @@
 //   E = 1, NOZERO   10   rpt { 4 offsets, 4 ldb8, st32 previous word, ld dst }, the lanes
 //                        combined by sort4x16lo, sort4x16lo, sort8x8lo in the aux slots
 //   E = 1           15   with a brneg per lane
+//   E = 2, STRIDED  4    rpt { ldb16 ; ldb16 ; add delta + sort4x16lo ; st32step }
+//   E = 1, STRIDED  6    rpt { 4 ldb8 ; add delta ; st32step previous word } (the lanes
+//                        combined in the aux slots; the first word before the rpt)
 // Each word is stored one iteration late (the store of the first iteration writes a junk word
 // to the segment's first destination word, which the second store overwrites; the last word is
-// stored after the loop). A worker's items are cut into segments, one per outer iteration;
-// a segment costs 6 bundles (7 with the brneg loops) plus 4 for each new outer iteration.
+// stored after the loop; STRIDED stores in order). A worker's items are cut into segments, one
+// per outer iteration; a segment costs 6 bundles plus 4 for each new outer iteration (STRIDED:
+// 3 + 5 for f16, 4 + 7 for FP8). Set-up 48 bundles, mode entry 2 (STRIDED 18 / 20).
+// Code: 1.8 KB.
 // Registers: $m0 src_stride, $m1 items left after this segment, $m2 words in it, $m3 W,
 // $m4 / $m7 source offsets, $m5 dst offset, $m6 source-offset pointer, $m8 dst_stride,
-// $m9 src base of the outer iteration, $m10 dst base, $m11 dst-offset pointer (entry start).
+// $m9 src base of the outer iteration, $m10 dst base, $m11 dst-offset pointer (entry start);
+// the STRIDED loops: $m9 / $m6 / $m10 / $m11 lane bases, $m4 delta, $m5 dst pointer, $m7 step.
 // ARF: $a0..$a3 lanes (ldb16 / ldb8 broadcast them), $a2 / $a6 the assembled word.
 
 #define V_SRC      0
@@ -56,7 +66,8 @@
     .section .data.gather_elements_modes
     .align 4
 gather_elements_modes:
-    .int .Linit_g2, .Linit_g1, .Linit_f2, .Linit_f1
+    .int .Linit_g2, .Linit_g1, .Linit_s2, .Linit_s1
+    .int .Linit_f2, .Linit_f1, .Linit_s2, .Linit_s1
 
     .section .text.gather_elements
     .globl gather_elements
@@ -105,9 +116,9 @@ gather_elements:
     { add $m5, $m5, 12 ; fnop }                            // entry bytes: 12 or 20
     { mul $m5, $m5, $m6 ; fnop }
     { add $m11, $m11, $m5 ; fnop }                         // entry w
-    { shr $m7, $m7, 30 ; fnop }
-    { and $m7, $m7, 2 ; fnop }
-    { or $m7, $m7, $m4 ; fnop }                            // 2 NOZERO + (E == 1)
+    { shr $m7, $m7, 29 ; fnop }
+    { and $m7, $m7, 6 ; fnop }
+    { or $m7, $m7, $m4 ; fnop }                            // 4 NOZERO + 2 STRIDED + (E == 1)
     { sub $m2, $m3, $m6 ; fnop }                           // words left in outer iteration o
     { setzi $m6, gather_elements_modes ; fnop }
     { ld32 $m7, $m6, $mzero, $m7 ; fnop }
@@ -249,6 +260,100 @@ gather_elements:
     { bri .Lg1_3 ; setzi $a2, 0 }
 .Lg1_z3:
     { bri .Lg1_4 ; setzi $a3, 0 }
+    .align 8
+
+// ---- STRIDED (no table reads in the loop): word w of an outer iteration is at d0 + 4w and its
+// lane k at s0 + (L w + k) ds (L = 4 / E lanes), from entry 0 (d0, s0, s0 + ds). Lane k reads
+// through its own base P_k = src + o*src_stride + s0 + k ds and a shared delta that steps by
+// L ds per word; the words are stored with st32step. $m8 = dst_stride - 4W moves the
+// destination pointer from the end of one outer iteration to the start of the next.
+.Linit_s2:
+    { ld32 $m6, $mvertex_base, $mzero, V_TABLE ; fnop }
+    { ld32 $m5, $m6, $mzero, 0 ; fnop }                    // d0
+    { ld32 $m4, $m6, $mzero, 1 ; fnop }                    // s0
+    { ld32 $m7, $m6, $mzero, 2 ; fnop }                    // s0 + ds
+    { sub $m7, $m7, $m4 ; fnop }                           // ds
+    { add $m9, $m9, $m4 ; fnop }                           // P0
+    { add $m6, $m9, $m7 ; fnop }                           // P1
+    { add $m5, $m10, $m5 ; fnop }                          // dst of outer iteration o, word 0
+    { sub $m4, $m3, $m2 ; fnop }                           // w of the first item
+    { min $m2, $m2, $m1 ; fnop }
+    { shl $m0, $m4, 2 ; fnop }
+    { add $m5, $m5, $m0 ; fnop }                           // its word
+    { shl $m0, $m3, 2 ; fnop }
+    { sub $m8, $m8, $m0 ; fnop }                           // dst_stride - 4W
+    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
+    { shl $m7, $m7, 1 ; fnop }                             // 2 ds per word
+    { mul $m4, $m4, $m7 ; fnop }                           // delta of the first word
+    { bri .Ls2_go ; fnop }
+.Ls2_wrap:
+    { add $m9, $m9, $m0 ; fnop }
+    { add $m6, $m6, $m0 ; fnop }
+    { setzi $m4, 0 ; fnop }
+    { add $m5, $m5, $m8 ; fnop }
+    { min $m2, $m3, $m1 ; fnop }
+.Ls2_go:
+    { sub $m1, $m1, $m2 ; fnop }
+    { rpt $m2, 3 ; fnop }
+    { ldb16 $a0, $m9, $m4, 0 ; fnop }
+    { ldb16 $a1, $m6, $m4, 0 ; fnop }
+    { add $m4, $m4, $m7 ; sort4x16lo $a2, $a0, $a1 }
+    { st32step $a2, $mzero, $m5+=, 1 ; fnop }
+    { brnz $m1, .Ls2_wrap ; fnop }
+    exitz $mzero
+    .align 8
+
+.Linit_s1:
+    { ld32 $m6, $mvertex_base, $mzero, V_TABLE ; fnop }
+    { ld32 $m5, $m6, $mzero, 0 ; fnop }                    // d0
+    { ld32 $m4, $m6, $mzero, 1 ; fnop }                    // s0
+    { ld32 $m7, $m6, $mzero, 2 ; fnop }                    // s0 + ds
+    { sub $m7, $m7, $m4 ; fnop }                           // ds
+    { add $m5, $m10, $m5 ; fnop }
+    { add $m9, $m9, $m4 ; fnop }                           // P0
+    { add $m6, $m9, $m7 ; fnop }                           // P1
+    { add $m10, $m6, $m7 ; fnop }                          // P2
+    { add $m11, $m10, $m7 ; fnop }                         // P3
+    { sub $m4, $m3, $m2 ; fnop }
+    { min $m2, $m2, $m1 ; fnop }
+    { shl $m0, $m4, 2 ; fnop }
+    { add $m5, $m5, $m0 ; fnop }
+    { shl $m0, $m3, 2 ; fnop }
+    { sub $m8, $m8, $m0 ; fnop }
+    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
+    { shl $m7, $m7, 2 ; fnop }                             // 4 ds per word
+    { mul $m4, $m4, $m7 ; fnop }
+    { bri .Ls1_go ; fnop }
+// Each word is combined over two iterations: the rpt body stores word i - 1 while it
+// assembles word i; the first word of a segment is assembled before the rpt.
+.Ls1_wrap:
+    { add $m9, $m9, $m0 ; fnop }
+    { add $m6, $m6, $m0 ; fnop }
+    { add $m10, $m10, $m0 ; fnop }
+    { add $m11, $m11, $m0 ; fnop }
+    { setzi $m4, 0 ; fnop }
+    { add $m5, $m5, $m8 ; fnop }
+    { min $m2, $m3, $m1 ; fnop }
+.Ls1_go:
+    { sub $m1, $m1, $m2 ; fnop }
+    { add $m2, $m2, -1 ; fnop }
+    { ldb8 $a0, $m9, $m4, 0 ; fnop }
+    { ldb8 $a1, $m6, $m4, 0 ; fnop }
+    { ldb8 $a2, $m10, $m4, 0 ; sort4x16lo $a4, $a0, $a1 }
+    { ldb8 $a3, $m11, $m4, 0 ; fnop }
+    { add $m4, $m4, $m7 ; sort4x16lo $a5, $a2, $a3 }
+    { rpt $m2, 5 ; sort8x8lo $a6, $a4, $a5 }
+    { ldb8 $a0, $m9, $m4, 0 ; fnop }
+    { ldb8 $a1, $m6, $m4, 0 ; fnop }
+    { ldb8 $a2, $m10, $m4, 0 ; sort4x16lo $a4, $a0, $a1 }
+    { ldb8 $a3, $m11, $m4, 0 ; fnop }
+    { add $m4, $m4, $m7 ; sort4x16lo $a5, $a2, $a3 }
+    { st32step $a6, $mzero, $m5+=, 1 ; sort8x8lo $a6, $a4, $a5 }
+    { st32step $a6, $mzero, $m5+=, 1 ; fnop }
+    { brnz $m1, .Ls1_wrap ; fnop }
+    exitz $mzero
+    .align 8
+
 .Lexit:
     exitz $mzero
     .size gather_elements, . - gather_elements
