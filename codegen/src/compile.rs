@@ -70,7 +70,12 @@ pub fn compile(
     options: &PlanOptions,
     progress: Option<&dyn Progress>,
 ) -> Result<CompiledGraph, CompileError> {
+    let timing = std::env::var_os("TESSERA_TIMING").is_some();
+    let clock = Instant::now();
     let say = |s: &str| {
+        if timing {
+            eprintln!("[{:8.2} s] {s}", clock.elapsed().as_secs_f64());
+        }
         if let Some(p) = progress {
             p.stage(s);
         }
@@ -89,6 +94,7 @@ pub fn compile(
         let (mid, log) = build(&planned, finalist)?;
         say("lowering");
         let lowered = lower(&mid, store, target.tiles)?;
+        say("verifying the tile program");
         verify(&lowered.program)?;
         times.lower += started.elapsed().as_secs_f64();
         say("placing and emitting");
@@ -114,6 +120,7 @@ pub fn compile(
                 });
             }
             Err(EmitError::Place(e)) => {
+                say(&format!("finalist {finalist} does not fit: {e}"));
                 times.emit += started.elapsed().as_secs_f64();
                 refusals.push(format!("finalist {finalist}: {e}"));
             }

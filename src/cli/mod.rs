@@ -2,6 +2,7 @@
 
 mod asm;
 mod check;
+mod checkpoint;
 mod demo;
 mod isa_doc;
 mod model;
@@ -23,13 +24,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The main job: compile a built-in SigLIP graph (seeded weights) for every tile, simulate it,
-    /// and report error, estimated vs simulated cycles, SRAM and a profile.
+    /// The main job: a SigLIP vision tower (a checkpoint, or the built-in model with seeded
+    /// weights) compiled for every tile and simulated; activations, error, cycles, SRAM, a profile.
     Run(model::RunArgs),
-    /// Plan and emit an image for a built-in graph, with the plan report.
+    /// Plan and emit the image of a model, with the plan report.
     Compile(model::CompileArgs),
-    /// Plan only: the planner's candidates and the estimated cycles.
+    /// Compile only and print the estimated cycles per step.
     Estimate(model::ModelArgs),
+    /// Model files: `model make` writes a seeded checkpoint in transformers' layout.
+    #[command(subcommand)]
+    Model(checkpoint::ModelCommand),
     /// The one-tile FP8 cast demo: every f16 bit pattern through an assembly kernel.
     Demo(demo::RunArgs),
     /// Assemble, run, build and disassemble tile programs.
@@ -58,6 +62,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => model::run(args),
         Command::Compile(args) => model::compile(args),
         Command::Estimate(args) => model::estimate(args),
+        Command::Model(command) => checkpoint::run(command),
         Command::Demo(args) => demo::run(args),
         Command::Asm(command) => asm::run(command),
         Command::Isa(command) => isa_doc::run(command),

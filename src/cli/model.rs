@@ -48,6 +48,10 @@ pub struct ModelArgs {
     /// Planner: grid shapes tried per matrix product.
     #[arg(long)]
     grids: Option<usize>,
+    /// Planner: fix an op's strategy, `OP=STRATEGY` as the plan report prints them (repeatable),
+    /// e.g. `--force "layer0.qkv=grid 27x48 cols/72 rows/16"`.
+    #[arg(long)]
+    force: Vec<String>,
 }
 
 impl ModelArgs {
@@ -92,6 +96,14 @@ impl ModelArgs {
                 bail!("--grids {g}: expected 1..=64");
             }
             options.grids_per_product = g;
+        }
+        for f in &self.force {
+            let (op, strategy) = f
+                .split_once('=')
+                .ok_or_else(|| anyhow::anyhow!("--force `{f}`: expected OP=STRATEGY"))?;
+            options
+                .force
+                .push((op.trim().to_string(), strategy.trim().to_string()));
         }
         Ok(options)
     }

@@ -29,15 +29,36 @@ struct Timeline {
 }
 
 impl Timeline {
-    /// The end of the first interval overlapping `[start, end)`, if any.
-    fn conflict(&self, start: u32, end: u32) -> Option<u32> {
-        let i = self.busy.partition_point(|&(_, e)| e <= start);
-        self.busy.get(i).filter(|&&(s, _)| s < end).map(|&(_, e)| e)
-    }
-
     fn insert(&mut self, start: u32, end: u32) {
         let i = self.busy.partition_point(|&(s, _)| s < start);
+        // Merge with touching neighbours so the timeline stays short.
+        if i > 0 && self.busy[i - 1].1 == start {
+            self.busy[i - 1].1 = end;
+            if i < self.busy.len() && self.busy[i].0 == end {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            return;
+        }
+        if i < self.busy.len() && self.busy[i].0 == end {
+            self.busy[i].0 = start;
+            return;
+        }
         self.busy.insert(i, (start, end));
+    }
+
+    /// The earliest `t ≥ from` with `[t, t + len)` free.
+    fn earliest(&self, from: u32, len: u32) -> u32 {
+        let mut t = from;
+        let mut i = self.busy.partition_point(|&(_, e)| e <= t);
+        while let Some(&(s, e)) = self.busy.get(i) {
+            if t + len <= s {
+                break;
+            }
+            t = t.max(e);
+            i += 1;
+        }
+        t
     }
 }
 
@@ -47,14 +68,16 @@ struct TileResources {
     port: Timeline,
 }
 
-/// The intervals one transfer occupies if it starts at `start` (relative offsets resolved).
-fn requirements(
+/// The intervals one transfer occupies if it starts at `start` (relative offsets resolved),
+/// appended to `needs`.
+fn requirements_into(
     target: &Target,
     transfer: &Transfer,
     start: u32,
-) -> Vec<(u32, Resource, u32, u32)> {
+    needs: &mut Vec<(u32, Resource, u32, u32)>,
+) {
     let window = transfer.words.max(MIN_WINDOW);
-    let mut needs = vec![(transfer.sender, Resource::Supervisor, start, start + window)];
+    needs.push((transfer.sender, Resource::Supervisor, start, start + window));
     for delivery in &transfer.deliveries {
         let arrival = start + target.latency(transfer.sender, delivery.tile);
         let end = arrival + window;
@@ -73,7 +96,6 @@ fn requirements(
             end + csr,
         ));
     }
-    needs
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -133,29 +155,42 @@ pub fn schedule(target: &Target, phase: &ExchangePhase) -> Result<PhaseSchedule,
     let mut tiles = vec![TileResources::default(); target.tiles as usize];
     let mut starts = Vec::with_capacity(phase.transfers.len());
     let mut length = 0;
+    let mut needs: Vec<(u32, Resource, u32, u32)> = Vec::new();
     for transfer in &phase.transfers {
         validate(target, transfer)?;
-        let mut start = 0u32;
-        'search: loop {
-            for (tile, resource, from, to) in requirements(target, transfer, start) {
+        // The intervals relative to a start of 0 (every requirement begins at or after
+        // SETUP_BEFORE_ARRIVAL before an arrival, so offsets are taken from that base).
+        needs.clear();
+        requirements_into(target, transfer, SETUP_BEFORE_ARRIVAL, &mut needs);
+        // Earliest start where every interval is free: move the start to the latest earliest
+        // slot of any interval until none moves it.
+        let mut start = 0;
+        loop {
+            let mut latest = start;
+            for &(tile, resource, from, to) in &needs {
                 let timeline = match resource {
                     Resource::Supervisor => &tiles[tile as usize].supervisor,
                     Resource::Port => &tiles[tile as usize].port,
                 };
-                if let Some(free_at) = timeline.conflict(from, to) {
-                    // Move the transfer so that this interval begins where the conflict ends.
-                    start += free_at - from;
-                    continue 'search;
-                }
+                let offset = from - SETUP_BEFORE_ARRIVAL;
+                let t = timeline.earliest(start + offset, to - from);
+                latest = latest.max(t - offset);
             }
-            break;
+            if latest == start {
+                break;
+            }
+            start = latest;
         }
-        for (tile, resource, from, to) in requirements(target, transfer, start) {
+        for &(tile, resource, from, to) in &needs {
+            let (a, b) = (
+                from - SETUP_BEFORE_ARRIVAL + start,
+                to - SETUP_BEFORE_ARRIVAL + start,
+            );
             match resource {
-                Resource::Supervisor => tiles[tile as usize].supervisor.insert(from, to),
-                Resource::Port => tiles[tile as usize].port.insert(from, to),
+                Resource::Supervisor => tiles[tile as usize].supervisor.insert(a, b),
+                Resource::Port => tiles[tile as usize].port.insert(a, b),
             }
-            length = length.max(to);
+            length = length.max(b);
         }
         starts.push(start);
     }

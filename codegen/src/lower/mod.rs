@@ -81,6 +81,12 @@ struct Lower<'a> {
     /// Per virtual step: op labels.
     step_ops: BTreeMap<usize, Vec<String>>,
     node: MidId,
+    /// Every redistribution's planned movement (made up front, in parallel).
+    movements: Vec<Option<Movement>>,
+    /// Per redistribution: the compute step its result is needed in (as late as its readers
+    /// allow, so large destination buffers — a head's keys broadcast to every query tile — are
+    /// not live long before they are used).
+    late: Vec<usize>,
 }
 
 fn compute_vstep(step: usize) -> usize {
@@ -400,20 +406,12 @@ impl Lower<'_> {
                 }
                 self.ready[id.index()] = 0;
             }
-            MidOp::Redistribute { x, view } => {
+            MidOp::Redistribute { x, .. } => {
                 let x = *x;
-                let (sm, dm) = (self.map(x)?, self.map(id)?);
-                let movement = plan_movement(
-                    &Side {
-                        dist: &self.layout(x).dist,
-                        map: &sm,
-                    },
-                    &Side {
-                        dist: &node.layout.dist,
-                        map: &dm,
-                    },
-                    view,
-                );
+                let dm = self.map(id)?;
+                let movement = self.movements[id.index()]
+                    .take()
+                    .ok_or_else(|| self.fail(43, "no planned movement"))?;
                 self.lower_movement(x, &movement, dm.buffer_bytes(), dm.element_bytes())?;
             }
             MidOp::MatMul { a, b, .. } | MidOp::BiasAdd { x: a, bias: b } | MidOp::Add { a, b } => {
@@ -552,9 +550,24 @@ impl Lower<'_> {
     ) -> Result<(), LowerError> {
         let id = self.node;
         let label = self.label().to_string();
-        let step = self.ready[x.index()];
         let exchange = movement.has_exchange();
-        let after = if exchange { step + 1 } else { step };
+        let after = self.late[id.index()];
+        let step = if exchange { after - 1 } else { after };
+        if std::env::var_os("TESSERA_TIMING").is_some() {
+            let deliveries: usize = movement.moves.iter().map(|m| m.deliveries.len()).sum();
+            let runs: usize = movement
+                .after
+                .iter()
+                .chain(&movement.before)
+                .map(|c| c.runs.len())
+                .sum();
+            eprintln!(
+                "  {label}: {} moves, {deliveries} deliveries, {} copies with {runs} runs, {} aliases",
+                movement.moves.len(),
+                movement.before.len() + movement.after.len(),
+                movement.aliases.len()
+            );
+        }
         // Destination buffers (or the source's, where the bytes stay put).
         let dest_tiles: Vec<u32> = self.layout(id).dist.all_tiles().collect();
         for t in dest_tiles {
@@ -832,6 +845,42 @@ impl Lower<'_> {
 
 /// Lowers a verified distributed-level program for a machine of `tiles` tiles.
 pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowered, LowerError> {
+    use rayon::prelude::*;
+    let movements: Vec<Option<Movement>> = mid
+        .nodes
+        .iter()
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|(id, node)| {
+            let MidOp::Redistribute { x, view } = &node.op else {
+                return Ok(None);
+            };
+            let fail = |reason: String| LowerError {
+                code: 2,
+                node: id.index(),
+                op: node.op.name(),
+                label: node.label.clone(),
+                reason,
+            };
+            let sm = mid.nodes[*x]
+                .layout
+                .shard_map()
+                .map_err(|e| fail(e.to_string()))?;
+            let dm = node.layout.shard_map().map_err(|e| fail(e.to_string()))?;
+            Ok(Some(plan_movement(
+                &Side {
+                    dist: &mid.nodes[*x].layout.dist,
+                    map: &sm,
+                },
+                &Side {
+                    dist: &node.layout.dist,
+                    map: &dm,
+                },
+                view,
+            )))
+        })
+        .collect::<Result<_, LowerError>>()?;
+    let late = late_steps(mid, &movements);
     let mut lowering = Lower {
         mid,
         store,
@@ -845,6 +894,8 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
         transfers: BTreeMap::new(),
         step_ops: BTreeMap::new(),
         node: MidId::from_index(0),
+        movements,
+        late,
     };
     for (id, node) in mid.nodes.iter() {
         lowering.node = id;
@@ -859,6 +910,53 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
     }
     let lowered = lowering.finish();
     Ok(lowered)
+}
+
+/// The compute step every value is ready in. Compute ops run in program order: an op joins the
+/// step of the op before it unless an operand reaches it over the exchange, in which case it
+/// starts the next step and that exchange runs in the phase just before (as late as its readers
+/// allow). So a large destination — a head's keys or values broadcast to every query tile — is
+/// live only from the phase before its reader, and two of them do not pile up in one step.
+fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Vec<usize> {
+    let n = mid.nodes.len();
+    let mut asap = vec![0usize; n];
+    let exchanged = |id: MidId| {
+        movements[id.index()]
+            .as_ref()
+            .is_some_and(|m| m.has_exchange())
+    };
+    let mut current = 0usize;
+    for (id, node) in mid.nodes.iter() {
+        let operands = node.op.operands();
+        let ready = operands.iter().map(|o| asap[o.index()]).max().unwrap_or(0);
+        asap[id.index()] = match &node.op {
+            MidOp::Redistribute { .. } => ready + usize::from(exchanged(id)),
+            _ if node.op.is_compute() => {
+                let new_step = operands.iter().any(|&o| {
+                    matches!(mid.nodes[o].op, MidOp::Redistribute { .. }) && exchanged(o)
+                });
+                let step = ready.max(if new_step { current + 1 } else { current });
+                current = step;
+                step
+            }
+            _ => ready,
+        };
+    }
+    let readers = mid.readers();
+    let mut late = asap.clone();
+    for (id, node) in mid.nodes.iter() {
+        if matches!(node.op, MidOp::Redistribute { .. }) {
+            if let Some(first) = readers[id.index()]
+                .iter()
+                .filter(|r| !matches!(mid.nodes[**r].op, MidOp::Output { .. }))
+                .map(|r| asap[r.index()])
+                .min()
+            {
+                late[id.index()] = first.max(asap[id.index()]);
+            }
+        }
+    }
+    late
 }
 
 /// The exchange steps of a program, for reports: (step, phase, label).

@@ -12,12 +12,14 @@ use rayon::prelude::*;
 /// Why placement failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlaceError {
-    #[error("E-PLACE-001 insufficient tile SRAM for {bytes} {category} bytes on tile {tile} ({free} free)")]
+    #[error("E-PLACE-001 insufficient tile SRAM for {bytes} {category} bytes on tile {tile} ({free} free; live then: {live})")]
     Insufficient {
         tile: u32,
         category: String,
         bytes: u32,
         free: u32,
+        /// What else is live while the buffer is, by category (largest first).
+        live: String,
     },
     #[error("E-PLACE-002 tile {tile} buffer `{name}`: {reason}")]
     Invalid {
@@ -166,11 +168,28 @@ pub fn place_tile(
             }
         }
         let Some(address) = chosen else {
+            let mut by: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+            for &j in placed.iter().filter(|&&j| overlaps(live[i], live[j])) {
+                let name = match &program.buffers[j].category {
+                    BufferCategory::Weights(_) => "weights".to_string(),
+                    other => category_name(other),
+                };
+                *by.entry(name).or_default() += size[j] as u64;
+            }
+            let mut list: Vec<(String, u64)> = by.into_iter().collect();
+            list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let live = list
+                .iter()
+                .take(8)
+                .map(|(n, b)| format!("{n} {}K", b / 1024))
+                .collect::<Vec<_>>()
+                .join(", ");
             return Err(PlaceError::Insufficient {
                 tile: program.tile,
                 category: category_name(&buffer.category),
                 bytes: size[i],
                 free: free_seen,
+                live,
             });
         };
         addresses[i] = address;

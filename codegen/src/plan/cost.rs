@@ -4,8 +4,9 @@
 
 use crate::layout::{Layout, View};
 use crate::lower::calls::{compute_calls, ComputeKind};
+use crate::redist::movement::plan_blocks;
 use crate::redist::movement::{copy_cycles, runs_word_aligned, transfer_cycles};
-use crate::redist::{plan_movement, Movement, Side};
+use crate::redist::{Movement, Side};
 use crate::target::Target;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -36,6 +37,13 @@ pub struct MoveCost {
 
 /// The cost of `movement` on `target`.
 pub fn movement_cost(target: &Target, movement: &Movement) -> MoveCost {
+    movement_cost_scaled(target, movement, 1.0)
+}
+
+/// [`movement_cost`] of a movement planned for a sample of the destination blocks: receivers and
+/// copies are exact for the sampled blocks (the busiest of them stands for all), each sender's
+/// load is scaled by `scale` (all blocks / sampled blocks).
+pub fn movement_cost_scaled(target: &Target, movement: &Movement, scale: f64) -> MoveCost {
     let tiles = target.tiles as usize;
     let mut recv = vec![0u64; tiles];
     let mut sent = vec![0u64; tiles];
@@ -68,7 +76,7 @@ pub fn movement_cost(target: &Target, movement: &Movement) -> MoveCost {
     let phase = if exchange {
         recv.iter()
             .zip(&sent)
-            .map(|(r, s)| *r.max(s))
+            .map(|(r, s)| (*r).max((*s as f64 * scale) as u64))
             .max()
             .unwrap_or(0)
             + target.exchange_base_latency as u64
@@ -123,7 +131,13 @@ impl MoveCache {
             from.shard_map().map_err(|e| e.to_string())?,
             to.shard_map().map_err(|e| e.to_string())?,
         );
-        let movement = plan_movement(
+        // A few destination blocks stand for all (distributions are regular): the first, the
+        // last and one between.
+        let count = to.dist.block_count();
+        let mut sample: Vec<usize> = vec![0, count / 2, count.saturating_sub(1)];
+        sample.sort_unstable();
+        sample.dedup();
+        let movement = plan_blocks(
             &Side {
                 dist: &from.dist,
                 map: &fm,
@@ -133,8 +147,9 @@ impl MoveCache {
                 map: &tm,
             },
             view,
+            &sample,
         );
-        let cost = movement_cost(target, &movement);
+        let cost = movement_cost_scaled(target, &movement, count as f64 / sample.len() as f64);
         self.costs
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -40,16 +40,27 @@ pub struct PlanOptions {
     pub finalists: usize,
     /// Bytes of a tile's SRAM the planner lets weights and one op's working set use.
     pub sram_budget: u32,
+    /// Bytes of the interleaved region the same may use (AMP weights and products live there).
+    pub interleaved_budget: u32,
+    /// Fixed choices: (op label, strategy label) — the op takes that strategy (as printed in
+    /// the plan report), for experiments and for pinning a plan.
+    pub force: Vec<(String, String)>,
 }
 
 impl PlanOptions {
     pub fn for_target(target: &Target) -> PlanOptions {
         PlanOptions {
-            beam: 6,
+            beam: 8,
             grids_per_product: 4,
             finalists: 3,
             // Kernel code, vertex state, supervisor and exchange programs take the rest.
             sram_budget: target.sram_size().saturating_sub(160 * 1024),
+            interleaved_budget: target
+                .region(true)
+                .map(|r| r.size)
+                .unwrap_or(0)
+                .saturating_sub(32 * 1024),
+            force: Vec::new(),
         }
     }
 }
@@ -92,6 +103,59 @@ struct State {
     choices: Vec<(ValueHandle, u32, Arc<str>, u64)>,
     /// Weight bytes pinned on each tile.
     weights: Arc<Vec<u32>>,
+    /// Weight bytes the last op pinned on each of its tiles.
+    own_weights: u64,
+    /// Lookahead: for ops not planned yet that read a planned value through a view, the
+    /// cheapest conversion of that operand among a few of their strategies (for ranking only;
+    /// replaced by the real cost when the op is planned).
+    pending: Arc<std::collections::BTreeMap<ValueHandle, u64>>,
+}
+
+impl State {
+    /// What states are ranked by: the cost so far and the lookahead of what is pending.
+    fn rank(&self) -> u64 {
+        self.cost + self.pending.values().sum::<u64>()
+    }
+}
+
+/// For every compute node `h`: the later compute ops reading `h` through a view (with the
+/// operand index), looking through the elementwise ops that follow `h` (a bias add after a
+/// product keeps its layout), so a product's layout is costed against how attention reads it.
+fn view_readers(graph: &Graph, forms: &[Form]) -> Vec<Vec<(ValueHandle, usize)>> {
+    let n = graph.nodes.len();
+    let mut direct: Vec<Vec<(ValueHandle, usize)>> = vec![Vec::new(); n];
+    let mut followers: Vec<Vec<ValueHandle>> = vec![Vec::new(); n];
+    for (c, node) in graph.nodes.iter() {
+        if compute_kind(graph, c).is_none() {
+            continue;
+        }
+        for (j, (_, x)) in node.op.operands().into_iter().enumerate() {
+            let form = &forms[x.index()];
+            if form.kind != BaseKind::Compute {
+                continue;
+            }
+            if form.view.is_identity() {
+                if j == 0
+                    && matches!(
+                        node.op,
+                        Op::BiasAdd { .. } | Op::Gelu { .. } | Op::Cast { .. }
+                    )
+                {
+                    followers[form.base.index()].push(c);
+                }
+            } else {
+                direct[form.base.index()].push((c, j));
+            }
+        }
+    }
+    let mut out = direct.clone();
+    for h in (0..n).rev() {
+        for &f in &followers[h].clone() {
+            let more = out[f.index()].clone();
+            out[h].extend(more);
+        }
+    }
+    out
 }
 
 /// What the search did.
@@ -189,8 +253,9 @@ fn expand(
     graph: &Graph,
     forms: &[Form],
     target: &Target,
-    budget: u32,
+    (budget, interleaved_budget): (u32, u32),
     moves: &MoveCache,
+    lookahead: &Lookahead,
     state: &State,
     h: ValueHandle,
     index: usize,
@@ -198,23 +263,69 @@ fn expand(
 ) -> Result<State, String> {
     let kind = compute_kind(graph, h).ok_or("not a compute op")?;
     let operands: Vec<&Layout> = s.operands.iter().collect();
+    let mut pending = state.pending.clone();
+    if pending.contains_key(&h) {
+        Arc::make_mut(&mut pending).remove(&h);
+    }
+    for &(c, j) in &lookahead.readers[h.index()] {
+        let operand = graph.nodes[c].op.operands()[j].1;
+        let view = &forms[operand.index()].view;
+        let mut best: Option<u64> = None;
+        for consumer in lookahead.strategies(c).iter().take(2) {
+            if let Ok(m) = moves.cost(target, &s.out, view, &consumer.operands[j]) {
+                best = Some(best.map_or(m.cycles, |b| b.min(m.cycles)));
+            }
+        }
+        if let Some(b) = best {
+            *Arc::make_mut(&mut pending).entry(c).or_default() += b;
+        }
+    }
     let mut cost = op_cycles(&kind, &s.out, &operands)?;
+    let debug = std::env::var("TESSERA_PLAN_OP").is_ok_and(|l| graph.nodes[h].label == l);
+    let mut parts = vec![format!("kernel {cost}")];
     let mut weights = state.weights.clone();
+    let mut own_weights = 0u64;
     let mut working = shard_bytes(&s.out) as u64;
+    // A product's weights operand and result live in interleaved memory.
+    let mut interleaved = 0u64;
+    if matches!(kind, ComputeKind::MatMul { .. }) {
+        interleaved = shard_bytes(&s.out) as u64
+            + s.operands
+                .get(1)
+                .map(|b| shard_bytes(b) as u64)
+                .unwrap_or(0);
+    }
     for ((_, x), want) in graph.nodes[h].op.operands().into_iter().zip(&s.operands) {
         let form = &forms[x.index()];
         match form.kind {
             BaseKind::Input => working += shard_bytes(want) as u64,
-            BaseKind::Weight => pin(&mut weights, want),
+            BaseKind::Weight => {
+                pin(&mut weights, want);
+                own_weights += shard_bytes(want) as u64;
+            }
             BaseKind::Compute => {
                 let from = state.layouts[form.base.index()]
                     .as_ref()
                     .ok_or("operand not planned")?;
                 let m = moves.cost(target, from, &form.view, want)?;
                 cost += m.cycles;
+                if debug {
+                    parts.push(format!(
+                        "{}: {} (windows {}, buffers {})",
+                        graph.nodes[x].label, m.cycles, m.windows, m.buffer_bytes
+                    ));
+                }
                 working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
             }
         }
+    }
+    if debug {
+        eprintln!(
+            "  {} [{}]: {}",
+            s.label,
+            from_label(state, graph),
+            parts.join(", ")
+        );
     }
     let worst = s
         .out
@@ -224,6 +335,17 @@ fn expand(
         .max()
         .unwrap_or(0);
     let pinned = weights.iter().copied().max().unwrap_or(0);
+    let interleaved_use = worst as u64 + interleaved
+        - if matches!(kind, ComputeKind::MatMul { .. }) {
+            own_weights
+        } else {
+            0
+        };
+    if interleaved_use > interleaved_budget as u64 {
+        return Err(format!(
+            "needs {interleaved_use} bytes of interleaved memory on a tile (budget {interleaved_budget})"
+        ));
+    }
     if worst as u64 + working > budget as u64 || pinned > budget {
         return Err(format!(
             "needs {} bytes of weights and {working} working bytes on a tile (budget {budget})",
@@ -239,7 +361,139 @@ fn expand(
         layouts,
         choices,
         weights,
+        own_weights,
+        pending,
     })
+}
+
+/// What the lookahead needs: who reads what through a view, and the strategies of those
+/// readers that do not depend on their operands' layouts (made once per reader).
+struct Lookahead<'g> {
+    readers: Vec<Vec<(ValueHandle, usize)>>,
+    ctx: &'g Ctx<'g>,
+    cache: std::sync::Mutex<std::collections::HashMap<ValueHandle, Arc<Vec<Strategy>>>>,
+}
+
+impl Lookahead<'_> {
+    fn strategies(&self, c: ValueHandle) -> Arc<Vec<Strategy>> {
+        if let Some(s) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&c) {
+            return s.clone();
+        }
+        let list = Arc::new(strategies(self.ctx, c, &|_| None).unwrap_or_default());
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(c, list.clone());
+        list
+    }
+}
+
+fn from_label(state: &State, graph: &Graph) -> String {
+    state
+        .choices
+        .iter()
+        .filter(|c| c.2.starts_with("grid"))
+        .map(|c| format!("{}:{}", graph.nodes[c.0].label, c.2))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// For every compute base: the position of the last node reading it (through any view).
+fn last_reads(graph: &Graph, forms: &[Form]) -> Vec<usize> {
+    let mut last = vec![0usize; graph.nodes.len()];
+    for (h, node) in graph.nodes.iter() {
+        for (_, x) in node.op.operands() {
+            let base = forms[x.index()].base.index();
+            last[base] = last[base].max(h.index());
+        }
+    }
+    last
+}
+
+/// What the rest of the search can see of a state at position `at`: the layouts of the
+/// computed values read later. Two states with equal signatures have the same future.
+fn signature(state: &State, last_reads: &[usize], at: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for (i, layout) in state.layouts.iter().enumerate() {
+        if let Some(l) = layout {
+            if last_reads[i] > at {
+                i.hash(&mut hasher);
+                l.hash(&mut hasher);
+            }
+        }
+    }
+    hasher.finish()
+}
+
+/// The next beam from expansions sorted best first: one state per signature (the cheapest),
+/// first the best state of every combination of the last two grid choices (up to half the
+/// beam, so a product's alternatives survive until the ops after it show what they are worth),
+/// then the cheapest others.
+fn select(sorted: Vec<(usize, State)>, beam: usize, key: impl Fn(&State) -> u64) -> Vec<State> {
+    let keys: Vec<u64> = sorted.iter().map(|(_, s)| key(s)).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut taken = vec![false; sorted.len()];
+    let mut strategies_seen = std::collections::HashSet::new();
+    let mut picked: Vec<usize> = Vec::new();
+    for (i, (_, s)) in sorted.iter().enumerate() {
+        if picked.len() >= beam.div_ceil(2) {
+            break;
+        }
+        // The last two grid choices (the decisions whose worth later ops reveal).
+        let strategy: Vec<(ValueHandle, Arc<str>)> = s
+            .choices
+            .iter()
+            .rev()
+            .filter(|c| c.2.starts_with("grid"))
+            .take(2)
+            .map(|c| (c.0, c.2.clone()))
+            .collect();
+        if !seen.contains(&keys[i]) && strategies_seen.insert(strategy) {
+            seen.insert(keys[i]);
+            taken[i] = true;
+            picked.push(i);
+        }
+    }
+    for i in 0..sorted.len() {
+        if picked.len() >= beam {
+            break;
+        }
+        if !taken[i] && seen.insert(keys[i]) {
+            taken[i] = true;
+            picked.push(i);
+        }
+    }
+    picked.sort_unstable();
+    let mut out: Vec<Option<State>> = sorted.into_iter().map(|(_, s)| Some(s)).collect();
+    picked.into_iter().filter_map(|i| out[i].take()).collect()
+}
+
+/// Every op's share of the weight memory: bytes of its weight operands over all ops', of the
+/// part of a tile's budget weights may take, with some slack. A strategy pinning more than its
+/// op's share on a tile is kept only when no strategy of the op fits its share: otherwise early
+/// ops would replicate their weights freely and leave nothing for the later ones.
+fn weight_allowances(graph: &Graph, forms: &[Form], budget: u32) -> Vec<u64> {
+    let mut bytes = vec![0u64; graph.nodes.len()];
+    for (h, node) in graph.nodes.iter() {
+        if compute_kind(graph, h).is_none() {
+            continue;
+        }
+        for (_, x) in node.op.operands() {
+            if forms[x.index()].kind == BaseKind::Weight {
+                let t = &graph.nodes[x].ty;
+                bytes[h.index()] += t.shape.numel() as u64 * t.dtype.size_bytes() as u64;
+            }
+        }
+    }
+    let total: u64 = bytes.iter().sum::<u64>().max(1);
+    // Weights may take half the budget; the rest is activations (attention keys and values
+    // for a whole head on every query tile) and exchange buffers.
+    let for_weights = budget as u64 / 2;
+    bytes
+        .into_iter()
+        .map(|b| b * for_weights * 13 / 10 / total + 16 * 1024)
+        .collect()
 }
 
 /// Plans `graph` for `target`.
@@ -267,7 +521,20 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         layouts: vec![None; graph.nodes.len()],
         choices: Vec::new(),
         weights: Arc::new(vec![0; target.tiles as usize]),
+        own_weights: 0,
+        pending: Arc::new(std::collections::BTreeMap::new()),
     }];
+    let lookahead = Lookahead {
+        readers: view_readers(&graph, &forms),
+        ctx: &ctx,
+        cache: Default::default(),
+    };
+    let allowances = weight_allowances(
+        &graph,
+        &forms,
+        options.sram_budget.min(options.interleaved_budget),
+    );
+    let live_after = last_reads(&graph, &forms);
     let mut report = PlanReport::default();
     let mut tried_per_op: Vec<usize> = Vec::new();
     for (h, _) in graph.nodes.iter() {
@@ -275,9 +542,30 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
             continue;
         }
         // Strategies per state (they depend on the operands' layouts).
+        let forced = options
+            .force
+            .iter()
+            .find(|(op, _)| *op == graph.nodes[h].label)
+            .map(|(_, s)| s.as_str());
         let per_state: Vec<Vec<Strategy>> = beam
             .iter()
-            .map(|state| strategies(&ctx, h, &|v| state.layouts[v.index()].clone()))
+            .map(|state| {
+                strategies(&ctx, h, &|v| state.layouts[v.index()].clone()).map(
+                    |list| match forced {
+                        // Keep the indices of the full list (the build replays them); drop the rest.
+                        Some(f) => list
+                            .into_iter()
+                            .map(|mut s| {
+                                if s.label != f {
+                                    s.label = String::new();
+                                }
+                                s
+                            })
+                            .collect(),
+                        None => list,
+                    },
+                )
+            })
             .collect::<Result<_, _>>()?;
         tried_per_op.push(per_state.iter().map(Vec::len).max().unwrap_or(0));
         let jobs: Vec<(usize, usize)> = per_state
@@ -287,13 +575,15 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
             .collect();
         let results: Vec<Result<State, String>> = jobs
             .par_iter()
+            .filter(|&&(si, k)| !per_state[si][k].label.is_empty())
             .map(|&(si, k)| {
                 expand(
                     &graph,
                     &forms,
                     target,
-                    options.sram_budget,
+                    (options.sram_budget, options.interleaved_budget),
                     &moves,
+                    &lookahead,
                     &beam[si],
                     h,
                     k,
@@ -315,6 +605,26 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
                 }
             }
         }
+        if std::env::var_os("TESSERA_PLAN_DEBUG").is_some() {
+            let mut shown: Vec<&(usize, State)> = next.iter().collect();
+            shown.sort_by_key(|(o, s)| (s.cost, *o));
+            for (_, s) in shown.iter().take(4) {
+                let path: Vec<String> = s
+                    .choices
+                    .iter()
+                    .filter(|c| c.2.starts_with("grid"))
+                    .map(|c| format!("{}:{}", graph.nodes[c.0].label, c.2))
+                    .collect();
+                eprintln!(
+                    "{}: cost {} (+{}) pinned {} | {}",
+                    graph.nodes[h].label,
+                    s.cost,
+                    s.choices.last().map(|c| c.3).unwrap_or(0),
+                    s.weights.iter().max().unwrap_or(&0),
+                    path.join(" ")
+                );
+            }
+        }
         if next.is_empty() {
             return Err(PlanError::op(
                 &graph,
@@ -322,10 +632,16 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
                 format!("no strategy fits: {}", reasons.join("; ")),
             ));
         }
-        next.sort_by_key(|(order, s)| (s.cost, *order));
-        report.dropped_by_beam += next.len().saturating_sub(options.beam);
-        next.truncate(options.beam);
-        beam = next.into_iter().map(|(_, s)| s).collect();
+        let allowance = allowances[h.index()];
+        if next.iter().any(|(_, s)| s.own_weights <= allowance) {
+            let before = next.len();
+            next.retain(|(_, s)| s.own_weights <= allowance);
+            report.pruned_memory += before - next.len();
+        }
+        next.sort_by_key(|(order, s)| (s.rank(), *order));
+        let before = next.len();
+        beam = select(next, options.beam, |s| signature(s, &live_after, h.index()));
+        report.dropped_by_beam += before - beam.len();
     }
     beam.truncate(options.finalists);
     let best = &beam[0];

@@ -209,7 +209,7 @@ pub fn strategies(
                 };
                 for (tm, tn) in shapes {
                     for rg in [1u32, 16] {
-                        if rg > 1 && m < 2 * rg * tm {
+                        if rg > 1 && m < 2 * rg {
                             continue;
                         }
                         let grid = product_grid(&shape, k, lead, tm, tn, rg, cg)

@@ -96,11 +96,18 @@ impl Movement {
 pub struct RouteCost {
     pub exchange: u64,
     pub copies: u64,
+    /// Staging and send buffer bytes, weighed at one cycle per [`BYTES_PER_CYCLE_OF_MEMORY`]:
+    /// SRAM is the scarce resource of a full chip, so a route that doubles a large operand in
+    /// staging must save real time to be taken.
+    pub memory: u64,
 }
+
+/// Exchange-buffer bytes that weigh as much as one cycle when routes are compared.
+pub const BYTES_PER_CYCLE_OF_MEMORY: u64 = 64;
 
 impl RouteCost {
     fn total(self) -> u64 {
-        self.exchange + self.copies
+        self.exchange + self.copies + self.memory / BYTES_PER_CYCLE_OF_MEMORY
     }
 }
 
@@ -110,15 +117,22 @@ pub fn transfer_cycles(words: u32) -> u64 {
     words.max(crate::exchange::schedule::MIN_WINDOW) as u64
         + crate::exchange::schedule::SETUP_BEFORE_ARRIVAL as u64
         + 12
+        + WINDOW_CODE_CYCLES
 }
+
+/// What one more receive window costs beyond its cycles: the exchange program grows by six
+/// instructions on the receiver and the schedule fragments; weighed as a few cycles.
+pub const WINDOW_CODE_CYCLES: u64 = 4;
 
 /// Tile cycles of a local copy of `runs` runs and `bytes` bytes (six workers): the shape of
 /// `copy_runs` (word runs) or `gather_elements` (element granular).
 pub fn copy_cycles(runs: usize, bytes: u64, word_aligned: bool) -> u64 {
     if word_aligned {
-        runs as u64 * 10 + bytes / 4
+        runs as u64 * 6 + bytes / 8
     } else {
-        bytes * 3
+        // Whole words still go through copy_runs; the partial words (about one per run)
+        // through gather_elements.
+        runs as u64 * 16 + bytes / 8
     }
 }
 
@@ -229,11 +243,16 @@ fn ranges_with_zeros(
     (ranges, absorbed)
 }
 
+/// The cheapest route for one sender's segments of a destination block read from `fan_in`
+/// senders in all. What a route costs the receiver (its windows, its copies) adds up over all
+/// `fan_in` senders on every receiver, so it weighs `fan_in` times; a copy at the source is
+/// made once for every receiver of the block.
 fn choose_route(
     segments: &[&Segment],
     zeros: &[Segment],
     claimed: &mut [bool],
     source_bytes: u32,
+    fan_in: usize,
 ) -> Route {
     let all_aligned = segments.iter().all(|s| segment_aligned(s));
     let bytes: u64 = segments.iter().map(|s| s.bytes as u64).sum();
@@ -243,12 +262,18 @@ fn choose_route(
             best = Some((cost.total(), route));
         }
     };
+    let fan_in = fan_in.max(1) as u64;
     if all_aligned {
-        let exchange = segments.iter().map(|s| transfer_cycles(s.bytes / 4)).sum();
+        let exchange = segments
+            .iter()
+            .map(|s| transfer_cycles(s.bytes / 4))
+            .sum::<u64>()
+            * fan_in;
         consider(
             RouteCost {
                 exchange,
                 copies: 0,
+                memory: 0,
             },
             0,
         );
@@ -257,11 +282,13 @@ fn choose_route(
     let exchange = covered
         .iter()
         .map(|c| transfer_cycles((c.1 - c.0) / 4))
-        .sum();
+        .sum::<u64>()
+        * fan_in;
     consider(
         RouteCost {
             exchange,
-            copies: copy_cycles(segments.len(), bytes, all_aligned),
+            copies: copy_cycles(segments.len(), bytes, all_aligned) * fan_in,
+            memory: covered.iter().map(|c| (c.1 - c.0) as u64).sum(),
         },
         1,
     );
@@ -270,11 +297,14 @@ fn choose_route(
         let exchange = ranges
             .iter()
             .map(|r| transfer_cycles((r.1 - r.0) / 4))
-            .sum();
+            .sum::<u64>()
+            * fan_in;
         consider(
             RouteCost {
                 exchange,
                 copies: copy_cycles(segments.len(), bytes, all_aligned),
+                // Shared by every receiver of the block.
+                memory: ranges.iter().map(|r| (r.1 - r.0) as u64).sum::<u64>() / 4,
             },
             2,
         );
@@ -302,6 +332,13 @@ fn zero_run(z: &Segment) -> Run {
 
 /// Plans the movement of a value from `source` to `dest` through `view`.
 pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
+    let all: Vec<usize> = (0..dest.dist.block_count()).collect();
+    plan_blocks(source, dest, view, &all)
+}
+
+/// [`plan_movement`] for the destination blocks `blocks` only (the planner's cost model samples
+/// a few blocks of a large value).
+pub fn plan_blocks(source: &Side, dest: &Side, view: &View, blocks: &[usize]) -> Movement {
     let mut movement = Movement::default();
     let source_bytes = source.map.buffer_bytes();
     // Per tile, the next free offset of its staging and send buffers.
@@ -310,7 +347,7 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
     let mut before: BTreeMap<u32, Vec<Run>> = BTreeMap::new();
     // Per destination tile and source buffer: the runs of its after-copies.
     let mut after: BTreeMap<(u32, Buf), Vec<Run>> = BTreeMap::new();
-    for block in 0..dest.dist.block_count() {
+    for &block in blocks {
         let segments = block_segments(source, dest, view, block);
         let receivers = dest.dist.tiles_of(block);
         // Segments by the source replica the block's replicas read from; padding apart.
@@ -362,6 +399,7 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
                     bytes: s.bytes,
                 }));
         }
+        let fan_in = by_source.len();
         for (sender, segs) in by_source {
             let Source::Block { block: sblock, .. } = segs[0].src else {
                 continue;
@@ -377,7 +415,7 @@ pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
                 continue;
             }
             let before_claims = claimed.clone();
-            match choose_route(&segs, &zeros, &mut claimed, source_bytes) {
+            match choose_route(&segs, &zeros, &mut claimed, source_bytes, fan_in) {
                 Route::Direct => {
                     for s in &segs {
                         let Source::Block { offset, .. } = s.src else {
