@@ -366,9 +366,38 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode> {
         if let Some((tile, text)) = &report.sample_program {
             std::fs::write(dir.join(format!("tile{tile}.S")), text)?;
         }
+        std::fs::write(dir.join("tile0.calls.txt"), calls_text(&compiled, 0))?;
         println!("dumps: {}", dir.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every kernel call of `tile`, step by step, with its estimate.
+fn calls_text(compiled: &CompiledGraph, tile: usize) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let program = &compiled.lowered.program;
+    let Some(t) = program.tiles.get(tile) else {
+        return out;
+    };
+    for (step, calls) in t.calls.iter().enumerate() {
+        let label = match &program.steps[step] {
+            tessera_codegen::tile::StepKind::Compute { label }
+            | tessera_codegen::tile::StepKind::Exchange { label, .. } => label,
+        };
+        let _ = writeln!(out, "step {step}: {label}");
+        for call in calls {
+            let _ = writeln!(
+                out,
+                "  {:>8}  {:<20} {:<24} {}",
+                call.spec.estimate_cycles,
+                call.name(),
+                call.label,
+                call.spec.description
+            );
+        }
+    }
+    out
 }
 
 pub fn estimate(args: ModelArgs) -> Result<ExitCode> {

@@ -345,19 +345,21 @@ fn check_per_word(
     phase: &ExchangePhase,
     replays: &[Replay],
 ) -> Result<(), ExchangeError> {
-    // Planned: (sender, source address, receiver) → (destination, transfer, word).
-    let mut planned: HashMap<(u32, u32, u32), (u32, usize, u32)> = HashMap::new();
+    // Planned: (sender, source address, receiver) → every (destination, transfer, word) it
+    // goes to (one source word can be sent to one receiver several times, to different places).
+    let mut planned: HashMap<(u32, u32, u32), Vec<(u32, usize, u32)>> = HashMap::new();
     for (index, transfer) in phase.transfers.iter().enumerate() {
         for word in 0..transfer.words {
             for delivery in &transfer.deliveries {
-                planned.insert(
-                    (transfer.sender, transfer.source + 4 * word, delivery.tile),
-                    (delivery.destination + 4 * word, index, word),
-                );
+                planned
+                    .entry((transfer.sender, transfer.source + 4 * word, delivery.tile))
+                    .or_default()
+                    .push((delivery.destination + 4 * word, index, word));
             }
         }
     }
-    let mut delivered: HashMap<(u32, u32, u32), u32> = HashMap::new();
+    // (sender, source, receiver, destination) → times delivered.
+    let mut delivered: HashMap<(u32, u32, u32, u32), u32> = HashMap::new();
     let mut listened = vec![Vec::<bool>::new(); replays.len()];
     for (sender, r) in replays.iter().enumerate() {
         listened[sender] = vec![false; r.sent.len()];
@@ -408,13 +410,14 @@ fn check_per_word(
                 });
             };
             match planned.get(&(sender, source, receiver)) {
-                Some(&(destination, _, _)) if destination == at => {}
-                Some(&(destination, t, word)) => {
+                Some(list) if list.iter().any(|&(destination, _, _)| destination == at) => {}
+                Some(list) => {
+                    let (destination, t, word) = list[0];
                     return Err(ExchangeError::Check {
                         tile: receiver,
                         cycle: arrival,
                         reason: format!("word {word} of `{}` lands at {at:#x}, planned {destination:#x}", phase.transfers[t].label),
-                    })
+                    });
                 }
                 None => {
                     return Err(ExchangeError::Check {
@@ -424,7 +427,7 @@ fn check_per_word(
                     })
                 }
             }
-            *delivered.entry((sender, source, receiver)).or_default() += 1;
+            *delivered.entry((sender, source, receiver, at)).or_default() += 1;
             listened[sender as usize][w] = true;
             pointer = Some(at + 4);
         }
@@ -439,8 +442,13 @@ fn check_per_word(
             });
         }
     }
-    for (&(sender, source, receiver), &(destination, t, word)) in &planned {
-        match delivered.get(&(sender, source, receiver)) {
+    let mut planned: Vec<((u32, u32, u32), (u32, usize, u32))> = planned
+        .into_iter()
+        .flat_map(|(key, list)| list.into_iter().map(move |d| (key, d)))
+        .collect();
+    planned.sort_unstable();
+    for ((sender, source, receiver), (destination, t, word)) in planned {
+        match delivered.get(&(sender, source, receiver, destination)) {
             Some(1) => {}
             Some(n) => {
                 return Err(ExchangeError::Check {
@@ -597,7 +605,18 @@ mod tests {
         assert!(Planned::new(&phase, target.tiles as usize).is_none());
         let schedule = schedule(&target, &phase).unwrap();
         let code = emit(&target, &phase, &schedule).unwrap();
-        assert!(check(&target, &phase, &code).is_err());
+        // The same words sent twice to one receiver, to two places: a valid plan the word
+        // check accepts when the code delivers both…
+        check(&target, &phase, &code).unwrap();
+        // …and refuses when a pointer is off.
+        let mut wrong = code.clone();
+        let setzi = wrong[1]
+            .instructions
+            .iter()
+            .rposition(|i| i.opcode == Opcode::Setzi && i.operands[0] == 1)
+            .unwrap();
+        wrong[1].instructions[setzi].operands[1] += 4;
+        assert!(check(&target, &phase, &wrong).is_err());
     }
 
     #[test]
