@@ -68,7 +68,7 @@ pub fn per_op(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> BTreeMap<String
 pub fn op_table(compiled: &CompiledGraph, steps: &[(u64, u64)], top: usize) -> String {
     let mut grouped: BTreeMap<String, (u64, u64, usize)> = BTreeMap::new();
     for (label, (sim, est)) in per_op(compiled, steps) {
-        let e = grouped.entry(op_kind(&label).to_string()).or_default();
+        let e = grouped.entry(op_kind(&label)).or_default();
         e.0 += sim;
         e.1 += est;
         e.2 += 1;
@@ -139,8 +139,36 @@ pub fn encoder_span(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> Option<u6
     Some(steps.get(last)?.1.saturating_sub(steps.get(first)?.0))
 }
 
-/// Names the profile's supersteps after the ops in them.
+/// Names the profile after the compiled program's ops: supersteps by the ops in them, every
+/// kernel span by the call it ran for (`fc1 (gemm_fp8)`: the worker's vertex base lies in that
+/// call's vertex record), and the per-operation table.
 pub fn name_steps(profile: &mut Profile, compiled: &CompiledGraph) {
+    let program = &compiled.lowered.program;
+    for (tile, spans) in profile.kernels.iter_mut().enumerate() {
+        let (Some(records), Some(t)) = (
+            compiled.back.report.call_vertices.get(tile),
+            program.tiles.get(tile),
+        ) else {
+            continue;
+        };
+        let calls: Vec<&tessera_codegen::tile::KernelCall> = t.calls.iter().flatten().collect();
+        for span in spans.iter_mut() {
+            let i = records.partition_point(|&(start, _)| start <= span.vertex);
+            if let Some(k) = i.checked_sub(1).filter(|&k| span.vertex < records[k].1) {
+                span.name = format!("{} ({})", calls[k].label, calls[k].name());
+            }
+        }
+    }
+    let steps = step_times(profile, program.steps.len());
+    let mut grouped: BTreeMap<String, tessera_sim::profile::OperationCycles> = BTreeMap::new();
+    for (label, (sim, est)) in per_op(compiled, &steps) {
+        let e = grouped.entry(op_kind(&label)).or_default();
+        e.name = op_kind(&label);
+        e.simulated += sim;
+        e.estimated += est;
+        e.count += 1;
+    }
+    profile.operations = grouped.into_values().collect();
     profile.superstep_names = compiled
         .lowered
         .program

@@ -106,6 +106,7 @@ fn synthetic_profile(tiles: u32) -> Profile {
                     name: name.into(),
                     start: now + 4,
                     end: first_end,
+                    vertex: 0,
                 });
                 if random.below(3) == 0 {
                     let name = KERNEL_NAMES[(step as usize + 3) % KERNEL_NAMES.len()];
@@ -115,6 +116,7 @@ fn synthetic_profile(tiles: u32) -> Profile {
                         name: name.into(),
                         start,
                         end: end - 2,
+                        vertex: 0,
                     });
                 }
             }
@@ -203,6 +205,7 @@ fn synthetic_profile(tiles: u32) -> Profile {
         bundles,
         sync_releases: Vec::new(),
         superstep_names: Vec::new(),
+        operations: Vec::new(),
     }
 }
 

@@ -131,6 +131,7 @@ fn span(worker: u8, entry: u32, start: u64, end: u64) -> WorkerSpan {
     WorkerSpan {
         worker,
         entry,
+        vertex: 0,
         start,
         end,
         exit_status: true,
@@ -140,6 +141,10 @@ fn span(worker: u8, entry: u32, start: u64, end: u64) -> WorkerSpan {
 fn sorted_spans(tile: &Tile) -> Vec<WorkerSpan> {
     let mut spans = tile.spans.clone();
     spans.sort_by_key(|s| s.worker);
+    // The timing is what these tests pin; the vertex each ran on is the launch's business.
+    for s in &mut spans {
+        s.vertex = 0;
+    }
     spans
 }
 

@@ -137,6 +137,10 @@ pub struct RunArgs {
     /// Host threads for the simulation (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Tiles whose supersteps and kernel spans go into trace.json: `FIRST-LAST` or `all`
+    /// (every tile of a full chip makes a trace of hundreds of megabytes).
+    #[arg(long, default_value = "0-63")]
+    trace_tiles: String,
 }
 
 #[derive(Args)]
@@ -320,9 +324,40 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(dir) = &args.profile {
         let mut profile = outcome.report.profile.clone();
         tessera::report::name_steps(&mut profile, &compiled);
-        tessera::sim::profile::write_profile(dir, &profile)
+        let tiles = match args.trace_tiles.as_str() {
+            "all" => None,
+            range => {
+                let (a, b) = range.split_once('-').ok_or_else(|| {
+                    anyhow::anyhow!("--trace-tiles `{range}`: expected FIRST-LAST or all")
+                })?;
+                let a: u32 = a
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("--trace-tiles `{range}`: the first tile"))?;
+                let b: u32 = b
+                    .trim()
+                    .parse()
+                    .with_context(|| format!("--trace-tiles `{range}`: the last tile"))?;
+                if a > b {
+                    bail!("--trace-tiles `{range}`: the first tile is after the last");
+                }
+                Some(a..b.saturating_add(1))
+            }
+        };
+        let options = tessera::sim::profile::trace::TraceOptions {
+            tiles,
+            kernel_spans: true,
+        };
+        tessera::sim::profile::write_profile_with(dir, &profile, &options)
             .with_context(|| format!("writing the profile to {}", dir.display()))?;
-        println!("profile: {}/profile.html and trace.json", dir.display());
+        let size = |f: &str| std::fs::metadata(dir.join(f)).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "profile: {}/profile.html ({:.1} MB) and trace.json ({:.1} MB, tiles {})",
+            dir.display(),
+            size("profile.html") as f64 / 1e6,
+            size("trace.json") as f64 / 1e6,
+            args.trace_tiles
+        );
     }
     Ok(if outcome.bit_exact() {
         ExitCode::SUCCESS

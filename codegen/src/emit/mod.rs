@@ -164,6 +164,9 @@ pub struct EmitReport {
     pub phase_cycles: Vec<u32>,
     /// The supervisor program text of the lowest running tile (tile 0 when it runs).
     pub sample_program: Option<(u32, String)>,
+    /// Per tile, per call in step and call order: its vertex record `[start, end)` (a worker
+    /// launched with `$mvertex_base` in it ran for that call; see `KernelSpan::vertex`).
+    pub call_vertices: Vec<Vec<(u32, u32)>>,
 }
 
 /// An image and its report.
@@ -545,7 +548,23 @@ fn emit_with(
         let _ = supervisor::generate_tile(program, frame, &exchange, tile, &mut text);
         (tile, text.text)
     });
+    let call_vertices: Vec<Vec<(u32, u32)>> = program
+        .tiles
+        .iter()
+        .map(|t| {
+            t.calls
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, call)| {
+                    let start = frame.vertex.record(t.tile, i);
+                    (start, start + 4 * call.spec.vertex.len() as u32)
+                })
+                .collect()
+        })
+        .collect();
     let report = EmitReport {
+        call_vertices,
         running_tiles: running,
         kernel_code_bytes: frame.kernels.end - target.sram_base,
         vertex_base: frame.vertex.base,

@@ -72,6 +72,7 @@ pub(super) fn profile(
         bundles: vec![0; count],
         sync_releases: Vec::new(),
         superstep_names: Vec::new(),
+        operations: Vec::new(),
     };
     for id in 0..machine.tiles {
         let loaded = slot_of
@@ -110,6 +111,7 @@ pub(super) fn profile(
                             .map_or_else(|| format!("{:#x}", span.entry), |n| (*n).to_string()),
                         start: span.start,
                         end: span.end,
+                        vertex: span.vertex,
                     })
                     .collect();
             }

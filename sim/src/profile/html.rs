@@ -47,6 +47,7 @@ pub fn write_html<W: Write>(out: W, profile: &Profile) -> io::Result<()> {
         escape_html(&title)
     )?;
     write_summary(&mut out, profile)?;
+    write_operations(&mut out, profile)?;
     write_timeline_section(&mut out, profile)?;
     write_memory_section(&mut out, profile)?;
     write_how_to_read(&mut out)?;
@@ -144,6 +145,35 @@ fn write_summary(out: &mut impl Write, profile: &Profile) -> io::Result<()> {
         )?;
     }
     out.write_all(b"</ol></div></section>\n")
+}
+
+/// The per-operation table, when the profile has one: where the run's cycles went, simulated
+/// beside estimated, largest first.
+fn write_operations(out: &mut impl Write, profile: &Profile) -> io::Result<()> {
+    if profile.operations.is_empty() {
+        return Ok(());
+    }
+    let mut rows: Vec<&super::OperationCycles> = profile.operations.iter().collect();
+    rows.sort_by(|a, b| b.simulated.cmp(&a.simulated).then(a.name.cmp(&b.name)));
+    let run: u64 = rows.iter().map(|r| r.simulated).sum::<u64>().max(1);
+    out.write_all(b"<section id=\"operations\"><h2>Cycles by operation</h2>\n<table class=\"totals\"><thead><tr><th>operation</th><th>simulated cycles</th><th>estimated cycles</th><th>share</th></tr></thead><tbody>\n")?;
+    for row in rows {
+        let times = if row.count > 1 {
+            format!(" (x{})", row.count)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "<tr><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape_html(&row.name),
+            times,
+            thousands(row.simulated),
+            thousands(row.estimated),
+            percent(row.simulated, run)
+        )?;
+    }
+    out.write_all(b"</tbody></table>\n<p class=\"hint\">Simulated supersteps shared among the ops that ran in them in proportion to their estimates on the step's busiest tile; exchange phases are their own rows.</p></section>\n")
 }
 
 fn write_timeline_section(out: &mut impl Write, profile: &Profile) -> io::Result<()> {

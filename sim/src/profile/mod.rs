@@ -65,10 +65,14 @@ pub struct PhaseSpan {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelSpan {
     pub worker: u8,
-    /// The entry symbol's name (or its address in hex when no symbol names it).
+    /// The entry symbol's name (or its address in hex when no symbol names it); a compiler
+    /// front end may rename it after the op it ran for.
     pub name: String,
     pub start: u64,
     pub end: u64,
+    /// `$mvertex_base` at launch (identifies the call whose vertex state the worker read).
+    #[serde(default)]
+    pub vertex: u32,
 }
 
 /// SRAM use of one tile.
@@ -122,6 +126,20 @@ pub struct Profile {
     /// Optional names of the supersteps (a compiler's op labels), shown in the page and trace.
     #[serde(default)]
     pub superstep_names: Vec<String>,
+    /// Optional cycles by operation, from a compiler that knows which ops each superstep ran
+    /// (the page shows them as a table).
+    #[serde(default)]
+    pub operations: Vec<OperationCycles>,
+}
+
+/// Simulated and estimated cycles of one operation of a compiled program.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationCycles {
+    pub name: String,
+    pub simulated: u64,
+    pub estimated: u64,
+    /// How many ops of the program it sums (e.g. the same op of every layer).
+    pub count: u32,
 }
 
 impl Profile {

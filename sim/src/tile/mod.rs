@@ -121,6 +121,7 @@ struct WorkerSlot {
     next_issue: u64,
     started: u64,
     entry: u32,
+    vertex: u32,
 }
 
 impl Default for WorkerSlot {
@@ -129,6 +130,7 @@ impl Default for WorkerSlot {
             running: false,
             next_issue: u64::MAX,
             started: 0,
+            vertex: 0,
             entry: 0,
         }
     }
@@ -139,6 +141,8 @@ impl Default for WorkerSlot {
 pub struct WorkerSpan {
     pub worker: u8,
     pub entry: u32,
+    /// `$mvertex_base` at launch: which call's vertex state the worker ran on.
+    pub vertex: u32,
     pub start: u64,
     pub end: u64,
     pub exit_status: bool,
@@ -410,6 +414,7 @@ impl Tile {
             next_issue: first,
             started: cycle,
             entry,
+            vertex: vertex_base,
         };
         self.running_mask |= 1 << worker;
     }
@@ -568,6 +573,7 @@ impl Tile {
                 self.spans.push(WorkerSpan {
                     worker: worker as u8,
                     entry: slot.entry,
+                    vertex: slot.vertex,
                     start: slot.started,
                     end: round_end,
                     exit_status: status,
