@@ -23,17 +23,27 @@ pub fn step_times(profile: &Profile, steps: usize) -> Vec<(u64, u64)> {
     out
 }
 
-/// An op label without its layer prefix (`layer3.fc1` → `fc1`), for grouping layers.
-pub fn op_kind(label: &str) -> &str {
-    match label.split_once('.') {
-        Some((head, rest))
-            if head.starts_with("layer")
-                && head[5..].chars().all(|c| c.is_ascii_digit())
-                && head.len() > 5 =>
-        {
-            rest
+/// An op label without its layer prefix (`layer3.fc1` → `fc1`; in an exchange row's list of
+/// ops, each of them), for grouping layers.
+pub fn op_kind(label: &str) -> String {
+    fn one(label: &str) -> &str {
+        match label.split_once('.') {
+            Some((head, rest))
+                if head.len() > 5
+                    && head.starts_with("layer")
+                    && head[5..].chars().all(|c| c.is_ascii_digit()) =>
+            {
+                rest
+            }
+            _ => label,
         }
-        _ => label,
+    }
+    match label.strip_prefix("exchange: ") {
+        Some(list) => format!(
+            "exchange: {}",
+            list.split(", ").map(one).collect::<Vec<_>>().join(", ")
+        ),
+        None => one(label).to_string(),
     }
 }
 

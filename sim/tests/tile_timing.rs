@@ -254,7 +254,7 @@ work:
         let expected = if n == 1 { 14 } else { 6 * n64 + 7 };
         assert_eq!(cycles, expected, "{n} bundles");
         assert_eq!(
-            tile.spans,
+            sorted_spans(&tile),
             vec![span(0, symbol(&object, "work"), 2, 6 * n64 + 6)]
         );
     }
