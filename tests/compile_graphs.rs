@@ -30,29 +30,40 @@ fn run(
     store: &WeightStore,
     inputs: &[(String, Vec<u8>)],
 ) -> Vec<(String, Vec<u8>, Vec<u8>)> {
+    run_with(machine, graph, store, inputs, |_| {}).0
+}
+
+/// [`run`] with the planner's options adjusted by `options`; also returns the plan report.
+fn run_with(
+    machine: &str,
+    graph: &Graph,
+    store: &WeightStore,
+    inputs: &[(String, Vec<u8>)],
+    options: impl FnOnce(&mut PlanOptions),
+) -> (
+    Vec<(String, Vec<u8>, Vec<u8>)>,
+    tessera_codegen::plan::PlanReport,
+) {
     let machine = MachineDescription::builtin(machine).unwrap();
     let target = target_of(&machine);
-    let compiled = compile(
-        graph,
-        store,
-        &target,
-        &PlanOptions::for_target(&target),
-        None,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let mut plan_options = PlanOptions::for_target(&target);
+    options(&mut plan_options);
+    let compiled =
+        compile(graph, store, &target, &plan_options, None).unwrap_or_else(|e| panic!("{e}"));
     let mut chip = Chip::new(&machine).unwrap();
     chip.load_image(&compiled.back.image).unwrap();
     let report = chip
         .run(inputs, &RunOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let expected = refexec::execute(&compiled.lowered.program, inputs).unwrap();
-    expected
+    let results = expected
         .into_iter()
         .map(|(name, want)| {
             let got = report.output(&name).unwrap().to_vec();
             (name, want, got)
         })
-        .collect()
+        .collect();
+    (results, compiled.report)
 }
 
 fn assert_bit_exact(results: &[(String, Vec<u8>, Vec<u8>)]) {
@@ -105,6 +116,40 @@ fn a_matmul_with_bias() {
         .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
         .collect();
     assert_bit_exact(&run("small", &g, &store, &[("x".to_string(), x)]));
+}
+
+/// SRAM-saving plans store a replicated weight once (K split over the row blocks) and gather
+/// it into the replicated layout before the product: the result is the same bits.
+#[test]
+fn a_weight_stored_once_and_gathered_before_use() {
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F16, [64, 96]).unwrap();
+    let w = b.weight("w", DType::F16, [96, 64]).unwrap();
+    let bias = b.weight("bias", DType::F32, [64]).unwrap();
+    let y = b.matmul("mm", x, w).unwrap();
+    let y = b.bias_add("mm.bias", y, bias).unwrap();
+    b.output("y", y).unwrap();
+    let g = b.finish().unwrap();
+    let mut store = WeightStore::new();
+    store.insert(
+        "w",
+        HostTensor::new([96, 64], random(5, 96 * 64, 0.2)).unwrap(),
+    );
+    store.insert("bias", HostTensor::new([64], random(6, 64, 0.5)).unwrap());
+    let x: Vec<u8> = random(7, 64 * 96, 1.0)
+        .iter()
+        .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
+        .collect();
+    let (results, report) = run_with("small", &g, &store, &[("x".to_string(), x)], |o| {
+        o.sram_saving = true;
+        o.force = vec![(
+            "mm".to_string(),
+            "grid 4x4 cols/16 rows/16 weights gathered".to_string(),
+        )];
+    });
+    let chosen = &report.ops.iter().find(|op| op.0 == "mm").unwrap().2;
+    assert!(chosen.ends_with("weights gathered"), "{}", report.text());
+    assert_bit_exact(&results);
 }
 
 /// Debug aid: the tiny tower with every compute value as an extra output; names the first
@@ -435,7 +480,9 @@ mod random_graphs {
                     // stage failing on a verified graph is a compiler bug.
                     let refusal = matches!(
                         error,
-                        tessera_codegen::compile::CompileError::Plan(_) | tessera_codegen::compile::CompileError::NoFinalistFits(_)
+                        tessera_codegen::compile::CompileError::Plan(_)
+                            | tessera_codegen::compile::CompileError::NoFinalistFits(_)
+                            | tessera_codegen::compile::CompileError::NothingFits { .. }
                     );
                     prop_assert!(refusal, "{text}\n{}", tessera_codegen::graph::dump(&built.graph));
                     // It names the op: its label (`op3`, `op3.in`, …) or its node.

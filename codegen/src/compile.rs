@@ -27,6 +27,11 @@ pub enum CompileError {
     Emit(#[from] EmitError),
     #[error("E-COMPILE-001 no finalist fits the machine: {}", .0.join("; "))]
     NoFinalistFits(Vec<String>),
+    #[error("E-COMPILE-002 {first}; with SRAM-saving strategies: {second}")]
+    NothingFits {
+        first: Box<CompileError>,
+        second: Box<CompileError>,
+    },
 }
 
 /// How long each stage took, in seconds.
@@ -80,13 +85,50 @@ pub fn compile(
             p.stage(s);
         }
     };
+    let mut times = StageTimes::default();
+    match compile_with(graph, store, target, options, &say, &mut times) {
+        // A plan that does not fit is tried again with strategies that spend cycles to save
+        // SRAM (weights stored once and gathered at use); the first error is kept when that
+        // fails too, as it names the smaller search's limit.
+        Err(
+            first @ (CompileError::Plan(PlanError::DoesNotFit { .. })
+            | CompileError::NoFinalistFits(_)),
+        ) if !options.sram_saving => {
+            say(&format!(
+                "{first}; planning again with SRAM-saving strategies"
+            ));
+            let saving = PlanOptions {
+                sram_saving: true,
+                ..options.clone()
+            };
+            match compile_with(graph, store, target, &saving, &say, &mut times) {
+                Ok(mut compiled) => {
+                    // The report says why the slower strategies were searched.
+                    compiled.report.stop_reason += &format!("; searched because {first}");
+                    Ok(compiled)
+                }
+                Err(second) => Err(CompileError::NothingFits {
+                    first: Box::new(first),
+                    second: Box::new(second),
+                }),
+            }
+        }
+        other => other,
+    }
+}
+
+fn compile_with(
+    graph: &Graph,
+    store: &WeightStore,
+    target: &Target,
+    options: &PlanOptions,
+    say: &dyn Fn(&str),
+    times: &mut StageTimes,
+) -> Result<CompiledGraph, CompileError> {
     let started = Instant::now();
     say("planning");
     let planned = plan(graph, target, options)?;
-    let mut times = StageTimes {
-        plan: started.elapsed().as_secs_f64(),
-        ..StageTimes::default()
-    };
+    times.plan += started.elapsed().as_secs_f64();
     let mut refusals = Vec::new();
     for finalist in 0..planned.finalists.len() {
         say(&format!("building finalist {finalist}"));
@@ -116,7 +158,7 @@ pub fn compile(
                     estimate,
                     report,
                     finalist,
-                    times,
+                    times: *times,
                 });
             }
             Err(EmitError::Place(e)) => {

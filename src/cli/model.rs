@@ -52,6 +52,11 @@ pub struct ModelArgs {
     /// e.g. `--force "layer0.qkv=grid 27x48 cols/72 rows/16"`.
     #[arg(long)]
     force: Vec<String>,
+    /// Planner: include the strategies that spend cycles to save SRAM (weights stored once and
+    /// gathered before each use) from the start; otherwise they are tried only when a plan
+    /// without them does not fit.
+    #[arg(long)]
+    sram_saving: bool,
 }
 
 impl ModelArgs {
@@ -97,6 +102,7 @@ impl ModelArgs {
             }
             options.grids_per_product = g;
         }
+        options.sram_saving = self.sram_saving;
         for f in &self.force {
             let (op, strategy) = f
                 .split_once('=')

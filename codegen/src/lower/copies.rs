@@ -52,6 +52,118 @@ fn period<T>(items: &[T], step: impl Fn(&T, &T) -> Option<(i64, i64)>) -> (usize
     (n, (0, 0))
 }
 
+/// The calls' pieces of `items`: one piece when the whole list has one period (or fits a
+/// table), else [`periodic_pieces`].
+fn pieces<T>(
+    items: &[T],
+    step: impl Fn(&T, &T) -> Option<(i64, i64)> + Copy,
+    max_table: usize,
+) -> Vec<Piece> {
+    let (p, delta) = period(items, step);
+    if p <= max_table {
+        return vec![Piece {
+            start: 0,
+            table: p,
+            outer: items.len() / p.max(1),
+            step: delta,
+        }];
+    }
+    periodic_pieces(items, step, max_table)
+}
+
+/// One call's share of a list: items `start..start + table * outer`, the first `table` of them
+/// in the call's table and the rest the table shifted by `step` (source, destination) per
+/// outer iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    start: usize,
+    table: usize,
+    outer: usize,
+    step: (i64, i64),
+}
+
+/// `items` cut into pieces of one repeat each, for lists with no single period (a block
+/// gathered from several tiles, where the first rows sit apart): greedily the longest
+/// periodic stretch at each point, with the items between stretches as one-shot pieces.
+/// Item `k + p` equals item `k` shifted by a constant exactly when the first differences
+/// repeat with period `p`, so the smallest periods of every prefix come from the prefix
+/// function of the differences (smallest period of a prefix only grows with its length);
+/// periods over `max_table` items are not looked for.
+fn periodic_pieces<T>(
+    items: &[T],
+    step: impl Fn(&T, &T) -> Option<(i64, i64)>,
+    max_table: usize,
+) -> Vec<Piece> {
+    let n = items.len();
+    let mut pieces = Vec::new();
+    let mut literal: Option<usize> = None;
+    let flush = |pieces: &mut Vec<Piece>, literal: &mut Option<usize>, end: usize| {
+        if let Some(s) = literal.take() {
+            pieces.push(Piece {
+                start: s,
+                table: end - s,
+                outer: 1,
+                step: (0, 0),
+            });
+        }
+    };
+    let mut i = 0;
+    while i < n {
+        // Differences d[j] = step(items[i + j], items[i + j + 1]); `None` ends the stretch.
+        let mut d: Vec<(i64, i64)> = Vec::new();
+        let mut pi: Vec<usize> = Vec::new();
+        // Best (items covered, period) so far.
+        let mut best: Option<(usize, usize)> = None;
+        while i + d.len() + 1 < n {
+            let Some(x) = step(&items[i + d.len()], &items[i + d.len() + 1]) else {
+                break;
+            };
+            let l = d.len();
+            d.push(x);
+            let mut k = if l == 0 { 0 } else { pi[l - 1] };
+            while k > 0 && d[k] != x {
+                k = pi[k - 1];
+            }
+            if l > 0 && d[k] == x {
+                k += 1;
+            }
+            pi.push(k);
+            let len = l + 1;
+            let p = len - pi[l];
+            if p > max_table {
+                break;
+            }
+            // `len` differences with period p: `len + 1` items repeat with period p.
+            let covered = (len + 1) / p * p;
+            if covered >= 2 * p && best.is_none_or(|(c, _)| covered > c) {
+                best = Some((covered, p));
+            }
+        }
+        let chosen = best.and_then(|(covered, p)| {
+            let delta = step(&items[i], &items[i + p])?;
+            (delta.0 >= 0 && delta.1 > 0).then_some((covered, p, delta))
+        });
+        match chosen {
+            Some((covered, p, delta)) => {
+                flush(&mut pieces, &mut literal, i);
+                pieces.push(Piece {
+                    start: i,
+                    table: p,
+                    outer: covered / p,
+                    step: delta,
+                });
+                i += covered;
+            }
+            None => {
+                literal.get_or_insert(i);
+                i += 1;
+            }
+        }
+    }
+    flush(&mut pieces, &mut literal, n);
+    pieces
+}
+
 fn run_step(a: &TableRun, b: &TableRun) -> Option<(i64, i64)> {
     use tessera_kernels::movement::RunSource;
     if a.bytes != b.bytes {
@@ -144,35 +256,39 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
             }
             merged.push(r);
         }
-        let (p, (ds, dd)) = period(&merged, run_step);
-        let table: Vec<TableRun> = merged[..p].to_vec();
-        let eight = table.iter().all(|r| {
-            r.dst % 8 == 0
-                && r.bytes % 8 == 0
-                && match r.src {
-                    tessera_kernels::movement::RunSource::Offset(s) => s % 8 == 0,
-                    tessera_kernels::movement::RunSource::Zeros => true,
-                }
-        }) && ds % 8 == 0
-            && dd % 8 == 0;
-        if table.len() * 12 > MAX_TABLE_BYTES {
-            return Err(format!(
-                "a copy of {} runs needs a {}-byte table",
-                table.len(),
-                table.len() * 12
-            ));
+        const RUN_BYTES: usize = 12;
+        let cut = pieces(&merged, run_step, MAX_TABLE_BYTES / RUN_BYTES);
+        for piece in cut {
+            let (ds, dd) = piece.step;
+            let table: Vec<TableRun> = merged[piece.start..piece.start + piece.table].to_vec();
+            let eight = table.iter().all(|r| {
+                r.dst % 8 == 0
+                    && r.bytes % 8 == 0
+                    && match r.src {
+                        tessera_kernels::movement::RunSource::Offset(s) => s % 8 == 0,
+                        tessera_kernels::movement::RunSource::Zeros => true,
+                    }
+            }) && ds % 8 == 0
+                && dd % 8 == 0;
+            if table.len() * RUN_BYTES > MAX_TABLE_BYTES {
+                return Err(format!(
+                    "a copy of {} runs needs a {}-byte table",
+                    table.len(),
+                    table.len() * RUN_BYTES
+                ));
+            }
+            calls.push(KernelParams::CopyRuns {
+                runs: Arc::new(table),
+                outer: piece.outer as u32,
+                src_stride: ds as u32,
+                dst_stride: dd as u32,
+                granule: if eight {
+                    Granule::Word8
+                } else {
+                    Granule::Word4
+                },
+            });
         }
-        calls.push(KernelParams::CopyRuns {
-            runs: Arc::new(table),
-            outer: (merged.len() / p) as u32,
-            src_stride: ds as u32,
-            dst_stride: dd as u32,
-            granule: if eight {
-                Granule::Word8
-            } else {
-                Granule::Word4
-            },
-        });
     }
     if !partial.is_empty() {
         let element = match e {
@@ -193,21 +309,25 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
                 GatherWord { dst, lanes: l }
             })
             .collect();
-        let (p, (ds, dd)) = period(&words, word_step);
-        let table: Vec<GatherWord> = words[..p].to_vec();
-        if table.len() * (4 + 4 * lanes) > MAX_TABLE_BYTES {
-            return Err(format!(
-                "a gather of {} words needs a table over {MAX_TABLE_BYTES} bytes",
-                table.len()
-            ));
+        let word_bytes = 4 + 4 * lanes;
+        let cut = pieces(&words, word_step, MAX_TABLE_BYTES / word_bytes);
+        for piece in cut {
+            let (ds, dd) = piece.step;
+            let table: Vec<GatherWord> = words[piece.start..piece.start + piece.table].to_vec();
+            if table.len() * word_bytes > MAX_TABLE_BYTES {
+                return Err(format!(
+                    "a gather of {} words needs a table over {MAX_TABLE_BYTES} bytes",
+                    table.len()
+                ));
+            }
+            calls.push(KernelParams::Gather {
+                words: Arc::new(table),
+                outer: piece.outer as u32,
+                src_stride: ds as u32,
+                dst_stride: dd as u32,
+                element,
+            });
         }
-        calls.push(KernelParams::Gather {
-            words: Arc::new(table),
-            outer: (words.len() / p) as u32,
-            src_stride: ds as u32,
-            dst_stride: dd as u32,
-            element,
-        });
     }
     Ok(calls)
 }

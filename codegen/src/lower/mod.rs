@@ -29,7 +29,7 @@ use crate::graph::weights::WeightStore;
 use crate::layout::{Layout, ShardMap};
 use crate::mid::{MidId, MidOp, MidProgram};
 use crate::redist::segments::zero_padding;
-use crate::redist::{plan_movement, Buf, Movement, Side};
+use crate::redist::{plan_movement_with, Buf, Movement, Side};
 use crate::tile::{
     BufferCategory, BufferDecl, BufferId, HostPiecePlan, HostTensorPlan, KernelCall, Program,
     RegionRequirement, StepKind, SymbolicTransfer,
@@ -867,7 +867,7 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
                 .shard_map()
                 .map_err(|e| fail(e.to_string()))?;
             let dm = node.layout.shard_map().map_err(|e| fail(e.to_string()))?;
-            Ok(Some(plan_movement(
+            Ok(Some(plan_movement_with(
                 &Side {
                     dist: &mid.nodes[*x].layout.dist,
                     map: &sm,
@@ -877,6 +877,7 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
                     map: &dm,
                 },
                 view,
+                mid.route_policy,
             )))
         })
         .collect::<Result<_, LowerError>>()?;

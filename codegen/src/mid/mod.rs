@@ -199,6 +199,8 @@ impl MidNode {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MidProgram {
     pub nodes: Arena<MidNode>,
+    /// How the lowering routes every `Redistribute` (as the planner costed them).
+    pub route_policy: crate::redist::RoutePolicy,
 }
 
 impl MidProgram {

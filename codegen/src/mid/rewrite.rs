@@ -76,7 +76,10 @@ pub fn prune(program: &mut MidProgram) {
             return;
         }
         let mut renumber = vec![None; dead.len()];
-        let mut kept = MidProgram::new();
+        let mut kept = MidProgram {
+            route_policy: program.route_policy,
+            ..MidProgram::new()
+        };
         for (id, node) in program.nodes.iter() {
             if dead[id.index()] {
                 continue;

@@ -36,17 +36,22 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
         .iter()
         .copied()
         .collect();
-    let mut program = MidProgram::new();
+    let mut program = MidProgram {
+        route_policy: super::route_policy(planned.sram_saving),
+        ..MidProgram::new()
+    };
     let mut ids: Vec<Option<MidId>> = vec![None; graph.nodes.len()];
     let mut layouts: Vec<Option<Arc<Layout>>> = vec![None; graph.nodes.len()];
     // (base node, view, layout) → the node holding it.
     let mut made: HashMap<(ValueHandle, View, Layout), MidId> = HashMap::new();
 
-    // The node holding graph value `x` (a form) in `want`.
+    // The node holding graph value `x` (a form) in `want`; a weight with a `stored` layout is
+    // converted into that one and redistributed into `want`.
     let mut materialize = |program: &mut MidProgram,
                            ids: &[Option<MidId>],
                            x: ValueHandle,
-                           want: &Layout|
+                           want: &Layout,
+                           stored: Option<&Layout>|
      -> Result<MidId, PlanError> {
         let form = &planned.forms[x.index()];
         let view = (*form.view).clone();
@@ -56,8 +61,34 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
         }
         let base = &graph.nodes[form.base];
         let label = graph.nodes[x].label.clone();
-        let id = match form.kind {
-            BaseKind::Input | BaseKind::Weight => {
+        let id = match (form.kind, stored) {
+            (BaseKind::Weight, Some(stored)) => {
+                let tensor = base.op.tensor_name().unwrap_or_default().to_string();
+                let stored_key = (form.base, view.clone(), stored.clone());
+                let home = match made.get(&stored_key) {
+                    Some(&id) => id,
+                    None => {
+                        let id = program.push(MidNode {
+                            op: MidOp::Weight { tensor, view },
+                            shape: stored.dist.shape().to_vec(),
+                            layout: stored.clone(),
+                            label: label.clone(),
+                        });
+                        made.insert(stored_key, id);
+                        id
+                    }
+                };
+                program.push(MidNode {
+                    op: MidOp::Redistribute {
+                        x: home,
+                        view: View::identity(stored.dist.shape()),
+                    },
+                    shape: want.dist.shape().to_vec(),
+                    layout: want.clone(),
+                    label: format!("{label}.gather"),
+                })
+            }
+            (BaseKind::Input | BaseKind::Weight, _) => {
                 let tensor = base.op.tensor_name().unwrap_or_default().to_string();
                 let op = if form.kind == BaseKind::Input {
                     MidOp::Input { tensor, view }
@@ -71,7 +102,7 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
                     label,
                 })
             }
-            BaseKind::Compute => {
+            (BaseKind::Compute, _) => {
                 let base_id = ids[form.base.index()]
                     .ok_or_else(|| PlanError::op(graph, x, "operand not built"))?;
                 if view.is_identity() && &program.nodes[base_id].layout == want {
@@ -106,7 +137,7 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
                         order: Order::DENSE,
                         dtype: graph.nodes[form.base].ty.dtype,
                     };
-                    materialize(&mut program, &ids, form.base, &want)?
+                    materialize(&mut program, &ids, form.base, &want, None)?
                 }
             };
             program.push(MidNode {
@@ -140,7 +171,11 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
             .operands()
             .into_iter()
             .zip(&s.operands)
-            .map(|((_, x), want)| materialize(&mut program, &ids, x, want))
+            .enumerate()
+            .map(|(j, ((_, x), want))| {
+                let stored = s.stored.get(j).and_then(Option::as_ref);
+                materialize(&mut program, &ids, x, want, stored)
+            })
             .collect::<Result<_, _>>()?;
         let op = match (&node.op, operands.as_slice()) {
             (Op::MatMul { a, .. } | Op::BatchedMatMul { a, .. }, [x, y]) => MidOp::MatMul {

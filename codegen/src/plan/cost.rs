@@ -4,8 +4,8 @@
 
 use crate::layout::{Layout, View};
 use crate::lower::calls::{compute_calls, ComputeKind};
-use crate::redist::movement::plan_blocks;
 use crate::redist::movement::{copy_cycles, runs_word_aligned, transfer_cycles};
+use crate::redist::movement::{plan_blocks, RoutePolicy};
 use crate::redist::{Movement, Side};
 use crate::target::Target;
 use std::collections::HashMap;
@@ -101,12 +101,20 @@ pub fn movement_cost_scaled(target: &Target, movement: &Movement, scale: f64) ->
 
 /// Movement costs already computed, by (source layout, view, destination layout). Shared by
 /// the planner's threads; costs do not depend on which thread computes them.
-#[derive(Default)]
 pub struct MoveCache {
     costs: Mutex<HashMap<(Layout, View, Layout), MoveCost>>,
+    policy: RoutePolicy,
 }
 
 impl MoveCache {
+    /// An empty cache of movements routed by `policy` (as the lowering will route them).
+    pub fn new(policy: RoutePolicy) -> MoveCache {
+        MoveCache {
+            costs: Mutex::default(),
+            policy,
+        }
+    }
+
     /// The cost of moving a value in `from` through `view` into `to`.
     pub fn cost(
         &self,
@@ -148,6 +156,7 @@ impl MoveCache {
             },
             view,
             &sample,
+            self.policy,
         );
         let cost = movement_cost_scaled(target, &movement, count as f64 / sample.len() as f64);
         self.costs

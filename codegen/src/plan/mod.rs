@@ -19,7 +19,7 @@ pub mod spread;
 pub mod strategy;
 
 use crate::graph::{Graph, Op, ValueHandle};
-use crate::layout::Layout;
+use crate::layout::{Layout, View};
 use crate::lower::calls::ComputeKind;
 use crate::target::Target;
 use cost::{op_cycles, pin, shard_bytes, MoveCache};
@@ -28,6 +28,9 @@ use rayon::prelude::*;
 use std::fmt::Write;
 use std::sync::Arc;
 use strategy::{strategies, Ctx, Strategy};
+
+/// Bytes an SRAM-saving plan leaves beyond [`PlanOptions::sram_budget`] on every tile.
+pub const SRAM_SAVING_RESERVE: u32 = 96 * 1024;
 
 /// Search bounds.
 #[derive(Clone, Debug)]
@@ -45,6 +48,11 @@ pub struct PlanOptions {
     /// Fixed choices: (op label, strategy label) — the op takes that strategy (as printed in
     /// the plan report), for experiments and for pinning a plan.
     pub force: Vec<(String, String)>,
+    /// Also try strategies that trade cycles for SRAM: replicated weights stored once and
+    /// gathered before each use, product columns in whole FP8 K-blocks (so the consumer's
+    /// panels arrive without staging). The compiler turns this on when a plan without it does
+    /// not fit.
+    pub sram_saving: bool,
 }
 
 impl PlanOptions {
@@ -61,6 +69,7 @@ impl PlanOptions {
                 .unwrap_or(0)
                 .saturating_sub(32 * 1024),
             force: Vec::new(),
+            sram_saving: false,
         }
     }
 }
@@ -79,6 +88,15 @@ pub enum PlanError {
     NothingFits(String),
     #[error("E-PLAN-003 bad options: {0}")]
     Options(String),
+    /// Every strategy of an op was costed and none fits the tiles' SRAM: the one refusal a
+    /// search with other strategies (SRAM-saving ones) can answer.
+    #[error("E-PLAN-004 {op} `{label}` (%{node}): no strategy fits: {reasons}")]
+    DoesNotFit {
+        node: usize,
+        op: &'static str,
+        label: String,
+        reasons: String,
+    },
 }
 
 impl PlanError {
@@ -207,6 +225,7 @@ pub struct Planned {
     pub granules: Vec<u32>,
     pub tiles: u32,
     pub grids_per_product: usize,
+    pub sram_saving: bool,
 }
 
 impl Planned {
@@ -217,6 +236,7 @@ impl Planned {
             tiles: self.tiles,
             granules: self.granules.clone(),
             grids_per_product: self.grids_per_product,
+            sram_saving: self.sram_saving,
         }
     }
 }
@@ -295,14 +315,37 @@ fn expand(
                 .map(|b| shard_bytes(b) as u64)
                 .unwrap_or(0);
     }
-    for ((_, x), want) in graph.nodes[h].op.operands().into_iter().zip(&s.operands) {
+    for (j, ((_, x), want)) in graph.nodes[h]
+        .op
+        .operands()
+        .into_iter()
+        .zip(&s.operands)
+        .enumerate()
+    {
         let form = &forms[x.index()];
         match form.kind {
             BaseKind::Input => working += shard_bytes(want) as u64,
-            BaseKind::Weight => {
-                pin(&mut weights, want);
-                own_weights += shard_bytes(want) as u64;
-            }
+            BaseKind::Weight => match s.stored.get(j).and_then(Option::as_ref) {
+                None => {
+                    pin(&mut weights, want);
+                    own_weights += shard_bytes(want) as u64;
+                }
+                Some(stored) => {
+                    // Stored once; gathered into `want` for this op only.
+                    pin(&mut weights, stored);
+                    own_weights += shard_bytes(stored) as u64;
+                    let identity = View::identity(stored.dist.shape());
+                    let m = moves.cost(target, stored, &identity, want)?;
+                    cost += m.cycles;
+                    if debug {
+                        parts.push(format!(
+                            "{} gathered: {} (windows {}, buffers {})",
+                            graph.nodes[x].label, m.cycles, m.windows, m.buffer_bytes
+                        ));
+                    }
+                    working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
+                }
+            },
             BaseKind::Compute => {
                 let from = state.layouts[form.base.index()]
                     .as_ref()
@@ -496,6 +539,16 @@ fn weight_allowances(graph: &Graph, forms: &[Form], budget: u32) -> Vec<u64> {
         .collect()
 }
 
+/// How movements are routed in a plan with or without SRAM saving (the lowering routes the
+/// built program's movements the same way).
+pub fn route_policy(sram_saving: bool) -> crate::redist::RoutePolicy {
+    if sram_saving {
+        crate::redist::RoutePolicy::SRAM_SAVING
+    } else {
+        crate::redist::RoutePolicy::DEFAULT
+    }
+}
+
 /// Plans `graph` for `target`.
 pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Planned, PlanError> {
     if options.beam == 0 || options.finalists == 0 || options.grids_per_product == 0 {
@@ -514,8 +567,9 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         tiles: target.tiles,
         granules: granules.clone(),
         grids_per_product: options.grids_per_product,
+        sram_saving: options.sram_saving,
     };
-    let moves = MoveCache::default();
+    let moves = MoveCache::new(route_policy(options.sram_saving));
     let mut beam = vec![State {
         cost: 0,
         layouts: vec![None; graph.nodes.len()],
@@ -529,11 +583,14 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         ctx: &ctx,
         cache: Default::default(),
     };
-    let allowances = weight_allowances(
-        &graph,
-        &forms,
-        options.sram_budget.min(options.interleaved_budget),
-    );
+    // An SRAM-saving plan is one that did not fit the first time: it also leaves room for what
+    // the planner does not model (copy tables, exchange code), which is what crowded it out.
+    let sram_budget = if options.sram_saving {
+        options.sram_budget.saturating_sub(SRAM_SAVING_RESERVE)
+    } else {
+        options.sram_budget
+    };
+    let allowances = weight_allowances(&graph, &forms, sram_budget.min(options.interleaved_budget));
     let live_after = last_reads(&graph, &forms);
     let mut report = PlanReport::default();
     let mut tried_per_op: Vec<usize> = Vec::new();
@@ -581,7 +638,7 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
                     &graph,
                     &forms,
                     target,
-                    (options.sram_budget, options.interleaved_budget),
+                    (sram_budget, options.interleaved_budget),
                     &moves,
                     &lookahead,
                     &beam[si],
@@ -626,11 +683,13 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
             }
         }
         if next.is_empty() {
-            return Err(PlanError::op(
-                &graph,
-                h,
-                format!("no strategy fits: {}", reasons.join("; ")),
-            ));
+            let node = &graph.nodes[h];
+            return Err(PlanError::DoesNotFit {
+                node: h.index(),
+                op: node.op.mnemonic(),
+                label: node.label.clone(),
+                reasons: reasons.join("; "),
+            });
         }
         let allowance = allowances[h.index()];
         if next.iter().any(|(_, s)| s.own_weights <= allowance) {
@@ -660,9 +719,14 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         .collect();
     report.finalists = beam.iter().map(|s| s.cost).collect();
     report.stop_reason = format!(
-        "planned all {} compute ops with a beam of {} (every state expanded by every strategy)",
+        "planned all {} compute ops with a beam of {} (every state expanded by every strategy{})",
         tried_per_op.len(),
-        options.beam
+        options.beam,
+        if options.sram_saving {
+            ", SRAM-saving strategies included"
+        } else {
+            ""
+        }
     );
     let finalists = beam
         .iter()
@@ -676,5 +740,6 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         granules,
         tiles: target.tiles,
         grids_per_product: options.grids_per_product,
+        sram_saving: options.sram_saving,
     })
 }

@@ -63,6 +63,10 @@ pub struct ProductGrid {
     pub out: Distribution,
     pub a: Distribution,
     pub b: Distribution,
+    /// `b` stored once: each column block split along K (in multiples of `kg`) over the row
+    /// blocks that use it, so every tile of the grid holds a slice and the replicas are
+    /// gathered from their neighbours at use (a weight too big to keep replicated).
+    pub b_stored: Distribution,
     /// Blocks actually used along (lead, rows, columns).
     pub counts: (u32, u32, u32),
 }
@@ -76,6 +80,7 @@ pub fn product_grid(
     tn: u32,
     rg: u32,
     cg: u32,
+    kg: u32,
 ) -> Result<ProductGrid, LayoutError> {
     let rank = out_shape.len();
     if rank < 2 {
@@ -118,11 +123,15 @@ pub fn product_grid(
     b_bounds.push(cols);
     let mut b_map: Vec<Option<usize>> = (0..rank - 2).map(lead_map).collect();
     b_map.extend([None, Some(2)]);
-    let b = Distribution::on_grid(b_shape, b_bounds, &grid, &b_map)?;
+    let b = Distribution::on_grid(b_shape.clone(), b_bounds.clone(), &grid, &b_map)?;
+    b_bounds[rank - 2] = even_bounds(k, cm, kg);
+    b_map[rank - 2] = Some(1);
+    let b_stored = Distribution::on_grid(b_shape, b_bounds, &grid, &b_map)?;
     Ok(ProductGrid {
         out,
         a,
         b,
+        b_stored,
         counts: (lead_count, cm, cn),
     })
 }
@@ -163,15 +172,18 @@ mod tests {
 
     #[test]
     fn product_grid_replicates_operands() {
-        let g = product_grid(&[729, 3456], 1152, 1, 30, 48, 1, 72).unwrap();
+        let g = product_grid(&[729, 3456], 1152, 1, 30, 48, 1, 72, 32).unwrap();
         assert_eq!(g.counts, (1, 30, 48));
         assert_eq!(g.a.replication(), 48);
         assert_eq!(g.b.replication(), 30);
+        assert_eq!(g.b_stored.replication(), 1);
+        assert_eq!(g.b_stored.counts(), vec![30, 48]);
+        assert_eq!(g.b_stored.tile_count(), 30 * 48);
         assert_eq!(g.out.padded_box(), vec![25, 72]);
         let bias = columns_of(&g.out).unwrap();
         assert_eq!(bias.block_count(), 48);
         assert_eq!(bias.replication(), 30);
-        let att = product_grid(&[16, 729, 80], 729, 16, 92, 1, 1, 16).unwrap();
+        let att = product_grid(&[16, 729, 80], 729, 16, 92, 1, 1, 16, 16).unwrap();
         assert_eq!(att.counts, (16, 92, 1));
         assert_eq!(att.b.replication(), 92);
     }

@@ -14,6 +14,7 @@ use super::forms::{BaseKind, Form};
 use super::spread::{columns_of, product_grid, rows};
 use super::PlanError;
 use crate::graph::{DType, Graph, Op, ValueHandle};
+use crate::layout::order::AMP_BLOCK_BYTES;
 use crate::layout::{Distribution, Layout, Order, ShardMap};
 use std::sync::Arc;
 
@@ -25,6 +26,9 @@ pub struct Strategy {
     pub out: Layout,
     /// The layout every operand is brought to, in the op's operand order.
     pub operands: Vec<Layout>,
+    /// Per operand (absent = none): the layout a weight is stored in when that is not the one
+    /// the op reads; the weight is then redistributed into `operands[j]` before each use.
+    pub stored: Vec<Option<Layout>>,
 }
 
 /// What strategies are generated from.
@@ -36,6 +40,8 @@ pub struct Ctx<'g> {
     pub granules: Vec<u32>,
     /// Grid shapes tried per product.
     pub grids_per_product: usize,
+    /// See [`super::PlanOptions::sram_saving`].
+    pub sram_saving: bool,
 }
 
 fn dims(graph: &Graph, h: ValueHandle) -> Vec<u32> {
@@ -191,6 +197,11 @@ pub fn strategies(
             let lead = if batched { shape[0].min(ctx.tiles) } else { 1 };
             let per_lead = (ctx.tiles / lead).max(1);
             let mut granules = vec![16u32];
+            if ctx.sram_saving && !batched && n >= 64 {
+                // Whole FP8 K-blocks: a consumer reading this result as AMP panels then
+                // receives each K-block from one tile, in one window per block.
+                granules.push(AMP_BLOCK_BYTES);
+            }
             if !batched {
                 granules.extend(ctx.granules.iter().copied().filter(|&g| n % g == 0));
             }
@@ -212,28 +223,47 @@ pub fn strategies(
                         if rg > 1 && m < 2 * rg {
                             continue;
                         }
-                        let grid = product_grid(&shape, k, lead, tm, tn, rg, cg)
+                        // K-slices of a stored weight: whole AMP blocks.
+                        let kg = AMP_BLOCK_BYTES / bd.size_bytes().max(1) as u32;
+                        let grid = product_grid(&shape, k, lead, tm, tn, rg, cg, kg)
                             .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
                         let (l, cm, cn) = grid.counts;
-                        out.push(Strategy {
-                            label: format!(
-                                "grid {}{cm}x{cn} cols/{cg} rows/{rg}",
-                                if batched {
-                                    format!("{l}x")
-                                } else {
-                                    String::new()
-                                }
-                            ),
+                        let label = format!(
+                            "grid {}{cm}x{cn} cols/{cg} rows/{rg}",
+                            if batched {
+                                format!("{l}x")
+                            } else {
+                                String::new()
+                            }
+                        );
+                        let weights = lay(grid.b, Order::Cwei, bd);
+                        let pinned = Strategy {
+                            label: label.clone(),
                             out: lay(grid.out, Order::RowMajor { align: 16 }, DType::F16),
-                            operands: vec![
-                                lay(grid.a, Order::Panels, ad),
-                                lay(grid.b, Order::Cwei, bd),
-                            ],
+                            operands: vec![lay(grid.a, Order::Panels, ad), weights.clone()],
+                            stored: Vec::new(),
+                        };
+                        // A replicated weight may instead be stored once and gathered into
+                        // the replicated layout before each use: slower, but it leaves the
+                        // SRAM to activations (what larger batches need).
+                        let stored = lay(grid.b_stored, Order::Cwei, bd);
+                        let streams = ctx.sram_saving
+                            && ctx.forms[b.index()].kind == BaseKind::Weight
+                            && weights.dist.replication() > 1
+                            && stored.dist.replication() == 1;
+                        // SRAM-saving plans store every replicated weight once.
+                        out.push(if streams {
+                            Strategy {
+                                label: format!("{label} weights gathered"),
+                                stored: vec![None, Some(stored)],
+                                ..pinned
+                            }
+                        } else {
+                            pinned
                         });
                     }
                 }
             }
-            let _ = fp8;
         }
         Op::BiasAdd { x, .. } => {
             needs_f16(graph, h, *x, "x")?;
@@ -266,6 +296,7 @@ pub fn strategies(
                         lay(dist, order, DType::F16),
                         lay(bias_dist, order, DType::F16),
                     ],
+                    stored: Vec::new(),
                 });
             }
         }
@@ -291,6 +322,7 @@ pub fn strategies(
                     label,
                     out: l.clone(),
                     operands: vec![l.clone(), l],
+                    stored: Vec::new(),
                 });
             }
         }
@@ -319,6 +351,7 @@ pub fn strategies(
                     label,
                     out: lay(dist.clone(), order, dtype),
                     operands: vec![lay(dist, order, from)],
+                    stored: Vec::new(),
                 });
             }
         }
@@ -358,6 +391,7 @@ pub fn strategies(
                     label,
                     out: lay(dist.clone(), Order::RowMajor { align: 4 }, DType::F16),
                     operands: vec![lay(dist, order, DType::F16)],
+                    stored: Vec::new(),
                 });
             }
         }
@@ -406,6 +440,7 @@ pub fn strategies(
                         lay(params.clone(), Order::DENSE, DType::F32),
                         lay(params, Order::DENSE, DType::F32),
                     ],
+                    stored: Vec::new(),
                 });
             }
         }

@@ -7,5 +7,7 @@ pub mod execute;
 pub mod movement;
 pub mod segments;
 
-pub use movement::{plan_movement, Buf, LocalCopy, Move, Movement, Run};
+pub use movement::{
+    plan_movement, plan_movement_with, Buf, LocalCopy, Move, Movement, RoutePolicy, Run,
+};
 pub use segments::{block_segments, Segment, Side, Source};

@@ -96,18 +96,40 @@ impl Movement {
 pub struct RouteCost {
     pub exchange: u64,
     pub copies: u64,
-    /// Staging and send buffer bytes, weighed at one cycle per [`BYTES_PER_CYCLE_OF_MEMORY`]:
+    /// Staging and send buffer bytes, weighed by the [`RoutePolicy`]:
     /// SRAM is the scarce resource of a full chip, so a route that doubles a large operand in
     /// staging must save real time to be taken.
     pub memory: u64,
 }
 
-/// Exchange-buffer bytes that weigh as much as one cycle when routes are compared.
-pub const BYTES_PER_CYCLE_OF_MEMORY: u64 = 64;
+/// How routes weigh SRAM against cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RoutePolicy {
+    /// Exchange-buffer bytes that weigh as much as one cycle when routes are compared.
+    pub memory_bytes_per_cycle: u64,
+}
+
+impl RoutePolicy {
+    /// Buffers are cheap next to cycles.
+    pub const DEFAULT: RoutePolicy = RoutePolicy {
+        memory_bytes_per_cycle: 64,
+    };
+    /// SRAM is what runs out (an SRAM-saving plan): a staging buffer as large as a product's
+    /// operand costs more than the windows it saves.
+    pub const SRAM_SAVING: RoutePolicy = RoutePolicy {
+        memory_bytes_per_cycle: 1,
+    };
+}
+
+impl Default for RoutePolicy {
+    fn default() -> RoutePolicy {
+        RoutePolicy::DEFAULT
+    }
+}
 
 impl RouteCost {
-    fn total(self) -> u64 {
-        self.exchange + self.copies + self.memory / BYTES_PER_CYCLE_OF_MEMORY
+    fn total(self, policy: RoutePolicy) -> u64 {
+        self.exchange + self.copies + self.memory / policy.memory_bytes_per_cycle.max(1)
     }
 }
 
@@ -253,13 +275,14 @@ fn choose_route(
     claimed: &mut [bool],
     source_bytes: u32,
     fan_in: usize,
+    policy: RoutePolicy,
 ) -> Route {
     let all_aligned = segments.iter().all(|s| segment_aligned(s));
     let bytes: u64 = segments.iter().map(|s| s.bytes as u64).sum();
     let mut best: Option<(u64, u8)> = None;
     let mut consider = |cost: RouteCost, route: u8| {
-        if best.is_none_or(|(c, _)| cost.total() < c) {
-            best = Some((cost.total(), route));
+        if best.is_none_or(|(c, _)| cost.total(policy) < c) {
+            best = Some((cost.total(policy), route));
         }
     };
     let fan_in = fan_in.max(1) as u64;
@@ -332,13 +355,29 @@ fn zero_run(z: &Segment) -> Run {
 
 /// Plans the movement of a value from `source` to `dest` through `view`.
 pub fn plan_movement(source: &Side, dest: &Side, view: &View) -> Movement {
+    plan_movement_with(source, dest, view, RoutePolicy::DEFAULT)
+}
+
+/// [`plan_movement`] choosing routes by `policy`.
+pub fn plan_movement_with(
+    source: &Side,
+    dest: &Side,
+    view: &View,
+    policy: RoutePolicy,
+) -> Movement {
     let all: Vec<usize> = (0..dest.dist.block_count()).collect();
-    plan_blocks(source, dest, view, &all)
+    plan_blocks(source, dest, view, &all, policy)
 }
 
 /// [`plan_movement`] for the destination blocks `blocks` only (the planner's cost model samples
 /// a few blocks of a large value).
-pub fn plan_blocks(source: &Side, dest: &Side, view: &View, blocks: &[usize]) -> Movement {
+pub fn plan_blocks(
+    source: &Side,
+    dest: &Side,
+    view: &View,
+    blocks: &[usize],
+    policy: RoutePolicy,
+) -> Movement {
     let mut movement = Movement::default();
     let source_bytes = source.map.buffer_bytes();
     // Per tile, the next free offset of its staging and send buffers.
@@ -415,7 +454,7 @@ pub fn plan_blocks(source: &Side, dest: &Side, view: &View, blocks: &[usize]) ->
                 continue;
             }
             let before_claims = claimed.clone();
-            match choose_route(&segs, &zeros, &mut claimed, source_bytes, fan_in) {
+            match choose_route(&segs, &zeros, &mut claimed, source_bytes, fan_in, policy) {
                 Route::Direct => {
                     for s in &segs {
                         let Source::Block { offset, .. } = s.src else {

@@ -208,7 +208,7 @@ pub fn vision_tower(
         config.image_size,
         config.patch_size,
     );
-    let (d, heads) = (config.hidden_size, config.num_attention_heads);
+    let d = config.hidden_size;
     let g = config.patches_per_side();
     let t = g * g;
     let precision = &spec.precision;
@@ -266,7 +266,6 @@ pub fn vision_tower(
         let pooled = pooling_head(&mut b, config, precision, n, post)?;
         b.output("pooler_output", pooled)?;
     }
-    let _ = heads;
     Ok(b.finish()?)
 }
 
@@ -284,7 +283,6 @@ fn pooling_head(
         config.num_attention_heads,
         config.intermediate_size,
     );
-    let t = config.num_patches();
     let hd = d / heads;
     let fp8 = precision.fp8_attention_projections;
     // The probe is the query's input: a weight, already in the GEMM's input dtype.
@@ -369,7 +367,6 @@ fn pooling_head(
         fp8: precision.fp8_mlp,
     };
     let m = linear(b, precision, "", fc2, m)?;
-    let _ = t;
     b.add("head.residual", o, m)
 }
 
