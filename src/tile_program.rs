@@ -17,7 +17,12 @@ pub fn resolve_symbol(object: &Object, spec: &str) -> Result<u32> {
     let symbol = object
         .symbol(name)
         .ok_or_else(|| anyhow!("no symbol `{name}` in the program"))?;
-    Ok(symbol.address + offset)
+    symbol.address.checked_add(offset).ok_or_else(|| {
+        anyhow!(
+            "`{spec}`: {:#x} + {offset:#x} is past the end of the 32-bit address space",
+            symbol.address
+        )
+    })
 }
 
 pub fn parse_u32(text: &str) -> Result<u32> {
@@ -62,15 +67,15 @@ pub fn worker_scratch(machine: &MachineDescription, object: &Object) -> Result<u
     let end = object
         .sections
         .iter()
-        .map(|s| s.address + s.bytes.len() as u32)
+        .map(|s| s.address as u64 + s.bytes.len() as u64)
         .max()
-        .unwrap_or(machine.sram.base);
+        .unwrap_or(machine.sram.base as u64);
     let start = (end + 15) & !15;
-    let needed = WORKER_SCRATCH_BYTES * tessera_sim::tile::WORKERS as u32;
-    if start + needed > machine.sram_end() {
+    let needed = WORKER_SCRATCH_BYTES as u64 * tessera_sim::tile::WORKERS as u64;
+    if start + needed > machine.sram_end() as u64 {
         bail!("no room for worker scratch: the program ends at {end:#x} and {needed} bytes are needed before {:#x}", machine.sram_end());
     }
-    Ok(start)
+    Ok(start as u32)
 }
 
 /// The result of a one-tile run.
@@ -127,17 +132,26 @@ pub fn run_program(
     let mut outputs = Vec::new();
     for spec in &request.outputs {
         let address = resolve_symbol(object, &spec.symbol)?;
-        let bytes = tile
-            .memory
-            .read_range(address, spec.count * spec.dtype.size())
-            .with_context(|| {
-                format!(
-                    "reading output `{}` ({} x {})",
+        let length = spec
+            .count
+            .checked_mul(spec.dtype.size())
+            .filter(|&n| n <= u32::MAX as usize)
+            .ok_or_else(|| {
+                anyhow!(
+                    "output `{}`: {} elements of {} do not fit in a tile's address space",
                     spec.symbol,
                     spec.count,
                     spec.dtype.name()
                 )
             })?;
+        let bytes = tile.memory.read_range(address, length).with_context(|| {
+            format!(
+                "reading output `{}` ({} x {})",
+                spec.symbol,
+                spec.count,
+                spec.dtype.name()
+            )
+        })?;
         outputs.push(NpyArray::new(spec.dtype, vec![spec.count], bytes.to_vec())?);
     }
     Ok(RunResult {

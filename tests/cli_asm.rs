@@ -296,6 +296,27 @@ fn build_with_listing_prints_the_disassembly() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Bytes that are neither an object nor text are named as such (it said "stream did not
+/// contain valid UTF-8"); a kernel filter that matches nothing is an error, not an empty table.
+#[test]
+fn disasm_of_binary_garbage_and_an_empty_kernel_filter_fail_clearly() {
+    let dir = scratch_dir("garbage");
+    let garbage = dir.join("garbage.bin");
+    std::fs::write(&garbage, [0xffu8, 0xfe, 0x00, 0x81, 0x13, 0x37, 0xc0, 0x01]).unwrap();
+    fails_clearly(
+        &["asm".into(), "disasm".into(), garbage.display().to_string()],
+        &[
+            "neither a Tessera object file",
+            "nor assembly source (not UTF-8 text)",
+        ],
+    );
+    fails_clearly(
+        &["check", "kernels", "--filter", "nosuch"],
+        &["--filter `nosuch` matches no kernel", "gemm_fp8"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn disasm_of_an_assembly_file_assembles_it_first() {
     let run = succeeds(&["asm", "disasm", KERNEL]);
@@ -494,6 +515,25 @@ fn asm_run_argument_errors_are_clear() {
             format!("f16_to_fp8_dst={}:uint8:99999999", out.display()),
         ]),
         &["reading output `f16_to_fp8_dst`", "outside tile memory"],
+    );
+    // An offset past the end of the address space (it wrapped to the word before the vertex
+    // and the run succeeded), and an output whose byte count overflows.
+    fails_clearly(
+        &kernel_run_args(&["--set".into(), "f16_to_fp8_vertex+0xfffffffc=5".into()]),
+        &[
+            "f16_to_fp8_vertex+0xfffffffc",
+            "past the end of the 32-bit address space",
+        ],
+    );
+    fails_clearly(
+        &kernel_run_args(&[
+            "--output".into(),
+            format!(
+                "f16_to_fp8_dst={}:uint32:4611686018427387904",
+                out.display()
+            ),
+        ]),
+        &["output `f16_to_fp8_dst`", "do not fit"],
     );
     // A missing source file and an unknown machine.
     fails_clearly(

@@ -152,6 +152,37 @@ fn a_weight_stored_once_and_gathered_before_use() {
     assert_bit_exact(&results);
 }
 
+/// A forced strategy that names no op, or no strategy of its op, is refused by name (it was
+/// ignored, or ended in "no strategy fits: " with nothing after it).
+#[test]
+fn forced_strategies_that_match_nothing_are_refused_by_name() {
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F16, [20, 48]).unwrap();
+    let w = b.weight("w", DType::F16, [48, 40]).unwrap();
+    let y = b.matmul("mm", x, w).unwrap();
+    b.output("y", y).unwrap();
+    let g = b.finish().unwrap();
+    let machine = MachineDescription::builtin("small").unwrap();
+    let target = target_of(&machine);
+    let plan = |force: (&str, &str)| {
+        let mut options = PlanOptions::for_target(&target);
+        options.force = vec![(force.0.to_string(), force.1.to_string())];
+        tessera_codegen::plan::plan(&g, &target, &options)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let e = plan(("nosuch", "grid 1x1"));
+    assert!(e.starts_with("E-PLAN-003") && e.contains("`nosuch`"), "{e}");
+    let e = plan(("mm", "grid 99x99"));
+    assert!(
+        e.starts_with("E-PLAN-001 matmul `mm`")
+            && e.contains("`grid 99x99` is none of")
+            && e.contains("grid "),
+        "{e}"
+    );
+}
+
 /// Debug aid: the tiny tower with every compute value as an extra output; names the first
 /// value whose simulated bytes differ from the plan's reference.
 #[test]

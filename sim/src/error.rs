@@ -140,4 +140,10 @@ pub enum SimError {
     HostIo { name: String, problem: String },
     #[error("E-SIM-014 image: {0}")]
     Image(#[from] ImageError),
+    #[error("E-SIM-015 {what} {value} is outside the limit 1..={limit}")]
+    Limit {
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
 }

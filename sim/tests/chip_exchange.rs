@@ -343,6 +343,31 @@ fn rotate_on_ipu21_matches_the_host() {
     );
 }
 
+/// Thread counts are bounded before a pool is built: 0 and 100,000 are typed errors.
+#[test]
+fn thread_counts_outside_the_limit_are_refused() {
+    let machine = machine("small");
+    let image = rotate_image(&machine, 8, 1);
+    let input = words_to_bytes(&rotate_input(machine.tiles, 8));
+    for threads in [0, 100_000] {
+        let error = run(&machine, &image, &[("x", input.clone())], Some(threads)).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                SimError::Limit {
+                    what: "host threads",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(
+            error.to_string().starts_with("E-SIM-015 host threads"),
+            "{error}"
+        );
+    }
+}
+
 #[test]
 fn runs_are_identical_for_any_thread_count() {
     let machine = machine("small");

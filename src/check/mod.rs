@@ -333,6 +333,15 @@ pub fn check_kernels(
     options: &CheckOptions,
     kernels: &[&'static dyn Kernel],
 ) -> Result<CheckReport> {
+    if let Some(filter) = &options.filter {
+        if !kernels.iter().any(|k| k.name().contains(filter.as_str())) {
+            let names: Vec<&str> = kernels.iter().map(|k| k.name()).collect();
+            anyhow::bail!(
+                "--filter `{filter}` matches no kernel (the kernels: {})",
+                names.join(", ")
+            );
+        }
+    }
     let layout = Arc::new(MemoryLayout::from_machine(machine)?);
     let mut jobs: Vec<(usize, Case)> = Vec::new();
     let mut prepared = Vec::new();

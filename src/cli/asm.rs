@@ -245,7 +245,14 @@ fn disasm_command(file: &std::path::Path) -> Result<ExitCode> {
     let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let object = match Object::from_bytes(&bytes) {
         Ok(object) => object,
-        Err(_) => {
+        // Not an object: assembly source, if it is text at all.
+        Err(object_error) => {
+            if std::str::from_utf8(&bytes).is_err() {
+                bail!(
+                    "{}: neither a Tessera object file ({object_error}) nor assembly source (not UTF-8 text)",
+                    file.display()
+                );
+            }
             let machine = MachineDescription::builtin("ipu21")?;
             assemble_files(&[file.to_path_buf()], &machine)?
         }

@@ -560,6 +560,17 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
     let graph =
         crate::graph::inline_repeats(graph).map_err(|e| PlanError::NothingFits(e.to_string()))?;
     let forms = forms::forms(&graph)?;
+    for (op, _) in &options.force {
+        let known = graph
+            .nodes
+            .iter()
+            .any(|(h, n)| n.label == *op && compute_kind(&graph, h).is_some());
+        if !known {
+            return Err(PlanError::Options(format!(
+                "a forced strategy names `{op}`, which is no compute op of the graph (the plan report lists them)"
+            )));
+        }
+    }
     let granules = strategy::head_granules(&graph);
     let ctx = Ctx {
         graph: &graph,
@@ -624,6 +635,29 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
                 )
             })
             .collect::<Result<_, _>>()?;
+        if let Some(f) = forced {
+            if per_state
+                .iter()
+                .all(|list| list.iter().all(|s| s.label.is_empty()))
+            {
+                let mut offered: Vec<String> =
+                    strategies(&ctx, h, &|v| beam[0].layouts[v.index()].clone())?
+                        .into_iter()
+                        .map(|s| s.label)
+                        .collect();
+                let mut seen = std::collections::HashSet::new();
+                offered.retain(|label| seen.insert(label.clone()));
+                offered.truncate(12);
+                return Err(PlanError::op(
+                    &graph,
+                    h,
+                    format!(
+                        "the forced strategy `{f}` is none of the op's strategies (among them: {})",
+                        offered.join("; ")
+                    ),
+                ));
+            }
+        }
         tried_per_op.push(per_state.iter().map(Vec::len).max().unwrap_or(0));
         let jobs: Vec<(usize, usize)> = per_state
             .iter()

@@ -45,6 +45,10 @@ pub struct RunProgress {
     pub limit: u64,
 }
 
+/// The most host threads a run takes: more than the tiles' rounds can use, bounded so a typo
+/// does not hand the pool a hundred thousand threads.
+pub const MAX_HOST_THREADS: usize = 512;
+
 /// How to run.
 #[derive(Clone, Copy)]
 pub struct RunOptions<'a> {
@@ -265,6 +269,15 @@ impl Chip {
                 loaded
                     .tile
                     .start_supervisor(entry.supervisor, entry.vertex_base);
+            }
+        }
+        if let Some(threads) = options.threads {
+            if threads == 0 || threads > MAX_HOST_THREADS {
+                return Err(SimError::Limit {
+                    what: "host threads",
+                    value: threads as u64,
+                    limit: MAX_HOST_THREADS as u64,
+                });
             }
         }
         let pool = rayon::ThreadPoolBuilder::new()
