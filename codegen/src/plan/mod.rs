@@ -30,7 +30,7 @@ use std::sync::Arc;
 use strategy::{strategies, Ctx, Strategy};
 
 /// Bytes an SRAM-saving plan leaves beyond [`PlanOptions::sram_budget`] on every tile.
-pub const SRAM_SAVING_RESERVE: u32 = 96 * 1024;
+pub const SRAM_SAVING_RESERVE: u32 = 80 * 1024;
 
 /// Search bounds.
 #[derive(Clone, Debug)]

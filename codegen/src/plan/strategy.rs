@@ -154,10 +154,18 @@ fn needs_f16(
 }
 
 /// Row spreads of `shape` worth trying: all tiles, a half and a quarter (distinct ones).
-fn row_spreads(shape: &[u32], tiles: u32) -> Vec<Distribution> {
+fn row_spreads(ctx: &Ctx, shape: &[u32]) -> Vec<Distribution> {
+    let tiles = ctx.tiles;
+    let mut spreads: Vec<(u32, u32)> = vec![(tiles, 1), (tiles / 2, 1), (tiles / 4, 1)];
+    if ctx.sram_saving {
+        // Rows in whole AMP panels (16 rows): a product reading the value as panels then
+        // receives each source tile's rows as whole panel rows, written in place without a
+        // staging copy of the operand.
+        spreads.push((tiles, PANEL_ROWS));
+    }
     let mut out: Vec<Distribution> = Vec::new();
-    for n in [tiles, tiles / 2, tiles / 4] {
-        if let Ok(d) = rows(shape, n.max(1), 1) {
+    for (n, granule) in spreads {
+        if let Ok(d) = rows(shape, n.max(1), granule) {
             if !out.contains(&d) {
                 out.push(d);
             }
@@ -165,6 +173,9 @@ fn row_spreads(shape: &[u32], tiles: u32) -> Vec<Distribution> {
     }
     out
 }
+
+/// Rows of one AMP panel of a product's A operand.
+const PANEL_ROWS: u32 = 16;
 
 /// Every strategy for compute node `h`. `current(v)` is the layout chosen for compute base `v`.
 pub fn strategies(
@@ -279,7 +290,7 @@ pub fn strategies(
                 };
                 dists.push(("follow x".into(), l.dist.clone(), order));
             }
-            for d in row_spreads(&shape, ctx.tiles) {
+            for d in row_spreads(ctx, &shape) {
                 dists.push((
                     format!("rows on {}", d.tile_count()),
                     d,
@@ -311,7 +322,7 @@ pub fn strategies(
                     }
                 }
             }
-            for d in row_spreads(&shape, ctx.tiles) {
+            for d in row_spreads(ctx, &shape) {
                 layouts.push((
                     format!("rows on {}", d.tile_count()),
                     lay(d, Order::DENSE, DType::F16),
@@ -343,7 +354,7 @@ pub fn strategies(
             if let Some(l) = followed(*x) {
                 layouts.push(("follow x".into(), l.dist.clone(), l.order));
             }
-            for d in row_spreads(&shape, ctx.tiles) {
+            for d in row_spreads(ctx, &shape) {
                 layouts.push((format!("rows on {}", d.tile_count()), d, Order::DENSE));
             }
             for (label, dist, order) in layouts {
@@ -379,7 +390,7 @@ pub fn strategies(
                     dists.push(("follow x".into(), l.dist.clone(), order));
                 }
             }
-            for d in row_spreads(&shape, ctx.tiles) {
+            for d in row_spreads(ctx, &shape) {
                 dists.push((
                     format!("rows on {}", d.tile_count()),
                     d,
@@ -424,7 +435,7 @@ pub fn strategies(
                     dists.push(("follow x".into(), l.dist.clone()));
                 }
             }
-            for d in row_spreads(&shape, ctx.tiles) {
+            for d in row_spreads(ctx, &shape) {
                 if !dists.iter().any(|(_, e)| e == &d) {
                     dists.push((format!("rows on {}", d.tile_count()), d));
                 }

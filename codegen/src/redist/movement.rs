@@ -105,19 +105,21 @@ pub struct RouteCost {
 /// How routes weigh SRAM against cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RoutePolicy {
-    /// Exchange-buffer bytes that weigh as much as one cycle when routes are compared.
-    pub memory_bytes_per_cycle: u64,
+    /// Cycles one KiB of exchange buffer weighs as when routes are compared.
+    pub cycles_per_kib_of_memory: u64,
 }
 
 impl RoutePolicy {
-    /// Buffers are cheap next to cycles.
+    /// Buffers are cheap next to cycles: 64 bytes weigh one cycle.
     pub const DEFAULT: RoutePolicy = RoutePolicy {
-        memory_bytes_per_cycle: 64,
+        cycles_per_kib_of_memory: 16,
     };
-    /// SRAM is what runs out (an SRAM-saving plan): a staging buffer as large as a product's
-    /// operand costs more than the windows it saves.
+    /// SRAM is what runs out (an SRAM-saving plan): a receiver's staging buffer as large as a
+    /// product's operand costs about as much as the windows a direct or source-staged route
+    /// takes instead (a cycle per byte; at 4 cycles per byte the copy tables of the extra
+    /// windows crowd the tiles out instead, measured on So400m batch 2).
     pub const SRAM_SAVING: RoutePolicy = RoutePolicy {
-        memory_bytes_per_cycle: 1,
+        cycles_per_kib_of_memory: 1024,
     };
 }
 
@@ -129,7 +131,7 @@ impl Default for RoutePolicy {
 
 impl RouteCost {
     fn total(self, policy: RoutePolicy) -> u64 {
-        self.exchange + self.copies + self.memory / policy.memory_bytes_per_cycle.max(1)
+        self.exchange + self.copies + self.memory * policy.cycles_per_kib_of_memory / 1024
     }
 }
 
