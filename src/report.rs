@@ -145,7 +145,7 @@ pub fn encoder_span(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> Option<u6
         })
         .max()?;
     let tail = format!("layer{last_layer}.residual2");
-    let last = ops.iter().rposition(|o| o.iter().any(|l| *l == tail))?;
+    let last = ops.iter().rposition(|o| o.contains(&tail))?;
     Some(steps.get(last)?.1.saturating_sub(steps.get(first)?.0))
 }
 

@@ -33,6 +33,9 @@ fn run(
     run_with(machine, graph, store, inputs, |_| {}).0
 }
 
+/// Per output: name, the plan reference's bytes, the simulated bytes.
+type Outputs = Vec<(String, Vec<u8>, Vec<u8>)>;
+
 /// [`run`] with the planner's options adjusted by `options`; also returns the plan report.
 fn run_with(
     machine: &str,
@@ -40,10 +43,7 @@ fn run_with(
     store: &WeightStore,
     inputs: &[(String, Vec<u8>)],
     options: impl FnOnce(&mut PlanOptions),
-) -> (
-    Vec<(String, Vec<u8>, Vec<u8>)>,
-    tessera_codegen::plan::PlanReport,
-) {
+) -> (Outputs, tessera_codegen::plan::PlanReport) {
     let machine = MachineDescription::builtin(machine).unwrap();
     let target = target_of(&machine);
     let mut plan_options = PlanOptions::for_target(&target);
@@ -438,7 +438,7 @@ mod random_graphs {
                     }
                 }
                 7 if dims.len() == 2 => b.transpose(&label, x, &[1, 0]),
-                8 if dims.len() == 2 && dims[0] % 2 == 0 => {
+                8 if dims.len() == 2 && dims[0].is_multiple_of(2) => {
                     b.reshape(&label, x, [2, dims[0] / 2, last])
                 }
                 9 => {
@@ -449,8 +449,8 @@ mod random_graphs {
                     let start = s.n as usize % (dims[axis] - 1);
                     b.slice(&label, x, axis, start, dims[axis])
                 }
-                10 if dims.len() == 2 && last % 2 == 0 => b.split_heads(&label, x, 2, 1),
-                11 if dims.len() == 3 && dims[0] % 2 == 0 => b.merge_heads(&label, x, 2),
+                10 if dims.len() == 2 && last.is_multiple_of(2) => b.split_heads(&label, x, 2, 1),
+                11 if dims.len() == 3 && dims[0].is_multiple_of(2) => b.merge_heads(&label, x, 2),
                 12 if dims.len() == 3 => {
                     // Attention-shaped: x · (x viewed transposed).
                     let t = b.transpose(&format!("{label}.t"), x, &[0, 2, 1]).ok()?;

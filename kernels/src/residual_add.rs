@@ -130,12 +130,12 @@ impl Kernel for ResidualAdd {
     fn random_case(&self, seed: u64) -> Case {
         let mut rng = Rng::new(seed);
         let n = rng.range(1, 3000) as usize;
-        let region = if rng.next_u32() % 2 == 0 {
+        let region = if rng.next_u32().is_multiple_of(2) {
             Region::Standard
         } else {
             Region::Interleaved
         };
-        let fast = rng.next_u32() % 2 == 0;
+        let fast = rng.next_u32().is_multiple_of(2);
         let a: Vec<u16> = (0..n).map(|_| rng.next_u32() as u16).collect();
         let b: Vec<u16> = (0..n).map(|_| rng.next_u32() as u16).collect();
         make_case_with(

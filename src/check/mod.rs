@@ -38,7 +38,7 @@ impl Default for CheckOptions {
             filter: None,
             cases_per_kernel: None,
             random_cases: 0,
-            seed: 0x7e55_e7a,
+            seed: 0x07e5_5e7a,
             max_cycles: 50_000_000,
         }
     }

@@ -337,6 +337,11 @@ fn check_receiver(
     Ok(None)
 }
 
+/// A planned word's (sender, source address, receiver).
+type WordSource = (u32, u32, u32);
+/// Where a planned word lands: (destination address, transfer index, word index).
+type WordDestination = (u32, usize, u32);
+
 /// The check word by word: a map from every planned (sender, source, receiver) word to its
 /// destination. Exact for any plan, but its cost grows with words × receivers; [`check`] uses it
 /// only for plans whose source ranges to one receiver overlap.
@@ -347,7 +352,7 @@ fn check_per_word(
 ) -> Result<(), ExchangeError> {
     // Planned: (sender, source address, receiver) → every (destination, transfer, word) it
     // goes to (one source word can be sent to one receiver several times, to different places).
-    let mut planned: HashMap<(u32, u32, u32), Vec<(u32, usize, u32)>> = HashMap::new();
+    let mut planned: HashMap<WordSource, Vec<WordDestination>> = HashMap::new();
     for (index, transfer) in phase.transfers.iter().enumerate() {
         for word in 0..transfer.words {
             for delivery in &transfer.deliveries {
@@ -442,7 +447,7 @@ fn check_per_word(
             });
         }
     }
-    let mut planned: Vec<((u32, u32, u32), (u32, usize, u32))> = planned
+    let mut planned: Vec<(WordSource, WordDestination)> = planned
         .into_iter()
         .flat_map(|(key, list)| list.into_iter().map(move |d| (key, d)))
         .collect();

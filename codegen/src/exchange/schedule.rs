@@ -112,7 +112,7 @@ fn validate(target: &Target, transfer: &Transfer) -> Result<(), ExchangeError> {
     if transfer.words == 0 {
         return Err(bad("no words".into()));
     }
-    if transfer.source % 4 != 0 {
+    if !transfer.source.is_multiple_of(4) {
         return Err(bad(format!(
             "source {:#x} is not word aligned",
             transfer.source

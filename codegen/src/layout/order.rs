@@ -94,7 +94,7 @@ impl ShardMap {
                 }
             }
             Order::Panels | Order::Cwei => {
-                if rank < 2 || AMP_BLOCK_BYTES % e != 0 {
+                if rank < 2 || !AMP_BLOCK_BYTES.is_multiple_of(e) {
                     return Err(LayoutError::OrderRank { order, rank });
                 }
                 let per_block = AMP_BLOCK_BYTES / e;

@@ -183,7 +183,7 @@ impl View {
         let four = View::reshape(&[batch, heads, t, d], &[batch * heads, t, d])?;
         let swapped = View::transpose(&[batch, t, heads, d], &[0, 2, 1, 3])?;
         let back = View::reshape(source, &[batch, t, heads, d])?;
-        Ok(four.then(&swapped)?.then(&back)?)
+        four.then(&swapped)?.then(&back)
     }
 
     /// `[B·H, T, D]` read as `[B·T, H·D]` (the graph's `MergeHeads`).
@@ -202,7 +202,7 @@ impl View {
         let four = View::reshape(&[batch, *t, heads, *d], &[batch * t, heads * d])?;
         let swapped = View::transpose(&[batch, heads, *t, *d], &[0, 2, 1, 3])?;
         let back = View::reshape(source, &[batch, heads, *t, *d])?;
-        Ok(four.then(&swapped)?.then(&back)?)
+        four.then(&swapped)?.then(&back)
     }
 
     /// This view followed by `next`: the destination of `next` is this view's source. The

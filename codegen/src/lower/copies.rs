@@ -33,7 +33,7 @@ fn period<T>(items: &[T], step: impl Fn(&T, &T) -> Option<(i64, i64)>) -> (usize
         return (n, (0, 0));
     }
     'candidates: for p in 1..n {
-        if n % p != 0 || p > n / 2 {
+        if !n.is_multiple_of(p) || p > n / 2 {
             continue;
         }
         let Some(delta) = step(&items[0], &items[p]) else {
@@ -205,7 +205,9 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
     for r in runs {
         let (start, end) = (r.dst, r.dst + r.bytes);
         let body = (align_up(start), align_down(end));
-        let body_ok = body.0 < body.1 && r.src.is_none_or(|s| (s + (body.0 - start)) % 4 == 0);
+        let body_ok = body.0 < body.1
+            && r.src
+                .is_none_or(|s| (s + (body.0 - start)).is_multiple_of(4));
         let mut element = |at: u32| {
             let src = r.src.map(|s| s + (at - start));
             partial

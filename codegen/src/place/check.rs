@@ -148,7 +148,7 @@ pub fn check_tile(
                         case_buffer.name
                     )));
                 }
-                if case_buffer.bytes > 0 && start % case_buffer.align.max(1) != 0 {
+                if case_buffer.bytes > 0 && !start.is_multiple_of(case_buffer.align.max(1)) {
                     return Err(fail(format!(
                         "step {step} `{}`: `{}` at {start:#x} is not {}-aligned",
                         call.name(),

@@ -77,6 +77,9 @@ fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
     a.0 <= b.1 && b.0 <= a.1
 }
 
+/// A placement order's sort key of a buffer from its live steps and size (smaller first).
+type OrderKey = fn(&(usize, usize), u32) -> (u64, u64);
+
 /// Places one tile's buffers.
 pub fn place_tile(
     target: &Target,
@@ -106,7 +109,7 @@ pub fn place_tile(
     let roots: Vec<usize> = (0..count)
         .filter(|&i| program.buffers[i].alias_of.is_none())
         .collect();
-    let orders: [fn(&(usize, usize), u32) -> (u64, u64); 3] = [
+    let orders: [OrderKey; 3] = [
         |l, s| (u64::MAX - (l.1 - l.0) as u64, u64::MAX - s as u64),
         |l, s| (u64::MAX - s as u64, u64::MAX - (l.1 - l.0) as u64),
         |l, s| (l.0 as u64, u64::MAX - s as u64),

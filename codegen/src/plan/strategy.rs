@@ -420,7 +420,7 @@ pub fn strategies(
                 }
             }
             let n = shape[rank - 1];
-            if rank > 1 && n % 4 != 0 && shape[..rank - 1].iter().any(|&d| d > 1) {
+            if rank > 1 && !n.is_multiple_of(4) && shape[..rank - 1].iter().any(|&d| d > 1) {
                 return Err(PlanError::op(
                     graph,
                     h,
@@ -467,7 +467,7 @@ pub fn strategies(
         | Op::Output { .. } => {}
     }
     if out.is_empty()
-        && node.op.operands().len() > 0
+        && !node.op.operands().is_empty()
         && !super::forms::is_view(&node.op)
         && !matches!(node.op, Op::Output { .. })
     {

@@ -123,7 +123,7 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
                         transfer.label
                     ))
                 })?;
-                if offset + bytes > buffer.bytes || offset % 4 != 0 {
+                if offset + bytes > buffer.bytes || !offset.is_multiple_of(4) {
                     return Err(fail(format!("`{}`: {bytes} bytes at offset {offset} do not fit `{}` ({} bytes) on tile {tile}", transfer.label, buffer.name, buffer.bytes)));
                 }
                 if !(buffer.live.0 <= step && step <= buffer.live.1) {

@@ -71,7 +71,7 @@ pub fn encode_operand(desc: &InstDesc, index: usize, value: u32) -> Result<u32, 
     if operand.kind.is_register() && value >= 16 {
         return Err(fail("register numbers are 0..15".into()));
     }
-    if value % alignment != 0 {
+    if !value.is_multiple_of(alignment) {
         return Err(fail(format!("must be a multiple of {alignment}")));
     }
     let encoded = match operand.kind {

@@ -297,6 +297,25 @@ impl Kernel for BiasAdd {
     }
 }
 
+/// The case of a compiler call: `rows × cols` (cols % 4 == 0), x and out anywhere (out may be
+/// x: the kernel reads each group before writing it), no element constraints. Data are zeros.
+pub fn compiler_case(rows: usize, cols: usize) -> Case {
+    let anywhere = Placement {
+        x: Region::Standard,
+        bias: Region::Standard,
+        out: Region::Standard,
+        distinct: false,
+    };
+    make_case(
+        "compiled".into(),
+        rows,
+        cols,
+        vec![0; rows * cols],
+        vec![0; cols],
+        anywhere,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,23 +358,4 @@ mod tests {
         assert_eq!(t[2], (1, 7, 8));
         assert_eq!(t.iter().map(|e| e.2).sum::<u32>(), 45);
     }
-}
-
-/// The case of a compiler call: `rows × cols` (cols % 4 == 0), x and out anywhere (out may be
-/// x: the kernel reads each group before writing it), no element constraints. Data are zeros.
-pub fn compiler_case(rows: usize, cols: usize) -> Case {
-    let anywhere = Placement {
-        x: Region::Standard,
-        bias: Region::Standard,
-        out: Region::Standard,
-        distinct: false,
-    };
-    make_case(
-        "compiled".into(),
-        rows,
-        cols,
-        vec![0; rows * cols],
-        vec![0; cols],
-        anywhere,
-    )
 }

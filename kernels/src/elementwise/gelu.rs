@@ -528,6 +528,17 @@ impl Kernel for Gelu {
     }
 }
 
+/// The case of a compiler call: GeLU over `n` halves (flat), f16 or packed FP8 output. Data are zeros.
+pub fn compiler_case(n: usize, output: Output, fp8: Fp8Out) -> Case {
+    flat_case(
+        output,
+        "compiled",
+        &vec![0; n],
+        fp8,
+        (Region::Standard, Region::Standard),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -574,15 +585,4 @@ mod tests {
             );
         }
     }
-}
-
-/// The case of a compiler call: GeLU over `n` halves (flat), f16 or packed FP8 output. Data are zeros.
-pub fn compiler_case(n: usize, output: Output, fp8: Fp8Out) -> Case {
-    flat_case(
-        output,
-        "compiled",
-        &vec![0; n],
-        fp8,
-        (Region::Standard, Region::Standard),
-    )
 }

@@ -335,6 +335,22 @@ impl Kernel for Softmax {
     }
 }
 
+/// The case of a compiler call: `rows` rows of `cols` halves with a row stride of `in_stride`
+/// halves (% 4 == 0, ≥ cols) in, `rows × 4·ceil(cols/4)` halves out, scale `s` (finite, > 0),
+/// any region. Data are zeros.
+pub fn compiler_case(rows: usize, cols: usize, in_stride: usize, s: f32) -> Case {
+    make_case(
+        "compiled",
+        rows,
+        cols,
+        in_stride,
+        &vec![0; rows * cols],
+        s,
+        (Region::Standard, Region::Standard, Region::Standard),
+        0,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,20 +386,4 @@ mod tests {
             .iter()
             .all(|&v| v == 0x7e00));
     }
-}
-
-/// The case of a compiler call: `rows` rows of `cols` halves with a row stride of `in_stride`
-/// halves (% 4 == 0, ≥ cols) in, `rows × 4·ceil(cols/4)` halves out, scale `s` (finite, > 0),
-/// any region. Data are zeros.
-pub fn compiler_case(rows: usize, cols: usize, in_stride: usize, s: f32) -> Case {
-    make_case(
-        "compiled",
-        rows,
-        cols,
-        in_stride,
-        &vec![0; rows * cols],
-        s,
-        (Region::Standard, Region::Standard, Region::Standard),
-        0,
-    )
 }

@@ -300,7 +300,7 @@ impl Kernel for AddLayerNormMoments {
             Dist::Wide,
         ];
         let (da, db) = (*rng.pick(&dists), *rng.pick(&dists));
-        let region = if rng.next_u32() % 2 == 0 {
+        let region = if rng.next_u32().is_multiple_of(2) {
             Region::Standard
         } else {
             Region::Interleaved

@@ -57,7 +57,7 @@ impl Dist {
                 Dist::AnyBits => out.extend((0..n).map(|_| rng.next_u32() as u16)),
                 Dist::Wide => out.extend((0..n).map(|_| {
                     let magnitude = 10f64.powf(rng.unit() * 7.5 - 3.0);
-                    h(if rng.next_u32() % 2 == 0 {
+                    h(if rng.next_u32().is_multiple_of(2) {
                         magnitude
                     } else {
                         -magnitude

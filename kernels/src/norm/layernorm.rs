@@ -419,13 +419,13 @@ impl Kernel for LayerNorm {
         ]);
         let regions = [STD, INTER, MIXED, MIXED2][rng.range(0, 3) as usize];
         let fp8 = self.fp8.then(|| Fp8Out {
-            format: if rng.next_u32() % 2 == 0 {
+            format: if rng.next_u32().is_multiple_of(2) {
                 Fp8Format::F143
             } else {
                 Fp8Format::F152
             },
             scl: rng.range(0, 16) as i32 - 8,
-            nanoo: rng.next_u32() % 2 == 0,
+            nanoo: rng.next_u32().is_multiple_of(2),
         });
         let mut spec = self.spec(&mut rng, rows, n, dist, regions, fp8);
         spec.label = format!("random seed={seed} {}", spec.label);

@@ -60,7 +60,7 @@ pub fn shape_words(rows: usize, n: usize, eps: f32) -> Vec<VertexWord> {
         "a norm needs at least one row and one column"
     );
     assert!(
-        rows == 1 || n % 4 == 0,
+        rows == 1 || n.is_multiple_of(4),
         "rows > 1 needs n % 4 == 0 (rows start 8-byte aligned)"
     );
     let inv_n = 1.0f32 / n as f32;
