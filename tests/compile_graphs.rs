@@ -95,12 +95,18 @@ fn cast_and_view() {
     assert_bit_exact(&run("small", &g, &WeightStore::new(), &inputs));
 }
 
-#[test]
-fn a_matmul_with_bias() {
+/// `y = x · w + bias` with x `[m, k]` f16, w `[k, n]` f16 and bias `[n]` f32, seeded weights
+/// and input from `seed`.
+fn matmul_with_bias(
+    m: usize,
+    k: usize,
+    n: usize,
+    seed: u64,
+) -> (Graph, WeightStore, Vec<(String, Vec<u8>)>) {
     let mut b = GraphBuilder::new();
-    let x = b.input("x", DType::F16, [20, 48]).unwrap();
-    let w = b.weight("w", DType::F16, [48, 40]).unwrap();
-    let bias = b.weight("bias", DType::F32, [40]).unwrap();
+    let x = b.input("x", DType::F16, [m, k]).unwrap();
+    let w = b.weight("w", DType::F16, [k, n]).unwrap();
+    let bias = b.weight("bias", DType::F32, [n]).unwrap();
     let y = b.matmul("mm", x, w).unwrap();
     let y = b.bias_add("mm.bias", y, bias).unwrap();
     b.output("y", y).unwrap();
@@ -108,39 +114,31 @@ fn a_matmul_with_bias() {
     let mut store = WeightStore::new();
     store.insert(
         "w",
-        HostTensor::new([48, 40], random(2, 48 * 40, 0.2)).unwrap(),
+        HostTensor::new([k, n], random(seed, k * n, 0.2)).unwrap(),
     );
-    store.insert("bias", HostTensor::new([40], random(3, 40, 0.5)).unwrap());
-    let x: Vec<u8> = random(4, 20 * 48, 1.0)
+    store.insert(
+        "bias",
+        HostTensor::new([n], random(seed + 1, n, 0.5)).unwrap(),
+    );
+    let x: Vec<u8> = random(seed + 2, m * k, 1.0)
         .iter()
         .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
         .collect();
-    assert_bit_exact(&run("small", &g, &store, &[("x".to_string(), x)]));
+    (g, store, vec![("x".to_string(), x)])
+}
+
+#[test]
+fn a_matmul_with_bias() {
+    let (g, store, inputs) = matmul_with_bias(20, 48, 40, 2);
+    assert_bit_exact(&run("small", &g, &store, &inputs));
 }
 
 /// SRAM-saving plans store a replicated weight once (K split over the row blocks) and gather
 /// it into the replicated layout before the product: the result is the same bits.
 #[test]
 fn a_weight_stored_once_and_gathered_before_use() {
-    let mut b = GraphBuilder::new();
-    let x = b.input("x", DType::F16, [64, 96]).unwrap();
-    let w = b.weight("w", DType::F16, [96, 64]).unwrap();
-    let bias = b.weight("bias", DType::F32, [64]).unwrap();
-    let y = b.matmul("mm", x, w).unwrap();
-    let y = b.bias_add("mm.bias", y, bias).unwrap();
-    b.output("y", y).unwrap();
-    let g = b.finish().unwrap();
-    let mut store = WeightStore::new();
-    store.insert(
-        "w",
-        HostTensor::new([96, 64], random(5, 96 * 64, 0.2)).unwrap(),
-    );
-    store.insert("bias", HostTensor::new([64], random(6, 64, 0.5)).unwrap());
-    let x: Vec<u8> = random(7, 64 * 96, 1.0)
-        .iter()
-        .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
-        .collect();
-    let (results, report) = run_with("small", &g, &store, &[("x".to_string(), x)], |o| {
+    let (g, store, inputs) = matmul_with_bias(64, 96, 64, 5);
+    let (results, report) = run_with("small", &g, &store, &inputs, |o| {
         o.sram_saving = true;
         o.force = vec![(
             "mm".to_string(),
