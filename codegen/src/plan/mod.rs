@@ -315,6 +315,17 @@ fn expand(
                 .map(|b| shard_bytes(b) as u64)
                 .unwrap_or(0);
     }
+    // An operand moved into `want`: its cycles, and the operand and its buffers as working SRAM.
+    let mut charge = |m: cost::MoveCost, want: &Layout, what: String| {
+        cost += m.cycles;
+        if debug {
+            parts.push(format!(
+                "{what}: {} (windows {}, buffers {})",
+                m.cycles, m.windows, m.buffer_bytes
+            ));
+        }
+        working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
+    };
     for (j, ((_, x), want)) in graph.nodes[h]
         .op
         .operands()
@@ -324,7 +335,8 @@ fn expand(
     {
         let form = &forms[x.index()];
         match form.kind {
-            BaseKind::Input => working += shard_bytes(want) as u64,
+            // A host input arrives in place.
+            BaseKind::Input => charge(cost::MoveCost::default(), want, "input".into()),
             BaseKind::Weight => match s.stored.get(j).and_then(Option::as_ref) {
                 None => {
                     pin(&mut weights, want);
@@ -336,14 +348,7 @@ fn expand(
                     own_weights += shard_bytes(stored) as u64;
                     let identity = View::identity(stored.dist.shape());
                     let m = moves.cost(target, stored, &identity, want)?;
-                    cost += m.cycles;
-                    if debug {
-                        parts.push(format!(
-                            "{} gathered: {} (windows {}, buffers {})",
-                            graph.nodes[x].label, m.cycles, m.windows, m.buffer_bytes
-                        ));
-                    }
-                    working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
+                    charge(m, want, format!("{} gathered", graph.nodes[x].label));
                 }
             },
             BaseKind::Compute => {
@@ -351,14 +356,7 @@ fn expand(
                     .as_ref()
                     .ok_or("operand not planned")?;
                 let m = moves.cost(target, from, &form.view, want)?;
-                cost += m.cycles;
-                if debug {
-                    parts.push(format!(
-                        "{}: {} (windows {}, buffers {})",
-                        graph.nodes[x].label, m.cycles, m.windows, m.buffer_bytes
-                    ));
-                }
-                working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
+                charge(m, want, graph.nodes[x].label.clone());
             }
         }
     }
