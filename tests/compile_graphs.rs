@@ -532,10 +532,8 @@ mod random_graphs {
     }
 }
 
-/// Found by the random graphs: a broadcast value read as both operands of a batched product
-/// (one through a transpose) on the small chip.
-#[test]
-fn a_broadcast_read_twice_by_one_product() {
+/// A broadcast value read as both operands of a batched product (one through a transpose).
+fn broadcast_read_twice() -> (Graph, WeightStore) {
     let mut b = GraphBuilder::new();
     let x = b.input("x", DType::F16, [1, 1]).unwrap();
     let g = b.weight("w1", DType::F32, [1]).unwrap();
@@ -549,6 +547,14 @@ fn a_broadcast_read_twice_by_one_product() {
     let mut store = WeightStore::new();
     store.insert("w1", HostTensor::new([1], vec![1.5]).unwrap());
     store.insert("w2", HostTensor::new([1], vec![0.25]).unwrap());
+    (graph, store)
+}
+
+/// Found by the random graphs: a broadcast value read as both operands of a batched product
+/// (one through a transpose) on the small chip.
+#[test]
+fn a_broadcast_read_twice_by_one_product() {
+    let (graph, store) = broadcast_read_twice();
     let x: Vec<u8> = half::f16::from_f32(0.75).to_bits().to_le_bytes().to_vec();
     assert_bit_exact(&run("small", &graph, &store, &[("x".to_string(), x)]));
 }
@@ -556,19 +562,7 @@ fn a_broadcast_read_twice_by_one_product() {
 #[test]
 #[ignore]
 fn debug_broadcast_phases() {
-    let mut b = GraphBuilder::new();
-    let x = b.input("x", DType::F16, [1, 1]).unwrap();
-    let g = b.weight("w1", DType::F32, [1]).unwrap();
-    let be = b.weight("w2", DType::F32, [1]).unwrap();
-    let l = b.layer_norm("op0", x, g, be, 1e-5).unwrap();
-    let br = b.broadcast("op1", l, [2, 1, 1]).unwrap();
-    let t = b.transpose("op3.t", br, &[0, 2, 1]).unwrap();
-    let y = b.batched_matmul("op3", br, t).unwrap();
-    b.output("y", y).unwrap();
-    let graph = b.finish().unwrap();
-    let mut store = WeightStore::new();
-    store.insert("w1", HostTensor::new([1], vec![1.5]).unwrap());
-    store.insert("w2", HostTensor::new([1], vec![0.25]).unwrap());
+    let (graph, store) = broadcast_read_twice();
     let machine = MachineDescription::builtin("small").unwrap();
     let target = target_of(&machine);
     let planned =
