@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 repo=..
 corpus=corpus
-mkdir -p "$corpus"/{asm,decode,object_image,npy,machine,config_json,safetensors,tile_sim}
+mkdir -p "$corpus"/{asm,decode,object_image,npy,machine,config_json,safetensors,tile_sim,compile_graph}
 
 # asm: every kernel and example, and the files as pairs joined by NUL (multi-file input).
 for f in "$repo"/kernels/asm/*.S "$repo"/kernels/asm/examples/*.S; do

@@ -11,6 +11,7 @@ pub use tessera_sim as sim;
 pub mod check;
 pub mod chip_program;
 pub mod pipeline;
+pub mod random_graph;
 pub mod report;
 
 pub mod npy;

@@ -205,5 +205,20 @@ fn main() {
             .collect();
         write(&tile, &format!("random{index}.bin"), &bytes);
     }
+
+    // compile_graph: rows, columns, f32 flag (0 = f32), then 4-byte steps (op, a, b, n); op
+    // numbers as in `tessera::random_graph::build` (0 gelu, 2 layer norm, 5 f16 product,
+    // 6 FP8 product, 7 transpose, 10 split heads, 12 attention-shaped product, …).
+    for (name, bytes) in COMPILE_GRAPHS {
+        write(&seeds.join("compile_graph"), name, bytes);
+    }
     println!("seeds written to {}", seeds.display());
 }
+
+/// Seeds of the `compile_graph` target: an MLP, an attention-shaped graph, views and norms.
+const COMPILE_GRAPHS: &[(&str, &[u8])] = &[
+    ("mlp.bin", &[15, 31, 1, 5, 0, 0, 24, 3, 1, 0, 0, 0, 2, 0, 0, 5, 2, 0, 8]),
+    ("fp8.bin", &[15, 31, 1, 2, 0, 0, 0, 6, 1, 0, 24, 0, 2, 0, 0]),
+    ("heads.bin", &[7, 15, 1, 10, 0, 0, 0, 12, 1, 0, 0, 1, 2, 0, 1, 11, 3, 0, 0]),
+    ("views.bin", &[3, 7, 0, 7, 0, 0, 0, 9, 1, 1, 1, 8, 0, 0, 0, 13, 3, 0, 1, 4, 0, 0, 0]),
+];

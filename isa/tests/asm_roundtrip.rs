@@ -312,7 +312,8 @@ fn mutate(text: &str, mutations: &[Mutation]) -> String {
                 let copy: Vec<char> = chars[at..end].to_vec();
                 chars.splice(at..at, copy);
             }
-            _ => {}
+            // An empty text has nothing to delete, replace or duplicate.
+            Mutation::Delete(_) | Mutation::Replace(..) | Mutation::Duplicate(..) => {}
         }
     }
     chars.into_iter().collect()

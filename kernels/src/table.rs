@@ -410,7 +410,12 @@ impl KernelParams {
                 })
                 .map_err(|e| e.to_string())
             }
-            other => Ok(other.build()),
+            KernelParams::Gemm(_)
+            | KernelParams::LayerNorm { .. }
+            | KernelParams::Softmax { .. }
+            | KernelParams::BiasAdd { .. }
+            | KernelParams::ResidualAdd { .. }
+            | KernelParams::Gelu { .. } => Ok(self.build()),
         }
     }
 

@@ -114,7 +114,7 @@ fn round_trips_every_layout() {
                 for (a, b) in got.data.iter().zip(&t.data) {
                     let r = match dtype {
                         SourceDtype::BF16 => half::bf16::from_f32(*b).to_f32(),
-                        _ => half::f16::from_f32(*b).to_f32(),
+                        SourceDtype::F16 | SourceDtype::F32 => half::f16::from_f32(*b).to_f32(),
                     };
                     assert_eq!(*a, r, "{name}");
                 }

@@ -11,7 +11,7 @@
 
 use std::fmt::{self, Write};
 
-use super::op::{Graph, Op, ValueHandle};
+use super::op::{compute_op, Graph, Op, ValueHandle};
 
 /// The dump of `graph` as a string.
 pub fn dump(graph: &Graph) -> String {
@@ -102,7 +102,7 @@ fn write_graph(out: &mut impl Write, graph: &Graph, indent: usize) -> fmt::Resul
         };
         let comment = match &node.op {
             Op::Input { .. } | Op::Weight { .. } | Op::Output { .. } => "",
-            _ => node.label.as_str(),
+            Op::Repeat { .. } | compute_op!() => node.label.as_str(),
         };
         if comment.is_empty() {
             writeln!(out, "{pad}{}: {} = {rhs}", v(h), node.ty)?;

@@ -2,7 +2,7 @@
 //! levels see one flat graph. Iteration `i`'s nodes get the label prefix `{region}{i}.` (e.g.
 //! `encoder_layer0.fc1`) and its weights their per-iteration store names.
 
-use super::op::{repeat_weight_name, Graph, Node, Op, ValueHandle};
+use super::op::{compute_op, repeat_weight_name, Graph, Node, Op, ValueHandle};
 use super::verify::{verify, VerifyError};
 use std::collections::HashMap;
 
@@ -39,7 +39,8 @@ fn copy_body(
                 result = map[x.index()];
                 continue;
             }
-            _ => {
+            // Bodies are inlined before they are copied, so a `Repeat` here is copied as is.
+            Op::Repeat { .. } | compute_op!() => {
                 let mut op = node.op.clone();
                 op.map_operands(|v| map[v.index()].expect("operands precede users"));
                 out.nodes.append(Node {
@@ -94,7 +95,7 @@ pub fn inline_repeats(graph: &Graph) -> Result<Graph, VerifyError> {
             Op::Weight { name } => *weights
                 .entry(name.clone())
                 .or_insert_with(|| out.nodes.append(node.clone())),
-            _ => {
+            Op::Input { .. } | Op::Output { .. } | compute_op!() => {
                 let mut op = node.op.clone();
                 op.map_operands(|v| map[v.index()]);
                 out.nodes.append(Node {

@@ -10,6 +10,29 @@ pub type ValueHandle = Handle<Node>;
 /// A handle to a region (the body of a [`Op::Repeat`]).
 pub type RegionHandle = Handle<Region>;
 
+/// A pattern for every compute op: every [`Op`] but `Input`, `Weight`, `Repeat` and `Output`.
+/// Matches that treat all compute ops alike use it in place of `_`, so a new op is classed
+/// here once and every match that must tell it apart still fails to compile.
+macro_rules! compute_op {
+    () => {
+        $crate::graph::Op::MatMul { .. }
+            | $crate::graph::Op::BatchedMatMul { .. }
+            | $crate::graph::Op::Add { .. }
+            | $crate::graph::Op::BiasAdd { .. }
+            | $crate::graph::Op::LayerNorm { .. }
+            | $crate::graph::Op::Gelu { .. }
+            | $crate::graph::Op::Softmax { .. }
+            | $crate::graph::Op::Cast { .. }
+            | $crate::graph::Op::Reshape { .. }
+            | $crate::graph::Op::Transpose { .. }
+            | $crate::graph::Op::Slice { .. }
+            | $crate::graph::Op::SplitHeads { .. }
+            | $crate::graph::Op::MergeHeads { .. }
+            | $crate::graph::Op::Broadcast { .. }
+    };
+}
+pub(crate) use compute_op;
+
 /// One operation. Every op defines exactly one value (SSA); operands are values defined
 /// earlier in the same graph.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,7 +189,7 @@ impl Op {
     pub fn tensor_name(&self) -> Option<&str> {
         match self {
             Op::Input { name } | Op::Weight { name } | Op::Output { name, .. } => Some(name),
-            _ => None,
+            compute_op!() | Op::Repeat { .. } => None,
         }
     }
 }
@@ -239,25 +262,31 @@ impl Graph {
 
     /// `(handle, name)` of every input, in order.
     pub fn inputs(&self) -> impl Iterator<Item = (ValueHandle, &str)> {
-        self.nodes.iter().filter_map(|(h, n)| match &n.op {
-            Op::Input { name } => Some((h, name.as_str())),
-            _ => None,
+        self.nodes.iter().filter_map(|(h, n)| {
+            let Op::Input { name } = &n.op else {
+                return None;
+            };
+            Some((h, name.as_str()))
         })
     }
 
     /// `(handle, name)` of every weight node of this graph (not of its regions), in order.
     pub fn weights(&self) -> impl Iterator<Item = (ValueHandle, &str)> {
-        self.nodes.iter().filter_map(|(h, n)| match &n.op {
-            Op::Weight { name } => Some((h, name.as_str())),
-            _ => None,
+        self.nodes.iter().filter_map(|(h, n)| {
+            let Op::Weight { name } = &n.op else {
+                return None;
+            };
+            Some((h, name.as_str()))
         })
     }
 
     /// `(handle, name)` of every output, in order.
     pub fn outputs(&self) -> impl Iterator<Item = (ValueHandle, &str)> {
-        self.nodes.iter().filter_map(|(h, n)| match &n.op {
-            Op::Output { name, .. } => Some((h, name.as_str())),
-            _ => None,
+        self.nodes.iter().filter_map(|(h, n)| {
+            let Op::Output { name, .. } = &n.op else {
+                return None;
+            };
+            Some((h, name.as_str()))
         })
     }
 
@@ -298,7 +327,7 @@ impl Graph {
                         }
                     }
                 }
-                _ => {}
+                Op::Input { .. } | Op::Output { .. } | compute_op!() => {}
             }
         }
     }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::op::{repeat_weight_name, Graph, Op, RegionHandle, ValueHandle};
+use super::op::{compute_op, repeat_weight_name, Graph, Op, RegionHandle, ValueHandle};
 use super::types::TensorType;
 use super::typing::{check_declared_type, infer, GraphError, Site};
 
@@ -134,7 +134,7 @@ fn verify_structure(graph: &Graph) -> Result<(), VerifyError> {
                         source: Box::new(source),
                     })?;
             }
-            op => {
+            op @ (Op::Repeat { .. } | Op::Output { .. } | compute_op!()) => {
                 let inferred =
                     infer(graph, op, &node.label).map_err(|source| VerifyError::InvalidOp {
                         at: at(graph, h),
@@ -258,7 +258,7 @@ fn walk_weights(
                     walk_weights(&r.body, &p, &inner_origin, seen)?;
                 }
             }
-            _ => {}
+            Op::Input { .. } | Op::Output { .. } | compute_op!() => {}
         }
     }
     Ok(())

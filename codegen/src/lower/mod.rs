@@ -414,29 +414,26 @@ impl Lower<'_> {
                     .ok_or_else(|| self.fail(43, "no planned movement"))?;
                 self.lower_movement(x, &movement, dm.buffer_bytes(), dm.element_bytes())?;
             }
-            MidOp::MatMul { a, b, .. } | MidOp::BiasAdd { x: a, bias: b } | MidOp::Add { a, b } => {
+            MidOp::MatMul { a, b, precision } => {
+                let kind = ComputeKind::MatMul {
+                    fp8: *precision == crate::mid::AmpPrecision::Fp8,
+                };
+                self.compute(kind, &[*a, *b], None)?;
+            }
+            MidOp::BiasAdd { x, bias } => {
+                let reuse = self.in_place(*x).then_some(*x);
+                self.compute(ComputeKind::BiasAdd, &[*x, *bias], reuse)?;
+            }
+            MidOp::Add { a, b } => {
                 let (a, b) = (*a, *b);
-                let kind = match node.op {
-                    MidOp::MatMul { precision, .. } => ComputeKind::MatMul {
-                        fp8: precision == crate::mid::AmpPrecision::Fp8,
-                    },
-                    MidOp::BiasAdd { .. } => ComputeKind::BiasAdd,
-                    _ => ComputeKind::Add,
+                let reuse = if self.in_place(a) {
+                    Some(a)
+                } else if self.in_place(b) {
+                    Some(b)
+                } else {
+                    None
                 };
-                let reuse = match kind {
-                    ComputeKind::BiasAdd => self.in_place(a).then_some(a),
-                    ComputeKind::Add => {
-                        if self.in_place(a) {
-                            Some(a)
-                        } else if self.in_place(b) {
-                            Some(b)
-                        } else {
-                            None
-                        }
-                    }
-                    _ => None,
-                };
-                self.compute(kind, &[a, b], reuse)?;
+                self.compute(ComputeKind::Add, &[a, b], reuse)?;
             }
             MidOp::Gelu { x } => {
                 let x = *x;
@@ -932,7 +929,13 @@ fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Vec<usize> {
         let ready = operands.iter().map(|o| asap[o.index()]).max().unwrap_or(0);
         asap[id.index()] = match &node.op {
             MidOp::Redistribute { .. } => ready + usize::from(exchanged(id)),
-            _ if node.op.is_compute() => {
+            MidOp::MatMul { .. }
+            | MidOp::BiasAdd { .. }
+            | MidOp::Add { .. }
+            | MidOp::Gelu { .. }
+            | MidOp::Softmax { .. }
+            | MidOp::LayerNorm { .. }
+            | MidOp::Cast { .. } => {
                 let new_step = operands.iter().any(|&o| {
                     matches!(mid.nodes[o].op, MidOp::Redistribute { .. }) && exchanged(o)
                 });
@@ -940,7 +943,7 @@ fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Vec<usize> {
                 current = step;
                 step
             }
-            _ => ready,
+            MidOp::Input { .. } | MidOp::Weight { .. } | MidOp::Output { .. } => ready,
         };
     }
     let readers = mid.readers();

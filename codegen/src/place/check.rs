@@ -62,20 +62,16 @@ pub fn check_tile(
             )));
         }
         let interleaved = region.interleave > 1;
-        match buffer.region {
-            RegionRequirement::Standard if interleaved => {
-                return Err(fail(format!(
-                    "`{}` must be in the standard region",
-                    buffer.name
-                )))
-            }
-            RegionRequirement::Interleaved if !interleaved => {
-                return Err(fail(format!(
-                    "`{}` must be in the interleaved region",
-                    buffer.name
-                )))
-            }
-            _ => {}
+        let wrong_region = match buffer.region {
+            RegionRequirement::Standard => interleaved.then_some("standard"),
+            RegionRequirement::Interleaved => (!interleaved).then_some("interleaved"),
+            RegionRequirement::Any => None,
+        };
+        if let Some(wanted) = wrong_region {
+            return Err(fail(format!(
+                "`{}` must be in the {wanted} region",
+                buffer.name
+            )));
         }
         if let Some(parent) = buffer.alias_of {
             if addresses[parent.0 as usize] != start {

@@ -198,9 +198,12 @@ fn place_in_order(
         let Some(address) = chosen else {
             let mut by: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
             for &j in placed.iter().filter(|&&j| overlaps(live[i], live[j])) {
-                let name = match &program.buffers[j].category {
-                    BufferCategory::Weights(_) => "weights".to_string(),
-                    other => category_name(other),
+                // Weights are summed over all layers and names; other categories by name.
+                let category = &program.buffers[j].category;
+                let name = if let BufferCategory::Weights(_) = category {
+                    "weights".to_string()
+                } else {
+                    category_name(category)
                 };
                 *by.entry(name).or_default() += size[j] as u64;
             }

@@ -65,18 +65,32 @@ fn row_elements(dist: &Distribution, order: Order, dtype: DType) -> Option<u32> 
         .map(|m| m.row_elements())
 }
 
+/// The order a row op takes when it follows the layout `l` of its input: `l`'s own row-major
+/// padding when each shard row is whole words, else rows padded to 4 elements (a row op never
+/// writes AMP panels or weight blocks).
+fn followed_row_order(l: &Layout, dtype: DType) -> Order {
+    match l.order {
+        Order::RowMajor { align }
+            if row_elements(&l.dist, l.order, dtype).is_some_and(|r| r % 4 == 0) =>
+        {
+            Order::RowMajor { align }
+        }
+        Order::RowMajor { .. } | Order::Panels | Order::Cwei => Order::RowMajor { align: 4 },
+    }
+}
+
 /// Head widths: the column count of every SplitHeads input divided by its heads (so products
 /// feeding attention can give each tile whole heads).
 pub fn head_granules(graph: &Graph) -> Vec<u32> {
     let mut out: Vec<u32> = graph
         .nodes
         .iter()
-        .filter_map(|(_, n)| match &n.op {
-            Op::SplitHeads { x, heads, .. } => {
-                let cols = *graph.nodes[*x].ty.shape.0.last()? as u32;
-                Some(cols / (*heads as u32).max(1))
-            }
-            _ => None,
+        .filter_map(|(_, n)| {
+            let Op::SplitHeads { x, heads, .. } = &n.op else {
+                return None;
+            };
+            let cols = *graph.nodes[*x].ty.shape.0.last()? as u32;
+            Some(cols / (*heads as u32).max(1))
         })
         .filter(|&g| g > 0 && g != 16)
         .collect();
@@ -280,14 +294,7 @@ pub fn strategies(
             needs_f16(graph, h, *x, "x")?;
             let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
             if let Some(l) = followed(*x) {
-                let order = match l.order {
-                    Order::RowMajor { align }
-                        if row_elements(&l.dist, l.order, dtype).is_some_and(|r| r % 4 == 0) =>
-                    {
-                        Order::RowMajor { align }
-                    }
-                    _ => Order::RowMajor { align: 4 },
-                };
+                let order = followed_row_order(&l, dtype);
                 dists.push(("follow x".into(), l.dist.clone(), order));
             }
             for d in row_spreads(ctx, &shape) {
@@ -378,15 +385,7 @@ pub fn strategies(
             let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
             if let Some(l) = followed(*x) {
                 if l.dist.is_whole(rank - 1) {
-                    let order = match l.order {
-                        Order::RowMajor { align }
-                            if row_elements(&l.dist, l.order, dtype)
-                                .is_some_and(|r| r % 4 == 0) =>
-                        {
-                            Order::RowMajor { align }
-                        }
-                        _ => Order::RowMajor { align: 4 },
-                    };
+                    let order = followed_row_order(&l, dtype);
                     dists.push(("follow x".into(), l.dist.clone(), order));
                 }
             }

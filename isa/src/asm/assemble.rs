@@ -71,7 +71,7 @@ pub fn parse_bundle(text: &str) -> Result<Bundle, AsmErrors> {
         [stmt] => match &stmt.kind {
             StmtKind::Inst(inst) => std::slice::from_ref(inst),
             StmtKind::Bundle(insts) => insts.as_slice(),
-            _ => {
+            StmtKind::Label(_) | StmtKind::Directive(_) => {
                 return Err(
                     make::Syntax(loc(stmt.pos), "expected one instruction or bundle").into(),
                 )
@@ -256,7 +256,7 @@ fn context_error(desc: &InstDesc, context: CodeContext, loc: Loc) -> Option<AsmE
     }
     let (only, marked) = match desc.contexts {
         Contexts::Worker => ("worker", "`.supervisor`"),
-        _ => ("supervisor", "`.worker`"),
+        Contexts::Supervisor | Contexts::Both => ("supervisor", "`.worker`"),
     };
     Some(make::WrongContext(
         loc,
@@ -524,7 +524,16 @@ pub fn check_immediate(
                 Ok(value as u32)
             }
         }
-        _ => {
+        OperandKind::MReg
+        | OperandKind::AReg
+        | OperandKind::MPair
+        | OperandKind::APair
+        | OperandKind::AQuad
+        | OperandKind::MRegPostInc
+        | OperandKind::MPairPostInc
+        | OperandKind::Unsigned
+        | OperandKind::LowerCsr
+        | OperandKind::UpperCsr => {
             let max = ((1i64 << width) - 1) << shift;
             let align = 1i64 << shift;
             let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) {

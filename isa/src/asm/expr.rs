@@ -132,16 +132,19 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<i64, AsmError> {
             forward,
             name,
             pos,
-        } => env.symbol(name, loc(*pos)).map_err(|error| match error {
-            AsmError::UndefinedSymbol { loc, .. } => make::UndefinedSymbol(
+        } => env.symbol(name, loc(*pos)).map_err(|error| {
+            // Only "undefined" is reworded, to name the local label as it was written.
+            let AsmError::UndefinedSymbol { loc, .. } = error else {
+                return error;
+            };
+            make::UndefinedSymbol(
                 loc,
                 format!(
                     "local label `{n}{}` has no {} `{n}:`",
                     if *forward { 'f' } else { 'b' },
                     if *forward { "following" } else { "preceding" }
                 ),
-            ),
-            other => other,
+            )
         }),
         Expr::Dot(pos) => env.dot(loc(*pos)),
         Expr::Unary { op, operand, .. } => {

@@ -436,7 +436,7 @@ fn code_sections(files: &[ParsedFile]) -> HashSet<String> {
                 StmtKind::Inst(_) | StmtKind::Bundle(_) => {
                     out.insert(current.to_string());
                 }
-                _ => {}
+                StmtKind::Label(_) | StmtKind::Directive(_) => {}
             }
         }
     }
@@ -452,7 +452,7 @@ fn defined_names(files: &[ParsedFile]) -> HashSet<(usize, String)> {
                 StmtKind::Label(name) | StmtKind::Directive(Directive::Equ { name, .. }) => {
                     out.insert((file, name.clone()));
                 }
-                _ => {}
+                StmtKind::Inst(_) | StmtKind::Bundle(_) | StmtKind::Directive(_) => {}
             }
         }
     }

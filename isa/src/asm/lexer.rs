@@ -525,9 +525,10 @@ impl<'a> Lexer<'a> {
         }
         active.insert(name.clone());
         for tok in replacement {
-            match tok {
-                Tok::Ident(inner) => self.expand(inner, pos, active),
-                other => self.push(other, pos),
+            if let Tok::Ident(inner) = tok {
+                self.expand(inner, pos, active);
+            } else {
+                self.push(tok, pos);
             }
         }
         active.remove(&name);

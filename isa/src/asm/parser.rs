@@ -3,6 +3,10 @@
 //! Operands are parsed by syntax only (register file, width, post-increment, CSR name or
 //! expression); choosing the instruction row is the driver's job. Numeric local labels are
 //! resolved here: `1:` gets a unique internal name and `1f`/`1b` refer to it.
+#![expect(
+    clippy::wildcard_enum_match_arm,
+    reason = "each construct accepts the tokens it allows and rejects every other with one message"
+)]
 
 use super::error::{make, AsmError, Loc};
 use super::expr::{BinaryOp, Expr, UnaryOp};

@@ -66,7 +66,13 @@ pub fn encode_operand(desc: &InstDesc, index: usize, value: u32) -> Result<u32, 
         OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => 2,
         OperandKind::AQuad => 4,
         OperandKind::Target | OperandKind::WordAddress => 4,
-        _ => 1,
+        OperandKind::MReg
+        | OperandKind::AReg
+        | OperandKind::MRegPostInc
+        | OperandKind::Unsigned
+        | OperandKind::Signed
+        | OperandKind::LowerCsr
+        | OperandKind::UpperCsr => 1,
     };
     if operand.kind.is_register() && value >= 16 {
         return Err(fail("register numbers are 0..15".into()));
@@ -84,7 +90,18 @@ pub fn encode_operand(desc: &InstDesc, index: usize, value: u32) -> Result<u32, 
             }
             (signed as u32) & (((1u64 << width) - 1) as u32)
         }
-        _ => {
+        OperandKind::MReg
+        | OperandKind::AReg
+        | OperandKind::MPair
+        | OperandKind::APair
+        | OperandKind::AQuad
+        | OperandKind::MRegPostInc
+        | OperandKind::MPairPostInc
+        | OperandKind::Unsigned
+        | OperandKind::Target
+        | OperandKind::LowerCsr
+        | OperandKind::UpperCsr
+        | OperandKind::WordAddress => {
             let encoded = value >> shift;
             if (encoded as u64) >= (1u64 << width) {
                 return Err(fail(format!("{width}-bit field (after >> {shift})")));
@@ -157,7 +174,18 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
         let width = operand.field.width();
         let value = match operand.kind {
             OperandKind::Signed => (((raw << (32 - width)) as i32) >> (32 - width)) as u32,
-            _ => raw << operand.field.shift,
+            OperandKind::MReg
+            | OperandKind::AReg
+            | OperandKind::MPair
+            | OperandKind::APair
+            | OperandKind::AQuad
+            | OperandKind::MRegPostInc
+            | OperandKind::MPairPostInc
+            | OperandKind::Unsigned
+            | OperandKind::Target
+            | OperandKind::LowerCsr
+            | OperandKind::UpperCsr
+            | OperandKind::WordAddress => raw << operand.field.shift,
         };
         let invalid = |reason| DecodeError::InvalidOperand {
             word,
@@ -174,7 +202,19 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
             OperandKind::AQuad if value % 4 != 0 => {
                 return Err(invalid("register quads start at a multiple of 4"))
             }
-            _ => {}
+            OperandKind::MPair
+            | OperandKind::APair
+            | OperandKind::MPairPostInc
+            | OperandKind::AQuad
+            | OperandKind::MReg
+            | OperandKind::AReg
+            | OperandKind::MRegPostInc
+            | OperandKind::Unsigned
+            | OperandKind::Signed
+            | OperandKind::Target
+            | OperandKind::LowerCsr
+            | OperandKind::UpperCsr
+            | OperandKind::WordAddress => {}
         }
         operands[index] = value;
     }

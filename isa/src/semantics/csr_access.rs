@@ -324,12 +324,11 @@ mod tests {
             (1 << 25, "reserved"),
         ] {
             sup.m[1] = value | field::FP_CTL_NANOO;
-            match traps(&mut sup, &mut env, one(Put, &[index::FP_ICTL as u32, 1])) {
-                TrapKind::Unmodelled { what } => {
-                    assert!(what.contains(name) && what.contains("$FP_ICTL"), "{what}")
-                }
-                other => panic!("{other:?}"),
-            }
+            let trap = traps(&mut sup, &mut env, one(Put, &[index::FP_ICTL as u32, 1]));
+            let TrapKind::Unmodelled { what } = &trap else {
+                panic!("{trap:?}")
+            };
+            assert!(what.contains(name) && what.contains("$FP_ICTL"), "{what}");
         }
     }
 
@@ -346,10 +345,11 @@ mod tests {
         ok(&mut ctx, &mut env, one(Uput, &[index::FP_CTL as u32, 1]));
         assert_eq!(ctx.ucsr[index::FP_CTL as usize], field::FP_CTL_NANOO);
         ctx.a[1] = field::FP_CTL_ESR;
-        match traps(&mut ctx, &mut env, one(Uput, &[index::FP_CTL as u32, 1])) {
-            TrapKind::Unmodelled { what } => assert!(what.contains("$FP_CTL.ESR"), "{what}"),
-            other => panic!("{other:?}"),
-        }
+        let trap = traps(&mut ctx, &mut env, one(Uput, &[index::FP_CTL as u32, 1]));
+        let TrapKind::Unmodelled { what } = &trap else {
+            panic!("{trap:?}")
+        };
+        assert!(what.contains("$FP_CTL.ESR"), "{what}");
         // $PRNG_SEED sets the state and reads 0.
         let v = 0x1234_5678u32;
         ctx.a[1] = v;

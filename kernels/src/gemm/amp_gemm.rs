@@ -212,7 +212,7 @@ fn random_matrix(
     for _ in 0..count {
         let normal = match data {
             Data::Large => rng.normal(0.0, large_std),
-            _ => rng.normal(0.0, std),
+            Data::Normal | Data::Wide | Data::Specials | Data::Ones => rng.normal(0.0, std),
         };
         match precision {
             Precision::Fp8 => out.push(match data {
@@ -225,7 +225,7 @@ fn random_matrix(
                     }
                 }
                 Data::Ones => fp8_of(1.0, format),
-                _ => fp8_of(normal, format),
+                Data::Normal | Data::Large | Data::Specials => fp8_of(normal, format),
             }),
             Precision::F16 => {
                 let half = match data {
@@ -236,7 +236,9 @@ fn random_matrix(
                         sign << 15 | exponent << 10 | fraction
                     }
                     Data::Ones => 0x3c00,
-                    _ => tessera_isa::numerics::f64_to_f16(normal),
+                    Data::Normal | Data::Large | Data::Specials => {
+                        tessera_isa::numerics::f64_to_f16(normal)
+                    }
                 };
                 out.extend(half.to_le_bytes());
             }
@@ -262,7 +264,7 @@ fn random_partials(data: Data, count: usize, rng: &mut Rng) -> Vec<u16> {
         .map(|_| match data {
             Data::Ones => 0x3c00,
             Data::Large => f32_to_f16(rng.normal(0.0, 20000.0) as f32),
-            _ => f32_to_f16(rng.normal(0.0, 4.0) as f32),
+            Data::Normal | Data::Wide | Data::Specials => f32_to_f16(rng.normal(0.0, 4.0) as f32),
         })
         .collect();
     if data == Data::Specials {

@@ -481,14 +481,17 @@ impl Source {
         let file = match self.files.iter().position(|f| f.path == path) {
             Some(i) => i,
             None => {
-                let f = TensorFile::open(&path).map_err(|e| match e {
-                    CheckpointError::Io { message, .. } => CheckpointError::ShardMissing {
+                // A shard the index names but that cannot be read is reported as missing.
+                let f = TensorFile::open(&path).map_err(|e| {
+                    let CheckpointError::Io { message, .. } = e else {
+                        return e;
+                    };
+                    CheckpointError::ShardMissing {
                         index: index.path.display().to_string(),
                         shard: path.display().to_string(),
                         tensor: name.to_string(),
                         message,
-                    },
-                    other => other,
+                    }
                 })?;
                 for n in f.names() {
                     // The index decides which shard a name belongs to.
@@ -543,6 +546,10 @@ impl Source {
                 expected: Shape::from(expected),
             });
         }
+        #[expect(
+            clippy::wildcard_enum_match_arm,
+            reason = "safetensors' dtypes: three are read, every other is refused"
+        )]
         let dtype = match info.dtype {
             Dtype::F32 => SourceDtype::F32,
             Dtype::F16 => SourceDtype::F16,

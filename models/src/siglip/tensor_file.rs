@@ -134,10 +134,9 @@ fn explain_header(path: &Path, header: &[u8], e: serde_json::Error) -> Checkpoin
                     return CheckpointError::DType {
                         path: path.display().to_string(),
                         tensor: name.clone(),
-                        dtype: match dtype {
-                            serde_json::Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        },
+                        dtype: dtype
+                            .as_str()
+                            .map_or_else(|| dtype.to_string(), str::to_string),
                     };
                 }
             }

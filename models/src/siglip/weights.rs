@@ -306,6 +306,10 @@ pub(crate) enum Convert {
 /// Converts little-endian F32/F16/BF16 bytes to f32 (exactly), rejecting other dtypes and
 /// non-finite values.
 pub(crate) fn to_f32(dtype: Dtype, bytes: &[u8]) -> Result<Vec<f32>, Convert> {
+    #[expect(
+        clippy::wildcard_enum_match_arm,
+        reason = "safetensors' dtypes: three are read, every other is refused"
+    )]
     let data: Vec<f32> = match dtype {
         Dtype::F32 => bytes
             .chunks_exact(4)
@@ -577,6 +581,10 @@ mod tests {
     /// (`[out, in]`, separate q/k/v), so that the layout conversion is checked against an
     /// independent statement of it.
     #[test]
+    #[expect(
+        clippy::wildcard_enum_match_arm,
+        reason = "the test writes F16, BF16 or (otherwise) F32 tensors"
+    )]
     fn loads_hf_layout_written_by_hand_in_f16_and_bf16() {
         let c = SiglipVisionConfig {
             num_hidden_layers: 1,

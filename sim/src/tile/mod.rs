@@ -586,8 +586,13 @@ impl Tile {
                 }
             }
             Effect::None => self.slots[worker].next_issue = cycle + WORKERS as u64,
-            other => {
-                // The table restricts every other effect to the supervisor.
+            other @ (Effect::Launch { .. }
+            | Effect::LaunchAll { .. }
+            | Effect::Sync { .. }
+            | Effect::Send { .. }
+            | Effect::Delay { .. }
+            | Effect::CsrWritten { .. }) => {
+                // The table restricts these effects to the supervisor.
                 return Err(self.trap(
                     context,
                     pc,
