@@ -3,27 +3,11 @@
 //! (embeddings, each layer, `last_hidden_state`, `pooler_output`) must match what transformers
 //! computed, to float32 rounding.
 
-use std::path::{Path, PathBuf};
+use crate::support::{npy, oracle};
 
 use tessera_models::pixels::PixelValues;
 use tessera_models::reference::{compare, vision_tower};
 use tessera_models::siglip::load_checkpoint;
-
-fn oracle(rel: &str) -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/testdata/hf"
-    ))
-    .join(rel)
-}
-
-/// A float32 `.npy` file: shape and data.
-fn npy(path: &Path) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let arr = npyz::NpyFile::new(&bytes[..]).unwrap();
-    let shape = arr.shape().iter().map(|&d| d as usize).collect();
-    (shape, arr.into_vec::<f32>().unwrap())
-}
 
 /// Max |diff| allowed: float32 rounding of a few hundred accumulations on values of order 1
 /// (measured: at most 2.8e-6, on `siglip-bf16-sharded`'s `last_hidden_state`).

@@ -2,35 +2,27 @@
 //! backend) made of `testdata/hf/image/pattern-120x90.png` at 56×56 (downscaling, with
 //! antialiasing) and 378×378 (upscaling).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::support::{npy, oracle};
+
+/// `shared/testdata/hf/image/<rel>`.
+fn image(rel: &str) -> PathBuf {
+    oracle(&format!("image/{rel}"))
+}
 
 use tessera_models::preprocess::{load_images, normalize_level, read_image};
 use tessera_models::reference::compare;
 use tessera_models::siglip::SiglipVisionConfig;
-
-fn oracle(rel: &str) -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/testdata/hf/image"
-    ))
-    .join(rel)
-}
-
-fn npy(path: &Path) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let arr = npyz::NpyFile::new(&bytes[..]).unwrap();
-    let shape = arr.shape().iter().map(|&d| d as usize).collect();
-    (shape, arr.into_vec::<f32>().unwrap())
-}
 
 fn check(size: usize) {
     let config = SiglipVisionConfig {
         image_size: size,
         ..SiglipVisionConfig::tiny()
     };
-    let png = oracle("pattern-120x90.png");
+    let png = image("pattern-120x90.png");
     let ours = load_images(&[&png], &config).unwrap();
-    let (shape, expected) = npy(&oracle(&format!("pixel_values-{size}.npy")));
+    let (shape, expected) = npy(&image(&format!("pixel_values-{size}.npy")));
     assert_eq!(shape, vec![1, 3, size, size]);
     assert_eq!(ours.shape(), [1, 3, size, size]);
     let r = compare(&expected, ours.data());
@@ -62,29 +54,29 @@ fn upscale_to_378_matches_transformers() {
 fn rescale_and_normalise_match_transformers_levels() {
     let levels: Vec<u32> = (0..=255u8).map(|v| normalize_level(v).to_bits()).collect();
     for size in [56, 378] {
-        let (_, expected) = npy(&oracle(&format!("pixel_values-{size}.npy")));
+        let (_, expected) = npy(&image(&format!("pixel_values-{size}.npy")));
         assert!(expected.iter().all(|v| levels.contains(&v.to_bits())));
     }
-    let img = read_image(&oracle("pattern-120x90.png")).unwrap();
+    let img = read_image(&image("pattern-120x90.png")).unwrap();
     assert_eq!((img.width, img.height), (120, 90));
 }
 
 #[test]
 fn several_files_make_a_batch() {
     let config = SiglipVisionConfig::tiny();
-    let png = oracle("pattern-120x90.png");
+    let png = image("pattern-120x90.png");
     let two = load_images(&[&png, &png], &config).unwrap();
     assert_eq!(two.shape(), [2, 3, 56, 56]);
     let n = 3 * 56 * 56;
     assert_eq!(&two.data()[..n], &two.data()[n..]);
-    let e = load_images(&[png, oracle("missing.png")], &config)
+    let e = load_images(&[png, image("missing.png")], &config)
         .unwrap_err()
         .to_string();
     assert!(
         e.starts_with("E-IMAGE-001: cannot read image ") && e.contains("missing.png"),
         "{e}"
     );
-    let e = load_images(&[oracle("pixel_values-56.npy")], &config)
+    let e = load_images(&[image("pixel_values-56.npy")], &config)
         .unwrap_err()
         .to_string();
     assert!(
