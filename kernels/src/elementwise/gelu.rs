@@ -210,10 +210,6 @@ impl Kernel for Gelu {
         self.meta().1
     }
 
-    fn entry(&self) -> &'static str {
-        self.meta().0
-    }
-
     fn entry_kind(&self) -> EntryKind {
         EntryKind::Worker
     }

@@ -94,10 +94,6 @@ impl Kernel for AmpGemm {
         }
     }
 
-    fn entry(&self) -> &'static str {
-        self.name()
-    }
-
     fn entry_kind(&self) -> EntryKind {
         EntryKind::Supervisor
     }

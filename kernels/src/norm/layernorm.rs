@@ -186,10 +186,6 @@ impl Kernel for LayerNorm {
         }
     }
 
-    fn entry(&self) -> &'static str {
-        self.name_str()
-    }
-
     fn entry_kind(&self) -> EntryKind {
         EntryKind::Supervisor
     }
