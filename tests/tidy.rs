@@ -20,16 +20,8 @@ const LARGE_FILES: &[(&str, &str)] = &[
         "one scenario per test over the exchange rules; each test reads alone",
     ),
     (
-        "isa/tests/asm_snapshots.rs",
-        "expect-test snapshots are written into the file by UPDATE_EXPECT",
-    ),
-    (
         "sim/src/profile/html.rs",
         "page script and style move to asset files (issue 14)",
-    ),
-    (
-        "kernels/src/gemm/amp_gemm.rs",
-        "to be split into ABI, data, reference, estimate and cases (issue 14)",
     ),
 ];
 

@@ -1,6 +1,8 @@
 // gelu_f16: out[i] = gelu(x[i]) for n f16 values, the tanh form of SigLIP's gelu_pytorch_tanh
 //   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 // evaluated in f32 with one rounding to f16 at the end.
+// Source: this header, gelu_body.S (the entry, shared with gelu_fp8) and gelu_groups.S (the
+// loop, shared with both FP8 variants).
 //
 // Numerics (every step f32 round-to-nearest-even through tessera_isa::numerics; the Rust
 // reference in kernels/src/elementwise/gelu.rs repeats the same steps):
@@ -47,137 +49,38 @@
 #define V_N     2
 #define V_SPLIT 5
 
-    .section .data.gelu_f16_consts
-    .align 8
-gelu_f16_consts:
-    .int 0x3f000000, 0x3f000000     // 0.5, 0.5
-    .int 0x3fcc422a, 0x3fcc422a     // A, A
-    .int 0x3e922279                 // B ($TAS)
-
-    .section .text.gelu_f16
-    .globl gelu_f16
-    .type gelu_f16, @function
-    .worker
-    .align 8
-gelu_f16:
-    get $m5, $WSR
-    and $m5, $m5, CSR_W_WSR__CTXTID_M1__MASK
-    shl $m6, $m5, 3
-    setzi $m3, gelu_f16_consts
-    ld32 $m7, $mvertex_base, $m6, V_SPLIT             // first group
-    ld32 $a0, $m3, $mzero, 4                          // B
-    ld32 $m2, $mvertex_base, $m6, V_SPLIT + 1         // groups
-    ld32 $m0, $mvertex_base, $mzero, V_IN
-    {
-        ld32 $m1, $mvertex_base, $mzero, V_OUT
-        uput $TAS, $a0
-    }
-    {
-        shl $m7, $m7, 3
-        sort4x32lo $a4:5, $azeros, $azeros            // no junk (NaN) through the first iteration
-    }
-    {
-        add $m0, $m0, $m7
-        sort4x32lo $a6:7, $azeros, $azeros
-    }
-    {
-        add $m1, $m1, $m7
-        fnop
-    }
-    call $m10, gelu_f16_groups
-    // The n % 4 tail, by worker 5 (at the end of the groups).
-    cmpne $m6, $m5, 5
-    brnz $m6, .Lexit
-    ld32 $m5, $mvertex_base, $mzero, V_N
-    and $m5, $m5, 3
-    brz $m5, .Lexit
-    // Copy the tail halves to scratch words 0, 1 (zeros after them).
-    ldz16 $m6, $m0, $mzero, 0
-    cmpult $m7, $m5, 2
-    brnz $m7, .Ltail_in_1
-    ldz16 $m7, $m0, $mzero, 1
-    shl $m7, $m7, 16
-    or $m6, $m6, $m7
-.Ltail_in_1:
-    st32 $m6, $mworker_base, $mzero, 0
-    setzi $m6, 0
-    cmpult $m7, $m5, 3
-    brnz $m7, .Ltail_in_2
-    ldz16 $m6, $m0, $mzero, 2
-.Ltail_in_2:
-    st32 $m6, $mworker_base, $mzero, 1
-    mov $m8, $m1                                      // where the tail goes
-    mov $m0, $mworker_base
-    add $m1, $mworker_base, 8
-    setzi $m2, 1
-    call $m10, gelu_f16_groups
-    // Write back: the full 32-bit word(s), then a lone last half with a read-modify-write.
-    ld32 $m6, $mworker_base, $mzero, 2                // results 0, 1
-    ld32 $m7, $mworker_base, $mzero, 3                // results 2, 3
-    and $m9, $m5, 2
-    brz $m9, .Ltail_out_odd
+// The code follows in gelu_body.S and gelu_groups.S (appended to this header by the kernel's
+// `source`). Where gelu_f16 and gelu_fp8 differ:
+#define K_ENTRY         gelu_f16
+#define K_TEXT          .text.gelu_f16
+#define K_CONSTS        gelu_f16_consts
+#define K_CONSTS_DATA   .data.gelu_f16_consts
+#define K_GROUPS        gelu_f16_groups
+#define K_GROUPS_TEXT   .text.gelu_f16_groups
+// In and out; B goes to $TAS beside the second load.
+#define LOAD_POINTERS                                         \
+    ld32 $m0, $mvertex_base, $mzero, V_IN ;                   \
+    { ld32 $m1, $mvertex_base, $mzero, V_OUT ; uput $TAS, $a0 }
+// out is 8 bytes per group, like in.
+#define OUT_OFFSET      { add $m1, $m1, $m7 ; fnop }
+// The 1 to 3 tail halves: the full 32-bit word, then a lone last half by read-modify-write.
+#define TAIL_WRITE_BACK                                       \
+    ld32 $m6, $mworker_base, $mzero, 2 ;   /* results 0, 1 */ \
+    ld32 $m7, $mworker_base, $mzero, 3 ;   /* results 2, 3 */ \
+    and $m9, $m5, 2 ;                                         \
+    brz $m9, .Ltail_out_odd ;                                 \
+    st32 $m6, $m8, $mzero, 0 ;                                \
+    add $m8, $m8, 4 ;                                         \
+    mov $m6, $m7 ;                                            \
+.Ltail_out_odd:                                               \
+    and $m9, $m5, 1 ;                                         \
+    brz $m9, .Lexit ;                                         \
+    ld32 $m7, $m8, $mzero, 0 ;                                \
+    and $m6, $m6, 0xffff ;                                    \
+    andc $m7, $m7, 0xffff ;                                   \
+    or $m6, $m6, $m7 ;                                        \
     st32 $m6, $m8, $mzero, 0
-    add $m8, $m8, 4
-    mov $m6, $m7
-.Ltail_out_odd:
-    and $m9, $m5, 1
-    brz $m9, .Lexit
-    ld32 $m7, $m8, $mzero, 0
-    and $m6, $m6, 0xffff
-    andc $m7, $m7, 0xffff
-    or $m6, $m6, $m7
-    st32 $m6, $m8, $mzero, 0
-.Lexit:
-    exitz $mzero
-    .size gelu_f16, . - gelu_f16
-
-// gelu_f16_groups: converts $m2 groups of 4 from $m0 to $m1 (both advance); returns to $m10.
-// Clobbers $m4, $a0..$a7, the accumulators; needs $TAS = B and $m3 = gelu_f16_consts.
-    .section .text.gelu_f16_groups
-    .type gelu_f16_groups, @function
-    .worker
-    .align 8
-gelu_f16_groups:
-    brz $m2, .Lgroups_done
-    setzi $m4, 0
-    { rpt $m2, 19 ; fnop }
-    {
-        ld64step $a4:5, $mzero, $m0+=, 1              // x (4 halves)
-        f32v4tof16 $a0:1, $a4:7                       // previous group: r -> f16
-    }
-    {
-        st64step $a0:1, $mzero, $m1+=, $m4            // previous group (junk at first, step 0)
-        f16v2tof32 $a0:1, $a4
-    }
-    {
-        ld64 $a6:7, $m3, $mzero, 0                    // 0.5, 0.5
-        f16v2tof32 $a2:3, $a5
-    }
-    {
-        setzi $m4, 1
-        f32v2mul $a0:1, $a0:1, $a6:7                  // h
-    }
-    {
-        ld64 $a6:7, $m3, $mzero, 1                    // A, A
-        f32v2mul $a2:3, $a2:3, $a6:7
-    }
-    { nop ; f32v2mul $a4:5, $a0:1, $a0:1 }            // s
-    { nop ; f32v2axpy $azeros, $a4:5, $a6:7 }         // acc = B s + A (lanes 0, 1)
-    { nop ; f32v2mul $a4:5, $a2:3, $a2:3 }
-    { nop ; f32v2axpy $a4:5, $a4:5, $a6:7 }           // p (lanes 0, 1) out; lanes 2, 3 in
-    { nop ; f32v2gina $a6:7, $azeros, 0 }             // p (lanes 2, 3)
-    { nop ; f32v2mul $a4:5, $a4:5, $a0:1 }            // z
-    { nop ; f32v2mul $a6:7, $a6:7, $a2:3 }
-    { nop ; f32tanh $a4, $a4 }                        // t
-    { nop ; f32tanh $a5, $a5 }
-    { nop ; f32tanh $a6, $a6 }
-    { nop ; f32tanh $a7, $a7 }
-    { nop ; f32v2mul $a4:5, $a4:5, $a0:1 }            // t h
-    { nop ; f32v2mul $a6:7, $a6:7, $a2:3 }
-    { nop ; f32v2add $a4:5, $a4:5, $a0:1 }            // r = t h + h
-    { nop ; f32v2add $a6:7, $a6:7, $a2:3 }
-    { nop ; f32v4tof16 $a0:1, $a4:7 }
-    { st64step $a0:1, $mzero, $m1+=, $m4 ; fnop }
-.Lgroups_done:
-    br $m10
-    .size gelu_f16_groups, . - gelu_f16_groups
+// A finished group (f32v4tof16 -> $a0:1) is stored as it is: 8 bytes.
+#define CONVERT_OUT
+#define CONVERT_BUNDLES 0
+#define STORE_OUT       st64step $a0:1, $mzero, $m1+=, $m4

@@ -28,10 +28,10 @@
 //
 // Algorithm: a worker's groups are cut into runs that are contiguous in the panels (the rest of
 // a K-block when m_padded > 1, the rest of the row when m_padded = 1) and each run goes through
-// the 21-bundle-per-group loop of gelu_fp8 (gelu_fp8_panels_groups below, storing 4 codes per
-// group). After a row's last group the rest of its last K-block is zeroed (32-bit stores) when
-// K % 32 != 0; between K-blocks the output jumps to the next panel. Then the worker zeroes its
-// share of the padded rows, 4 x st64 of $azeros per row.
+// the 21-bundle-per-group loop of gelu_fp8 (gelu_fp8_panels_groups, from gelu_groups.S: 4 codes
+// stored per group). After a row's last group the rest of its last K-block is zeroed (32-bit
+// stores) when K % 32 != 0; between K-blocks the output jumps to the next panel. Then the
+// worker zeroes its share of the padded rows, 4 x st64 of $azeros per row.
 // Registers: $m0 in, $m1 out, $m2 run, $m3 constants, $m4 store step, $m5 row, $m7 group in
 // the row, $m9 groups left, $m10 link, $m6 $m8 $m11 scratch.
 
@@ -164,55 +164,9 @@ gelu_fp8_panels:
     exitz $mzero
     .size gelu_fp8_panels, . - gelu_fp8_panels
 
-// gelu_fp8_panels_groups: converts $m2 groups of 4 from $m0 to $m1 (both advance); returns to $m10.
-// Clobbers $m4, $a0..$a7, the accumulators; needs $TAS = B and $m3 = gelu_fp8_panels_consts.
-    .section .text.gelu_fp8_panels_groups
-    .type gelu_fp8_panels_groups, @function
-    .worker
-    .align 8
-gelu_fp8_panels_groups:
-    brz $m2, .Lgroups_done
-    setzi $m4, 0
-    { rpt $m2, 20 ; fnop }
-    {
-        ld64step $a4:5, $mzero, $m0+=, 1              // x (4 halves)
-        f32v4tof16 $a0:1, $a4:7                       // previous group: r -> f16
-    }
-    { nop ; f16v8tof8 $a0:1, $a0:3 }                  // -> FP8 (bytes 0..3)
-    {
-        st32step $a0, $mzero, $m1+=, $m4              // previous group (junk at first, step 0)
-        f16v2tof32 $a0:1, $a4
-    }
-    {
-        ld64 $a6:7, $m3, $mzero, 0                    // 0.5, 0.5
-        f16v2tof32 $a2:3, $a5
-    }
-    {
-        setzi $m4, 1
-        f32v2mul $a0:1, $a0:1, $a6:7                  // h
-    }
-    {
-        ld64 $a6:7, $m3, $mzero, 1                    // A, A
-        f32v2mul $a2:3, $a2:3, $a6:7
-    }
-    { nop ; f32v2mul $a4:5, $a0:1, $a0:1 }            // s
-    { nop ; f32v2axpy $azeros, $a4:5, $a6:7 }         // acc = B s + A (lanes 0, 1)
-    { nop ; f32v2mul $a4:5, $a2:3, $a2:3 }
-    { nop ; f32v2axpy $a4:5, $a4:5, $a6:7 }           // p (lanes 0, 1) out; lanes 2, 3 in
-    { nop ; f32v2gina $a6:7, $azeros, 0 }             // p (lanes 2, 3)
-    { nop ; f32v2mul $a4:5, $a4:5, $a0:1 }            // z
-    { nop ; f32v2mul $a6:7, $a6:7, $a2:3 }
-    { nop ; f32tanh $a4, $a4 }                        // t
-    { nop ; f32tanh $a5, $a5 }
-    { nop ; f32tanh $a6, $a6 }
-    { nop ; f32tanh $a7, $a7 }
-    { nop ; f32v2mul $a4:5, $a4:5, $a0:1 }            // t h
-    { nop ; f32v2mul $a6:7, $a6:7, $a2:3 }
-    { nop ; f32v2add $a4:5, $a4:5, $a0:1 }            // r = t h + h
-    { nop ; f32v2add $a6:7, $a6:7, $a2:3 }
-    { nop ; f32v4tof16 $a0:1, $a4:7 }
-    { nop ; f16v8tof8 $a0:1, $a0:3 }
-    { st32step $a0, $mzero, $m1+=, $m4 ; fnop }
-.Lgroups_done:
-    br $m10
-    .size gelu_fp8_panels_groups, . - gelu_fp8_panels_groups
+// The groups loop follows in gelu_groups.S (appended to this file by the kernel's `source`):
+#define K_GROUPS        gelu_fp8_panels_groups
+#define K_GROUPS_TEXT   .text.gelu_fp8_panels_groups
+#define CONVERT_OUT     { nop ; f16v8tof8 $a0:1, $a0:3 }
+#define CONVERT_BUNDLES 1
+#define STORE_OUT       st32step $a0, $mzero, $m1+=, $m4

@@ -1,5 +1,5 @@
 // gemm_amp_body: the code shared by gemm_fp8.S and gemm_f16.S, which define AMP, K_SUP and the
-// entry names; the kernels' sources are `header + this file` (kernels/src/gemm/amp_gemm.rs).
+// entry names; the kernels' sources are `header + this file` (kernels/src/gemm/mod.rs).
 // ==== shared code of gemm_fp8 and gemm_f16 (each kernel's source is its header + this file) ====
 
 // Vertex words.

@@ -42,8 +42,10 @@ pub trait Kernel: Sync {
     fn name(&self) -> &'static str;
     /// IPU assembly source.
     fn source(&self) -> &'static str;
-    /// Entry symbol.
-    fn entry(&self) -> &'static str;
+    /// Entry symbol: the kernel's name unless a kernel says otherwise.
+    fn entry(&self) -> &'static str {
+        self.name()
+    }
     fn entry_kind(&self) -> EntryKind;
     /// The ABI and memory requirements, in words (for the report and the docs).
     fn abi(&self) -> &'static str;
@@ -56,6 +58,51 @@ pub trait Kernel: Sync {
     /// Estimated cycles for the whole invocation (supervisor start to return).
     fn estimate_cycles(&self, case: &Case) -> u64;
 }
+
+/// The four [`Kernel`] methods that are constants for most kernels (`name`, `source`,
+/// `entry_kind`, `abi`), written as one block at the top of the `impl`; the methods that
+/// compute something follow as usual:
+///
+/// ```text
+/// impl Kernel for Softmax {
+///     kernel_consts! {
+///         name: NAME,
+///         source: include_str!("../../asm/softmax_f16.S"),
+///         entry_kind: Worker,
+///         abi: "vertex: x, out, ...",
+///     }
+///
+///     fn cases(&self) -> Vec<Case> { ... }
+/// }
+/// ```
+///
+/// (`include_str!` paths stay relative to the file that names them.) Kernels whose name or
+/// source depends on a variant (the GEMMs, LayerNorm, GeLU) write the methods out.
+macro_rules! kernel_consts {
+    (
+        name: $name:expr,
+        source: $source:expr,
+        entry_kind: $kind:ident,
+        abi: $abi:expr $(,)?
+    ) => {
+        fn name(&self) -> &'static str {
+            $name
+        }
+
+        fn source(&self) -> &'static str {
+            $source
+        }
+
+        fn entry_kind(&self) -> $crate::EntryKind {
+            $crate::EntryKind::$kind
+        }
+
+        fn abi(&self) -> &'static str {
+            $abi
+        }
+    };
+}
+pub(crate) use kernel_consts;
 
 /// Every kernel in the library.
 pub fn all_kernels() -> Vec<&'static dyn Kernel> {

@@ -5,7 +5,7 @@ use crate::case::{Buffer, Case, Region, VertexWord};
 use crate::layout::{panel_offset, PANEL_ROW_BYTES};
 use crate::rng::Rng;
 use crate::split::worker_split;
-use crate::{EntryKind, Kernel, WORKER_LAUNCH_OVERHEAD_CYCLES};
+use crate::{kernel_consts, Kernel, WORKER_LAUNCH_OVERHEAD_CYCLES};
 
 pub struct Panelize;
 
@@ -81,24 +81,11 @@ fn spec_of(case: &Case) -> PanelizeSpec {
 }
 
 impl Kernel for Panelize {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../asm/panelize_fp8.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: src, dst, M, stride, kbs, per worker (chunks, dst offset, src offset, row); any region"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../asm/panelize_fp8.S"),
+        entry_kind: Worker,
+        abi: "vertex: src, dst, M, stride, kbs, per worker (chunks, dst offset, src offset, row); any region",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -3,7 +3,7 @@
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::split::{split_words, worker_split};
-use crate::{EntryKind, Kernel, WORKER_LAUNCH_OVERHEAD_CYCLES};
+use crate::{kernel_consts, Kernel, WORKER_LAUNCH_OVERHEAD_CYCLES};
 use half::f16;
 
 pub struct ResidualAdd;
@@ -61,24 +61,11 @@ fn random_halves(rng: &mut Rng, n: usize, scale: f64) -> Vec<u16> {
 }
 
 impl Kernel for ResidualAdd {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../asm/residual_add_f16.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: a, b, out, n (bit 31 FAST: a, b, out in three different memory elements -> ld2xst64pace, 1 bundle per 4 elements; else 3), split[6] (first group, groups); any region; tail n % 4 by worker 5"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../asm/residual_add_f16.S"),
+        entry_kind: Worker,
+        abi: "vertex: a, b, out, n (bit 31 FAST: a, b, out in three different memory elements -> ld2xst64pace, 1 bundle per 4 elements; else 3), split[6] (first group, groups); any region; tail n % 4 by worker 5",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -119,7 +119,7 @@ pub enum ElementOut {
     Fp8(Fp8Setting),
 }
 
-/// `C = A × B` on the AMP (the GEMM kernels' vertex; see `gemm/amp_gemm.rs`).
+/// `C = A × B` on the AMP (the GEMM kernels' vertex; see `gemm/abi.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemmParams {
     /// FP8 (`f8v8hihov4amp`) or F16 (`f16v4hihov4amp`).

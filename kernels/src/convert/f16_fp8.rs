@@ -7,7 +7,7 @@ use crate::elementwise::common::{fp8_settings, halves_with_specials, normal_halv
 use crate::error::{ParamError, MAX_BUFFER_BYTES};
 use crate::rng::Rng;
 use crate::split::WORKERS;
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::Fp8Format;
 
 pub struct CastF16Fp8;
@@ -112,27 +112,14 @@ pub fn compiler_case(params: CastF16Fp8Params) -> Result<Case, ParamError> {
 }
 
 impl Kernel for CastF16Fp8 {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../../asm/cast_f16_fp8.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: in (f16), out (FP8, ceil(n/4)*4 bytes, padding 0), n (bit 31 FAST: in \
-         interleaved, out in other memory elements -> ld2xst64pace, 1 bundle per 8 values; else \
-         3), $FP_NFMT value, $FP_SCL value (-scale), split[6] (first group of 8, groups); tail \
-         n % 8 by worker 5 through 16 bytes of scratch; NANOO from $FP_ICTL; 8-byte aligned"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../../asm/cast_f16_fp8.S"),
+        entry_kind: Worker,
+        abi: "vertex: in (f16), out (FP8, ceil(n/4)*4 bytes, padding 0), n (bit 31 FAST: in \
+              interleaved, out in other memory elements -> ld2xst64pace, 1 bundle per 8 values; else \
+              3), $FP_NFMT value, $FP_SCL value (-scale), split[6] (first group of 8, groups); tail \
+              n % 8 by worker 5 through 16 bytes of scratch; NANOO from $FP_ICTL; 8-byte aligned",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -6,7 +6,7 @@ use crate::case::{bytes, Case};
 use crate::error::{ParamError, MAX_BUFFER_BYTES};
 use crate::rng::Rng;
 use crate::split::WORKERS;
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f32_to_f16;
 
 pub struct CastF32F16;
@@ -171,27 +171,14 @@ fn f16_grid(midpoints: bool, nudge: i32) -> Vec<u32> {
 }
 
 impl Kernel for CastF32F16 {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../../asm/cast_f32_f16.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: in (f32), out (f16, ceil(n/4)*4 halves, padding +0), n (bit 31 FAST: in \
-         interleaved, out in other memory elements -> ld2xst64pace, 1 bundle per 4 values; else \
-         3), split[6] (first group of 4, groups); tail n % 4 by worker 5 through 16 bytes of \
-         scratch; 8-byte aligned buffers"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../../asm/cast_f32_f16.S"),
+        entry_kind: Worker,
+        abi: "vertex: in (f32), out (f16, ceil(n/4)*4 halves, padding +0), n (bit 31 FAST: in \
+              interleaved, out in other memory elements -> ld2xst64pace, 1 bundle per 4 values; else \
+              3), split[6] (first group of 4, groups); tail n % 4 by worker 5 through 16 bytes of \
+              scratch; 8-byte aligned buffers",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -6,7 +6,7 @@ use super::common::{
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f16_add;
 
 pub struct BiasAdd;
@@ -153,26 +153,13 @@ const PLACEMENTS: [Placement; 6] = [
 ];
 
 impl Kernel for BiasAdd {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../../asm/bias_add_f16.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: x, bias, out, rows, cols (% 4 == 0), distinct (1: x, bias, out in three different \
-         memory elements -> one-bundle ld2xst64pace loop; 0: any placement, out may be x), split[6] \
-         (first row, first 4-group, groups); any region; 8-byte aligned buffers"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../../asm/bias_add_f16.S"),
+        entry_kind: Worker,
+        abi: "vertex: x, bias, out, rows, cols (% 4 == 0), distinct (1: x, bias, out in three different \
+              memory elements -> one-bundle ld2xst64pace loop; 0: any placement, out may be x), split[6] \
+              (first row, first 4-group, groups); any region; 8-byte aligned buffers",
     }
 
     fn cases(&self) -> Vec<Case> {

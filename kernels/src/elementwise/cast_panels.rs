@@ -8,7 +8,7 @@ use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{k_blocks, panel_offset, F16_BLOCK, FP8_BLOCK, PANEL_ROW_BYTES};
 use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::Fp8Format;
 
 pub struct CastPanels;
@@ -287,29 +287,16 @@ const SS: (Region, Region) = (Region::Standard, Region::Standard);
 const SI: (Region, Region) = (Region::Standard, Region::Interleaved);
 
 impl Kernel for CastPanels {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../../asm/cast_f16_fp8_panels.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: in, out, M, K (% 4 == 0), m_padded, $FP_NFMT value, $FP_SCL value (-scale), mode, \
-         rowstep, kbstep, extra, sc, sr, sr1, sbt (layout words from Source::steps, derived_words, \
-         boundary_word), \
-         split[6] (kb, m, items, out address); source row-major (stride % 4 == 0) or f16 panels; \
-         mode 1/2 need in and out in different memory elements, in interleaved for the fast loads; \
-         NANOO from $FP_ICTL"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../../asm/cast_f16_fp8_panels.S"),
+        entry_kind: Worker,
+        abi: "vertex: in, out, M, K (% 4 == 0), m_padded, $FP_NFMT value, $FP_SCL value (-scale), mode, \
+              rowstep, kbstep, extra, sc, sr, sr1, sbt (layout words from Source::steps, derived_words, \
+              boundary_word), \
+              split[6] (kb, m, items, out address); source row-major (stride % 4 == 0) or f16 panels; \
+              mode 1/2 need in and out in different memory elements, in interleaved for the fast loads; \
+              NANOO from $FP_ICTL",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -1,6 +1,8 @@
 //! GeLU (tanh form, SigLIP's `gelu_pytorch_tanh`) on f16 vectors: `gelu_f16` (f16 out),
 //! `gelu_fp8` (FP8 codes out, 4 per 32-bit store) and `gelu_fp8_panels` (FP8 codes written
-//! straight into the AMP-left panel layout the next GEMM reads, zero padded).
+//! straight into the AMP-left panel layout the next GEMM reads, zero padded). Sources: a header
+//! per kernel (`kernels/asm/gelu_f16.S`, `gelu_fp8.S`, `gelu_fp8_panels.S`), the entry code
+//! gelu_f16 and gelu_fp8 share (`gelu_body.S`) and the loop all three share (`gelu_groups.S`).
 
 use super::common::{
     fp8_settings, halves_with_specials, normal_halves, random_bits, worker_cycles, Fp8Out,
@@ -48,11 +50,28 @@ pub struct Gelu(pub Output);
 impl Gelu {
     fn meta(&self) -> (&'static str, &'static str) {
         match self.0 {
-            Output::F16 => ("gelu_f16", include_str!("../../asm/gelu_f16.S")),
-            Output::Fp8 => ("gelu_fp8", include_str!("../../asm/gelu_fp8.S")),
+            Output::F16 => (
+                "gelu_f16",
+                concat!(
+                    include_str!("../../asm/gelu_f16.S"),
+                    include_str!("../../asm/gelu_body.S"),
+                    include_str!("../../asm/gelu_groups.S")
+                ),
+            ),
+            Output::Fp8 => (
+                "gelu_fp8",
+                concat!(
+                    include_str!("../../asm/gelu_fp8.S"),
+                    include_str!("../../asm/gelu_body.S"),
+                    include_str!("../../asm/gelu_groups.S")
+                ),
+            ),
             Output::Fp8Panels => (
                 "gelu_fp8_panels",
-                include_str!("../../asm/gelu_fp8_panels.S"),
+                concat!(
+                    include_str!("../../asm/gelu_fp8_panels.S"),
+                    include_str!("../../asm/gelu_groups.S")
+                ),
             ),
         }
     }
@@ -208,10 +227,6 @@ impl Kernel for Gelu {
 
     fn source(&self) -> &'static str {
         self.meta().1
-    }
-
-    fn entry(&self) -> &'static str {
-        self.meta().0
     }
 
     fn entry_kind(&self) -> EntryKind {

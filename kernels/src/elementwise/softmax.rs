@@ -7,7 +7,7 @@ use super::common::{
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::split::{split_words, WORKERS};
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::{
     f16_max, f16_to_f32, f32_add, f32_exp, f32_mul, f32_oox, f32_sub, f32_to_f16,
 };
@@ -109,25 +109,12 @@ const I: Region = Region::Interleaved;
 const PLACES: [(Region, Region, Region); 4] = [(S, S, S), (I, I, I), (S, I, S), (I, S, I)];
 
 impl Kernel for Softmax {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../../asm/softmax_f16.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: x, out (rows x 4*ceil(cols/4) halves, padding columns written), scratch (6 x 16*ceil(cols/4) bytes), \
-         cols, in_stride (% 4 == 0), s (f32 bits, > 0), split[6] over rows; any region"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../../asm/softmax_f16.S"),
+        entry_kind: Worker,
+        abi: "vertex: x, out (rows x 4*ceil(cols/4) halves, padding columns written), scratch (6 x 16*ceil(cols/4) bytes), \
+              cols, in_stride (% 4 == 0), s (f32 bits, > 0), split[6] over rows; any region",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -7,7 +7,7 @@ use super::stats::{cycles, row_stats, shape_words, MeanLanes, Shape, ROW_SCRATCH
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::rng::Rng;
 use crate::split::WORKERS;
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 use half::f16;
 
 pub struct AddLayerNormMoments;
@@ -88,27 +88,14 @@ pub fn add_f16(a: u16, b: u16) -> u16 {
 }
 
 impl Kernel for AddLayerNormMoments {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        concat!(
+    kernel_consts! {
+        name: NAME,
+        source: concat!(
             include_str!("../../asm/layernorm_stats.S"),
             include_str!("../../asm/add_layernorm_moments.S")
-        )
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Supervisor
-    }
-
-    fn abi(&self) -> &'static str {
-        "supervisor; vertex: a, b (f16 rows x n), sum_out (f16 rows x n), moments_out (rows x (mean f32, rstd f32)), scratch (48 B/row), rows, n, inv_n (f32), eps (f32), split[6] of n/4 groups, flags (bit 0: a, b, sum_out in three different memory elements -> ld2xst64pace path); rows > 1 needs n % 4 == 0"
+        ),
+        entry_kind: Supervisor,
+        abi: "supervisor; vertex: a, b (f16 rows x n), sum_out (f16 rows x n), moments_out (rows x (mean f32, rstd f32)), scratch (48 B/row), rows, n, inv_n (f32), eps (f32), split[6] of n/4 groups, flags (bit 0: a, b, sum_out in three different memory elements -> ld2xst64pace path); rows > 1 needs n % 4 == 0",
     }
 
     fn cases(&self) -> Vec<Case> {

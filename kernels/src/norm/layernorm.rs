@@ -1,6 +1,7 @@
 //! `layernorm_f16` and `layernorm_fp8`: LayerNorm over the rows of an f16 matrix with centred
 //! FP32 statistics, f32 gamma/beta and FP32 affine arithmetic; f16 or packed FP8 out.
-//! Source: `kernels/asm/layernorm_stats.S` followed by `layernorm_f16.S` / `layernorm_fp8.S`.
+//! Source: `kernels/asm/layernorm_stats.S`, then the header `layernorm_f16.S` / `layernorm_fp8.S`,
+//! then the code they share, `layernorm_body.S`.
 
 use super::data::{f32s, Dist};
 use super::stats::{cycles, row_stats, shape_words, MeanLanes, Shape, ROW_SCRATCH_BYTES, V_END};
@@ -176,18 +177,16 @@ impl Kernel for LayerNorm {
         if self.fp8 {
             concat!(
                 include_str!("../../asm/layernorm_stats.S"),
-                include_str!("../../asm/layernorm_fp8.S")
+                include_str!("../../asm/layernorm_fp8.S"),
+                include_str!("../../asm/layernorm_body.S")
             )
         } else {
             concat!(
                 include_str!("../../asm/layernorm_stats.S"),
-                include_str!("../../asm/layernorm_f16.S")
+                include_str!("../../asm/layernorm_f16.S"),
+                include_str!("../../asm/layernorm_body.S")
             )
         }
-    }
-
-    fn entry(&self) -> &'static str {
-        self.name_str()
     }
 
     fn entry_kind(&self) -> EntryKind {

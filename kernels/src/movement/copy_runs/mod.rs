@@ -11,7 +11,7 @@ mod tests;
 
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::split::split_words;
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 use cost::{estimate, split_of};
 use table::Table;
 
@@ -150,28 +150,15 @@ fn table_of(case: &Case) -> Table {
 }
 
 impl Kernel for CopyRuns {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../../../asm/copy_runs.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: src, dst, table (R x {src offset | 0xFFFFFFFF = zeros, dst offset, bytes}), R, O, \
-         src_stride, dst_stride, flags (bit 0 8-byte mode, bit 1 PACE: src and dst in different \
-         memory elements, bit 2 UNIFORM: equal lengths, no zero runs, bit 3 STRIDED: the entries \
-         are a progression), split[6] (first item, items) \
-         over the O*R items o*R + r; scratch 20 bytes; any region"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../../../asm/copy_runs.S"),
+        entry_kind: Worker,
+        abi: "vertex: src, dst, table (R x {src offset | 0xFFFFFFFF = zeros, dst offset, bytes}), R, O, \
+              src_stride, dst_stride, flags (bit 0 8-byte mode, bit 1 PACE: src and dst in different \
+              memory elements, bit 2 UNIFORM: equal lengths, no zero runs, bit 3 STRIDED: the entries \
+              are a progression), split[6] (first item, items) \
+              over the O*R items o*R + r; scratch 20 bytes; any region",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -11,7 +11,7 @@ use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::elementwise::common::worker_cycles;
 use crate::movement::items::segments;
 use crate::split::{split_words, WORKERS};
-use crate::{EntryKind, Kernel};
+use crate::{kernel_consts, Kernel};
 
 pub use spec::{compiler_case, gather_reference, Element, GatherSpec, GatherWord, Lane};
 
@@ -173,26 +173,13 @@ fn estimate(case: &Case) -> u64 {
 }
 
 impl Kernel for GatherElements {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn source(&self) -> &'static str {
-        include_str!("../../../asm/gather_elements.S")
-    }
-
-    fn entry(&self) -> &'static str {
-        NAME
-    }
-
-    fn entry_kind(&self) -> EntryKind {
-        EntryKind::Worker
-    }
-
-    fn abi(&self) -> &'static str {
-        "vertex: src, dst, table (W x {dst offset, 4/E src offsets | 0xFFFFFFFF = zero}), W, O, \
-         src_stride, dst_stride, E (1 or 2; bit 31 NOZERO: no zero lanes), split[6] (first item, \
-         items) over the O*W items o*W + w; scratch 16 bytes; any region"
+    kernel_consts! {
+        name: NAME,
+        source: include_str!("../../../asm/gather_elements.S"),
+        entry_kind: Worker,
+        abi: "vertex: src, dst, table (W x {dst offset, 4/E src offsets | 0xFFFFFFFF = zero}), W, O, \
+              src_stride, dst_stride, E (1 or 2; bit 31 NOZERO: no zero lanes), split[6] (first item, \
+              items) over the O*W items o*W + w; scratch 16 bytes; any region",
     }
 
     fn cases(&self) -> Vec<Case> {

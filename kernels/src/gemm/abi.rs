@@ -1,0 +1,300 @@
+//! The GEMM kernels' ABI and the case constructor that follows it: vertex words, buffers with
+//! their regions and element slots, supervisor CSRs ([`AmpGemm::make_case`]), and whether a
+//! case fits one tile ([`fits`]).
+//!
+//! Vertex words (`kernels/asm/gemm_fp8.S` is the full description):
+//! `0 A, 1 B, 2 C, 3 C0, 4 S, 5 M, 6 kbs, 7 nbs, 8 flags, 9..15 zero`, then at word 16 + 8w the
+//! record of worker w for its rows `first .. first + count` ([`worker_split`]):
+//! `A + 32·first, C + RS·first, C0 + RS·first, count − 3, pace stride (RS/8 − 3, bit 31 when
+//! count < 3), S, RS, count`.
+//!
+//! * A: AMP-left panels ([`layout::fp8_to_panels`] / [`layout::f16_to_panels`], m_padded = M).
+//! * B: weights in `$CWEI` block order ([`layout::weights_to_cwei_blocks`]), interleaved
+//!   memory, 16-byte aligned.
+//! * C: M rows × Np = 16·nbs halves (RS = 2·Np bytes), interleaved memory. Columns N..Np hold
+//!   what their zero weights give (the partial, passed through the AMP).
+//! * C0 (flags bit 0): partial sums in, same layout as C. Without it the partials are +0.
+//! * S: 16 bytes of scratch (the launch record the supervisor writes for the workers).
+//! * 20 bytes of per-worker scratch at `$mworker_base`, kept from K-block 0 to the later ones.
+//! * A, C0 and C in three different element slots (one `ld2xst64pace` touches all three).
+
+use super::data::{random_operands, random_partials, Data};
+use super::{AmpGemm, Precision};
+use crate::case::{bytes, Buffer, Case, Region, VertexWord};
+use crate::layout::{self, AMP_CHANNELS, PANEL_ROW_BYTES, WEIGHT_BLOCK_BYTES};
+use crate::rng::Rng;
+use crate::split::{worker_split, WORKERS};
+use crate::Kernel;
+use tessera_isa::csr::index;
+use tessera_isa::numerics::{scale_to_field, Fp8Format};
+
+// Vertex layout (mirrors the #defines in the .S files).
+pub(super) const V_A: usize = 0;
+pub(super) const V_B: usize = 1;
+pub(super) const V_C: usize = 2;
+pub(super) const V_C0: usize = 3;
+pub(super) const V_S: usize = 4;
+pub(super) const V_M: usize = 5;
+pub(super) const V_KBS: usize = 6;
+pub(super) const V_NBS: usize = 7;
+pub(super) const V_FLAGS: usize = 8;
+pub(super) const V_WORKERS: usize = 16;
+pub(super) const RECORD_WORDS: usize = 8;
+/// Bytes of the scratch buffer S (the launch record and the supervisor's constants).
+pub(super) const SCRATCH_BYTES: usize = 16;
+/// Bit 31 of a worker's stride word: fewer than 3 rows (the plain loop).
+pub(super) const SLOW_FLAG: u32 = 1 << 31;
+/// flags bit 0: add C0.
+pub(super) const FLAG_PARTIALS: u32 = 1;
+/// Largest row stride the 10-bit pace stride field allows: RS/8 − 3 ≤ 511.
+pub const MAX_ROW_STRIDE_BYTES: usize = 8 * (511 + 3);
+
+/// Element slots of the three streams (different slots = different memory elements).
+pub(super) const SLOT_A: u8 = 0;
+pub(super) const SLOT_C0: u8 = 1;
+pub(super) const SLOT_C: u8 = 2;
+
+/// Everything a case is made from.
+#[derive(Clone, Debug)]
+pub struct GemmSpec {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    /// Add C0 (else zero partial sums).
+    pub partials: bool,
+    /// `$FP_INFMT` formats of A (inputs) and B (weights); FP8 only.
+    pub x_format: Fp8Format,
+    pub w_format: Fp8Format,
+    /// `$FP_ISCL`; FP8 only (the f16 kernel's cases still set it, to show it is ignored).
+    pub scale: i32,
+    pub a_region: Region,
+    pub c0_region: Region,
+    /// Slot of B (it is only read by `ld128putcs`, so it may share any slot).
+    pub b_slot: Option<u8>,
+    pub data: Data,
+    pub seed: u64,
+}
+
+impl GemmSpec {
+    pub fn new(m: usize, k: usize, n: usize) -> GemmSpec {
+        GemmSpec {
+            m,
+            k,
+            n,
+            partials: false,
+            x_format: Fp8Format::F143,
+            w_format: Fp8Format::F143,
+            scale: -4,
+            a_region: Region::Interleaved,
+            c0_region: Region::Interleaved,
+            b_slot: None,
+            data: Data::Normal,
+            seed: 1,
+        }
+    }
+
+    pub(super) fn n_blocks(&self) -> usize {
+        self.n.div_ceil(AMP_CHANNELS)
+    }
+
+    pub(super) fn row_stride(&self) -> usize {
+        self.n_blocks() * AMP_CHANNELS * 2
+    }
+}
+
+fn format_name(format: Fp8Format) -> &'static str {
+    match format {
+        Fp8Format::F143 => "F143",
+        Fp8Format::F152 => "F152",
+    }
+}
+
+fn region_name(region: Region) -> &'static str {
+    match region {
+        Region::Standard => "std",
+        Region::Interleaved => "il",
+    }
+}
+
+impl AmpGemm {
+    /// Builds a case from its spec (the data come from `spec.seed`).
+    pub fn make_case(&self, spec: &GemmSpec) -> Case {
+        let p = self.precision;
+        let (m, k, n) = (spec.m, spec.k, spec.n);
+        assert!(m >= 1 && k >= 1 && n >= 1, "empty GEMM");
+        let nbs = spec.n_blocks();
+        let kbs = layout::k_blocks(k, p.block());
+        let np = nbs * AMP_CHANNELS;
+        let rs = spec.row_stride();
+        assert!(
+            rs <= MAX_ROW_STRIDE_BYTES,
+            "N too large for the pace stride field"
+        );
+        let mut rng = Rng::new(spec.seed);
+        let (a, b) = random_operands(p, spec, &mut rng);
+        let panels = match p {
+            Precision::Fp8 => layout::fp8_to_panels(&a, m, k, m),
+            Precision::F16 => layout::f16_to_panels(&bytes::to_u16(&a), m, k, m),
+        };
+        let blocks = layout::weights_to_cwei_blocks(&b, k, n, p.element_bytes());
+        let mut buffers = vec![
+            Buffer::input("a", panels, spec.a_region, Some(SLOT_A)),
+            Buffer {
+                align: 16,
+                ..Buffer::input("b", blocks, Region::Interleaved, spec.b_slot)
+            },
+        ];
+        if spec.partials {
+            let c0 = random_partials(spec.data, m * np, &mut rng);
+            buffers.push(Buffer::input(
+                "c0",
+                bytes::from_u16(&c0),
+                spec.c0_region,
+                Some(SLOT_C0),
+            ));
+        }
+        buffers.push(Buffer {
+            align: 16,
+            ..Buffer::output("c", m * rs, Region::Interleaved, Some(SLOT_C))
+        });
+        buffers.push(Buffer::scratch("s", SCRATCH_BYTES, Region::Standard));
+        let index_of = |name: &str| buffers.iter().position(|b| b.name == name).unwrap();
+        let address = |name: &str| VertexWord::Address {
+            buffer: index_of(name),
+            offset: 0,
+        };
+        let mut vertex = vec![VertexWord::Value(0); V_WORKERS];
+        vertex[V_A] = address("a");
+        vertex[V_B] = address("b");
+        vertex[V_C] = address("c");
+        vertex[V_C0] = if spec.partials {
+            address("c0")
+        } else {
+            VertexWord::Value(0)
+        };
+        vertex[V_S] = address("s");
+        vertex[V_M] = VertexWord::Value(m as u32);
+        vertex[V_KBS] = VertexWord::Value(kbs as u32);
+        vertex[V_NBS] = VertexWord::Value(nbs as u32);
+        vertex[V_FLAGS] = VertexWord::Value(if spec.partials { FLAG_PARTIALS } else { 0 });
+        let stride = (rs / 8 - 3) as u32 & 0x3ff;
+        for (first, count) in worker_split(m as u32) {
+            let at = |name: &str, offset: u32| VertexWord::Address {
+                buffer: index_of(name),
+                offset,
+            };
+            vertex.extend([
+                at("a", first * PANEL_ROW_BYTES as u32),
+                at("c", first * rs as u32),
+                if spec.partials {
+                    at("c0", first * rs as u32)
+                } else {
+                    VertexWord::Value(0)
+                },
+                VertexWord::Value(count.wrapping_sub(3)),
+                VertexWord::Value(stride | if count < 3 { SLOW_FLAG } else { 0 }),
+                address("s"),
+                VertexWord::Value(rs as u32),
+                VertexWord::Value(count),
+            ]);
+        }
+        debug_assert_eq!(vertex.len(), V_WORKERS + WORKERS * RECORD_WORDS);
+        let infmt = spec.x_format.format_bit() << 1 | spec.w_format.format_bit();
+        let mut name = format!("m={m} k={k} n={n}");
+        if p == Precision::Fp8 {
+            name += &format!(
+                " {}x{} scale={}",
+                format_name(spec.x_format),
+                format_name(spec.w_format),
+                spec.scale
+            );
+        }
+        name += if spec.partials {
+            " +C0"
+        } else {
+            " zero-partials"
+        };
+        name += &format!(" {:?} A:{}", spec.data, region_name(spec.a_region));
+        if spec.partials {
+            name += &format!(" C0:{}", region_name(spec.c0_region));
+        }
+        if let Some(slot) = spec.b_slot {
+            name += &format!(" B-slot={slot}");
+        }
+        Case {
+            kernel: self.name().into(),
+            name,
+            buffers,
+            vertex,
+            supervisor_csrs: vec![
+                (index::FP_INFMT, infmt),
+                (index::FP_ISCL, scale_to_field(spec.scale)),
+            ],
+        }
+    }
+}
+
+/// Whether a case fits one tile, counting buffers the way the checker places them (each change
+/// of element slot starts a new 16 KiB element or 32 KiB pair; 16 KiB reserved in the standard
+/// region for code, vertex and worker scratch).
+pub fn fits(precision: Precision, spec: &GemmSpec) -> bool {
+    let kbs = layout::k_blocks(spec.k, precision.block());
+    let nbs = spec.n_blocks();
+    let c_bytes = spec.m * spec.row_stride();
+    let mut standard = 16 << 10;
+    let mut interleaved = 0;
+    let mut add = |region: Region, bytes: usize| match region {
+        Region::Standard => standard += bytes.div_ceil(16 << 10) * (16 << 10),
+        Region::Interleaved => interleaved += (bytes + 64).div_ceil(32 << 10) * (32 << 10),
+    };
+    add(spec.a_region, kbs * spec.m * PANEL_ROW_BYTES);
+    add(Region::Interleaved, nbs * kbs * WEIGHT_BLOCK_BYTES);
+    if spec.partials {
+        add(spec.c0_region, c_bytes);
+    }
+    add(Region::Interleaved, c_bytes);
+    spec.row_stride() <= MAX_ROW_STRIDE_BYTES && standard <= 208 << 10 && interleaved <= 416 << 10
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::GEMM_FP8;
+    use super::*;
+    use crate::case::Role;
+
+    #[test]
+    fn vertex_records_follow_the_split() {
+        let case = GEMM_FP8.make_case(&GemmSpec::new(13, 40, 20));
+        assert_eq!(case.vertex.len(), V_WORKERS + WORKERS * RECORD_WORDS);
+        // 13 rows: 3, 2, 2, 2, 2, 2; Np = 32, RS = 64, row jump 64/8 - 3 = 5.
+        let record = |w: usize, word: usize| case.vertex[V_WORKERS + RECORD_WORDS * w + word];
+        let value = |w: usize, word: usize| case.word(V_WORKERS + RECORD_WORDS * w + word);
+        assert_eq!((value(0, 3), value(0, 4), value(0, 7)), (0, 5, 3));
+        assert_eq!(
+            (value(1, 3) as i32, value(1, 4), value(1, 6), value(1, 7)),
+            (-1, 5 | SLOW_FLAG, 64, 2)
+        );
+        let (a, c) = (case.buffer_index("a"), case.buffer_index("c"));
+        assert_eq!(
+            record(1, 0),
+            VertexWord::Address {
+                buffer: a,
+                offset: 3 * 32
+            }
+        );
+        assert_eq!(
+            record(1, 1),
+            VertexWord::Address {
+                buffer: c,
+                offset: 3 * 64
+            }
+        );
+        assert_eq!(record(1, 2), VertexWord::Value(0), "no C0");
+        assert_eq!(case.word(V_KBS), 2);
+        assert_eq!(case.word(V_NBS), 2);
+        assert!(case
+            .buffers
+            .iter()
+            .any(|b| b.name == "c" && b.role == Role::Output && b.len() == 13 * 64));
+    }
+}

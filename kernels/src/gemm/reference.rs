@@ -1,0 +1,224 @@
+//! The GEMM kernels' bit-exact reference.
+//!
+//! Reference numerics (the documented AMP model, `tessera_isa::numerics::amp`), mirroring the
+//! data flow: for every output (m, n) the running sum starts as the f16 partial (C0 or +0); for
+//! each K-block in order it enters an f32 accumulator exactly (`amp_partial_in`), the four
+//! phases in order add their lanes' products (`amp_phase_fp8` with the `$FP_INFMT` formats and
+//! the `$FP_ISCL` scale, or `amp_phase_f16`), and the sum leaves rounded to f16
+//! (`amp_result_out`) — because between K-blocks the partial sum lives in C as f16.
+
+use super::abi::{FLAG_PARTIALS, V_FLAGS, V_KBS, V_M, V_NBS};
+use super::Precision;
+use crate::case::{bytes, Case};
+use crate::layout::{self, AMP_CHANNELS, WEIGHT_BLOCK_BYTES};
+use tessera_isa::csr::index;
+use tessera_isa::numerics::{
+    amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, scale_from_field, Fp8Format,
+};
+
+/// The reference: C (M × Np f16 bits), from the spec of the kernel (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub fn reference_gemm(
+    precision: Precision,
+    m: usize,
+    kbs: usize,
+    nbs: usize,
+    panels: &[u8],
+    blocks: &[u8],
+    partials: Option<&[u16]>,
+    x_format: Fp8Format,
+    w_format: Fp8Format,
+    scale: i32,
+) -> Vec<u16> {
+    let np = nbs * AMP_CHANNELS;
+    let mut out = vec![0u16; m * np];
+    for row in 0..m {
+        for col in 0..np {
+            let (nb, channel) = (col / AMP_CHANNELS, col % AMP_CHANNELS);
+            let mut sum = partials.map_or(0x0000, |c0| c0[row * np + col]);
+            for kb in 0..kbs {
+                let mut acc = amp_partial_in(sum);
+                for phase in 0..4 {
+                    let x_at = layout::panel_offset(kb, row, m) + 8 * phase;
+                    let w_at = (nb * kbs + kb) * WEIGHT_BLOCK_BYTES + (4 * channel + phase) * 8;
+                    let x: [u8; 8] = panels[x_at..x_at + 8].try_into().unwrap();
+                    let w: [u8; 8] = blocks[w_at..w_at + 8].try_into().unwrap();
+                    acc = match precision {
+                        Precision::Fp8 => amp_phase_fp8(acc, x, w, x_format, w_format, scale),
+                        Precision::F16 => amp_phase_f16(acc, halves(x), halves(w)),
+                    };
+                }
+                sum = amp_result_out(acc);
+            }
+            out[row * np + col] = sum;
+        }
+    }
+    out
+}
+
+fn halves(v: [u8; 8]) -> [u16; 4] {
+    std::array::from_fn(|i| u16::from_le_bytes([v[2 * i], v[2 * i + 1]]))
+}
+
+/// The expected output bytes of a case: C, from its vertex words, buffers and CSRs.
+pub(super) fn case_reference(precision: Precision, case: &Case) -> Vec<Vec<u8>> {
+    let (m, kbs, nbs) = (
+        case.word(V_M) as usize,
+        case.word(V_KBS) as usize,
+        case.word(V_NBS) as usize,
+    );
+    let partials =
+        (case.word(V_FLAGS) & FLAG_PARTIALS != 0).then(|| bytes::to_u16(&case.buffer("c0").bytes));
+    let csr = |i: u8| {
+        case.supervisor_csrs
+            .iter()
+            .find(|&&(index, _)| index == i)
+            .map_or(0, |&(_, v)| v)
+    };
+    let infmt = csr(index::FP_INFMT);
+    let c = reference_gemm(
+        precision,
+        m,
+        kbs,
+        nbs,
+        &case.buffer("a").bytes,
+        &case.buffer("b").bytes,
+        partials.as_deref(),
+        Fp8Format::from_format_bit(infmt >> 1 & 1),
+        Fp8Format::from_format_bit(infmt & 1),
+        scale_from_field(csr(index::FP_ISCL)),
+    );
+    vec![bytes::from_u16(&c)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_isa::numerics::{fp8_decode, FP8_NAN};
+    use Fp8Format::F143;
+
+    fn one_value_gemm(
+        precision: Precision,
+        x: &[u8],
+        w: &[u8],
+        k: usize,
+        partial: Option<u16>,
+        scale: i32,
+    ) -> u16 {
+        let blocks = layout::weights_to_cwei_blocks(w, k, 1, precision.element_bytes());
+        let panels = match precision {
+            Precision::Fp8 => layout::fp8_to_panels(x, 1, k, 1),
+            Precision::F16 => layout::f16_to_panels(&bytes::to_u16(x), 1, k, 1),
+        };
+        let partials = partial.map(|p| {
+            let mut row = vec![0u16; 16];
+            row[0] = p;
+            row
+        });
+        let kbs = layout::k_blocks(k, precision.block());
+        let c = reference_gemm(
+            precision,
+            1,
+            kbs,
+            1,
+            &panels,
+            &blocks,
+            partials.as_deref(),
+            F143,
+            F143,
+            scale,
+        );
+        assert_eq!(c.len(), 16);
+        c[0]
+    }
+
+    #[test]
+    fn fp8_single_product_and_padding() {
+        // 0x40 = 1.0 and 0x48 = 2.0 in F143.
+        assert_eq!(fp8_decode(0x48, F143), 2.0);
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &[0x40], &[0x48], 1, None, 0),
+            0x4000
+        );
+        // The scale multiplies every product: 32 ones at 2^-4 = 2.0.
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &[0x40; 32], &[0x40; 32], 32, None, -4),
+            0x4000
+        );
+        // The padded columns of C keep the partial (zero weights).
+        let blocks = layout::weights_to_cwei_blocks(&[0x40], 1, 1, 1);
+        let panels = layout::fp8_to_panels(&[0x40], 1, 1, 1);
+        let c0: Vec<u16> = (0..16).map(|i| 0x3c00 + i).collect();
+        let c = reference_gemm(
+            Precision::Fp8,
+            1,
+            1,
+            1,
+            &panels,
+            &blocks,
+            Some(&c0),
+            F143,
+            F143,
+            0,
+        );
+        assert_eq!(c[0], 0x4000); // 1 + 1
+        assert_eq!(&c[1..], &c0[1..]);
+    }
+
+    #[test]
+    fn each_k_block_rounds_to_f16() {
+        // Partial 2048 (f16 ulp 2 there); two K-blocks each add 1.0: 2049 rounds to 2048 (ties to
+        // even) after each block, so the result is 2048, not 2050.
+        let mut x = vec![0u8; 64];
+        let mut w = vec![0u8; 64];
+        x[0] = 0x40;
+        w[0] = 0x40;
+        x[40] = 0x40;
+        w[40] = 0x40;
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &x, &w, 64, Some(0x6800), 0),
+            0x6800
+        );
+        // The same sum inside one K-block stays in f32: 2048 + 1 + 1 = 2050 (0x6801).
+        x[40] = 0;
+        w[40] = 0;
+        x[9] = 0x40;
+        w[9] = 0x40;
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &x, &w, 64, Some(0x6800), 0),
+            0x6801
+        );
+    }
+
+    #[test]
+    fn f16_products_nan_and_overflow() {
+        let x = bytes::from_u16(&[0x4000, 0x4200]); // 2, 3
+        let w = bytes::from_u16(&[0x4400, 0xc000]); // 4, -2
+        assert_eq!(
+            one_value_gemm(Precision::F16, &x, &w, 2, Some(0x3c00), 0),
+            0x4200
+        ); // 1 + 2*4 + 3*(-2) = 3
+        let nan_x = bytes::from_u16(&[0x7e00, 0]);
+        assert_eq!(
+            one_value_gemm(Precision::F16, &nan_x, &w, 2, None, 0),
+            0x7e00
+        );
+        let big = bytes::from_u16(&[0x7bff, 0x7bff]);
+        assert_eq!(
+            one_value_gemm(
+                Precision::F16,
+                &big,
+                &bytes::from_u16(&[0x4000, 0x4000]),
+                2,
+                None,
+                0
+            ),
+            0x7c00
+        );
+        // An FP8 NaN code anywhere in the row makes the output NaN.
+        assert_eq!(
+            one_value_gemm(Precision::Fp8, &[0x40, FP8_NAN], &[0x40, 0x40], 2, None, 0),
+            0x7e00
+        );
+    }
+}
