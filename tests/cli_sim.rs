@@ -159,6 +159,8 @@ fn asm_image_then_sim_run_broadcasts() {
         "2",
         "--profile",
         profile.to_str().unwrap(),
+        "--trace-detail",
+        "full",
         "--memory-report",
         memory.to_str().unwrap(),
     ]);
@@ -199,6 +201,8 @@ fn asm_image_then_sim_run_broadcasts() {
         );
     }
     assert!(profile.join("profile.html").exists() && profile.join("trace.json").exists());
+    let trace = std::fs::read_to_string(profile.join("trace.json")).unwrap();
+    assert!(trace.contains("\"kernel_spans\":\"full\""), "{trace}");
     let json = std::fs::read_to_string(&memory).unwrap();
     assert!(json.contains("host-data"), "{json}");
 }
@@ -228,6 +232,18 @@ fn sim_run_errors_are_clear() {
     fails_with(
         &["sim", "run", &image],
         "E-SIM-013 host tensor `x`: input not given",
+    );
+    fails_with(
+        &[
+            "sim",
+            "run",
+            &image,
+            "--input",
+            &input,
+            "--trace-detail",
+            "every",
+        ],
+        "expected one of coarse, full, supersteps",
     );
     let wrong = dir.join("w.npy");
     NpyArray::new(DType::Float32, vec![8], vec![0; 32])

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 use tessera_sim::profile::report::{memory_report_json, memory_summary, run_summary};
-use tessera_sim::profile::trace::TraceOptions;
+use tessera_sim::profile::trace::{KernelSpans, TraceOptions};
 use tessera_sim::profile::{
     write_html, write_profile, write_trace, KernelSpan, PhaseKind, PhaseSpan, Profile,
     TileExchange, TileMemoryUsage,
@@ -236,6 +236,8 @@ struct Trace<'a> {
     display_time_unit: &'a str,
     #[serde(rename = "traceEvents", borrow)]
     trace_events: Vec<TraceEvent<'a>>,
+    #[serde(rename = "otherData")]
+    other_data: serde_json::Value,
 }
 
 #[derive(Deserialize)]
@@ -262,6 +264,9 @@ struct TraceArgs<'a> {
     sort_index: Option<u32>,
     start_cycle: Option<u64>,
     end_cycle: Option<u64>,
+    calls: Option<u64>,
+    workers: Option<u64>,
+    busy_cycles: Option<u64>,
 }
 
 fn trace_bytes(profile: &Profile, options: &TraceOptions) -> Vec<u8> {
@@ -285,12 +290,17 @@ fn profile() -> &'static Profile {
 }
 
 #[test]
-fn trace_has_a_process_per_tile_and_a_thread_per_context() {
+fn a_full_trace_has_a_process_per_tile_and_a_thread_per_context() {
     let profile = profile();
-    let bytes = trace_bytes(profile, &TraceOptions::default());
+    let options = TraceOptions {
+        tiles: None,
+        kernels: KernelSpans::Full,
+    };
+    let bytes = trace_bytes(profile, &options);
     let size = bytes.len();
     let trace = parse_trace(&bytes);
     assert_eq!(trace.display_time_unit, "ns");
+    assert_eq!(trace.other_data["kernel_spans"], "full");
 
     let mut process_names = BTreeMap::new();
     let mut sort_indices = 0;
@@ -370,7 +380,7 @@ fn trace_can_be_limited_to_a_tile_range_without_kernels() {
     let profile = profile();
     let options = TraceOptions {
         tiles: Some(10..13),
-        kernel_spans: false,
+        kernels: KernelSpans::None,
     };
     let bytes = trace_bytes(profile, &options);
     let trace = parse_trace(&bytes);
@@ -382,6 +392,167 @@ fn trace_can_be_limited_to_a_tile_range_without_kernels() {
         (10..13).map(|t| profile.phases[t].len()).sum::<usize>()
     );
     assert!(trace.trace_events.iter().all(|e| e.tid.unwrap_or(0) == 0));
+}
+
+#[test]
+fn the_default_trace_has_coarse_kernel_spans_that_keep_the_totals() {
+    let profile = profile();
+    let bytes = trace_bytes(profile, &TraceOptions::default());
+    let trace = parse_trace(&bytes);
+    assert_eq!(trace.other_data["kernel_spans"], "coarse");
+
+    let mut thread_names: BTreeMap<(u32, u32), String> = BTreeMap::new();
+    // Per (tile, tid): the events' cycle spans in file order.
+    let mut tracks: BTreeMap<(u32, u32), Vec<(u64, u64)>> = BTreeMap::new();
+    // Per (tile, kernel name): calls and busy cycles as the trace states them.
+    let mut totals: BTreeMap<(u32, String), (u64, u64)> = BTreeMap::new();
+    // Per tile: the coarse spans, to check that each call lies inside one of its name.
+    let mut spans: BTreeMap<u32, Vec<(String, u64, u64)>> = BTreeMap::new();
+    let mut phase_events = 0;
+    for event in &trace.trace_events {
+        let tid = event.tid.unwrap_or(0);
+        match event.ph {
+            "M" if event.name == "thread_name" => {
+                let name = event.args.name.clone().unwrap().into_owned();
+                thread_names.insert((event.pid, tid), name);
+            }
+            "M" => {}
+            "X" => {
+                let (start, end) = (
+                    event.args.start_cycle.unwrap(),
+                    event.args.end_cycle.unwrap(),
+                );
+                // Times are the cycles at the machine clock, as for every event.
+                assert!((event.ts.unwrap() - micros(start)).abs() < 1e-3);
+                assert!((event.dur.unwrap() - micros(end - start)).abs() < 1e-3);
+                tracks
+                    .entry((event.pid, tid))
+                    .or_default()
+                    .push((start, end));
+                if tid == 0 {
+                    phase_events += 1;
+                    assert!(event.args.calls.is_none());
+                    continue;
+                }
+                // A single call carries no totals; its span is its cycles.
+                let calls = event.args.calls.unwrap_or(1);
+                let workers = event.args.workers.unwrap_or(1);
+                let busy = event.args.busy_cycles.unwrap_or(end - start);
+                assert_eq!(event.args.calls.is_some(), calls > 1);
+                assert!((1..=6).contains(&workers) && workers <= calls);
+                // The workers were busy for at most the whole span each.
+                assert!(
+                    busy <= workers * (end - start),
+                    "{busy} busy in {start}..{end}"
+                );
+                let entry = totals
+                    .entry((event.pid, event.name.to_string()))
+                    .or_default();
+                entry.0 += calls;
+                entry.1 += busy;
+                spans
+                    .entry(event.pid)
+                    .or_default()
+                    .push((event.name.to_string(), start, end));
+            }
+            other => panic!("unexpected event phase {other}"),
+        }
+    }
+
+    // Supersteps are all there, exactly.
+    let phase_count: usize = profile.phases.iter().map(Vec::len).sum();
+    assert_eq!(phase_events, phase_count);
+    let tile = 9u32;
+    let expected: Vec<(u64, u64)> = profile.phases[tile as usize]
+        .iter()
+        .map(|p| (p.start, p.end))
+        .collect();
+    assert_eq!(tracks[&(tile, 0)], expected);
+
+    // Kernel lanes are named, and no two events on one thread overlap (Perfetto needs events
+    // on a thread to nest); overlapping kernels of one phase took a second lane somewhere.
+    let mut most_lanes = 0;
+    for (&(tile, tid), track) in &tracks {
+        if tid > 0 {
+            let expected = if tid == 1 {
+                "kernels".to_string()
+            } else {
+                format!("kernels {tid}")
+            };
+            assert_eq!(thread_names[&(tile, tid)], expected);
+            most_lanes = most_lanes.max(tid);
+        }
+        let mut sorted = track.clone();
+        sorted.sort();
+        for pair in sorted.windows(2) {
+            assert!(pair[0].1 <= pair[1].0, "tile {tile} tid {tid}: {pair:?}");
+        }
+    }
+    assert!(
+        most_lanes >= 2,
+        "the synthetic kernels overlap across names"
+    );
+    assert!(most_lanes <= 6);
+
+    // Totals per tile and kernel: every call counted once, busy cycles summed exactly.
+    let mut expected_totals: BTreeMap<(u32, String), (u64, u64)> = BTreeMap::new();
+    for (tile, kernels) in profile.kernels.iter().enumerate() {
+        for kernel in kernels {
+            let entry = expected_totals
+                .entry((tile as u32, kernel.name.clone()))
+                .or_default();
+            entry.0 += 1;
+            entry.1 += kernel.end - kernel.start;
+        }
+    }
+    assert_eq!(totals, expected_totals);
+    // Every call lies inside a coarse span of its name on its tile.
+    for tile in [0usize, 9, 700, 1471] {
+        for kernel in &profile.kernels[tile] {
+            assert!(
+                spans[&(tile as u32)]
+                    .iter()
+                    .any(|(name, start, end)| *name == kernel.name
+                        && *start <= kernel.start
+                        && kernel.end <= *end),
+                "tile {tile}: {kernel:?}"
+            );
+        }
+    }
+
+    // Fewer events and bytes than with every call. (Here only a few workers share a kernel in
+    // a phase; in real runs all six do, and the coarse trace is several times smaller.)
+    let kernel_count: usize = profile.kernels.iter().map(Vec::len).sum();
+    let coarse_events: usize = spans.values().map(Vec::len).sum();
+    assert!(
+        coarse_events < kernel_count * 9 / 10,
+        "{coarse_events} vs {kernel_count}"
+    );
+    let full = trace_bytes(
+        profile,
+        &TraceOptions {
+            tiles: None,
+            kernels: KernelSpans::Full,
+        },
+    );
+    assert!(
+        bytes.len() < full.len(),
+        "{} vs {}",
+        bytes.len(),
+        full.len()
+    );
+}
+
+#[test]
+fn trace_detail_names_round_trip() {
+    for name in KernelSpans::NAMES {
+        assert_eq!(KernelSpans::from_name(name).unwrap().name(), name);
+    }
+    assert_eq!(
+        KernelSpans::from_name("coarse"),
+        Some(KernelSpans::default())
+    );
+    assert_eq!(KernelSpans::from_name("everything"), None);
 }
 
 /// The JSON blob the page embeds.

@@ -87,6 +87,13 @@ fn show_machine(name: &str) -> anyhow::Result<ExitCode> {
 
 /// The error and its causes, skipping a cause whose text the previous message already contains
 /// (many error types print their source in their own message).
+/// `--trace-detail`: how kernel spans go into trace.json.
+fn trace_detail(text: &str) -> Result<tessera::sim::profile::trace::KernelSpans, String> {
+    use tessera::sim::profile::trace::KernelSpans;
+    KernelSpans::from_name(text)
+        .ok_or_else(|| format!("expected one of {}", KernelSpans::NAMES.join(", ")))
+}
+
 fn error_chain(error: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in error.chain() {

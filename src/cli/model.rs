@@ -12,6 +12,7 @@ use tessera::pipeline::{
     compile_graph, run_and_check, synthetic_pixels, tower_graph, Model, Outcome, RunSpec,
 };
 use tessera::report::{encoder_span, op_table, step_times, RunSummary};
+use tessera::sim::profile::trace::KernelSpans;
 use tessera::sim::MachineDescription;
 use tessera_codegen::compile::CompiledGraph;
 use tessera_codegen::plan::PlanOptions;
@@ -144,9 +145,15 @@ pub struct RunArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Tiles whose supersteps and kernel spans go into trace.json: `FIRST-LAST` or `all`
-    /// (every tile of a full chip makes a trace of hundreds of megabytes).
+    /// (every tile of a full chip makes tens of megabytes, and with `--trace-detail full`
+    /// hundreds).
     #[arg(long, default_value = "0-63")]
     trace_tiles: String,
+    /// Kernel spans in trace.json: `coarse` (per tile, one span per kernel and superstep phase
+    /// with its call count and busy cycles), `full` (every call on its worker's track) or
+    /// `supersteps` (none).
+    #[arg(long, default_value = "coarse", value_parser = super::trace_detail)]
+    trace_detail: KernelSpans,
 }
 
 #[derive(Args)]
@@ -352,17 +359,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         };
         let options = tessera::sim::profile::trace::TraceOptions {
             tiles,
-            kernel_spans: true,
+            kernels: args.trace_detail,
         };
         tessera::sim::profile::write_profile_with(dir, &profile, &options)
             .with_context(|| format!("writing the profile to {}", dir.display()))?;
         let size = |f: &str| std::fs::metadata(dir.join(f)).map(|m| m.len()).unwrap_or(0);
         println!(
-            "profile: {}/profile.html ({:.1} MB) and trace.json ({:.1} MB, tiles {})",
+            "profile: {}/profile.html ({:.1} MB) and trace.json ({:.1} MB, tiles {}, {} kernel spans)",
             dir.display(),
             size("profile.html") as f64 / 1e6,
             size("trace.json") as f64 / 1e6,
-            args.trace_tiles
+            args.trace_tiles,
+            options.kernels.name()
         );
     }
     Ok(if outcome.bit_exact() {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use tessera::chip_program::{output_array, run_image};
 use tessera::isa::image::{HostDirection, Image};
 use tessera::npy::NpyArray;
-use tessera::sim::profile::{report, write_profile};
+use tessera::sim::profile::trace::{KernelSpans, TraceOptions};
+use tessera::sim::profile::{report, write_profile_with};
 use tessera::sim::{MachineDescription, RunOptions, RunProgress};
 
 #[derive(Subcommand)]
@@ -39,6 +40,11 @@ pub struct RunArgs {
     /// Write profile.html and trace.json into DIR.
     #[arg(long, value_name = "DIR")]
     profile: Option<PathBuf>,
+    /// Kernel spans in trace.json: `coarse` (per tile, one span per kernel and superstep phase
+    /// with its call count and busy cycles), `full` (every call on its worker's track) or
+    /// `supersteps` (none).
+    #[arg(long, default_value = "coarse", value_parser = super::trace_detail)]
+    trace_detail: KernelSpans,
     /// Stop with an error after this many cycles past start-up.
     #[arg(long, default_value_t = 1_000_000_000)]
     max_cycles: u64,
@@ -155,7 +161,11 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         println!("memory report: {}", path.display());
     }
     if let Some(dir) = &args.profile {
-        write_profile(dir, &report.profile)
+        let trace = TraceOptions {
+            tiles: None,
+            kernels: args.trace_detail,
+        };
+        write_profile_with(dir, &report.profile, &trace)
             .with_context(|| format!("writing the profile into {}", dir.display()))?;
         println!("profile: {}", dir.join("profile.html").display());
     }
