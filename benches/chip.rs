@@ -14,7 +14,7 @@ use tessera::sim::{Chip, MachineDescription, RunOptions};
 const WORDS: u32 = 256;
 const STEPS: u32 = 8;
 
-/// The rotate program of `sim/tests/chip_exchange.rs`: buf = 3 * rbuf + tile id on six workers,
+/// The rotate program of `sim/tests/it/chip_exchange.rs`: buf = 3 * rbuf + tile id on six workers,
 /// then buf goes to the right neighbour's rbuf.
 fn rotate_program(machine: &MachineDescription) -> String {
     let wait = (0..machine.tiles)

@@ -1,6 +1,6 @@
 //! Random small graphs for the compiler's structural promise: every verified graph compiles and runs bit-exactly, or is refused by name.
 //!
-//! A graph is a list of [`Step`]s over one input; the property test in `tests/compile_graphs.rs`
+//! A graph is a list of [`Step`]s over one input; the property test in `tests/it/compile_graphs.rs`
 //! draws the steps with proptest and the `compile_graph` fuzz target decodes them from bytes,
 //! and both judge the result with [`check_compiles_or_is_refused`].
 

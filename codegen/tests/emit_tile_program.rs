@@ -1,6 +1,6 @@
 //! The back end on a hand-written tile program: verify → reserve → place → check → emit, the
 //! reference executor, and the refusals of malformed programs and placements. (Running images
-//! on the simulator is tested at the top level, `tests/compile_tile_program.rs`.)
+//! on the simulator is tested at the top level, `tests/it/compile_tile_program.rs`.)
 
 use half::f16;
 use tessera_codegen::emit::{self, example, EmitError};

@@ -117,7 +117,7 @@ fn main() {
     let worker = assemble_str(WORKER).expect("worker example");
     write(&seeds.join("object_image"), "worker.tobj", &worker.to_bytes());
 
-    // object_image: an image for `small` (the broadcast test of tests/cli_sim.rs).
+    // object_image: an image for `small` (the broadcast test of tests/it/cli_sim.rs).
     let machine = MachineDescription::builtin("small").expect("small");
     let options = LayoutOptions::at(machine.sram.base);
     let sender = assemble(&[("sender.S", SENDER)], &options).expect("sender");

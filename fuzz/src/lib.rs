@@ -26,7 +26,7 @@ pub const CODE_BASE: u32 = tessera_isa::asm::DEFAULT_BASE;
 pub const DATA_BASE: u32 = 0x6_0000;
 
 /// Maps an arbitrary `raw` to a valid value of an operand (kind, field width, shift,
-/// alignment), as `isa/tests/asm_roundtrip.rs` does; code targets are folded into
+/// alignment), as `isa/tests/it/asm_roundtrip.rs` does; code targets are folded into
 /// `code_words` words from [`CODE_BASE`] so that branches land in the program.
 pub fn valid_value(operand: &OperandDesc, raw: u32, code_words: u32) -> u32 {
     let width = operand.field.width();

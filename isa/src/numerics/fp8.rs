@@ -370,7 +370,7 @@ mod tests {
 
     /// The integer fast path of [`f16_to_fp8`] against the general rounding, for every f16,
     /// both formats and NANOO settings, the `$FP_SCL` scales and the edges of
-    /// [`FAST_CAST_SCALES`]. (`tests/numerics_exhaustive.rs` also checks every scale of the
+    /// [`FAST_CAST_SCALES`]. (`tests/it/numerics_exhaustive.rs` also checks every scale of the
     /// field against brute force and the oracle tables.)
     #[test]
     fn f16_to_fp8_fast_path_matches_the_general_rounding() {

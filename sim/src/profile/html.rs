@@ -9,7 +9,7 @@
 //! `[worker, name index, start minus previous start, duration, …]` quadruples with the names in
 //! one table. The script reports success or failure on `<body data-rendered>` and in
 //! `<pre id="errors">`, and what it drew on the canvases' `data-*` attributes, so a headless
-//! browser can check the page (`scripts/check_profile.sh`, `tests/profile_browser.rs`).
+//! browser can check the page (`scripts/check_profile.sh`, `tests/it/profile_browser.rs`).
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};

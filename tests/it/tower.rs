@@ -1,7 +1,7 @@
 //! The main job end to end: SigLIP vision towers loaded from checkpoints in the layouts Hugging
 //! Face transformers writes, compiled for every tile, simulated, and checked — bit for bit
 //! against the plan's reference, and within a documented tolerance of the host f32 reference
-//! (which itself reproduces transformers' activations, `models/tests/hf_oracle.rs`) and of the
+//! (which itself reproduces transformers' activations, `models/tests/it/hf_oracle.rs`) and of the
 //! graph's own interpreter.
 //!
 //! Tolerances (relative rms of the outputs; measured values in the README):

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use tessera_sim::machine::{MachineDescription, MachineError, BUILTIN_MACHINES};
 use tessera_sim::memory::{MemoryFault, MemoryLayout, TileMemory};
 
-const IPU21_RON: &str = include_str!("../../machines/ipu21.ron");
+const IPU21_RON: &str = include_str!("../../../machines/ipu21.ron");
 
 fn ipu21() -> MachineDescription {
     MachineDescription::builtin("ipu21").expect("ipu21 is valid")

@@ -15,7 +15,7 @@ const MAX_LINES: usize = 1000;
 
 /// Files allowed to be longer than [`MAX_LINES`], with the reason.
 const LARGE_FILES: &[(&str, &str)] = &[(
-    "sim/tests/chip_exchange.rs",
+    "sim/tests/it/chip_exchange.rs",
     "one scenario per test over the exchange rules; each test reads alone",
 )];
 

@@ -10,7 +10,7 @@ use tessera_isa::inst::{
 };
 use tessera_isa::table::{CoIssue, Pipe};
 
-const KERNEL: &str = include_str!("../../kernels/asm/examples/f16_to_fp8.S");
+const KERNEL: &str = include_str!("../../../kernels/asm/examples/f16_to_fp8.S");
 
 /// Maps an arbitrary `raw` to a valid value of an operand (kind, field width, shift, alignment).
 fn valid_value(operand: &OperandDesc, raw: u32) -> u32 {

@@ -5,7 +5,7 @@ use expect_test::expect;
 use std::fmt::Write as _;
 use tessera_isa::asm::*;
 
-const KERNEL: &str = include_str!("../../kernels/asm/examples/f16_to_fp8.S");
+const KERNEL: &str = include_str!("../../../kernels/asm/examples/f16_to_fp8.S");
 
 fn kernel() -> Object {
     assemble(&[("f16_to_fp8.S", KERNEL)], &LayoutOptions::default())
