@@ -3,10 +3,15 @@
 //! `isa doc`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use crate::cli::{fails_clearly, repo, succeeds};
 use tessera::isa::asm::{assemble, LayoutOptions, Object};
 use tessera::npy::NpyArray;
+
+/// A fresh scratch directory for `test` of this module.
+fn scratch_dir(test: &str) -> PathBuf {
+    crate::cli::scratch_dir("cli-asm", test)
+}
 
 const KERNEL: &str = "kernels/asm/examples/f16_to_fp8.S";
 
@@ -58,71 +63,6 @@ work:
 table:
     .int 1, 2, 3, 4
 "#;
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scratch_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tessera-cli-asm-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the scratch directory");
-    dir
-}
-
-struct Run {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-fn tessera<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
-    let output: Output = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run tessera");
-    Run {
-        ok: output.status.success(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn succeeds<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> Run {
-    let run = tessera(args);
-    assert!(
-        run.ok,
-        "tessera {args:?} failed\nstdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    run
-}
-
-/// The command fails with a non-zero exit, a one-line `error: ...` containing every `needle`,
-/// and no panic.
-fn fails_clearly<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S], needles: &[&str]) -> Run {
-    let run = tessera(args);
-    assert!(
-        !run.ok,
-        "tessera {args:?} should fail\nstdout:\n{}",
-        run.stdout
-    );
-    assert!(
-        !run.stderr.contains("panicked") && !run.stderr.contains("RUST_BACKTRACE"),
-        "panic in:\n{}",
-        run.stderr
-    );
-    assert!(run.stderr.starts_with("error: "), "stderr:\n{}", run.stderr);
-    for needle in needles {
-        assert!(
-            run.stderr.contains(needle),
-            "`{needle}` not in stderr:\n{}",
-            run.stderr
-        );
-    }
-    run
-}
 
 /// Source text from `asm disasm` output: labels and instruction texts of the code sections,
 /// each code section under a `.section` directive of the same name. Instruction lines are

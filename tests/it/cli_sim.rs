@@ -3,9 +3,19 @@
 //! and clear errors for images on the wrong machine, bad inputs and bad tile ranges.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use crate::cli::{fails_clearly, succeeds};
 use tessera::npy::{DType, NpyArray};
+
+/// The command fails clearly with `needle` in its message.
+fn fails_with(args: &[&str], needle: &str) {
+    fails_clearly(args, &[needle]);
+}
+
+/// A fresh scratch directory for `test` of this module.
+fn scratch_dir(test: &str) -> PathBuf {
+    crate::cli::scratch_dir("cli-sim", test)
+}
 
 const SENDER: &str = "
     .section .text, \"ax\"
@@ -45,61 +55,6 @@ main:
 dst:
     .space 32
 ";
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scratch_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tessera-cli-sim-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the scratch directory");
-    dir
-}
-
-struct Run {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-fn tessera<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run tessera");
-    Run {
-        ok: output.status.success(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn succeeds(args: &[&str]) -> Run {
-    let run = tessera(args);
-    assert!(
-        run.ok,
-        "tessera {args:?} failed\nstdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    run
-}
-
-fn fails_with(args: &[&str], needle: &str) {
-    let run = tessera(args);
-    assert!(
-        !run.ok,
-        "tessera {args:?} should fail\nstdout:\n{}",
-        run.stdout
-    );
-    assert!(
-        run.stderr.contains(needle),
-        "tessera {args:?}: stderr lacks `{needle}`:\n{}",
-        run.stderr
-    );
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-}
 
 /// Builds the broadcast image in `dir`; returns its path.
 fn build(dir: &Path) -> String {

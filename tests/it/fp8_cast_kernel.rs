@@ -8,27 +8,21 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::cli::repo;
 use tessera::npy::{DType, NpyArray};
+
+/// A fresh scratch directory for `test` of this module.
+fn scratch_dir(test: &str) -> PathBuf {
+    crate::cli::scratch_dir("fp8-cast", test)
+}
 
 const KERNEL: &str = "kernels/asm/examples/f16_to_fp8.S";
 const PATTERNS: usize = 65_536;
 /// Groups of four halves the kernel converts for all patterns.
 const GROUPS: u64 = (PATTERNS / 4) as u64;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn oracle(name: &str) -> PathBuf {
     repo().join("../shared/testdata/fp8").join(name)
-}
-
-/// A fresh directory under the system temp dir, unique to this test process and `test`.
-fn scratch_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tessera-fp8-cast-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the scratch directory");
-    dir
 }
 
 /// Writes the input: every f16 bit pattern in order (index = pattern), dtype float16.

@@ -4,60 +4,12 @@
 //! writes, the simulated cycles at the target shapes stay below the published hardware cycles,
 //! and the estimates stay close to the simulation.
 
-use tessera::check::{check_kernels, CheckOptions, CheckReport};
+use crate::checker::{assert_all_pass, cycles};
 use tessera::kernels::elementwise;
-use tessera::kernels::Kernel;
-use tessera::sim::MachineDescription;
-
-fn run(random_cases: usize, seed: u64) -> CheckReport {
-    let machine = MachineDescription::load("ipu21").expect("the ipu21 machine");
-    // Random runs skip the default cases (the other test runs those).
-    let cases_per_kernel = (random_cases > 0).then_some(0);
-    let options = CheckOptions {
-        random_cases,
-        seed,
-        cases_per_kernel,
-        ..CheckOptions::default()
-    };
-    let kernels: Vec<&'static dyn Kernel> = elementwise::kernels();
-    check_kernels(&machine, &options, &kernels).expect("the checker runs")
-}
-
-fn assert_all_pass(report: &CheckReport) {
-    let failures: Vec<String> = report
-        .cases
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| {
-            format!(
-                "{} [{}]: {}",
-                c.kernel,
-                c.case,
-                c.failure.as_deref().unwrap_or("")
-            )
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} failing cases:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
-
-/// Simulated cycles of the first passing case of `kernel` whose name starts with `prefix`.
-fn cycles(report: &CheckReport, kernel: &str, prefix: &str) -> u64 {
-    report
-        .cases
-        .iter()
-        .find(|c| c.kernel == kernel && c.passed && c.case.starts_with(prefix))
-        .and_then(|c| c.cycles)
-        .unwrap_or_else(|| panic!("no passing {kernel} case {prefix}"))
-}
 
 #[test]
 fn default_cases_pass_and_beat_the_targets() {
-    let report = run(0, 0);
+    let report = crate::checker::run(&elementwise::kernels(), 0, 0);
     assert_all_pass(&report);
     for kernel in elementwise::kernels() {
         let count = report
@@ -88,7 +40,7 @@ fn default_cases_pass_and_beat_the_targets() {
         ("bias_add_f16", "1x4304 III distinct", 1_500),
     ];
     for (kernel, prefix, target) in targets {
-        let got = cycles(&report, kernel, prefix);
+        let got = cycles(&report, kernel, prefix, &[]);
         assert!(
             got < target,
             "{kernel} {prefix}: {got} cycles, target {target}"
@@ -111,6 +63,6 @@ fn default_cases_pass_and_beat_the_targets() {
 
 #[test]
 fn random_cases_pass() {
-    let report = run(10, 0x5eed_e1e7);
+    let report = crate::checker::run(&elementwise::kernels(), 10, 0x5eed_e1e7);
     assert_all_pass(&report);
 }

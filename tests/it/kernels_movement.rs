@@ -4,7 +4,8 @@
 //! stay within 3% of the simulated cycles, and the cycles at the representative shapes stay
 //! below the figures the kernels were written to (so a slower loop fails here).
 
-use tessera::check::{check_kernels, CheckOptions, CheckReport};
+use crate::checker::{assert_all_pass, cycles};
+use tessera::check::CheckReport;
 use tessera::kernels::{convert, movement, Kernel};
 use tessera::sim::chip::{Chip, RunOptions};
 use tessera::sim::MachineDescription;
@@ -16,39 +17,6 @@ fn kernels() -> Vec<&'static dyn Kernel> {
     let mut all = movement::kernels();
     all.extend(convert::kernels());
     all
-}
-
-fn run(random_cases: usize, seed: u64) -> CheckReport {
-    let machine = MachineDescription::load("ipu21").expect("the ipu21 machine");
-    let options = CheckOptions {
-        random_cases,
-        seed,
-        cases_per_kernel: (random_cases > 0).then_some(0),
-        ..CheckOptions::default()
-    };
-    check_kernels(&machine, &options, &kernels()).expect("the checker runs")
-}
-
-fn assert_all_pass(report: &CheckReport) {
-    let failures: Vec<String> = report
-        .cases
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| {
-            format!(
-                "{} [{}]: {}",
-                c.kernel,
-                c.case,
-                c.failure.as_deref().unwrap_or("")
-            )
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} failing cases:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
 }
 
 fn assert_estimates_close(report: &CheckReport) {
@@ -66,19 +34,9 @@ fn assert_estimates_close(report: &CheckReport) {
     }
 }
 
-/// Simulated cycles of the passing case of `kernel` whose name starts with `prefix`.
-fn cycles(report: &CheckReport, kernel: &str, prefix: &str) -> u64 {
-    report
-        .cases
-        .iter()
-        .find(|c| c.kernel == kernel && c.passed && c.case.starts_with(prefix))
-        .and_then(|c| c.cycles)
-        .unwrap_or_else(|| panic!("no passing {kernel} case {prefix}"))
-}
-
 #[test]
 fn default_cases_pass_with_close_estimates() {
-    let report = run(0, 0);
+    let report = crate::checker::run(&kernels(), 0, 0);
     assert_all_pass(&report);
     assert_estimates_close(&report);
     for kernel in kernels() {
@@ -125,7 +83,7 @@ fn default_cases_pass_with_close_estimates() {
         ("cast_f16_fp8", "n=2304 IS fast", 530),
     ];
     for (kernel, prefix, bound) in bounds {
-        let got = cycles(&report, kernel, prefix);
+        let got = cycles(&report, kernel, prefix, &[]);
         assert!(
             got <= bound,
             "{kernel} {prefix}: {got} cycles, bound {bound}"
@@ -135,7 +93,7 @@ fn default_cases_pass_with_close_estimates() {
 
 #[test]
 fn random_cases_pass_with_close_estimates() {
-    let report = run(40, 0x5eed_0c0b);
+    let report = crate::checker::run(&kernels(), 40, 0x5eed_0c0b);
     assert_all_pass(&report);
     assert_estimates_close(&report);
 }

@@ -3,66 +3,12 @@
 //! random cases match the Rust references bit for bit with no stray writes, the simulated
 //! cycles at the target shapes stay below the targets, and the estimates stay close.
 
-use tessera::check::{check_kernels, CheckOptions, CheckReport};
+use crate::checker::{assert_all_pass, cycles};
 use tessera::kernels::norm;
-use tessera::kernels::Kernel;
-use tessera::sim::MachineDescription;
-
-fn run(random_cases: usize, seed: u64) -> CheckReport {
-    let machine = MachineDescription::load("ipu21").expect("the ipu21 machine");
-    // Random runs skip the default cases (the other test runs those).
-    let cases_per_kernel = (random_cases > 0).then_some(0);
-    let options = CheckOptions {
-        random_cases,
-        seed,
-        cases_per_kernel,
-        ..CheckOptions::default()
-    };
-    let kernels: Vec<&'static dyn Kernel> = norm::kernels();
-    check_kernels(&machine, &options, &kernels).expect("the checker runs")
-}
-
-fn assert_all_pass(report: &CheckReport) {
-    let failures: Vec<String> = report
-        .cases
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| {
-            format!(
-                "{} [{}]: {}",
-                c.kernel,
-                c.case,
-                c.failure.as_deref().unwrap_or("")
-            )
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} failing cases:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
-
-/// Simulated cycles of the first passing case of `kernel` whose name starts with `prefix`
-/// and contains every one of `parts`.
-fn cycles(report: &CheckReport, kernel: &str, prefix: &str, parts: &[&str]) -> u64 {
-    report
-        .cases
-        .iter()
-        .find(|c| {
-            c.kernel == kernel
-                && c.passed
-                && c.case.starts_with(prefix)
-                && parts.iter().all(|p| c.case.contains(p))
-        })
-        .and_then(|c| c.cycles)
-        .unwrap_or_else(|| panic!("no passing {kernel} case {prefix} {parts:?}"))
-}
 
 #[test]
 fn default_cases_pass_and_meet_the_targets() {
-    let report = run(0, 0);
+    let report = crate::checker::run(&norm::kernels(), 0, 0);
     assert_all_pass(&report);
     for kernel in norm::kernels() {
         let count = report
@@ -140,6 +86,6 @@ fn default_cases_pass_and_meet_the_targets() {
 
 #[test]
 fn random_cases_pass() {
-    let report = run(12, 0x5eed_0001);
+    let report = crate::checker::run(&norm::kernels(), 12, 0x5eed_0001);
     assert_all_pass(&report);
 }

@@ -10,6 +10,7 @@
 //! without a browser can still run the suite; CI sets `TESSERA_REQUIRE_BROWSER=1` (and installs
 //! Chromium in `.ci/run`), which turns a missing browser into a failure.
 
+use crate::cli::repo;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,23 +18,14 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// A fresh scratch directory for `test` of this module.
+fn scratch_dir(test: &str) -> PathBuf {
+    crate::cli::scratch_dir("profile-browser", test)
+}
+
 /// A profile page that loads but whose script cannot run must still fail within this; a good
 /// page renders in well under a second.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(60);
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scratch_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "tessera-profile-browser-{}-{test}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the scratch directory");
-    dir
-}
 
 /// The browser to use, or `None` (after saying why) when there is none and none is required.
 fn browser() -> Option<PathBuf> {

@@ -51,6 +51,30 @@ impl OperandKind {
         self.register_width() > 0
     }
 
+    /// Whether the field holds a two's-complement value (sign-extended when decoded).
+    pub fn is_signed(self) -> bool {
+        self == OperandKind::Signed
+    }
+
+    /// What the operand's value must be a multiple of: the group of a register pair or quad,
+    /// 4 bytes for code and word addresses, else 1.
+    pub fn alignment(self) -> u32 {
+        match self {
+            OperandKind::Target | OperandKind::WordAddress => 4,
+            OperandKind::MReg
+            | OperandKind::AReg
+            | OperandKind::MPair
+            | OperandKind::APair
+            | OperandKind::AQuad
+            | OperandKind::MRegPostInc
+            | OperandKind::MPairPostInc
+            | OperandKind::Unsigned
+            | OperandKind::Signed
+            | OperandKind::LowerCsr
+            | OperandKind::UpperCsr => u32::from(self.register_width()).max(1),
+        }
+    }
+
     /// The register file of a register operand.
     pub fn register_file(self) -> Option<crate::registers::RegisterFile> {
         use crate::registers::RegisterFile;

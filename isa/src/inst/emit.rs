@@ -1,6 +1,6 @@
 //! Encoding and decoding of instructions and bundles, derived entirely from the table rows.
 
-use super::{Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS};
+use super::{Bundle, Inst, InstDesc, OperandDesc, INSTRUCTIONS, MAX_OPERANDS};
 use crate::table::{CoIssue, Pipe};
 use thiserror::Error;
 
@@ -62,55 +62,30 @@ pub fn encode_operand(desc: &InstDesc, index: usize, value: u32) -> Result<u32, 
         value,
         reason,
     };
-    let alignment = match operand.kind {
-        OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => 2,
-        OperandKind::AQuad => 4,
-        OperandKind::Target | OperandKind::WordAddress => 4,
-        OperandKind::MReg
-        | OperandKind::AReg
-        | OperandKind::MRegPostInc
-        | OperandKind::Unsigned
-        | OperandKind::Signed
-        | OperandKind::LowerCsr
-        | OperandKind::UpperCsr => 1,
-    };
+    let alignment = operand.kind.alignment();
     if operand.kind.is_register() && value >= 16 {
         return Err(fail("register numbers are 0..15".into()));
     }
     if !value.is_multiple_of(alignment) {
         return Err(fail(format!("must be a multiple of {alignment}")));
     }
-    let encoded = match operand.kind {
-        OperandKind::Signed => {
-            let signed = value as i32;
-            let lo = -(1i64 << (width - 1));
-            let hi = (1i64 << (width - 1)) - 1;
-            if (signed as i64) < lo || (signed as i64) > hi {
-                return Err(fail(format!("signed {width}-bit range is {lo}..={hi}")));
-            }
-            (signed as u32) & (((1u64 << width) - 1) as u32)
+    let encoded = if operand.kind.is_signed() {
+        let signed = value as i32;
+        let lo = -(1i64 << (width - 1));
+        let hi = (1i64 << (width - 1)) - 1;
+        if (signed as i64) < lo || (signed as i64) > hi {
+            return Err(fail(format!("signed {width}-bit range is {lo}..={hi}")));
         }
-        OperandKind::MReg
-        | OperandKind::AReg
-        | OperandKind::MPair
-        | OperandKind::APair
-        | OperandKind::AQuad
-        | OperandKind::MRegPostInc
-        | OperandKind::MPairPostInc
-        | OperandKind::Unsigned
-        | OperandKind::Target
-        | OperandKind::LowerCsr
-        | OperandKind::UpperCsr
-        | OperandKind::WordAddress => {
-            let encoded = value >> shift;
-            if (encoded as u64) >= (1u64 << width) {
-                return Err(fail(format!("{width}-bit field (after >> {shift})")));
-            }
-            if encoded << shift != value {
-                return Err(fail(format!("low {shift} bits must be zero")));
-            }
-            encoded
+        (signed as u32) & (((1u64 << width) - 1) as u32)
+    } else {
+        let encoded = value >> shift;
+        if (encoded as u64) >= (1u64 << width) {
+            return Err(fail(format!("{width}-bit field (after >> {shift})")));
         }
+        if encoded << shift != value {
+            return Err(fail(format!("low {shift} bits must be zero")));
+        }
+        encoded
     };
     Ok(operand.field.insert(encoded))
 }
@@ -172,20 +147,10 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
     for (index, operand) in desc.operands.iter().enumerate() {
         let raw = operand.field.extract(word);
         let width = operand.field.width();
-        let value = match operand.kind {
-            OperandKind::Signed => (((raw << (32 - width)) as i32) >> (32 - width)) as u32,
-            OperandKind::MReg
-            | OperandKind::AReg
-            | OperandKind::MPair
-            | OperandKind::APair
-            | OperandKind::AQuad
-            | OperandKind::MRegPostInc
-            | OperandKind::MPairPostInc
-            | OperandKind::Unsigned
-            | OperandKind::Target
-            | OperandKind::LowerCsr
-            | OperandKind::UpperCsr
-            | OperandKind::WordAddress => raw << operand.field.shift,
+        let value = if operand.kind.is_signed() {
+            (((raw << (32 - width)) as i32) >> (32 - width)) as u32
+        } else {
+            raw << operand.field.shift
         };
         let invalid = |reason| DecodeError::InvalidOperand {
             word,
@@ -193,28 +158,10 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
             index,
             reason,
         };
-        match operand.kind {
-            OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc
-                if value % 2 != 0 =>
-            {
-                return Err(invalid("register pairs start at an even register"))
-            }
-            OperandKind::AQuad if value % 4 != 0 => {
-                return Err(invalid("register quads start at a multiple of 4"))
-            }
-            OperandKind::MPair
-            | OperandKind::APair
-            | OperandKind::MPairPostInc
-            | OperandKind::AQuad
-            | OperandKind::MReg
-            | OperandKind::AReg
-            | OperandKind::MRegPostInc
-            | OperandKind::Unsigned
-            | OperandKind::Signed
-            | OperandKind::Target
-            | OperandKind::LowerCsr
-            | OperandKind::UpperCsr
-            | OperandKind::WordAddress => {}
+        match operand.kind.register_width() {
+            2 if value % 2 != 0 => return Err(invalid("register pairs start at an even register")),
+            4 if value % 4 != 0 => return Err(invalid("register quads start at a multiple of 4")),
+            _ => {}
         }
         operands[index] = value;
     }
