@@ -86,6 +86,23 @@ impl ParamError {
         }
     }
 
+    /// [`ParamError::TooLarge`] when a buffer of `bytes` would be over [`MAX_BUFFER_BYTES`].
+    pub fn check_fits(
+        kernel: &'static str,
+        buffer: &'static str,
+        bytes: u64,
+    ) -> Result<(), ParamError> {
+        if bytes > MAX_BUFFER_BYTES {
+            Err(ParamError::TooLarge {
+                kernel,
+                buffer,
+                bytes,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
     /// The stable id of the error.
     pub fn id(&self) -> &'static str {
         match self {

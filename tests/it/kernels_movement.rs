@@ -94,9 +94,7 @@ fn compiler_constructors_give_checkable_cases() {
     // Every constructor's template is a case its kernel accepts: estimate it, and the reference
     // gives one output of the output buffer's size.
     let copy = movement::copy_runs_case(&CopyRunsSpec {
-        runs: (0..36)
-            .map(|kb| Run::copy(32 * kb, 32 * 46 * kb, 32))
-            .collect(),
+        runs: Run::rows_to_panels(46, 36),
         outer: 46,
         src_stride: 1152,
         dst_stride: 32,
@@ -154,11 +152,7 @@ fn the_kernels_run_in_a_compiled_image() {
     let transpose = GatherSpec::transpose(32, 80, 160, Element::Half);
     let params = vec![
         KernelParams::CopyRuns {
-            runs: Arc::new(
-                (0..36)
-                    .map(|kb| Run::copy(32 * kb, 46 * 32 * kb, 32))
-                    .collect(),
-            ),
+            runs: Arc::new(Run::rows_to_panels(46, 36)),
             outer: 46,
             src_stride: 1152,
             dst_stride: 32,

@@ -4,7 +4,7 @@
 use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
 use crate::elementwise::common::{fp8_settings, halves_with_specials, normal_halves, Fp8Out};
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::rng::Rng;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::Fp8Format;
@@ -89,14 +89,7 @@ pub fn compiler_case(params: CastF16Fp8Params) -> Result<Case, ParamError> {
             max: 32,
         });
     }
-    let bytes = u64::from(params.n) * 2;
-    if bytes > MAX_BUFFER_BYTES {
-        return Err(ParamError::TooLarge {
-            kernel: NAME,
-            buffer: "in",
-            bytes,
-        });
-    }
+    ParamError::check_fits(NAME, "in", u64::from(params.n) * 2)?;
     Ok(make_case(
         "compiled",
         &vec![0; params.n as usize],

@@ -3,7 +3,7 @@
 
 use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::rng::Rng;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f32_to_f16;
@@ -61,14 +61,7 @@ fn make_case(name: &str, values: &[u32], placement: Placement) -> Case {
 /// Errors: n = 0, buffers larger than a tile.
 pub fn compiler_case(params: CastF32F16Params) -> Result<Case, ParamError> {
     ParamError::check_at_least_one(NAME, "n", params.n.into())?;
-    let bytes = u64::from(params.n) * 4;
-    if bytes > MAX_BUFFER_BYTES {
-        return Err(ParamError::TooLarge {
-            kernel: NAME,
-            buffer: "in",
-            bytes,
-        });
-    }
+    ParamError::check_fits(NAME, "in", u64::from(params.n) * 4)?;
     Ok(make_case(
         "compiled",
         &vec![0; params.n as usize],

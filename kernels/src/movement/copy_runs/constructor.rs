@@ -5,7 +5,7 @@ use super::cost::estimate;
 use super::table::{CopyRunsSpec, Granule, Run, RunSource, Table};
 use super::{make_case, Place, ANYWHERE, MAX_GRANULES, NAME, PACE, STRIDED, UNIFORM};
 use crate::case::Case;
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::movement::items::MAX_ITEMS;
 use crate::split::worker_split;
 
@@ -64,13 +64,7 @@ pub(super) fn validate(spec: &CopyRunsSpec) -> Result<u32, ParamError> {
         flags: 0,
     };
     for (buffer, bytes) in [("src", table.src_extent()), ("dst", table.dst_extent())] {
-        if bytes > MAX_BUFFER_BYTES {
-            return Err(ParamError::TooLarge {
-                kernel,
-                buffer,
-                bytes,
-            });
-        }
+        ParamError::check_fits(kernel, buffer, bytes)?;
     }
     // No two runs (of any outer iterations) write the same dst byte.
     let mut spans: Vec<(u64, u64, u32, usize)> = (0..spec.outer)

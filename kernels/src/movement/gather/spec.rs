@@ -3,7 +3,7 @@
 
 use super::{estimate, make_case, NAME, ZERO_LANE};
 use crate::case::{bytes, Case, Region};
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::movement::items::MAX_ITEMS;
 
 /// The element size.
@@ -243,13 +243,7 @@ pub(super) fn validate(spec: &GatherSpec) -> Result<(), ParamError> {
         });
     }
     for (buffer, bytes) in [("src", spec.src_extent()), ("dst", spec.dst_extent())] {
-        if bytes > MAX_BUFFER_BYTES {
-            return Err(ParamError::TooLarge {
-                kernel,
-                buffer,
-                bytes,
-            });
-        }
+        ParamError::check_fits(kernel, buffer, bytes)?;
     }
     let mut starts: Vec<(u64, u32, usize)> = (0..spec.outer)
         .flat_map(|o| {
