@@ -237,3 +237,46 @@ pub fn run_image(
     chip.load_image(image)?;
     Ok(chip.run(&bytes, options)?)
 }
+
+/// The sender of the broadcast example (built by the `tessera asm image` tests and the fuzz
+/// seeds): in one superstep, sends its 8-word `src` to the tiles that listen to it.
+pub const BROADCAST_SENDER: &str = "
+    .section .text, \"ax\"
+    .supervisor
+    .align 8
+    .globl main
+main:
+    sync TEXCH_SYNCZONE_INTERNAL
+    send 7, src, 0
+    delay 40
+    sync TEXCH_SYNCZONE_INTERNAL
+    br $m10
+    .section .data
+    .align 8
+src:
+    .space 32
+dst:
+    .space 32
+";
+
+/// The receiver of the broadcast example: listens on incoming mux 1 for one superstep and
+/// receives 8 words into `dst`.
+pub const BROADCAST_RECEIVER: &str = "
+    .section .text, \"ax\"
+    .supervisor
+    .align 8
+    .globl main
+main:
+    setzi $m1, 1
+    setzi $m2, dst
+    put $INCOMING_SINIT, $m2
+    put $INCOMING_MUX, $m1
+    sync TEXCH_SYNCZONE_INTERNAL
+    delay 40
+    sync TEXCH_SYNCZONE_INTERNAL
+    br $m10
+    .section .data
+    .align 8
+dst:
+    .space 32
+";

@@ -4,7 +4,9 @@
 //! repository's own files, into `fuzz/corpus/<target>/`.
 
 use std::path::{Path, PathBuf};
-use tessera::chip_program::{build_image, ImageRequest, SymbolTensor};
+use tessera::chip_program::{
+    build_image, ImageRequest, SymbolTensor, BROADCAST_RECEIVER, BROADCAST_SENDER,
+};
 use tessera::npy::NpyArray;
 use tessera_isa::asm::{assemble, assemble_str, LayoutOptions, Object};
 use tessera_isa::image::HostDirection;
@@ -13,45 +15,6 @@ use tessera_models::siglip::{
     WeightSelection,
 };
 use tessera_sim::MachineDescription;
-
-const SENDER: &str = "
-    .section .text, \"ax\"
-    .supervisor
-    .align 8
-    .globl main
-main:
-    sync TEXCH_SYNCZONE_INTERNAL
-    send 7, src, 0
-    delay 40
-    sync TEXCH_SYNCZONE_INTERNAL
-    br $m10
-    .section .data
-    .align 8
-src:
-    .space 32
-dst:
-    .space 32
-";
-
-const RECEIVER: &str = "
-    .section .text, \"ax\"
-    .supervisor
-    .align 8
-    .globl main
-main:
-    setzi $m1, 1
-    setzi $m2, dst
-    put $INCOMING_SINIT, $m2
-    put $INCOMING_MUX, $m1
-    sync TEXCH_SYNCZONE_INTERNAL
-    delay 40
-    sync TEXCH_SYNCZONE_INTERNAL
-    br $m10
-    .section .data
-    .align 8
-dst:
-    .space 32
-";
 
 const WORKER: &str = "
     .section .text, \"ax\"
@@ -120,8 +83,8 @@ fn main() {
     // object_image: an image for `small` (the broadcast test of tests/it/cli_sim.rs).
     let machine = MachineDescription::builtin("small").expect("small");
     let options = LayoutOptions::at(machine.sram.base);
-    let sender = assemble(&[("sender.S", SENDER)], &options).expect("sender");
-    let receiver = assemble(&[("receiver.S", RECEIVER)], &options).expect("receiver");
+    let sender = assemble(&[("sender.S", BROADCAST_SENDER)], &options).expect("sender");
+    let receiver = assemble(&[("receiver.S", BROADCAST_RECEIVER)], &options).expect("receiver");
     let request = ImageRequest {
         entry: "main".into(),
         vertex: None,

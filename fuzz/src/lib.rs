@@ -25,34 +25,19 @@ pub const CODE_BASE: u32 = tessera_isa::asm::DEFAULT_BASE;
 /// Where the `tile_sim` prologue points `$m0..$m7` (inside SRAM, away from the code).
 pub const DATA_BASE: u32 = 0x6_0000;
 
-/// Maps an arbitrary `raw` to a valid value of an operand (kind, field width, shift,
-/// alignment), as `isa/tests/it/asm_roundtrip.rs` does; code targets are folded into
-/// `code_words` words from [`CODE_BASE`] so that branches land in the program.
+/// Maps an arbitrary `raw` to a valid value of an operand ([`OperandDesc::fold_value`]), except
+/// that code targets are folded into `code_words` words from [`CODE_BASE`] so that branches land
+/// in the program.
 pub fn valid_value(operand: &OperandDesc, raw: u32, code_words: u32) -> u32 {
-    let width = operand.field.width();
-    let shift = operand.field.shift as u32;
-    let mask = ((1u64 << width) - 1) as u32;
-    match operand.kind {
-        OperandKind::MReg | OperandKind::AReg | OperandKind::MRegPostInc => raw % 16,
-        OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => (raw % 8) * 2,
-        OperandKind::AQuad => (raw % 4) * 4,
-        OperandKind::Signed => {
-            let bits = raw & mask;
-            (((bits << (32 - width)) as i32) >> (32 - width)) as u32
+    if operand.kind == OperandKind::Target {
+        let width = operand.field.width();
+        let shift = u32::from(operand.field.shift);
+        let folded = CODE_BASE + 4 * (raw % code_words.max(1));
+        if u64::from(folded >> shift) < (1u64 << width) {
+            return folded;
         }
-        OperandKind::Target => {
-            let folded = CODE_BASE + 4 * (raw % code_words.max(1));
-            if ((folded >> shift) as u64) < (1u64 << width) {
-                folded
-            } else {
-                (raw & mask) << shift
-            }
-        }
-        OperandKind::Unsigned
-        | OperandKind::LowerCsr
-        | OperandKind::UpperCsr
-        | OperandKind::WordAddress => (raw & mask) << shift,
     }
+    operand.fold_value(raw)
 }
 
 /// An instruction of `row` with operands made valid from `raws`.

@@ -13,6 +13,16 @@ pub enum Region {
     Interleaved,
 }
 
+impl Region {
+    /// The letter case names use for the region: `S` (standard) or `I` (interleaved).
+    pub fn letter(self) -> &'static str {
+        match self {
+            Region::Standard => "S",
+            Region::Interleaved => "I",
+        }
+    }
+}
+
 /// What the kernel does with a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Role {
@@ -93,6 +103,15 @@ pub enum VertexWord {
         buffer: usize,
         offset: u32,
     },
+}
+
+impl VertexWord {
+    /// The start addresses of buffers `0..count`: the words most vertices begin with.
+    pub fn buffer_starts(count: usize) -> Vec<VertexWord> {
+        (0..count)
+            .map(|buffer| VertexWord::Address { buffer, offset: 0 })
+            .collect()
+    }
 }
 
 /// Everything needed to run one kernel invocation and check it.

@@ -54,6 +54,55 @@ pub enum ParamError {
 }
 
 impl ParamError {
+    /// [`ParamError::Empty`] when `count` is 0.
+    pub fn check_at_least_one(
+        kernel: &'static str,
+        what: &'static str,
+        count: u64,
+    ) -> Result<(), ParamError> {
+        if count == 0 {
+            Err(ParamError::Empty { kernel, what })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// [`ParamError::Misaligned`] unless `value` is a multiple of `multiple`.
+    pub fn check_aligned(
+        kernel: &'static str,
+        what: String,
+        value: u32,
+        multiple: u32,
+    ) -> Result<(), ParamError> {
+        if value.is_multiple_of(multiple) {
+            Ok(())
+        } else {
+            Err(ParamError::Misaligned {
+                kernel,
+                what,
+                value: value.into(),
+                multiple,
+            })
+        }
+    }
+
+    /// [`ParamError::TooLarge`] when a buffer of `bytes` would be over [`MAX_BUFFER_BYTES`].
+    pub fn check_fits(
+        kernel: &'static str,
+        buffer: &'static str,
+        bytes: u64,
+    ) -> Result<(), ParamError> {
+        if bytes > MAX_BUFFER_BYTES {
+            Err(ParamError::TooLarge {
+                kernel,
+                buffer,
+                bytes,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
     /// The stable id of the error.
     pub fn id(&self) -> &'static str {
         match self {

@@ -37,19 +37,12 @@ impl PanelizeSpec {
 
 /// A case with the given source contents (buffer 0 = src, 1 = dst).
 pub fn make_case(name: String, spec: PanelizeSpec, source: Vec<u8>, region: Region) -> Case {
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(2);
+    vertex.extend([
         VertexWord::Value(spec.rows as u32),
         VertexWord::Value(spec.stride as u32),
         VertexWord::Value(spec.kbs as u32),
-    ];
+    ]);
     let chunks = (spec.rows * spec.kbs) as u32;
     for (first, count) in worker_split(chunks) {
         let (kb, m) = (first as usize / spec.rows, first as usize % spec.rows);

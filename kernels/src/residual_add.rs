@@ -20,21 +20,8 @@ fn make_case(name: String, a: Vec<u16>, b: Vec<u16>, region: Region) -> Case {
 /// `fast`: put a, b, out in three element slots and set [`FAST`].
 fn make_case_with(name: String, a: Vec<u16>, b: Vec<u16>, region: Region, fast: bool) -> Case {
     let n = a.len();
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 2,
-            offset: 0,
-        },
-        VertexWord::Value(n as u32 | if fast { FAST } else { 0 }),
-    ];
+    let mut vertex = VertexWord::buffer_starts(3);
+    vertex.extend([VertexWord::Value(n as u32 | if fast { FAST } else { 0 })]);
     vertex.extend(split_words(n as u32 / 4));
     let slot = |s: u8| fast.then_some(s);
     Case {

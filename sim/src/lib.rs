@@ -5,6 +5,7 @@ pub mod error;
 pub mod machine;
 pub mod memory;
 pub mod profile;
+pub mod rotate;
 pub mod single;
 pub mod tile;
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::{fails_clearly, succeeds};
+use tessera::chip_program::{BROADCAST_RECEIVER, BROADCAST_SENDER};
 use tessera::npy::{DType, NpyArray};
 
 /// The command fails clearly with `needle` in its message.
@@ -17,51 +18,12 @@ fn scratch_dir(test: &str) -> PathBuf {
     crate::cli::scratch_dir("cli-sim", test)
 }
 
-const SENDER: &str = "
-    .section .text, \"ax\"
-    .supervisor
-    .align 8
-    .globl main
-main:
-    sync TEXCH_SYNCZONE_INTERNAL
-    send 7, src, 0
-    delay 40
-    sync TEXCH_SYNCZONE_INTERNAL
-    br $m10
-    .section .data
-    .align 8
-src:
-    .space 32
-dst:
-    .space 32
-";
-
-const RECEIVER: &str = "
-    .section .text, \"ax\"
-    .supervisor
-    .align 8
-    .globl main
-main:
-    setzi $m1, 1
-    setzi $m2, dst
-    put $INCOMING_SINIT, $m2
-    put $INCOMING_MUX, $m1
-    sync TEXCH_SYNCZONE_INTERNAL
-    delay 40
-    sync TEXCH_SYNCZONE_INTERNAL
-    br $m10
-    .section .data
-    .align 8
-dst:
-    .space 32
-";
-
 /// Builds the broadcast image in `dir`; returns its path.
 fn build(dir: &Path) -> String {
     let sender = dir.join("send.S");
     let receiver = dir.join("recv.S");
-    std::fs::write(&sender, SENDER).unwrap();
-    std::fs::write(&receiver, RECEIVER).unwrap();
+    std::fs::write(&sender, BROADCAST_SENDER).unwrap();
+    std::fs::write(&receiver, BROADCAST_RECEIVER).unwrap();
     let image = dir.join("broadcast.img");
     let run = succeeds(&[
         "asm",

@@ -4,61 +4,37 @@
 //! writes, the simulated cycles at the target shapes stay below the published hardware cycles,
 //! and the estimates stay close to the simulation.
 
-use crate::checker::{assert_all_pass, cycles};
+use crate::checker::{
+    assert_all_pass, assert_case_counts, assert_cycles_below_targets, assert_estimates_within,
+    CyclesFigure,
+};
 use tessera::kernels::elementwise;
 
 #[test]
 fn default_cases_pass_and_beat_the_targets() {
     let report = crate::checker::run(&elementwise::kernels(), 0, 0);
     assert_all_pass(&report);
-    for kernel in elementwise::kernels() {
-        let count = report
-            .cases
-            .iter()
-            .filter(|c| c.kernel == kernel.name())
-            .count();
-        assert!(
-            count >= 60,
-            "{} has only {count} default cases",
-            kernel.name()
-        );
-    }
+    assert_case_counts(&report, &elementwise::kernels(), 60);
     // Published hardware cycles (kernel brief) that the simulated cycles must beat.
-    let targets: [(&str, &str, u64); 8] = [
+    let targets: [CyclesFigure; 8] = [
         (
             "cast_f16_fp8_panels",
             "38x80 pad 38x96 rowmajor S=80 II distinct mode 2",
+            &[],
             3_528,
         ),
-        ("gelu_f16", "n=1152 ", 6_450),
-        ("gelu_f16", "n=1728 ", 9_510),
-        ("gelu_fp8", "n=1152 ", 7_092),
-        ("gelu_fp8", "n=1728 ", 10_386),
-        ("gelu_fp8", "n=2152 ", 13_680),
-        ("gelu_fp8_panels", "1x2152 pad 1 ", 13_680),
+        ("gelu_f16", "n=1152 ", &[], 6_450),
+        ("gelu_f16", "n=1728 ", &[], 9_510),
+        ("gelu_fp8", "n=1152 ", &[], 7_092),
+        ("gelu_fp8", "n=1728 ", &[], 10_386),
+        ("gelu_fp8", "n=2152 ", &[], 13_680),
+        ("gelu_fp8_panels", "1x2152 pad 1 ", &[], 13_680),
         // No published figure: keep the one-bundle-per-group fast path honest.
-        ("bias_add_f16", "1x4304 III distinct", 1_500),
+        ("bias_add_f16", "1x4304 III distinct", &[], 1_500),
     ];
-    for (kernel, prefix, target) in targets {
-        let got = cycles(&report, kernel, prefix, &[]);
-        assert!(
-            got < target,
-            "{kernel} {prefix}: {got} cycles, target {target}"
-        );
-    }
+    assert_cycles_below_targets(&report, &targets);
     // Estimates: within 10% on every case.
-    for case in &report.cases {
-        let sim = case.cycles.expect("cycles") as f64;
-        let error = (case.estimate as f64 - sim).abs() / sim;
-        assert!(
-            error < 0.10,
-            "{} [{}]: estimate {} vs {} simulated",
-            case.kernel,
-            case.case,
-            case.estimate,
-            sim
-        );
-    }
+    assert_estimates_within(&report, 0.10);
 }
 
 #[test]

@@ -4,8 +4,10 @@
 //! stay within 3% of the simulated cycles, and the cycles at the representative shapes stay
 //! below the figures the kernels were written to (so a slower loop fails here).
 
-use crate::checker::{assert_all_pass, cycles};
-use tessera::check::CheckReport;
+use crate::checker::{
+    assert_all_pass, assert_case_counts, assert_cycles_within_bounds, assert_estimates_within,
+    CyclesFigure,
+};
 use tessera::kernels::{convert, movement, Kernel};
 use tessera::sim::chip::{Chip, RunOptions};
 use tessera::sim::MachineDescription;
@@ -19,83 +21,69 @@ fn kernels() -> Vec<&'static dyn Kernel> {
     all
 }
 
-fn assert_estimates_close(report: &CheckReport) {
-    for case in &report.cases {
-        let sim = case.cycles.expect("cycles") as f64;
-        let error = (case.estimate as f64 - sim).abs() / sim;
-        assert!(
-            error < 0.03,
-            "{} [{}]: estimate {} vs {} simulated",
-            case.kernel,
-            case.case,
-            case.estimate,
-            sim
-        );
-    }
-}
-
 #[test]
 fn default_cases_pass_with_close_estimates() {
     let report = crate::checker::run(&kernels(), 0, 0);
     assert_all_pass(&report);
-    assert_estimates_close(&report);
-    for kernel in kernels() {
-        let count = report
-            .cases
-            .iter()
-            .filter(|c| c.kernel == kernel.name())
-            .count();
-        assert!(
-            count >= 40,
-            "{} has only {count} default cases",
-            kernel.name()
-        );
-    }
+    assert_estimates_within(&report, 0.03);
+    assert_case_counts(&report, &kernels(), 40);
     // Representative shapes and the cycles their loops reach (with a few % of headroom).
-    let bounds: [(&str, &str, u64); 12] = [
+    let bounds: [CyclesFigure; 12] = [
         // 46 rows x 1152 bytes as 36 runs of 32 bytes per row (rows -> AMP panels).
-        ("copy_runs", "panels R=36 O=46 w8 uniform SSS", 21_000),
-        ("copy_runs", "panels R=36 O=46 w8 strided SSS", 16_000),
-        ("copy_runs", "panels R=36 O=46 w8 pace strided SIS", 9_300),
+        ("copy_runs", "panels R=36 O=46 w8 uniform SSS", &[], 21_000),
+        ("copy_runs", "panels R=36 O=46 w8 strided SSS", &[], 16_000),
+        (
+            "copy_runs",
+            "panels R=36 O=46 w8 pace strided SIS",
+            &[],
+            9_300,
+        ),
         // 19 rows, a 144-byte column slice (one entry, PACE).
-        ("copy_runs", "column slice R=1 O=19 w8 pace uniform", 950),
+        (
+            "copy_runs",
+            "column slice R=1 O=19 w8 pace uniform",
+            &[],
+            950,
+        ),
         // A 32 x 80 transpose, f16 and FP8.
         (
             "gather_elements",
             "transpose 32x80 W=16 O=80 E=2 SSS",
+            &[],
             9_200,
         ),
-        ("gather_elements", "transpose 32x80 W=8 O=80 E=1 SSS", 7_900),
+        (
+            "gather_elements",
+            "transpose 32x80 W=8 O=80 E=1 SSS",
+            &[],
+            7_900,
+        ),
         (
             "gather_elements",
             "transpose 32x80 W=16 O=80 E=2 strided",
+            &[],
             6_450,
         ),
         (
             "gather_elements",
             "transpose 32x80 W=8 O=80 E=1 strided",
+            &[],
             5_450,
         ),
         // 2,304 values.
-        ("cast_f32_f16", "n=2304 SS", 1_950),
-        ("cast_f32_f16", "n=2304 II fast", 820),
-        ("cast_f16_fp8", "n=2304 II", 1_060),
-        ("cast_f16_fp8", "n=2304 IS fast", 530),
+        ("cast_f32_f16", "n=2304 SS", &[], 1_950),
+        ("cast_f32_f16", "n=2304 II fast", &[], 820),
+        ("cast_f16_fp8", "n=2304 II", &[], 1_060),
+        ("cast_f16_fp8", "n=2304 IS fast", &[], 530),
     ];
-    for (kernel, prefix, bound) in bounds {
-        let got = cycles(&report, kernel, prefix, &[]);
-        assert!(
-            got <= bound,
-            "{kernel} {prefix}: {got} cycles, bound {bound}"
-        );
-    }
+    assert_cycles_within_bounds(&report, &bounds);
 }
 
 #[test]
 fn random_cases_pass_with_close_estimates() {
     let report = crate::checker::run(&kernels(), 40, 0x5eed_0c0b);
     assert_all_pass(&report);
-    assert_estimates_close(&report);
+    assert_estimates_within(&report, 0.03);
 }
 
 #[test]
@@ -106,9 +94,7 @@ fn compiler_constructors_give_checkable_cases() {
     // Every constructor's template is a case its kernel accepts: estimate it, and the reference
     // gives one output of the output buffer's size.
     let copy = movement::copy_runs_case(&CopyRunsSpec {
-        runs: (0..36)
-            .map(|kb| Run::copy(32 * kb, 32 * 46 * kb, 32))
-            .collect(),
+        runs: Run::rows_to_panels(46, 36),
         outer: 46,
         src_stride: 1152,
         dst_stride: 32,
@@ -166,11 +152,7 @@ fn the_kernels_run_in_a_compiled_image() {
     let transpose = GatherSpec::transpose(32, 80, 160, Element::Half);
     let params = vec![
         KernelParams::CopyRuns {
-            runs: Arc::new(
-                (0..36)
-                    .map(|kb| Run::copy(32 * kb, 46 * 32 * kb, 32))
-                    .collect(),
-            ),
+            runs: Arc::new(Run::rows_to_panels(46, 36)),
             outer: 46,
             src_stride: 1152,
             dst_stride: 32,

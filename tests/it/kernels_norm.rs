@@ -3,27 +3,19 @@
 //! random cases match the Rust references bit for bit with no stray writes, the simulated
 //! cycles at the target shapes stay below the targets, and the estimates stay close.
 
-use crate::checker::{assert_all_pass, cycles};
+use crate::checker::{
+    assert_all_pass, assert_case_counts, assert_cycles_below_targets, assert_estimates_within,
+    cycles, CyclesFigure,
+};
 use tessera::kernels::norm;
 
 #[test]
 fn default_cases_pass_and_meet_the_targets() {
     let report = crate::checker::run(&norm::kernels(), 0, 0);
     assert_all_pass(&report);
-    for kernel in norm::kernels() {
-        let count = report
-            .cases
-            .iter()
-            .filter(|c| c.kernel == kernel.name())
-            .count();
-        assert!(
-            count >= 60,
-            "{} has only {count} default cases",
-            kernel.name()
-        );
-    }
+    assert_case_counts(&report, &norm::kernels(), 60);
     // Targets (hardware cycles of a single row) from the kernel brief.
-    let targets: [(&str, &str, &[&str], u64); 6] = [
+    let targets: [CyclesFigure; 6] = [
         ("layernorm_f16", "1x1152 normal(0,1)", &["path=dev"], 9_378),
         (
             "layernorm_fp8",
@@ -51,13 +43,7 @@ fn default_cases_pass_and_meet_the_targets() {
             6_444,
         ),
     ];
-    for (kernel, prefix, parts, target) in targets {
-        let got = cycles(&report, kernel, prefix, parts);
-        assert!(
-            got < target,
-            "{kernel} {prefix}: {got} cycles, target {target}"
-        );
-    }
+    assert_cycles_below_targets(&report, &targets);
     // The paths that need no extra memory also meet the targets.
     assert!(cycles(&report, "layernorm_f16", "1x1152 normal(0,1)", &["path=x"]) < 9_378);
     assert!(cycles(&report, "layernorm_fp8", "1x1728 normal(0,1)", &["path=x"]) < 14_040);
@@ -70,18 +56,7 @@ fn default_cases_pass_and_meet_the_targets() {
         ) < 6_444
     );
     // Estimates: within 10% on every case.
-    for case in &report.cases {
-        let sim = case.cycles.expect("cycles") as f64;
-        let error = (case.estimate as f64 - sim).abs() / sim;
-        assert!(
-            error < 0.10,
-            "{} [{}]: estimate {} vs {} simulated",
-            case.kernel,
-            case.case,
-            case.estimate,
-            sim
-        );
-    }
+    assert_estimates_within(&report, 0.10);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use super::forms::BaseKind;
 use super::strategy::strategies;
-use super::{PlanError, Planned};
+use super::{value_dims, PlanError, Planned};
 use crate::graph::{Op, ValueHandle};
 use crate::layout::{Distribution, Layout, Order, View};
 use crate::mid::rewrite::{fuse_fp8_casts, RewriteLog};
@@ -14,16 +14,6 @@ use crate::mid::verify::verify;
 use crate::mid::{AmpPrecision, MidId, MidNode, MidOp, MidProgram};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-fn dims(planned: &Planned, h: ValueHandle) -> Vec<u32> {
-    planned.graph.nodes[h]
-        .ty
-        .shape
-        .0
-        .iter()
-        .map(|&d| d as u32)
-        .collect()
-}
 
 /// Builds finalist `index`'s program (verified) and the log of its rewrites.
 pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog), PlanError> {
@@ -129,7 +119,7 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
                     .ok_or_else(|| PlanError::op(graph, h, "output of an unbuilt value"))?,
                 BaseKind::Input | BaseKind::Weight => {
                     // The host reads it back from one tile, dense.
-                    let shape = dims(planned, form.base);
+                    let shape = value_dims(&planned.graph, form.base);
                     let dist = Distribution::replicated(shape, vec![0])
                         .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
                     let want = Layout {
@@ -211,7 +201,7 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
         };
         let id = program.push(MidNode {
             op,
-            shape: dims(planned, h),
+            shape: value_dims(&planned.graph, h),
             layout: s.out.clone(),
             label: node.label.clone(),
         });

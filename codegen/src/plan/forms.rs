@@ -3,7 +3,7 @@
 //! slice, broadcast, split and merge of heads) add to the view and never move data; the
 //! consumer's redistribution reads the base through the composed view.
 
-use super::PlanError;
+use super::{value_dims, PlanError};
 use crate::graph::{Graph, Op, ValueHandle};
 use crate::layout::View;
 use std::sync::Arc;
@@ -28,16 +28,6 @@ pub struct Form {
     pub view: Arc<View>,
 }
 
-fn dims(graph: &Graph, h: ValueHandle) -> Vec<u32> {
-    graph.nodes[h]
-        .ty
-        .shape
-        .0
-        .iter()
-        .map(|&d| d as u32)
-        .collect()
-}
-
 /// The form of every node (outputs get their operand's form).
 pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
     let mut out: Vec<Form> = Vec::with_capacity(graph.nodes.len());
@@ -45,7 +35,7 @@ pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
         let own = |kind| Form {
             base: h,
             kind,
-            view: Arc::new(View::identity(&dims(graph, h))),
+            view: Arc::new(View::identity(&value_dims(graph, h))),
         };
         let viewed = |x: ValueHandle,
                       view: Result<View, crate::layout::LayoutError>|
@@ -64,8 +54,11 @@ pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
         let form = match &node.op {
             Op::Input { .. } => own(BaseKind::Input),
             Op::Weight { .. } => own(BaseKind::Weight),
-            Op::Reshape { x, .. } => viewed(*x, View::reshape(&dims(graph, *x), &dims(graph, h)))?,
-            Op::Transpose { x, perm } => viewed(*x, View::transpose(&dims(graph, *x), perm))?,
+            Op::Reshape { x, .. } => viewed(
+                *x,
+                View::reshape(&value_dims(graph, *x), &value_dims(graph, h)),
+            )?,
+            Op::Transpose { x, perm } => viewed(*x, View::transpose(&value_dims(graph, *x), perm))?,
             Op::Slice {
                 x,
                 axis,
@@ -73,18 +66,19 @@ pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
                 end,
             } => viewed(
                 *x,
-                View::slice(&dims(graph, *x), *axis, *start as u32, *end as u32),
+                View::slice(&value_dims(graph, *x), *axis, *start as u32, *end as u32),
             )?,
             Op::SplitHeads { x, heads, batch } => viewed(
                 *x,
-                View::split_heads(&dims(graph, *x), *heads as u32, *batch as u32),
+                View::split_heads(&value_dims(graph, *x), *heads as u32, *batch as u32),
             )?,
             Op::MergeHeads { x, heads } => {
-                viewed(*x, View::merge_heads(&dims(graph, *x), *heads as u32))?
+                viewed(*x, View::merge_heads(&value_dims(graph, *x), *heads as u32))?
             }
-            Op::Broadcast { x, .. } => {
-                viewed(*x, View::broadcast(&dims(graph, *x), &dims(graph, h)))?
-            }
+            Op::Broadcast { x, .. } => viewed(
+                *x,
+                View::broadcast(&value_dims(graph, *x), &value_dims(graph, h)),
+            )?,
             Op::Output { x, .. } => out[x.index()].clone(),
             Op::Repeat { .. } => {
                 return Err(PlanError::op(

@@ -139,6 +139,17 @@ impl State {
 /// For every compute node `h`: the later compute ops reading `h` through a view (with the
 /// operand index), looking through the elementwise ops that follow `h` (a bias add after a
 /// product keeps its layout), so a product's layout is costed against how attention reads it.
+/// The shape of value `h` as the `u32` dimensions that views and layouts take.
+fn value_dims(graph: &Graph, h: ValueHandle) -> Vec<u32> {
+    graph.nodes[h]
+        .ty
+        .shape
+        .0
+        .iter()
+        .map(|&d| d as u32)
+        .collect()
+}
+
 fn view_readers(graph: &Graph, forms: &[Form]) -> Vec<Vec<(ValueHandle, usize)>> {
     let n = graph.nodes.len();
     let mut direct: Vec<Vec<(ValueHandle, usize)>> = vec![Vec::new(); n];

@@ -12,7 +12,7 @@
 
 use super::forms::{BaseKind, Form};
 use super::spread::{columns_of, product_grid, rows};
-use super::PlanError;
+use super::{value_dims, PlanError};
 use crate::graph::{DType, Graph, Op, ValueHandle};
 use crate::layout::order::AMP_BLOCK_BYTES;
 use crate::layout::{Distribution, Layout, Order, ShardMap};
@@ -42,16 +42,6 @@ pub struct Ctx<'g> {
     pub grids_per_product: usize,
     /// See [`super::PlanOptions::sram_saving`].
     pub sram_saving: bool,
-}
-
-fn dims(graph: &Graph, h: ValueHandle) -> Vec<u32> {
-    graph.nodes[h]
-        .ty
-        .shape
-        .0
-        .iter()
-        .map(|&d| d as u32)
-        .collect()
 }
 
 fn lay(dist: Distribution, order: Order, dtype: DType) -> Layout {
@@ -199,7 +189,7 @@ pub fn strategies(
 ) -> Result<Vec<Strategy>, PlanError> {
     let graph = ctx.graph;
     let node = &graph.nodes[h];
-    let shape = dims(graph, h);
+    let shape = value_dims(graph, h);
     let rank = shape.len();
     let dtype = node.ty.dtype;
     // The layout of operand `x` when it is a computed value read without a view.
@@ -216,7 +206,7 @@ pub fn strategies(
         Op::MatMul { a, b } | Op::BatchedMatMul { a, b } => {
             let fp8 = amp_fp8(graph, h, *a, *b)?;
             let (ad, bd) = (graph.nodes[*a].ty.dtype, graph.nodes[*b].ty.dtype);
-            let k = *dims(graph, *a).last().unwrap_or(&1);
+            let k = *value_dims(graph, *a).last().unwrap_or(&1);
             let (m, n) = (shape[rank - 2], shape[rank - 1]);
             let batched = matches!(node.op, Op::BatchedMatMul { .. });
             let lead = if batched { shape[0].min(ctx.tiles) } else { 1 };

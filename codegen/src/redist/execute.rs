@@ -101,6 +101,7 @@ mod tests {
     use crate::redist::movement::plan_movement;
     use crate::redist::segments::{zero_padding, Side};
     use proptest::prelude::*;
+    use std::ops::Range;
 
     /// A value's bytes: element at global index i holds a tag of i (nonzero).
     fn tag(index: &[u32], e: usize) -> Vec<u8> {
@@ -113,22 +114,29 @@ mod tests {
         bytes
     }
 
+    /// The global index of shard position `local` of a block spanning `boxes`, or `None` where
+    /// `local` lies in the shard's padding.
+    fn global_index(boxes: &[Range<u32>], local: &[u32]) -> Option<Vec<u32>> {
+        let inside = boxes
+            .iter()
+            .enumerate()
+            .all(|(d, r)| local[d] < r.end - r.start);
+        inside.then(|| {
+            boxes
+                .iter()
+                .enumerate()
+                .map(|(d, r)| r.start + local[d])
+                .collect()
+        })
+    }
+
     fn shards(dist: &Distribution, map: &ShardMap, e: usize) -> BTreeMap<u32, TileBuffers> {
         let mut out = BTreeMap::new();
         for block in 0..dist.block_count() {
             let boxes = dist.block_box(block);
             let mut bytes = vec![0xAAu8; map.buffer_bytes() as usize];
             map.for_each(|local, offset| {
-                let inside = boxes
-                    .iter()
-                    .enumerate()
-                    .all(|(d, r)| local[d] < r.end - r.start);
-                if inside {
-                    let global: Vec<u32> = boxes
-                        .iter()
-                        .enumerate()
-                        .map(|(d, r)| r.start + local[d])
-                        .collect();
+                if let Some(global) = global_index(&boxes, local) {
                     bytes[offset as usize..offset as usize + e].copy_from_slice(&tag(&global, e));
                 }
             });
@@ -182,16 +190,7 @@ mod tests {
                 let bytes = &tiles[&t].dest;
                 dst_map.for_each(|local, offset| {
                     let at = offset as usize..offset as usize + e;
-                    let inside = boxes
-                        .iter()
-                        .enumerate()
-                        .all(|(d, r)| local[d] < r.end - r.start);
-                    if inside {
-                        let global: Vec<u32> = boxes
-                            .iter()
-                            .enumerate()
-                            .map(|(d, r)| r.start + local[d])
-                            .collect();
+                    if let Some(global) = global_index(&boxes, local) {
                         let mut s = [0u32; MAX_RANK];
                         view.map(&global, &mut s);
                         let want = tag(&s[..src.0.rank()], e);

@@ -109,6 +109,27 @@ mod tests {
     use super::*;
     use crate::layout::{Distribution, Order, ShardMap, View};
 
+    /// The segments of block 0 of `dest` read from `source` through `view`, each side a
+    /// distribution and its shard map.
+    fn block_0_segments(
+        source: (&Distribution, &ShardMap),
+        dest: (&Distribution, &ShardMap),
+        view: &View,
+    ) -> Vec<Segment> {
+        block_segments(
+            &Side {
+                dist: source.0,
+                map: source.1,
+            },
+            &Side {
+                dist: dest.0,
+                map: dest.1,
+            },
+            view,
+            0,
+        )
+    }
+
     #[test]
     fn rows_to_panels_gives_one_segment_per_row_and_block() {
         // Source: [4, 64] FP8 in two row blocks; destination: all rows in panels on one tile.
@@ -121,17 +142,10 @@ mod tests {
         let src_map = ShardMap::new(Order::DENSE, &src.padded_box(), 1).unwrap();
         let dst = Distribution::replicated(vec![4, 64], vec![2]).unwrap();
         let dst_map = ShardMap::new(Order::Panels, &dst.padded_box(), 1).unwrap();
-        let segs = block_segments(
-            &Side {
-                dist: &src,
-                map: &src_map,
-            },
-            &Side {
-                dist: &dst,
-                map: &dst_map,
-            },
+        let segs = block_0_segments(
+            (&src, &src_map),
+            (&dst, &dst_map),
             &View::identity(&[4, 64]),
-            0,
         );
         // kb 0: rows 0..4 (two from each block), kb 1 likewise: 8 segments of 32 bytes.
         assert_eq!(segs.len(), 8);
@@ -162,18 +176,7 @@ mod tests {
         let src_map = ShardMap::new(Order::DENSE, &[2, 20], 2).unwrap();
         let dst = Distribution::replicated(vec![2, 20], vec![1]).unwrap();
         let panels = ShardMap::new(Order::Panels, &[2, 20], 2).unwrap();
-        let segs = block_segments(
-            &Side {
-                dist: &src,
-                map: &src_map,
-            },
-            &Side {
-                dist: &dst,
-                map: &panels,
-            },
-            &View::identity(&[2, 20]),
-            0,
-        );
+        let segs = block_0_segments((&src, &src_map), (&dst, &panels), &View::identity(&[2, 20]));
         let zero: u32 = segs
             .iter()
             .filter(|s| s.src == Source::Zero)
@@ -181,18 +184,7 @@ mod tests {
             .sum();
         assert_eq!(zero, 2 * 12 * 2);
         let rows = ShardMap::new(Order::RowMajor { align: 16 }, &[2, 20], 2).unwrap();
-        let segs = block_segments(
-            &Side {
-                dist: &src,
-                map: &src_map,
-            },
-            &Side {
-                dist: &dst,
-                map: &rows,
-            },
-            &View::identity(&[2, 20]),
-            0,
-        );
+        let segs = block_0_segments((&src, &src_map), (&dst, &rows), &View::identity(&[2, 20]));
         assert_eq!(segs.len(), 2);
         assert!(segs.iter().all(|s| s.src != Source::Zero && s.bytes == 40));
     }
@@ -203,17 +195,10 @@ mod tests {
         let src_map = ShardMap::new(Order::DENSE, &[3, 4], 2).unwrap();
         let dst = Distribution::replicated(vec![4, 3], vec![0]).unwrap();
         let dst_map = ShardMap::new(Order::DENSE, &[4, 3], 2).unwrap();
-        let segs = block_segments(
-            &Side {
-                dist: &src,
-                map: &src_map,
-            },
-            &Side {
-                dist: &dst,
-                map: &dst_map,
-            },
+        let segs = block_0_segments(
+            (&src, &src_map),
+            (&dst, &dst_map),
             &View::transpose(&[3, 4], &[1, 0]).unwrap(),
-            0,
         );
         assert_eq!(segs.len(), 12);
         assert_eq!(

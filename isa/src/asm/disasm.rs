@@ -86,16 +86,15 @@ pub fn render(lines: &[DisasmLine]) -> String {
         if let Some(label) = &line.label {
             let _ = writeln!(out, "{label}:");
         }
-        let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
-        let _ = writeln!(
-            out,
-            "{:08x}  {:<17}  {}",
-            line.address,
-            words.join(" "),
-            line.text
-        );
+        write_code_line(&mut out, line.address, &line.words, &line.text);
     }
     out
+}
+
+/// One `address  words  text` line, as the disassembly and the assembler's listing print it.
+pub(crate) fn write_code_line(out: &mut String, address: u32, words: &[u32], text: &str) {
+    let words: Vec<String> = words.iter().map(|w| format!("{w:08x}")).collect();
+    let _ = writeln!(out, "{address:08x}  {:<17}  {text}", words.join(" "));
 }
 
 /// Source text that re-assembles to the same bytes: labels and texts only.

@@ -142,14 +142,7 @@ impl Object {
                     let _ = writeln!(out, "{name}:");
                 }
             }
-            let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
-            let _ = writeln!(
-                out,
-                "{:08x}  {:<17}  {}",
-                line.address,
-                words.join(" "),
-                line.text
-            );
+            super::disasm::write_code_line(&mut out, line.address, &line.words, &line.text);
         }
         out
     }

@@ -207,6 +207,31 @@ pub struct OperandDesc {
     pub field: Field,
 }
 
+impl OperandDesc {
+    /// Maps an arbitrary `raw` to a value this operand can encode (register number in range and
+    /// aligned to its group, immediate within the field width, address aligned to the field's
+    /// shift): how the round-trip tests and the fuzz targets make valid instructions from noise.
+    pub fn fold_value(&self, raw: u32) -> u32 {
+        let width = self.field.width();
+        let shift = u32::from(self.field.shift);
+        let mask = ((1u64 << width) - 1) as u32;
+        match self.kind {
+            OperandKind::MReg | OperandKind::AReg | OperandKind::MRegPostInc => raw % 16,
+            OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => (raw % 8) * 2,
+            OperandKind::AQuad => (raw % 4) * 4,
+            OperandKind::Signed => {
+                let bits = raw & mask;
+                (((bits << (32 - width)) as i32) >> (32 - width)) as u32
+            }
+            OperandKind::Unsigned
+            | OperandKind::LowerCsr
+            | OperandKind::UpperCsr
+            | OperandKind::Target
+            | OperandKind::WordAddress => (raw & mask) << shift,
+        }
+    }
+}
+
 // Field positions shared by many rows. Names give the instruction bits: `B23` = [23:20].
 pub const B23: Field = Field::new(&[(20, 4)]);
 pub const B19: Field = Field::new(&[(16, 4)]);

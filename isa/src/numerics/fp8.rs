@@ -308,70 +308,10 @@ pub fn scale_to_field(scale: i32) -> u32 {
 mod tests {
     use super::*;
 
-    /// The FP8 oracle data lives in `shared/` beside the repository checkout.
-    const FP8_TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/fp8");
-
-    /// Minimal .npy (format version 1.x/2.x) reader: returns (dtype descr, raw little-endian data).
-    fn read_npy(name: &str) -> (String, Vec<u8>) {
-        let path = format!("{FP8_TESTDATA}/{name}");
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
-        assert_eq!(&bytes[..6], b"\x93NUMPY", "{path} is not an .npy file");
-        let (header_len, header_start) = match bytes[6] {
-            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-            _ => (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-                12,
-            ),
-        };
-        let header = std::str::from_utf8(&bytes[header_start..header_start + header_len]).unwrap();
-        assert!(
-            header.contains("'fortran_order': False"),
-            "{path}: {header}"
-        );
-        let descr = header
-            .split("'descr':")
-            .nth(1)
-            .and_then(|rest| rest.split('\'').nth(1))
-            .expect("descr")
-            .to_string();
-        (descr, bytes[header_start + header_len..].to_vec())
-    }
-
-    fn decode_table(format: Fp8Format) -> Vec<f32> {
-        let file = format!("{}_decode.npy", format.name().to_lowercase());
-        let (descr, data) = read_npy(&file);
-        assert_eq!(descr, "<f4");
-        data.chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect()
-    }
-
-    #[test]
-    fn every_code_decodes_to_the_oracle_value() {
-        for format in [Fp8Format::F143, Fp8Format::F152] {
-            let table = decode_table(format);
-            assert_eq!(table.len(), 256);
-            for code in 0..=255u8 {
-                let ours = fp8_decode(code, format);
-                let oracle = table[code as usize];
-                if oracle.is_nan() {
-                    assert_eq!(code, FP8_NAN, "{format:?}");
-                    assert!(ours.is_nan(), "{format:?} code {code:#04x}");
-                } else {
-                    assert_eq!(
-                        ours.to_bits(),
-                        oracle.to_bits(),
-                        "{format:?} code {code:#04x}: {ours} vs oracle {oracle}"
-                    );
-                }
-            }
-        }
-    }
-
     /// The integer fast path of [`f16_to_fp8`] against the general rounding, for every f16,
     /// both formats and NANOO settings, the `$FP_SCL` scales and the edges of
-    /// [`FAST_CAST_SCALES`]. (`tests/it/numerics_exhaustive.rs` also checks every scale of the
-    /// field against brute force and the oracle tables.)
+    /// [`FAST_CAST_SCALES`]. (`tests/it/numerics_exhaustive.rs` checks the decoding and every
+    /// scale of the field against brute force and the oracle tables.)
     #[test]
     fn f16_to_fp8_fast_path_matches_the_general_rounding() {
         let mut scales: Vec<i32> = (-32..=31).collect();

@@ -60,4 +60,9 @@ impl Trap {
     pub fn memory(message: impl Into<String>) -> Trap {
         TrapKind::Memory(message.into()).into()
     }
+
+    /// A behaviour the model does not cover; `what` names it and what is modelled.
+    pub fn unmodelled(what: impl Into<String>) -> Trap {
+        TrapKind::Unmodelled { what: what.into() }.into()
+    }
 }

@@ -5,40 +5,17 @@
 use proptest::prelude::*;
 use tessera_isa::asm::*;
 use tessera_isa::inst::emit::{decode, decode_bundle, encode, encode_bundle};
-use tessera_isa::inst::{
-    Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS,
-};
+use tessera_isa::inst::{Bundle, Inst, InstDesc, INSTRUCTIONS, MAX_OPERANDS};
 use tessera_isa::table::{CoIssue, Pipe};
 
 const KERNEL: &str = include_str!("../../../kernels/asm/examples/f16_to_fp8.S");
-
-/// Maps an arbitrary `raw` to a valid value of an operand (kind, field width, shift, alignment).
-fn valid_value(operand: &OperandDesc, raw: u32) -> u32 {
-    let width = operand.field.width();
-    let shift = operand.field.shift as u32;
-    let mask = ((1u64 << width) - 1) as u32;
-    match operand.kind {
-        OperandKind::MReg | OperandKind::AReg | OperandKind::MRegPostInc => raw % 16,
-        OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => (raw % 8) * 2,
-        OperandKind::AQuad => (raw % 4) * 4,
-        OperandKind::Signed => {
-            let bits = raw & mask;
-            (((bits << (32 - width)) as i32) >> (32 - width)) as u32
-        }
-        OperandKind::Unsigned
-        | OperandKind::LowerCsr
-        | OperandKind::UpperCsr
-        | OperandKind::Target
-        | OperandKind::WordAddress => (raw & mask) << shift,
-    }
-}
 
 fn make_inst(row: &InstDesc, raws: &[u32; MAX_OPERANDS]) -> Inst {
     let values: Vec<u32> = row
         .operands
         .iter()
         .zip(raws)
-        .map(|(op, &raw)| valid_value(op, raw))
+        .map(|(op, &raw)| op.fold_value(raw))
         .collect();
     Inst::new(row.opcode, &values)
 }

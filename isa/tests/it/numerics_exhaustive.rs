@@ -182,6 +182,27 @@ fn grid_matches_the_oracle_decode_tables() {
 }
 
 #[test]
+fn every_code_decodes_to_the_oracle_value() {
+    for format in FORMATS {
+        let table = oracle_decode(format);
+        for code in 0..=255u8 {
+            let ours = fp8_decode(code, format);
+            let oracle = table[code as usize];
+            if oracle.is_nan() {
+                assert_eq!(code, FP8_NAN, "{format:?}");
+                assert!(ours.is_nan(), "{format:?} code {code:#04x}");
+            } else {
+                assert_eq!(
+                    ours.to_bits(),
+                    oracle.to_bits(),
+                    "{format:?} code {code:#04x}: {ours} vs oracle {oracle}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn f16_to_fp8_matches_all_oracle_tables() {
     for format in FORMATS {
         for scale in [-4, 0, 4] {

@@ -4,9 +4,8 @@
 use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
 use crate::elementwise::common::{fp8_settings, halves_with_specials, normal_halves, Fp8Out};
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::rng::Rng;
-use crate::split::WORKERS;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::Fp8Format;
 
@@ -79,12 +78,7 @@ fn make_case(name: &str, values: &[u16], fp8: Fp8Out, placement: Placement) -> C
 /// scale outside the 6-bit `$FP_SCL` range (−31 ..= 32 as a tensor scale), buffers larger than
 /// a tile.
 pub fn compiler_case(params: CastF16Fp8Params) -> Result<Case, ParamError> {
-    if params.n == 0 {
-        return Err(ParamError::Empty {
-            kernel: NAME,
-            what: "n",
-        });
-    }
+    ParamError::check_at_least_one(NAME, "n", params.n.into())?;
     let scale = params.fp8.scale;
     if !(-31..=32).contains(&scale) {
         return Err(ParamError::Length {
@@ -95,14 +89,7 @@ pub fn compiler_case(params: CastF16Fp8Params) -> Result<Case, ParamError> {
             max: 32,
         });
     }
-    let bytes = u64::from(params.n) * 2;
-    if bytes > MAX_BUFFER_BYTES {
-        return Err(ParamError::TooLarge {
-            kernel: NAME,
-            buffer: "in",
-            bytes,
-        });
-    }
+    ParamError::check_fits(NAME, "in", u64::from(params.n) * 2)?;
     Ok(make_case(
         "compiled",
         &vec![0; params.n as usize],
@@ -206,16 +193,7 @@ impl Kernel for CastF16Fp8 {
     }
 
     fn estimate_cycles(&self, case: &Case) -> u64 {
-        let word = case.word(V_N);
-        let split: [(u32, u32); WORKERS] =
-            std::array::from_fn(|w| (case.word(V_SPLIT + 2 * w), case.word(V_SPLIT + 2 * w + 1)));
-        groups::cycles(
-            COSTS,
-            word & !groups::FAST,
-            GROUP,
-            word & groups::FAST != 0,
-            &split,
-        )
+        groups::case_cycles(COSTS, GROUP, case, V_N, V_SPLIT)
     }
 }
 

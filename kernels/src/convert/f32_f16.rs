@@ -3,9 +3,8 @@
 
 use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::rng::Rng;
-use crate::split::WORKERS;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f32_to_f16;
 
@@ -61,20 +60,8 @@ fn make_case(name: &str, values: &[u32], placement: Placement) -> Case {
 /// with [`Placement::Paced`] `in` must be interleaved and the two carry element slots 0 and 1.
 /// Errors: n = 0, buffers larger than a tile.
 pub fn compiler_case(params: CastF32F16Params) -> Result<Case, ParamError> {
-    if params.n == 0 {
-        return Err(ParamError::Empty {
-            kernel: NAME,
-            what: "n",
-        });
-    }
-    let bytes = u64::from(params.n) * 4;
-    if bytes > MAX_BUFFER_BYTES {
-        return Err(ParamError::TooLarge {
-            kernel: NAME,
-            buffer: "in",
-            bytes,
-        });
-    }
+    ParamError::check_at_least_one(NAME, "n", params.n.into())?;
+    ParamError::check_fits(NAME, "in", u64::from(params.n) * 4)?;
     Ok(make_case(
         "compiled",
         &vec![0; params.n as usize],
@@ -253,16 +240,7 @@ impl Kernel for CastF32F16 {
     }
 
     fn estimate_cycles(&self, case: &Case) -> u64 {
-        let word = case.word(V_N);
-        let split: [(u32, u32); WORKERS] =
-            std::array::from_fn(|w| (case.word(V_SPLIT + 2 * w), case.word(V_SPLIT + 2 * w + 1)));
-        groups::cycles(
-            COSTS,
-            word & !groups::FAST,
-            GROUP,
-            word & groups::FAST != 0,
-            &split,
-        )
+        groups::case_cycles(COSTS, GROUP, case, V_N, V_SPLIT)
     }
 }
 

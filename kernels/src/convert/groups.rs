@@ -3,7 +3,7 @@
 //! workers, a general loop (3 bundles per group) or a FAST one (`ld2xst64pace`, 1 bundle), and
 //! the tail of worker 5; placements, vertex words and the bundle counts of the estimates.
 
-use crate::case::{Buffer, Region, VertexWord};
+use crate::case::{Buffer, Case, Region, VertexWord};
 use crate::elementwise::common::worker_cycles;
 use crate::split::{split_words, WORKERS};
 
@@ -41,13 +41,11 @@ impl Placement {
     }
 
     pub fn describe(self) -> String {
-        let r = |r: Region| match r {
-            Region::Standard => "S",
-            Region::Interleaved => "I",
-        };
         match self {
-            Placement::Anywhere { input, output } => format!("{}{}", r(input), r(output)),
-            Placement::Paced { output } => format!("I{} fast", r(output)),
+            Placement::Anywhere { input, output } => {
+                format!("{}{}", input.letter(), output.letter())
+            }
+            Placement::Paced { output } => format!("I{} fast", output.letter()),
         }
     }
 }
@@ -77,17 +75,8 @@ pub const PLACEMENTS: [Placement; 5] = [
 /// Vertex words: in, out, the `n` word (with [`FAST`]), `extra` words, then the split of the
 /// complete groups.
 pub fn vertex(n: u32, group: u32, fast: bool, extra: &[u32]) -> Vec<VertexWord> {
-    let mut words = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
-        VertexWord::Value(n | if fast { FAST } else { 0 }),
-    ];
+    let mut words = VertexWord::buffer_starts(2);
+    words.extend([VertexWord::Value(n | if fast { FAST } else { 0 })]);
     words.extend(extra.iter().map(|&v| VertexWord::Value(v)));
     words.extend(split_words(n / group));
     words
@@ -125,4 +114,13 @@ pub fn cycles(costs: Costs, n: u32, group: u32, fast: bool, split: &[(u32, u32);
         *b = body + tail;
     }
     worker_cycles(&bundles)
+}
+
+/// [`cycles`] for a case of a cast whose vertex (laid out by [`vertex`]) has its `n` word at
+/// `v_n` and its split from `v_split`.
+pub fn case_cycles(costs: Costs, group: u32, case: &Case, v_n: usize, v_split: usize) -> u64 {
+    let word = case.word(v_n);
+    let split: [(u32, u32); WORKERS] =
+        std::array::from_fn(|w| (case.word(v_split + 2 * w), case.word(v_split + 2 * w + 1)));
+    cycles(costs, word & !FAST, group, word & FAST != 0, &split)
 }

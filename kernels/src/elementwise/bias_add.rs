@@ -28,15 +28,11 @@ struct Placement {
 
 impl Placement {
     fn describe(self) -> String {
-        let r = |r: Region| match r {
-            Region::Standard => "S",
-            Region::Interleaved => "I",
-        };
         format!(
             "{}{}{} {}",
-            r(self.x),
-            r(self.bias),
-            r(self.out),
+            self.x.letter(),
+            self.bias.letter(),
+            self.out.letter(),
             if self.distinct { "distinct" } else { "shared" }
         )
     }
@@ -67,23 +63,12 @@ fn make_case(
     assert_eq!(x.len(), rows * cols);
     assert_eq!(bias.len(), cols);
     let slot = |s: u8| if p.distinct { Some(s) } else { None };
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 2,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(3);
+    vertex.extend([
         VertexWord::Value(rows as u32),
         VertexWord::Value(cols as u32),
         VertexWord::Value(u32::from(p.distinct)),
-    ];
+    ]);
     for (row, group, count) in split_table(rows, cols) {
         vertex.extend([
             VertexWord::Value(row),

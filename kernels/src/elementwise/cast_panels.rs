@@ -187,15 +187,8 @@ fn make_case(name: &str, p: CastParams, x: &[u16], junk: u16) -> Case {
     let (rowstep, kbstep, extra) = p.source.steps();
     let (mode, sc, sr, sr1) = derived_words(p.source, p.distinct);
     let slot = |s: u8| if p.distinct { Some(s) } else { None };
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(2);
+    vertex.extend([
         VertexWord::Value(p.m as u32),
         VertexWord::Value(p.k as u32),
         VertexWord::Value(p.m_padded as u32),
@@ -209,7 +202,7 @@ fn make_case(name: &str, p: CastParams, x: &[u16], junk: u16) -> Case {
         VertexWord::Value(sr),
         VertexWord::Value(sr1),
         VertexWord::Value(boundary_word(p.source, p.k)),
-    ];
+    ]);
     for (first, count) in worker_split((p.kb_padded * p.m_padded) as u32) {
         let (kb, m) = (first / p.m_padded as u32, first % p.m_padded as u32);
         vertex.extend([
@@ -232,7 +225,6 @@ fn make_case(name: &str, p: CastParams, x: &[u16], junk: u16) -> Case {
         Source::RowMajor { stride } => format!("rowmajor S={stride}"),
         Source::Packed { rows } => format!("packed P={rows}"),
     };
-    let region = |r: Region| if r == Region::Standard { "S" } else { "I" };
     Case {
         kernel: NAME.into(),
         name: format!(
@@ -241,8 +233,8 @@ fn make_case(name: &str, p: CastParams, x: &[u16], junk: u16) -> Case {
             p.k,
             p.m_padded,
             32 * p.kb_padded,
-            region(p.in_region),
-            region(p.out_region),
+            p.in_region.letter(),
+            p.out_region.letter(),
             if p.distinct { "distinct" } else { "shared" },
             p.fp8.describe()
         ),

@@ -103,19 +103,12 @@ fn flat_case(
     let n = x.len();
     let kernel = Gelu(output).meta().0;
     let out_len = if output == Output::F16 { 2 * n } else { n };
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(2);
+    vertex.extend([
         VertexWord::Value(n as u32),
         VertexWord::Value(fp8.nfmt_word()),
         VertexWord::Value(fp8.scl_word()),
-    ];
+    ]);
     vertex.extend(split_words(n as u32 / 4));
     let fp8_desc = if output == Output::F16 {
         String::new()
@@ -153,21 +146,14 @@ fn panel_case(
     assert_eq!(x.len(), m * k);
     let kbs = k_blocks(k, FP8_BLOCK);
     let quads_per_row = (k / 4) as u32;
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(2);
+    vertex.extend([
         VertexWord::Value(m as u32),
         VertexWord::Value(k as u32),
         VertexWord::Value(m_padded as u32),
         VertexWord::Value(fp8.nfmt_word()),
         VertexWord::Value(fp8.scl_word()),
-    ];
+    ]);
     for (first, count) in worker_split(m as u32 * quads_per_row) {
         let (row, q) = (first / quads_per_row, first % quads_per_row);
         let out = panel_offset(q as usize / 8, row as usize, m_padded) + 4 * (q as usize % 8);

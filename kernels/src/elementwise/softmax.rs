@@ -70,23 +70,12 @@ fn make_case(
         src[r * in_stride..r * in_stride + cols].copy_from_slice(&x[r * cols..(r + 1) * cols]);
     }
     let stride = 4 * groups(cols);
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 2,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(3);
+    vertex.extend([
         VertexWord::Value(cols as u32),
         VertexWord::Value(in_stride as u32),
         VertexWord::Value(s.to_bits()),
-    ];
+    ]);
     vertex.extend(split_words(rows as u32));
     Case {
         kernel: NAME.into(),

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 
 use super::report::{
-    category_family, category_totals, chip_sram, clock_text, family_totals, fullest_tiles,
-    human_bytes, largest_free_text, micros, percent, thousands, tile_capacity, FamilyTotal,
+    category_family, category_totals, chip_sram, clock_text, family_rows, family_totals,
+    fullest_tiles, human_bytes, largest_free_text, micros, percent, thousands, tile_capacity,
+    FamilyTotal,
 };
 use super::trace::{phase_index, phase_name, tile_count, PHASE_KINDS};
 use super::Profile;
@@ -327,16 +328,7 @@ fn write_memory_section(out: &mut impl Write, profile: &Profile) -> io::Result<(
     )?;
     let categories = category_totals(profile);
     for family in &families {
-        let members: Vec<_> = categories
-            .iter()
-            .filter(|c| category_family(&c.name) == family.name)
-            .collect();
-        let is_group = members.len() > 1 || members.first().is_some_and(|c| c.name != family.name);
-        let label = if is_group {
-            format!("{} ({} categories)", family.name, members.len())
-        } else {
-            family.name.to_string()
-        };
+        let (label, members) = family_rows(family, &categories);
         writeln!(
             out,
             "<tr class=\"family\"><td><i style=\"background:{}\"></i>{}</td><td>{}</td><td>{}</td>\
@@ -349,9 +341,9 @@ fn write_memory_section(out: &mut impl Write, profile: &Profile) -> io::Result<(
             family.tiles_using,
             human_bytes(family.max_on_one_tile)
         )?;
-        if !is_group {
+        let Some(members) = members else {
             continue;
-        }
+        };
         for member in members.iter().take(TABLE_MEMBERS_PER_FAMILY) {
             writeln!(
                 out,

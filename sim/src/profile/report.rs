@@ -85,6 +85,26 @@ pub(crate) struct FamilyTotal<'a> {
     pub max_on_one_tile: u64,
 }
 
+/// How a family shows in the SRAM tables: its row label, and its categories (largest first,
+/// for member rows beneath it) when it groups several or one not named as the family; `None`
+/// when the family row says it all.
+pub(crate) fn family_rows<'c>(
+    family: &FamilyTotal,
+    categories: &'c [CategoryTotal],
+) -> (String, Option<Vec<&'c CategoryTotal>>) {
+    let members: Vec<&CategoryTotal> = categories
+        .iter()
+        .filter(|c| category_family(&c.name) == family.name)
+        .collect();
+    let is_group = members.len() > 1 || members.first().is_some_and(|c| c.name != family.name);
+    if is_group {
+        let label = format!("{} ({} categories)", family.name, members.len());
+        (label, Some(members))
+    } else {
+        (family.name.to_string(), None)
+    }
+}
+
 /// Every family over the chip, largest first (ties by name).
 pub(crate) fn family_totals(profile: &Profile) -> Vec<FamilyTotal<'_>> {
     let mut by_family: BTreeMap<&str, FamilyTotal> = BTreeMap::new();
@@ -215,24 +235,15 @@ pub fn memory_summary(profile: &Profile) -> String {
     type Row = (String, u64, Option<(u32, u64)>);
     let mut rows: Vec<Row> = Vec::new();
     for family in &families {
-        let members: Vec<&CategoryTotal> = categories
-            .iter()
-            .filter(|c| category_family(&c.name) == family.name)
-            .collect();
-        let is_group = members.len() > 1 || members.first().is_some_and(|c| c.name != family.name);
-        let label = if is_group {
-            format!("{} ({} categories)", family.name, members.len())
-        } else {
-            family.name.to_string()
-        };
+        let (label, members) = family_rows(family, &categories);
         rows.push((
             label,
             family.bytes,
             Some((family.tiles_using, family.max_on_one_tile)),
         ));
-        if !is_group {
+        let Some(members) = members else {
             continue;
-        }
+        };
         for member in members.iter().take(SUMMARY_FAMILY_MEMBERS) {
             rows.push((
                 format!("  {}", member.name),

@@ -598,9 +598,7 @@ impl Tile {
                     pc,
                     decoded,
                     cycle,
-                    Trap::from(tessera_isa::semantics::TrapKind::Unmodelled {
-                        what: format!("worker effect {other:?}"),
-                    }),
+                    Trap::unmodelled(format!("worker effect {other:?}")),
                 ));
             }
         }
@@ -756,10 +754,9 @@ impl Tile {
                         pc,
                         decoded,
                         cycle,
-                        tessera_isa::semantics::TrapKind::Unmodelled {
-                            what: format!("sync zone {other} (modelled: 2 local, 3 internal)"),
-                        }
-                        .into(),
+                        Trap::unmodelled(format!(
+                            "sync zone {other} (modelled: 2 local, 3 internal)"
+                        )),
                     ));
                 }
             },
@@ -774,10 +771,7 @@ impl Tile {
                         pc,
                         decoded,
                         cycle,
-                        tessera_isa::semantics::TrapKind::Unmodelled {
-                            what: format!("send mode {mode} (modelled: 0)"),
-                        }
-                        .into(),
+                        Trap::unmodelled(format!("send mode {mode} (modelled: 0)")),
                     ));
                 }
                 for i in 0..words {

@@ -1,17 +1,18 @@
 //! Whole-chip runs through the public API: images built with `ImageBuilder` from assembly written
-//! here per tile group, run on `Chip`. Covers the rotate test (compute on local data, rotate to
-//! the neighbour through the exchange, several supersteps, compared with a host computation) on
+//! here per tile group, run on `Chip`. Covers the rotate test (`tessera_sim::rotate`: compute on
+//! local data, rotate to the neighbour through the exchange, several supersteps, compared with a
+//! host computation) on
 //! the small machine and on ipu21, broadcast, paired receive, data used in the superstep it
 //! arrives, every exchange fault with its message, syncs that cannot complete, determinism for
 //! 1..4 host threads, host I/O checks, SRAM accounting, and images on the wrong machine.
 
 use tessera_isa::asm::{assemble, LayoutOptions, Object};
-use tessera_isa::image::{
-    Dtype, ElementOrder, HostDirection, HostPiece, HostTensor, Image, ImageBuilder, ObjectRules,
-    RegionChoice, SramCategory,
-};
+use tessera_isa::image::{HostDirection, Image, ImageBuilder, RegionChoice, SramCategory};
 use tessera_sim::chip::RunReport;
 use tessera_sim::profile::PhaseKind;
+use tessera_sim::rotate::{
+    per_tile_tensor, rotate_image, rotate_input, rotate_object_rules as rules, rotate_reference,
+};
 use tessera_sim::{Chip, MachineDescription, RunOptions, SimError};
 
 fn machine(name: &str) -> MachineDescription {
@@ -25,43 +26,6 @@ fn assemble_text(machine: &MachineDescription, name: &str, text: &str) -> Object
 
 fn builder(machine: &MachineDescription) -> ImageBuilder {
     machine.image_builder().expect("builder")
-}
-
-/// Sections of the test programs and their SRAM categories.
-fn rules() -> ObjectRules {
-    ObjectRules::default()
-        .section(".data.vertices", SramCategory::VertexState)
-        .section(".data.buf", SramCategory::Tensor("buf".into()))
-        .section(".data.rbuf", SramCategory::HostData)
-}
-
-/// One host tensor of `words` u32 per tile at `symbol` on every tile of `tiles`, in tile order.
-fn per_tile_tensor(
-    builder: &ImageBuilder,
-    name: &str,
-    direction: HostDirection,
-    symbol: &str,
-    tiles: &[u32],
-    words: u32,
-) -> HostTensor {
-    let pieces = tiles
-        .iter()
-        .enumerate()
-        .map(|(i, &tile)| HostPiece {
-            tile,
-            address: builder.symbol(tile, symbol).expect("symbol"),
-            tensor_byte_offset: 4 * u64::from(words) * i as u64,
-            bytes: 4 * words,
-            element_order: ElementOrder::RowMajor,
-        })
-        .collect();
-    HostTensor {
-        name: name.into(),
-        direction,
-        dtype: Dtype::U32,
-        shape: vec![tiles.len() as u64, u64::from(words)],
-        pieces,
-    }
 }
 
 fn words_to_bytes(words: &[u32]) -> Vec<u8> {
@@ -91,152 +55,8 @@ fn run(
     chip.run(inputs, &options)
 }
 
-/// `send` instructions for `words` words from `symbol` (64 words per `send`).
-fn sends(symbol: &str, words: u32) -> String {
-    let mut text = String::new();
-    let mut done = 0;
-    while done < words {
-        let count = (words - done).min(64);
-        text += &format!("    send {}, {symbol} + {}, 0\n", count - 1, 4 * done);
-        done += count;
-    }
-    text
-}
-
-/// The largest latency from a tile to its right neighbour.
-fn ring_latency(machine: &MachineDescription) -> u64 {
-    (0..machine.tiles)
-        .map(|t| machine.exchange.latency_cycles(t, (t + 1) % machine.tiles))
-        .max()
-        .unwrap_or(0)
-}
-
 // ---------------------------------------------------------------------------------------------
 // The rotate test
-
-/// Every tile: `steps` times { workers compute buf = 3 * rbuf + tile id; sync; send buf to the
-/// right neighbour's rbuf while listening to the left one; sync }. One program for all tiles: the
-/// tile id and the left neighbour come from `$TILE_ID`.
-fn rotate_program(machine: &MachineDescription, words: u32, steps: u32) -> String {
-    let tiles = machine.tiles;
-    let wait = ring_latency(machine) + 2;
-    let mut vertices = String::new();
-    let mut offset = 0;
-    for worker in 0..6 {
-        let count = words / 6 + u32::from(worker < words % 6);
-        vertices += &format!(
-            "    .int rbuf + {}, buf + {}, {}, addend\n",
-            4 * offset,
-            4 * offset,
-            count - 1
-        );
-        offset += count;
-    }
-    format!(
-        "
-    .section .text.worker, \"ax\"
-    .worker
-    .align 8
-scale_add:
-    ld32 $m0, $mvertex_base, $mzero, 0
-    ld32 $m1, $mvertex_base, $mzero, 1
-    ld32 $m2, $mvertex_base, $mzero, 2
-    ld32 $m3, $mvertex_base, $mzero, 3
-    ld32 $m3, $m3, $mzero, 0
-.Lloop:
-    ld32step $m4, $mzero, $m0+=, 1
-    mul $m4, $m4, 3
-    add $m4, $m4, $m3
-    st32step $m4, $mzero, $m1+=, 1
-    brnzdec $m2, .Lloop
-    exitz $mzero
-
-    .section .text.supervisor, \"ax\"
-    .supervisor
-    .align 8
-    .globl main
-main:
-    get $m0, $TILE_ID
-    setzi $m1, addend
-    st32 $m0, $m1, $mzero, 0
-    cmpeq $m2, $m0, 0
-    mul $m2, $m2, {tiles}
-    add $m5, $m0, $m2
-    setzi $m6, rbuf
-    setzi $m7, {last_step}
-    setzi $m8, scale_add
-    setzi $m9, vertices - TMEM_REGION0_BASE_ADDR
-.Lstep:
-    runall $m8, $m9, 4
-    sync TEXCH_SYNCZONE_LOCAL
-    sync TEXCH_SYNCZONE_INTERNAL
-    put $INCOMING_SINIT, $m6
-    put $INCOMING_MUX, $m5
-{sends}    delay {wait}
-    put $INCOMING_MUX, $mzero
-    sync TEXCH_SYNCZONE_INTERNAL
-    brnzdec $m7, .Lstep
-    br $m10
-
-    .section .data.vertices
-    .align 4
-vertices:
-{vertices}addend:
-    .int 0
-    .section .data.buf
-    .align 8
-buf:
-    .space {bytes}
-    .section .data.rbuf
-    .align 8
-rbuf:
-    .space {bytes}
-",
-        last_step = steps - 1,
-        sends = sends("buf", words),
-        bytes = 4 * words,
-    )
-}
-
-fn rotate_image(machine: &MachineDescription, words: u32, steps: u32) -> Image {
-    let object = assemble_text(machine, "rotate.S", &rotate_program(machine, words, steps));
-    let tiles: Vec<u32> = (0..machine.tiles).collect();
-    let mut b = builder(machine);
-    b.add_object(&tiles, &object, &rules()).unwrap();
-    for &tile in &tiles {
-        b.set_entry_symbol(tile, "main", None).unwrap();
-        b.alloc_worker_scratch(tile, 64, &RegionChoice::Any)
-            .unwrap();
-    }
-    let x = per_tile_tensor(&b, "x", HostDirection::Input, "rbuf", &tiles, words);
-    let y = per_tile_tensor(&b, "y", HostDirection::Output, "rbuf", &tiles, words);
-    b.add_host_tensor(x).unwrap();
-    b.add_host_tensor(y).unwrap();
-    b.finish().unwrap()
-}
-
-fn rotate_input(tiles: u32, words: u32) -> Vec<u32> {
-    (0..tiles * words)
-        .map(|i| i.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995)
-        .collect()
-}
-
-/// The host computation of the rotate program.
-fn rotate_reference(input: &[u32], tiles: u32, words: u32, steps: u32) -> Vec<u32> {
-    let (t, n) = (tiles as usize, words as usize);
-    let mut rbuf = input.to_vec();
-    for _ in 0..steps {
-        let mut next = vec![0u32; t * n];
-        for tile in 0..t {
-            let right = (tile + 1) % t;
-            for i in 0..n {
-                next[right * n + i] = rbuf[tile * n + i].wrapping_mul(3).wrapping_add(tile as u32);
-            }
-        }
-        rbuf = next;
-    }
-    rbuf
-}
 
 fn check_rotate(
     machine: &MachineDescription,

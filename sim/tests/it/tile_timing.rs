@@ -59,24 +59,39 @@ fn load(machine: &MachineDescription, object: &Object) -> Tile {
     tile
 }
 
-/// Runs `source` with worker 0 started at `entry` by the host (no supervisor).
-fn try_run_worker(source: &str, entry: &str, budget: u64) -> (Result<u64, SimError>, Tile, Object) {
+/// Runs `source` on tile 0 from the entry mode `mode` makes of the address of `entry`.
+fn try_run(
+    source: &str,
+    entry: &str,
+    budget: u64,
+    mode: impl FnOnce(u32) -> EntryMode,
+) -> (Result<u64, SimError>, Tile, Object) {
     let machine = ipu21();
     let object = assemble(source);
     let mut tile = load(&machine, &object);
-    let mode = EntryMode::Worker {
-        entry: symbol(&object, entry),
-        vertex: 0,
-        worker_base: SCRATCH,
-    };
+    let mode = mode(symbol(&object, entry));
     let result = run_tile(&machine, &mut tile, mode, budget);
     (result, tile, object)
 }
 
-fn run_worker(source: &str, entry: &str) -> (u64, Tile, Object) {
-    let (result, tile, object) = try_run_worker(source, entry, BUDGET);
+/// The cycles of a run that must succeed (else the error, with the source).
+fn expect_cycles(source: &str, run: (Result<u64, SimError>, Tile, Object)) -> (u64, Tile, Object) {
+    let (result, tile, object) = run;
     let cycles = result.unwrap_or_else(|e| panic!("{e}\n--- source ---\n{source}"));
     (cycles, tile, object)
+}
+
+/// Runs `source` with worker 0 started at `entry` by the host (no supervisor).
+fn try_run_worker(source: &str, entry: &str, budget: u64) -> (Result<u64, SimError>, Tile, Object) {
+    try_run(source, entry, budget, |entry| EntryMode::Worker {
+        entry,
+        vertex: 0,
+        worker_base: SCRATCH,
+    })
+}
+
+fn run_worker(source: &str, entry: &str) -> (u64, Tile, Object) {
+    expect_cycles(source, try_run_worker(source, entry, BUDGET))
 }
 
 /// Runs `source` with the supervisor started at `entry`.
@@ -85,21 +100,14 @@ fn try_run_supervisor(
     entry: &str,
     budget: u64,
 ) -> (Result<u64, SimError>, Tile, Object) {
-    let machine = ipu21();
-    let object = assemble(source);
-    let mut tile = load(&machine, &object);
-    let mode = EntryMode::Supervisor {
-        entry: symbol(&object, entry),
+    try_run(source, entry, budget, |entry| EntryMode::Supervisor {
+        entry,
         vertex: 0,
-    };
-    let result = run_tile(&machine, &mut tile, mode, budget);
-    (result, tile, object)
+    })
 }
 
 fn run_supervisor(source: &str, entry: &str) -> (u64, Tile, Object) {
-    let (result, tile, object) = try_run_supervisor(source, entry, BUDGET);
-    let cycles = result.unwrap_or_else(|e| panic!("{e}\n--- source ---\n{source}"));
-    (cycles, tile, object)
+    expect_cycles(source, try_run_supervisor(source, entry, BUDGET))
 }
 
 /// `n` worker bundles ending with `exitz $mzero`: the first n - 1 cycle through a solo `nop`, a

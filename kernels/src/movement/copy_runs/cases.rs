@@ -50,9 +50,7 @@ fn strided(rng: &mut Rng, name: &str, mut table: Table, place: Place) -> Case {
 /// FP8 rows (row stride `stride`) to AMP-left panels: run kb of row m goes to (kb·M + m)·32.
 fn panels(rows: u32, kbs: u32, stride: u32, flags: u32) -> Table {
     Table {
-        runs: (0..kbs)
-            .map(|kb| Run::copy(32 * kb, 32 * kb * rows, 32))
-            .collect(),
+        runs: Run::rows_to_panels(rows, kbs),
         outer: rows,
         src_stride: stride,
         dst_stride: 32,

@@ -5,38 +5,21 @@ use super::cost::estimate;
 use super::table::{CopyRunsSpec, Granule, Run, RunSource, Table};
 use super::{make_case, Place, ANYWHERE, MAX_GRANULES, NAME, PACE, STRIDED, UNIFORM};
 use crate::case::Case;
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::movement::items::MAX_ITEMS;
 use crate::split::worker_split;
 
 /// Checks a spec against the ABI (see the assembly header); returns the granule in bytes.
 pub(super) fn validate(spec: &CopyRunsSpec) -> Result<u32, ParamError> {
     let kernel = NAME;
-    if spec.runs.is_empty() {
-        return Err(ParamError::Empty {
-            kernel,
-            what: "the number of runs R",
-        });
-    }
-    if spec.outer == 0 {
-        return Err(ParamError::Empty {
-            kernel,
-            what: "the number of outer iterations O",
-        });
-    }
+    ParamError::check_at_least_one(kernel, "the number of runs R", spec.runs.len() as u64)?;
+    ParamError::check_at_least_one(
+        kernel,
+        "the number of outer iterations O",
+        spec.outer.into(),
+    )?;
     let g = spec.granule.bytes();
-    let aligned = |what: String, value: u32| {
-        if value.is_multiple_of(g) {
-            Ok(())
-        } else {
-            Err(ParamError::Misaligned {
-                kernel,
-                what,
-                value: value.into(),
-                multiple: g,
-            })
-        }
-    };
+    let aligned = |what: String, value: u32| ParamError::check_aligned(kernel, what, value, g);
     aligned("src_stride".into(), spec.src_stride)?;
     aligned("dst_stride".into(), spec.dst_stride)?;
     for (i, run) in spec.runs.iter().enumerate() {
@@ -81,13 +64,7 @@ pub(super) fn validate(spec: &CopyRunsSpec) -> Result<u32, ParamError> {
         flags: 0,
     };
     for (buffer, bytes) in [("src", table.src_extent()), ("dst", table.dst_extent())] {
-        if bytes > MAX_BUFFER_BYTES {
-            return Err(ParamError::TooLarge {
-                kernel,
-                buffer,
-                bytes,
-            });
-        }
+        ParamError::check_fits(kernel, buffer, bytes)?;
     }
     // No two runs (of any outer iterations) write the same dst byte.
     let mut spans: Vec<(u64, u64, u32, usize)> = (0..spec.outer)

@@ -70,30 +70,15 @@ const ANYWHERE: Place = Place {
 
 fn make_case(name: String, table: &Table, src: Vec<u8>, place: Place) -> Case {
     let slot = |s: u8| place.distinct.then_some(s);
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 2,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(3);
+    vertex.extend([
         VertexWord::Value(table.runs.len() as u32),
         VertexWord::Value(table.outer),
         VertexWord::Value(table.src_stride),
         VertexWord::Value(table.dst_stride),
         VertexWord::Value(table.flags),
-    ];
+    ]);
     vertex.extend(split_words(table.items()));
-    let region = |r: Region| match r {
-        Region::Standard => "S",
-        Region::Interleaved => "I",
-    };
     let mode = match (table.flags & W8 != 0, table.flags & PACE != 0) {
         (true, true) => "w8 pace",
         (true, false) => "w8",
@@ -110,9 +95,9 @@ fn make_case(name: String, table: &Table, src: Vec<u8>, place: Place) -> Case {
                 (false, true) => " uniform",
                 (false, false) => "",
             },
-            region(place.src),
-            region(place.dst),
-            region(place.table),
+            place.src.letter(),
+            place.dst.letter(),
+            place.table.letter(),
             if place.distinct { " slots" } else { "" }
         ),
         buffers: vec![

@@ -39,6 +39,15 @@ impl Run {
         }
     }
 
+    /// The runs of one FP8 row of `k_blocks` 32-byte blocks into AMP-left panels of `rows`
+    /// rows: block kb of the row goes to kb·rows·32 (with one outer iteration per row, source
+    /// stride the row and destination stride 32, the whole rows-to-panels copy).
+    pub fn rows_to_panels(rows: u32, k_blocks: u32) -> Vec<Run> {
+        (0..k_blocks)
+            .map(|kb| Run::copy(32 * kb, 32 * kb * rows, 32))
+            .collect()
+    }
+
     pub(super) fn src_word(self) -> u32 {
         match self.src {
             RunSource::Offset(offset) => offset,

@@ -87,9 +87,7 @@ fn the_constructor_picks_the_fastest_loop() {
     assert_eq!(case.buffers[0].element_slot, None);
     // Rows to panels: a progression, column by column with PACE when allowed.
     let panels = CopyRunsSpec {
-        runs: (0..36)
-            .map(|kb| Run::copy(32 * kb, 32 * 46 * kb, 32))
-            .collect(),
+        runs: Run::rows_to_panels(46, 36),
         outer: 46,
         src_stride: 1152,
         dst_stride: 32,

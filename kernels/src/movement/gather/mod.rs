@@ -51,30 +51,15 @@ fn make_case(
     let e_word = spec.element.bytes()
         | if spec.has_zero() { 0 } else { NOZERO }
         | if strided { STRIDED } else { 0 };
-    let mut vertex = vec![
-        VertexWord::Address {
-            buffer: 0,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 1,
-            offset: 0,
-        },
-        VertexWord::Address {
-            buffer: 2,
-            offset: 0,
-        },
+    let mut vertex = VertexWord::buffer_starts(3);
+    vertex.extend([
         VertexWord::Value(spec.words.len() as u32),
         VertexWord::Value(spec.outer),
         VertexWord::Value(spec.src_stride),
         VertexWord::Value(spec.dst_stride),
         VertexWord::Value(e_word),
-    ];
+    ]);
     vertex.extend(split_words(spec.items()));
-    let region = |r: Region| match r {
-        Region::Standard => "S",
-        Region::Interleaved => "I",
-    };
     Case {
         kernel: NAME.into(),
         name: format!(
@@ -84,9 +69,9 @@ fn make_case(
             spec.element.bytes(),
             if spec.has_zero() { " zeros" } else { "" },
             if strided { " strided" } else { "" },
-            region(regions.0),
-            region(regions.1),
-            region(regions.2)
+            regions.0.letter(),
+            regions.1.letter(),
+            regions.2.letter()
         ),
         buffers: vec![
             Buffer::input("src", src, regions.0, None),

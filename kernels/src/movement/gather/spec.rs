@@ -3,7 +3,7 @@
 
 use super::{estimate, make_case, NAME, ZERO_LANE};
 use crate::case::{bytes, Case, Region};
-use crate::error::{ParamError, MAX_BUFFER_BYTES};
+use crate::error::ParamError;
 use crate::movement::items::MAX_ITEMS;
 
 /// The element size.
@@ -197,30 +197,15 @@ pub fn gather_reference(spec: &GatherSpec, src: &[u8], dst_len: usize) -> Vec<u8
 
 pub(super) fn validate(spec: &GatherSpec) -> Result<(), ParamError> {
     let kernel = NAME;
-    if spec.words.is_empty() {
-        return Err(ParamError::Empty {
-            kernel,
-            what: "the number of words W",
-        });
-    }
-    if spec.outer == 0 {
-        return Err(ParamError::Empty {
-            kernel,
-            what: "the number of outer iterations O",
-        });
-    }
+    ParamError::check_at_least_one(kernel, "the number of words W", spec.words.len() as u64)?;
+    ParamError::check_at_least_one(
+        kernel,
+        "the number of outer iterations O",
+        spec.outer.into(),
+    )?;
     let e = spec.element.bytes();
     let aligned = |what: String, value: u32, multiple: u32| {
-        if value.is_multiple_of(multiple) {
-            Ok(())
-        } else {
-            Err(ParamError::Misaligned {
-                kernel,
-                what,
-                value: value.into(),
-                multiple,
-            })
-        }
+        ParamError::check_aligned(kernel, what, value, multiple)
     };
     aligned("src_stride".into(), spec.src_stride, e)?;
     aligned("dst_stride".into(), spec.dst_stride, 4)?;
@@ -258,13 +243,7 @@ pub(super) fn validate(spec: &GatherSpec) -> Result<(), ParamError> {
         });
     }
     for (buffer, bytes) in [("src", spec.src_extent()), ("dst", spec.dst_extent())] {
-        if bytes > MAX_BUFFER_BYTES {
-            return Err(ParamError::TooLarge {
-                kernel,
-                buffer,
-                bytes,
-            });
-        }
+        ParamError::check_fits(kernel, buffer, bytes)?;
     }
     let mut starts: Vec<(u64, u32, usize)> = (0..spec.outer)
         .flat_map(|o| {
