@@ -927,23 +927,19 @@ fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Vec<usize> {
     for (id, node) in mid.nodes.iter() {
         let operands = node.op.operands();
         let ready = operands.iter().map(|o| asap[o.index()]).max().unwrap_or(0);
-        asap[id.index()] = match &node.op {
-            MidOp::Redistribute { .. } => ready + usize::from(exchanged(id)),
-            MidOp::MatMul { .. }
-            | MidOp::BiasAdd { .. }
-            | MidOp::Add { .. }
-            | MidOp::Gelu { .. }
-            | MidOp::Softmax { .. }
-            | MidOp::LayerNorm { .. }
-            | MidOp::Cast { .. } => {
-                let new_step = operands.iter().any(|&o| {
-                    matches!(mid.nodes[o].op, MidOp::Redistribute { .. }) && exchanged(o)
-                });
-                let step = ready.max(if new_step { current + 1 } else { current });
-                current = step;
-                step
-            }
-            MidOp::Input { .. } | MidOp::Weight { .. } | MidOp::Output { .. } => ready,
+        // A redistribution waits for its exchange; a compute op starts a new step after an
+        // exchanged operand (`MidOp::is_compute` is the one exhaustive classification).
+        asap[id.index()] = if let MidOp::Redistribute { .. } = node.op {
+            ready + usize::from(exchanged(id))
+        } else if node.op.is_compute() {
+            let new_step = operands
+                .iter()
+                .any(|&o| matches!(mid.nodes[o].op, MidOp::Redistribute { .. }) && exchanged(o));
+            let step = ready.max(if new_step { current + 1 } else { current });
+            current = step;
+            step
+        } else {
+            ready
         };
     }
     let readers = mid.readers();
