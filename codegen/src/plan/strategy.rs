@@ -158,6 +158,29 @@ fn needs_f16(
 }
 
 /// Row spreads of `shape` worth trying: all tiles, a half and a quarter (distinct ones).
+/// The layouts a row op (bias add, softmax) is tried in: its input's own layout when
+/// `followed` is given, then each row spread, rows padded to 4 elements.
+fn row_op_layouts(
+    ctx: &Ctx,
+    shape: &[u32],
+    followed: Option<Arc<Layout>>,
+    dtype: DType,
+) -> Vec<(String, Distribution, Order)> {
+    let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
+    if let Some(l) = followed {
+        let order = followed_row_order(&l, dtype);
+        dists.push(("follow x".into(), l.dist.clone(), order));
+    }
+    for d in row_spreads(ctx, shape) {
+        dists.push((
+            format!("rows on {}", d.tile_count()),
+            d,
+            Order::RowMajor { align: 4 },
+        ));
+    }
+    dists
+}
+
 fn row_spreads(ctx: &Ctx, shape: &[u32]) -> Vec<Distribution> {
     let tiles = ctx.tiles;
     let mut spreads: Vec<(u32, u32)> = vec![(tiles, 1), (tiles / 2, 1), (tiles / 4, 1)];
@@ -282,18 +305,7 @@ pub fn strategies(
         }
         Op::BiasAdd { x, .. } => {
             needs_f16(graph, h, *x, "x")?;
-            let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
-            if let Some(l) = followed(*x) {
-                let order = followed_row_order(&l, dtype);
-                dists.push(("follow x".into(), l.dist.clone(), order));
-            }
-            for d in row_spreads(ctx, &shape) {
-                dists.push((
-                    format!("rows on {}", d.tile_count()),
-                    d,
-                    Order::RowMajor { align: 4 },
-                ));
-            }
+            let dists = row_op_layouts(ctx, &shape, followed(*x), dtype);
             for (label, dist, order) in dists {
                 let bias_dist =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
@@ -372,20 +384,9 @@ pub fn strategies(
                     format!("softmax scale {scale}: the kernel takes a finite scale > 0"),
                 ));
             }
-            let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
-            if let Some(l) = followed(*x) {
-                if l.dist.is_whole(rank - 1) {
-                    let order = followed_row_order(&l, dtype);
-                    dists.push(("follow x".into(), l.dist.clone(), order));
-                }
-            }
-            for d in row_spreads(ctx, &shape) {
-                dists.push((
-                    format!("rows on {}", d.tile_count()),
-                    d,
-                    Order::RowMajor { align: 4 },
-                ));
-            }
+            // Softmax rows must be whole on a tile to follow x.
+            let whole = followed(*x).filter(|l| l.dist.is_whole(rank - 1));
+            let dists = row_op_layouts(ctx, &shape, whole, dtype);
             for (label, dist, order) in dists {
                 out.push(Strategy {
                     label,
