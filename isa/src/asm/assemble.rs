@@ -493,63 +493,52 @@ pub fn check_immediate(
     let width = desc.field.width();
     let shift = desc.field.shift as u32;
     let what = format!("operand {} of `{}`", index + 1, row.mnemonic);
-    match desc.kind {
-        OperandKind::Signed => {
-            let (lo, hi) = (-(1i64 << (width - 1)), (1i64 << (width - 1)) - 1);
-            if (lo..=hi).contains(&value) {
-                Ok(value as i32 as u32)
-            } else {
-                Err(format!("immediate {value} is out of range for {what} (signed {width}-bit: {lo}..={hi})"))
-            }
+    if desc.kind.is_signed() {
+        let (lo, hi) = (-(1i64 << (width - 1)), (1i64 << (width - 1)) - 1);
+        if (lo..=hi).contains(&value) {
+            Ok(value as i32 as u32)
+        } else {
+            Err(format!(
+                "immediate {value} is out of range for {what} (signed {width}-bit: {lo}..={hi})"
+            ))
         }
-        OperandKind::Target | OperandKind::WordAddress => {
-            let align = (1i64 << shift).max(4);
-            let max = ((1i64 << width) - 1) << shift;
-            let noun = if desc.kind == OperandKind::Target {
-                "branch target"
-            } else {
-                "word address"
-            };
-            if value % align != 0 {
-                Err(format!(
-                    "{noun} {} is not {align}-byte aligned",
-                    show_address(value)
-                ))
-            } else if !(0..=max).contains(&value) {
-                Err(format!(
-                    "{noun} {} is out of range for {what} (0..={max:#x})",
-                    show_address(value)
-                ))
-            } else {
-                Ok(value as u32)
-            }
+    } else if desc.kind.is_address() {
+        let align = (1i64 << shift).max(4);
+        let max = ((1i64 << width) - 1) << shift;
+        let noun = if desc.kind == OperandKind::Target {
+            "branch target"
+        } else {
+            "word address"
+        };
+        if value % align != 0 {
+            Err(format!(
+                "{noun} {} is not {align}-byte aligned",
+                show_address(value)
+            ))
+        } else if !(0..=max).contains(&value) {
+            Err(format!(
+                "{noun} {} is out of range for {what} (0..={max:#x})",
+                show_address(value)
+            ))
+        } else {
+            Ok(value as u32)
         }
-        OperandKind::MReg
-        | OperandKind::AReg
-        | OperandKind::MPair
-        | OperandKind::APair
-        | OperandKind::AQuad
-        | OperandKind::MRegPostInc
-        | OperandKind::MPairPostInc
-        | OperandKind::Unsigned
-        | OperandKind::LowerCsr
-        | OperandKind::UpperCsr => {
-            let max = ((1i64 << width) - 1) << shift;
-            let align = 1i64 << shift;
-            let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) {
-                "CSR index"
-            } else {
-                "immediate"
-            };
-            if !(0..=max).contains(&value) {
-                Err(format!(
-                    "{noun} {value} is out of range for {what} (unsigned {width}-bit: 0..={max})"
-                ))
-            } else if value % align != 0 {
-                Err(format!("{noun} {value} must be a multiple of {align}"))
-            } else {
-                Ok(value as u32)
-            }
+    } else {
+        let max = ((1i64 << width) - 1) << shift;
+        let align = 1i64 << shift;
+        let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) {
+            "CSR index"
+        } else {
+            "immediate"
+        };
+        if !(0..=max).contains(&value) {
+            Err(format!(
+                "{noun} {value} is out of range for {what} (unsigned {width}-bit: 0..={max})"
+            ))
+        } else if value % align != 0 {
+            Err(format!("{noun} {value} must be a multiple of {align}"))
+        } else {
+            Ok(value as u32)
         }
     }
 }

@@ -56,22 +56,18 @@ impl OperandKind {
         self == OperandKind::Signed
     }
 
+    /// Whether the operand is a byte address: a branch target or a word address.
+    pub fn is_address(self) -> bool {
+        matches!(self, OperandKind::Target | OperandKind::WordAddress)
+    }
+
     /// What the operand's value must be a multiple of: the group of a register pair or quad,
     /// 4 bytes for code and word addresses, else 1.
     pub fn alignment(self) -> u32 {
-        match self {
-            OperandKind::Target | OperandKind::WordAddress => 4,
-            OperandKind::MReg
-            | OperandKind::AReg
-            | OperandKind::MPair
-            | OperandKind::APair
-            | OperandKind::AQuad
-            | OperandKind::MRegPostInc
-            | OperandKind::MPairPostInc
-            | OperandKind::Unsigned
-            | OperandKind::Signed
-            | OperandKind::LowerCsr
-            | OperandKind::UpperCsr => u32::from(self.register_width()).max(1),
+        if self.is_address() {
+            4
+        } else {
+            u32::from(self.register_width()).max(1)
         }
     }
 
