@@ -1,0 +1,192 @@
+//! Supervisor stalls: taken branches, CSR writes, load-use, `delay`, `run`/`runall` (rule R5).
+
+use super::*;
+
+pub(super) fn supervisor_cycles(body: &str) -> u64 {
+    let source = format!("    .text\n    .align 8\nsup:\n{body}    br $m10\n\n    .data\n    .align 8\ndata:\n    .int 5, 6\n");
+    run_supervisor(&source, "sup").0
+}
+
+#[test]
+fn a_taken_supervisor_branch_stalls_six_cycles() {
+    let program = |value: u32| format!("    setzi $m1, {value}\n    brz $m1, 1f\n1:\n");
+    // setzi at 0, brz at 1. Taken: the next issue waits until 1 + 6 = 7 (R5), so `br $m10`
+    // issues at 7 and the run takes 8 cycles. Not taken: `br $m10` issues at 2, 3 cycles.
+    let taken = supervisor_cycles(&program(0));
+    let not_taken = supervisor_cycles(&program(1));
+    assert_eq!((taken, not_taken), (8, 3));
+    assert_eq!(
+        taken - not_taken,
+        6 - 1,
+        "a taken branch costs 6 cycles instead of 1"
+    );
+    // The final `br $m10` itself is a taken branch, but it ends the program: a lone `br $m10`
+    // takes 1 cycle.
+    assert_eq!(supervisor_cycles(""), 1);
+}
+
+#[test]
+fn a_supervisor_brnzdec_loop_stalls_on_every_taken_iteration() {
+    // setzi at 0; brnzdec taken K times (6 cycles each, R5), then falls through (1 cycle):
+    // `br $m10` at 1 + 6K + 1, so 6K + 3 cycles.
+    for k in [0u64, 1, 10] {
+        assert_eq!(
+            supervisor_cycles(&format!("    setzi $m1, {k}\n1:  brnzdec $m1, 1b\n")),
+            6 * k + 3,
+            "k {k}"
+        );
+    }
+}
+
+#[test]
+fn a_csr_write_stalls_six_cycles() {
+    // `put` at 0 stalls the next issue to 6 (R5): `br $m10` at 6, 7 cycles. A `get` (a CSR
+    // read) does not stall: `br $m10` at 1, 2 cycles.
+    assert_eq!(supervisor_cycles("    put $FP_ICTL, $mzero\n"), 7);
+    assert_eq!(supervisor_cycles("    get $m1, $FP_ICTL\n"), 2);
+    // Two back-to-back CSR writes: 0 and 6, `br` at 12.
+    assert_eq!(
+        supervisor_cycles("    put $FP_ICTL, $mzero\n    put $FP_ICTL, $mzero\n"),
+        13
+    );
+}
+
+#[test]
+fn a_supervisor_load_use_waits_six_cycles_after_the_load() {
+    // setzi at 0, ld32 at 1 (ready at 1 + 6 = 7).
+    let load = "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n";
+    // The next instruction reads $m1: it waits until 7; `br $m10` at 8: 9 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!("{load}    add $m3, $m1, 1\n")),
+        9
+    );
+    // The next instruction does not read $m1: add at 2, `br $m10` at 3: 4 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!("{load}    add $m3, $m2, 1\n")),
+        4
+    );
+    // A store of the loaded register reads it too: it waits until 7 as well.
+    assert_eq!(
+        supervisor_cycles(&format!("{load}    st32 $m1, $m2, $mzero, 1\n")),
+        9
+    );
+    // The value used is the loaded one.
+    let source = "    .text\n    .align 8\nsup:\n    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n    add $m3, $m1, 1\n    st32 $m3, $m2, $mzero, 1\n    br $m10\n\n    .data\n    .align 8\ndata:\n    .int 5, 6\n";
+    let (_, tile, object) = run_supervisor(source, "sup");
+    assert_eq!(
+        tile.memory.read_u32(symbol(&object, "data") + 4).unwrap(),
+        6
+    );
+}
+
+/// isa.md §6 states the stall as "a register load-use (a load followed by an add that needs it)"
+/// and `sim/src/tile/mod.rs` as "waits until `load_use` cycles after the load": a reader two
+/// instructions after the load (still only 2 cycles after it) waits until load + 6 too.
+#[test]
+fn a_supervisor_load_use_waits_even_with_an_instruction_in_between() {
+    // setzi 0, ld32 1 (ready at 7), nop 2, add waits until 7, br at 8: 9 cycles.
+    assert_eq!(
+        supervisor_cycles(
+            "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n    nop\n    add $m3, $m1, 1\n"
+        ),
+        9
+    );
+}
+
+#[test]
+fn supervisor_load_use_is_tracked_per_register() {
+    let load = "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n";
+    // Four instructions between: nops at 2..5, the reader waits until 7 (not 6), br at 8: 9.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
+        )),
+        9
+    );
+    // Five instructions between: nops at 2..6, the reader issues at 7 without waiting: 9.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    nop\n    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
+        )),
+        9
+    );
+    // Six between: the reader at 8 is long past the load; br at 9: 10 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    nop\n    nop\n    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
+        )),
+        10
+    );
+    // Two loads in a row: ld32 $m1 at 1 (ready 7), ld32 $m4 at 2 (ready 8). A reader of $m1
+    // right after waits until 7, a reader of $m4 then issues at 8, br at 9: 10 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    ld32 $m4, $m2, $mzero, 1\n    add $m3, $m1, 1\n    add $m5, $m4, 1\n"
+        )),
+        10
+    );
+    // A reader of both waits for the later load: 8; br at 9: 10 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!(
+            "{load}    ld32 $m4, $m2, $mzero, 1\n    add $m3, $m1, $m4\n"
+        )),
+        10
+    );
+    // A later non-load write replaces the loaded value: setzi $m1 at 2, its reader issues at 3
+    // without waiting, br at 4: 5 cycles.
+    assert_eq!(
+        supervisor_cycles(&format!("{load}    setzi $m1, 3\n    add $m3, $m1, 1\n")),
+        5
+    );
+    // A load's post-incremented address register is ready at once: ld32step at 1 writes $m1
+    // (ready 7) and $m2 (now); the reader of $m2 issues at 2, the reader of $m1 waits until 7,
+    // br at 8: 9 cycles.
+    assert_eq!(
+        supervisor_cycles(
+            "    setzi $m2, data\n    ld32step $m1, $mzero, $m2+=, 1\n    add $m3, $m2, 1\n    add $m3, $m1, 1\n"
+        ),
+        9
+    );
+}
+
+#[test]
+fn delay_occupies_the_supervisor_for_n_cycles() {
+    // `delay n` at 0, `br $m10` at max(n, 1): n + 1 cycles (a zero delay still takes its cycle).
+    for (n, expected) in [(0u64, 2u64), (1, 2), (2, 3), (10, 11), (1000, 1001)] {
+        assert_eq!(
+            supervisor_cycles(&format!("    delay {n}\n")),
+            expected,
+            "delay {n}"
+        );
+    }
+}
+
+#[test]
+fn run_and_runall_stall_the_supervisor_six_cycles() {
+    // The supervisor's next instruction after `run` (a `get $COUNT_L` stamp) waits 6 cycles.
+    let source = "    .text
+    .align 8
+sup:
+    setzi $m1, work
+    setzi $m3, stamps
+    run $m1, $mzero, 0
+    get $m2, $COUNT_L
+    st32 $m2, $m3, $mzero, 0
+    sync 2
+    br $m10
+    .align 8
+work:
+    exitz $mzero
+    .data
+    .align 4
+stamps:
+    .int 0
+";
+    let (cycles, tile, object) = run_supervisor(source, "sup");
+    // The two setzi issue at 0 and 1, `run` at 2: the `get` waits until 2 + 6 = 8 (R5) and
+    // stamps 8. Worker 0 is launched at 3 (R6) and its exitz issues at 6, the first slot-0
+    // cycle >= 3 (R2); it ends at 12 (R3). st32 at 9, `sync 2` at 10 finds no worker running and
+    // stalls 6 (R5): `br $m10` at 16, 17 cycles.
+    assert_eq!(tile.memory.read_u32(symbol(&object, "stamps")).unwrap(), 8);
+    assert_eq!(cycles, 17);
+}

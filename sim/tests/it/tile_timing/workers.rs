@@ -1,0 +1,239 @@
+//! Worker timing: six-cycle rounds, launches and exits, local sync, `rpt` and `brnzdec` loops (rules R1–R4, R6).
+
+use super::*;
+
+#[test]
+fn one_worker_alone_takes_six_cycles_per_bundle() {
+    for n in [1usize, 2, 3, 4, 10, 100] {
+        let source = format!("    .text\n    .align 8\nwork:\n{}", worker_bundles(n));
+        let (cycles, tile, object) = run_worker(&source, "work");
+        // R2: worker 0 first issues at cycle 0; R1: bundle k issues at 6k; R3: the last (the
+        // exitz, bundle n - 1) completes at 6(n - 1) + 6 = 6n.
+        assert_eq!(cycles, 6 * n as u64, "{n} bundles");
+        assert_eq!(tile.counters.worker_bundles, n as u64, "no padding bundles");
+        assert_eq!(tile.counters.supervisor_bundles, 0);
+        assert_eq!(
+            tile.spans,
+            vec![span(0, symbol(&object, "work"), 0, 6 * n as u64)]
+        );
+    }
+}
+
+/// `setzi $m1, work` (cycle 0); `runall` (cycle 1); `sync 2`; `br $m10`, with each of the six
+/// workers running `n` bundles.
+pub(super) fn six_worker_program(n: usize) -> String {
+    format!(
+        "    .text
+    .align 8
+sup:
+    setzi $m1, work
+    runall $m1, $mzero, 0
+    sync 2
+    br $m10
+    .align 8
+work:
+{}",
+        worker_bundles(n)
+    )
+}
+
+#[test]
+fn six_workers_each_take_six_cycles_per_bundle() {
+    for n in [1usize, 2, 10, 100] {
+        let n64 = n as u64;
+        let (cycles, tile, object) = run_supervisor(&six_worker_program(n), "sup");
+        let work = symbol(&object, "work");
+        // Derivation:
+        // - `setzi` issues at 0, `runall` at 1 (R4: no worker runs yet). R6: launch L = 2, and the
+        //   supervisor may not issue again before 1 + 6 = 7 (R5).
+        // - R2: workers 2, 3, 4, 5 first issue at 2, 3, 4, 5 (their slots in round [0, 6)); workers
+        //   0 and 1 at 6 and 7 (their slots in round 0 had passed). Worker w's last bundle (the
+        //   exitz) issues at first_w + 6(n - 1): 6n - 4 .. 6n - 1 for workers 2..5, 6n and 6n + 1
+        //   for workers 0 and 1. R3: workers 2..5 end at 6n, workers 0 and 1 at 6n + 6 — each 6n
+        //   cycles after the start of the round of its first issue.
+        // - R4: with six workers running the supervisor is suspended. Worker 2 frees slot 2 first
+        //   (its exit issues at 6n - 4) but slot 2 next comes round at 6n + 2, after the last exit
+        //   (worker 1 at 6n + 1); the other slots free later, so `sync 2` issues at 6n + 2
+        //   (>= 7), finds no worker running and stalls 6 (R5): `br $m10` issues at 6n + 8 and is
+        //   the last activity, so the run takes 6n + 9 cycles. (With six workers `sync` can only
+        //   issue once they have all exited, so its wait-and-release path — released 6 cycles
+        //   after the last exit issues — is pinned with one worker in the next test.)
+        assert_eq!(cycles, 6 * n64 + 9, "{n} bundles per worker");
+        let expected: Vec<WorkerSpan> = (0..WORKERS as u8)
+            .map(|w| {
+                let first_round = if w >= 2 { 0 } else { 6 };
+                span(w, work, 2, first_round + 6 * n64)
+            })
+            .collect();
+        assert_eq!(sorted_spans(&tile), expected);
+        assert_eq!(tile.counters.worker_bundles, 6 * n64);
+        assert_eq!(tile.counters.supervisor_bundles, 4);
+    }
+    // The pinned totals.
+    let totals: Vec<u64> = [1usize, 2, 10, 100]
+        .iter()
+        .map(|&n| run_supervisor(&six_worker_program(n), "sup").0)
+        .collect();
+    assert_eq!(totals, vec![15, 21, 69, 609]);
+}
+
+#[test]
+fn one_worker_under_the_supervisor_releases_the_local_sync_six_cycles_after_its_exit() {
+    for n in [1usize, 2, 10, 100] {
+        let n64 = n as u64;
+        let source = format!(
+            "    .text
+    .align 8
+sup:
+    setzi $m1, work
+    run $m1, $mzero, 0
+    sync 2
+    br $m10
+    .align 8
+work:
+{}",
+            worker_bundles(n)
+        );
+        let (cycles, tile, object) = run_supervisor(&source, "sup");
+        // `setzi` at 0, `run` at 1: worker 0 launched at 2 (R6), first issue in slot 0 at 6 (R2),
+        // exit issues at 6 + 6(n - 1) = 6n and its round ends at 6n + 6 (R3). The supervisor
+        // resumes at 1 + 6 = 7 (R5) in slot 1, which no worker holds (R4): `sync 2` issues at 7
+        // and waits. The exit at 6n releases it at 6n + 6 (R5): `br $m10` issues at 6n + 6,
+        // so the run takes 6n + 7 cycles (n >= 2).
+        // (For n = 1 the exit at 6 comes before `sync` issues at 7, so `sync` finds no worker
+        // and stalls 6 itself: `br $m10` at 13, 14 cycles.)
+        let expected = if n == 1 { 14 } else { 6 * n64 + 7 };
+        assert_eq!(cycles, expected, "{n} bundles");
+        assert_eq!(
+            sorted_spans(&tile),
+            vec![span(0, symbol(&object, "work"), 2, 6 * n64 + 6)]
+        );
+    }
+}
+
+#[test]
+fn the_supervisor_is_suspended_while_six_workers_run() {
+    // Worker 0 exits after 4 bundles; workers 1..5 run M + 6 bundles. The supervisor stamps
+    // the cycle of its first two instructions after `runall` with `get $COUNT_L`.
+    const M: u64 = 100;
+    let source = format!(
+        "    .text
+    .align 8
+sup:
+    setzi $m1, work
+    setzi $m3, stamps
+    runall $m1, $mzero, 0
+    get $m2, $COUNT_L
+    get $m4, $COUNT_L
+    st32 $m2, $m3, $mzero, 0
+    st32 $m4, $m3, $mzero, 1
+    sync 2
+    br $m10
+    .align 8
+work:
+    get $m0, $WSR
+    and $m0, $m0, CSR_W_WSR__CTXTID_M1__MASK
+    brz $m0, 2f
+    setzi $m1, {M}
+1:  brnzdec $m1, 1b
+2:  exitz $mzero
+
+    .data
+    .align 4
+stamps:
+    .int 0xffffffff, 0xffffffff
+"
+    );
+    let (cycles, tile, object) = run_supervisor(&source, "sup");
+    let stamps = symbol(&object, "stamps");
+    let first = tile.memory.read_u32(stamps).unwrap() as u64;
+    let second = tile.memory.read_u32(stamps + 4).unwrap() as u64;
+    // `runall` issues at 2: launch at 3 (R6), the supervisor could issue again at 8 (R5).
+    // Worker 0 first issues at 6 (R2) and runs get, and, brz (taken), exitz at 6, 12, 18, 24.
+    // Until then all six workers run and the supervisor is suspended (R4) even though its stall
+    // ended at 8. Slot 0 is free from 25 on: the first `get` issues at 30, and the second one
+    // round later at 36, since slots 1..5 are still held by workers.
+    let exit_of_worker0 = sorted_spans(&tile)[0];
+    assert_eq!(
+        exit_of_worker0.end, 30,
+        "worker 0's exitz issued at 24, its round ends at 30"
+    );
+    assert_eq!((first, second), (30, 36));
+    // The supervisor then issues in slot 0 only: the two st32 at 42 and 48 and `sync 2` at 54,
+    // which waits. Workers 1..5 run M + 6 bundles (get, and, brz, setzi, M + 1 brnzdec, exitz),
+    // first issuing at 7, 8, 3, 4, 5 (R2); the last exit is worker 2's at 8 + 6(M + 5) = 6M + 38,
+    // releasing the supervisor at 6M + 44 (R5), when `br $m10` issues: 6M + 45 cycles.
+    assert_eq!(cycles, 6 * M + 45);
+    assert_eq!(cycles, 645);
+    let ends: Vec<u64> = sorted_spans(&tile).iter().map(|s| s.end).collect();
+    assert_eq!(
+        ends,
+        vec![
+            30,
+            6 * M + 42,
+            6 * M + 42,
+            6 * M + 36,
+            6 * M + 36,
+            6 * M + 36
+        ]
+    );
+    assert_eq!(tile.counters.supervisor_bundles, 9);
+    assert_eq!(tile.counters.worker_bundles, 4 + 5 * (M + 6));
+}
+
+#[test]
+fn rpt_loops_have_zero_overhead_per_iteration() {
+    for (body, count) in [(1u64, 1u64), (1, 100), (3, 7), (4, 1000), (2, 4095)] {
+        let mut source = format!(
+            "    .text\n    .align 8\nwork:\n    {{ rpt {count}, {} ; fnop }}\n",
+            body - 1
+        );
+        for _ in 0..body {
+            source.push_str("    { nop ; fnop }\n");
+        }
+        source.push_str("    exitz $mzero\n");
+        let (cycles, tile, _) = run_worker(&source, "work");
+        // The rpt bundle, B·K body bundles and the exitz, 6 cycles each (R1, R3): no cycle per
+        // iteration is added for looping.
+        assert_eq!(cycles, 6 * (body * count) + 6 + 6, "body {body} x {count}");
+        assert_eq!(tile.counters.worker_bundles, body * count + 2);
+    }
+    // The register form with a count above the 12-bit immediate, and with a count of 0 (the
+    // body is skipped: rpt + exitz).
+    for count in [0u64, 1, 5000] {
+        let source = format!(
+            "    .text
+    .align 8
+work:
+    setzi $m1, {count}
+    rpt $m1, 1
+    {{ nop ; fnop }}
+    {{ nop ; fnop }}
+    exitz $mzero
+"
+        );
+        let (cycles, _, _) = run_worker(&source, "work");
+        // setzi + rpt (the solo rpt at offset 4 puts the body at offset 8) + 2K + exitz.
+        assert_eq!(cycles, 6 * (2 * count) + 6 * 3, "count {count}");
+    }
+}
+
+#[test]
+fn a_worker_brnzdec_loop_costs_one_bundle_per_branch() {
+    // A worker's taken branch costs nothing extra (isa §3.6): setzi, K + 1 brnzdec bundles
+    // (K taken, one falling through) each preceded by a body bundle, then exitz.
+    for k in [0u64, 1, 50] {
+        let source = format!(
+            "    .text
+    .align 8
+work:
+    setzi $m1, {k}
+1:  nop
+    brnzdec $m1, 1b
+    exitz $mzero
+"
+        );
+        let (cycles, _, _) = run_worker(&source, "work");
+        assert_eq!(cycles, 6 * (1 + 2 * (k + 1) + 1), "k {k}");
+    }
+}
