@@ -98,7 +98,7 @@ pub fn execute(
 mod tests {
     use super::*;
     use crate::layout::{even_bounds, Distribution, Order, ShardMap, TileGrid, View, MAX_RANK};
-    use crate::redist::movement::plan_movement;
+    use crate::redist::movement::{plan_movement, plan_movement_with, RoutePolicy};
     use crate::redist::segments::{zero_padding, Side};
     use proptest::prelude::*;
     use std::ops::Range;
@@ -155,9 +155,20 @@ mod tests {
 
     /// Moves a tagged source into `dest` through `view` and checks every destination element.
     fn check(src: (&Distribution, Order), dst: (&Distribution, Order), view: &View, e: usize) {
+        check_with(src, dst, view, e, RoutePolicy::DEFAULT);
+    }
+
+    /// [`check`] with routes chosen by `policy`; returns the movement.
+    fn check_with(
+        src: (&Distribution, Order),
+        dst: (&Distribution, Order),
+        view: &View,
+        e: usize,
+        policy: RoutePolicy,
+    ) -> Movement {
         let src_map = ShardMap::new(src.1, &src.0.padded_box(), e as u32).unwrap();
         let dst_map = ShardMap::new(dst.1, &dst.0.padded_box(), e as u32).unwrap();
-        let movement = plan_movement(
+        let movement = plan_movement_with(
             &Side {
                 dist: src.0,
                 map: &src_map,
@@ -167,6 +178,7 @@ mod tests {
                 map: &dst_map,
             },
             view,
+            policy,
         );
         for m in &movement.moves {
             assert!(m.words > 0 && m.offset % 4 == 0);
@@ -204,6 +216,7 @@ mod tests {
                 });
             }
         }
+        movement
     }
 
     #[test]
@@ -248,6 +261,38 @@ mod tests {
             &view,
             2,
         );
+    }
+
+    #[test]
+    fn an_sram_saving_route_stages_keys_at_their_senders() {
+        // One head's keys (columns 72..144 of [256, 216] f16, held in 4 × 7 blocks of 64 rows
+        // × 32 columns, so the head straddles column blocks) → its K^T `$CWEI` blocks on 4
+        // tiles. Staged at the receivers, each of the 4 would hold all 12 senders' pieces
+        // beside the blocks; when SRAM is what runs out, the receivers' staging counts for
+        // every sender and most senders arrange their pieces themselves.
+        let src = Distribution::on_grid(
+            vec![256, 216],
+            vec![even_bounds(256, 4, 16), even_bounds(216, 7, 32)],
+            &TileGrid::new(vec![4, 7], 0),
+            &[Some(0), Some(1)],
+        )
+        .unwrap();
+        let receivers = 28..32;
+        let dst = Distribution::replicated(vec![72, 256], receivers.clone().collect()).unwrap();
+        let view = View::transpose(&[256, 72], &[1, 0])
+            .and_then(|t| t.then(&View::slice(&[256, 216], 1, 72, 144)?))
+            .unwrap();
+        let (s, d) = ((&src, Order::RowMajor { align: 16 }), (&dst, Order::Cwei));
+        let staged = |m: &Movement| -> u32 {
+            receivers
+                .clone()
+                .map(|t| m.staging_bytes.get(&t).copied().unwrap_or(0))
+                .sum()
+        };
+        let default = staged(&check_with(s, d, &view, 2, RoutePolicy::DEFAULT));
+        let saving = staged(&check_with(s, d, &view, 2, RoutePolicy::SRAM_SAVING));
+        assert!(default > 0, "cheap buffers: the receivers stage");
+        assert!(saving * 2 < default, "staged {saving} of {default} bytes");
     }
 
     #[test]

@@ -148,6 +148,9 @@ pub fn transfer_cycles(words: u32) -> u64 {
 /// instructions on the receiver and the schedule fragments; weighed as a few cycles.
 pub const WINDOW_CODE_CYCLES: u64 = 4;
 
+/// Bytes one more receive window adds to the receiver's exchange program (six instructions).
+pub const WINDOW_CODE_BYTES: u64 = 24;
+
 /// Tile cycles of a local copy of `runs` runs and `bytes` bytes (six workers): the shape of
 /// `copy_runs` (word runs) or `gather_elements` (element granular).
 pub fn copy_cycles(runs: usize, bytes: u64, word_aligned: bool) -> u64 {
@@ -288,6 +291,9 @@ fn choose_route(
         }
     };
     let fan_in = fan_in.max(1) as u64;
+    // Every receive window grows the receiver's exchange program; like the receiver's other
+    // costs it adds up over all `fan_in` senders.
+    let window_code = |windows: usize| windows as u64 * WINDOW_CODE_BYTES * fan_in;
     if all_aligned {
         let exchange = segments
             .iter()
@@ -298,7 +304,7 @@ fn choose_route(
             RouteCost {
                 exchange,
                 copies: 0,
-                memory: 0,
+                memory: window_code(segments.len()),
             },
             0,
         );
@@ -313,7 +319,9 @@ fn choose_route(
         RouteCost {
             exchange,
             copies: copy_cycles(segments.len(), bytes, all_aligned) * fan_in,
-            memory: covered.iter().map(|c| (c.1 - c.0) as u64).sum(),
+            // The receiver stages what every one of its senders sends.
+            memory: covered.iter().map(|c| (c.1 - c.0) as u64).sum::<u64>() * fan_in
+                + window_code(covered.len()),
         },
         1,
     );
@@ -329,7 +337,8 @@ fn choose_route(
                 exchange,
                 copies: copy_cycles(segments.len(), bytes, all_aligned),
                 // Shared by every receiver of the block.
-                memory: ranges.iter().map(|r| (r.1 - r.0) as u64).sum::<u64>() / 4,
+                memory: ranges.iter().map(|r| (r.1 - r.0) as u64).sum::<u64>() / 4
+                    + window_code(ranges.len()),
             },
             2,
         );
