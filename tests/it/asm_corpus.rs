@@ -38,3 +38,48 @@ fn poly_macros_runs_and_matches_the_reference() {
     assert_eq!(got, want);
     assert!(result.cycles > 0);
 }
+
+/// `asm run` with two files: a macro file's `.globl` entry called from a second file, the
+/// `.warning` on stderr; then a label another file does not export is refused, naming that file.
+#[test]
+fn asm_run_links_several_files_and_prints_warnings() {
+    let dir = crate::cli::scratch_dir("asm-corpus", "link");
+    let lib = dir.join("lib.S");
+    let main = dir.join("main.S");
+    std::fs::write(
+        &lib,
+        ".macro ret\n  .warning \"returning through \\@\"\n  br $lr\n.endm\n    .globl helper\n    .align 8\nhelper:\n    add $m1, $m1, 1\n    ret\nhidden:\n    nop\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &main,
+        "    .extern helper\n    .globl start\n    .align 8\nstart:\n    setzi $m1, 41\n    call $m10, helper\n    exitz $mzero\n",
+    )
+    .unwrap();
+    let (lib, main) = (lib.display().to_string(), main.display().to_string());
+    let run = crate::cli::succeeds(&["asm", "run", &lib, &main, "--entry", "start", "--worker"]);
+    assert!(
+        run.stderr.contains("warning: returning through 0"),
+        "{}",
+        run.stderr
+    );
+    std::fs::write(dir.join("bad.S"), "    call $m10, hidden\n").unwrap();
+    std::fs::write(dir.join("other.S"), "hidden:\n    nop\n").unwrap();
+    let bad = dir.join("bad.S").display().to_string();
+    let other = dir.join("other.S").display().to_string();
+    crate::cli::fails_clearly(
+        &[
+            "asm",
+            "build",
+            &other,
+            &bad,
+            "-o",
+            &dir.join("x.tobj").display().to_string(),
+        ],
+        &[
+            "error[E-ASM-008]",
+            "undefined symbol `hidden`",
+            "defines it, but not as `.globl`",
+        ],
+    );
+}

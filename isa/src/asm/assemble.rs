@@ -10,7 +10,7 @@ use super::layout::{layout, ItemKind, Layout, LayoutOptions, PREDEFINED_SYMBOLS}
 use super::lexer::lex;
 use super::macros::expand;
 use super::object::{CodeContext, ListingLine, Object, Section};
-use super::parser::{parse, InstStmt, OperandValue, ParsedFile, RegOperand, StmtKind};
+use super::parser::{parse, Directive, InstStmt, OperandValue, ParsedFile, RegOperand, StmtKind};
 use super::print::{format_bundle, format_inst, kind_syntax};
 use crate::csr::CsrSpace;
 use crate::inst::emit::encode_bundle;
@@ -49,6 +49,7 @@ pub fn assemble_with_warnings<N: AsRef<str>, T: AsRef<str>>(
     let mut layout = layout(&files, options, &mut errors);
     let (sections, listing) = encode_sections(&layout, &mut errors);
     let symbols = layout.object_symbols(&mut errors);
+    explain_undefined(&files, &mut errors);
     for ((name, _), expanded) in sources.iter().zip(&expansions) {
         expanded.annotate(name.as_ref(), &mut errors);
     }
@@ -68,6 +69,33 @@ pub fn assemble_with_warnings<N: AsRef<str>, T: AsRef<str>>(
     };
     errors.sort_by_key(|e| (order(e.loc()), e.loc().line, e.loc().col));
     (Err(AsmErrors(errors)), warnings)
+}
+
+/// Linking several files: an undefined symbol that another file defines without `.globl` says so.
+fn explain_undefined(files: &[ParsedFile], errors: &mut [AsmError]) {
+    for error in errors.iter_mut() {
+        let AsmError::UndefinedSymbol { loc, message } = error else {
+            continue;
+        };
+        let Some(name) = message
+            .strip_prefix("undefined symbol `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        else {
+            continue;
+        };
+        let definer = files.iter().find(|file| {
+            file.name != loc.file
+                && file.stmts.iter().any(|stmt| match &stmt.kind {
+                    StmtKind::Label(label) => label == name,
+                    StmtKind::Directive(Directive::Equ { name: defined, .. }) => defined == name,
+                    StmtKind::Inst(_) | StmtKind::Bundle(_) | StmtKind::Directive(_) => false,
+                })
+        });
+        if let Some(file) = definer {
+            let note = format!(" ({} defines it, but not as `.globl`)", file.name);
+            message.push_str(&note);
+        }
+    }
 }
 
 /// Assembles one anonymous file (`<input>`) at the default base.

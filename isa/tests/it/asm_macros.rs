@@ -155,3 +155,34 @@ fn aliases_and_warnings() {
     let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     assert_eq!(warnings, ["w.S:2:1: warning: unrolled 0"]);
 }
+
+/// Several files are linked as they are assembled together: `.globl` names are shared,
+/// `.extern` declares them, and a missing or twice-defined global is a typed error.
+#[test]
+fn files_link_through_globals() {
+    let a = "    .globl f\n    .text\nf:\n    br $lr\nlocal_a:\n    nop\n";
+    let b = "    .extern f\n    .globl main\nmain:\n    call $lr, f\n";
+    let object = assemble(&[("a.S", a), ("b.S", b)], &LayoutOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    expect![[r#"
+        f:
+        0004c000  35a00000           br $m10
+        local_a:
+        0004c004  38000000           nop
+        main:
+        0004c008  36a13000           call $m10, 0x4c000
+    "#]]
+    .assert_eq(&object.listing_text());
+    let c = "    .extern g\n    call $lr, g\n    call $lr, local_a\n";
+    let d = "    .globl f\nf:\n    nop\n";
+    let errors = assemble(
+        &[("a.S", a), ("c.S", c), ("d.S", d)],
+        &LayoutOptions::default(),
+    )
+    .unwrap_err();
+    expect![[r#"
+        c.S:2:15: error[E-ASM-008]: undefined symbol `g`
+        c.S:3:15: error[E-ASM-008]: undefined symbol `local_a` (a.S defines it, but not as `.globl`)
+        d.S:1:12: error[E-ASM-009]: global symbol `f` is also defined at a.S:3:1"#]]
+    .assert_eq(&errors.to_string());
+}
