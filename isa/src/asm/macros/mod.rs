@@ -8,8 +8,8 @@
 //! tokens go to the parser. Each expansion gets a context number that the tokens' positions
 //! carry ([`Pos::ctx`]), so a message names the line in the body and the invocation
 //! ([`Expanded::note`]). `.if` sees the symbols defined by `.set`/`.equ`/`=` and labels in the
-//! lines above it. Everything is bounded: nesting depth, lines produced, line length and
-//! `.rept` counts give a typed error, never a hang.
+//! lines above it. Everything is bounded: nesting depth, lines and bytes produced, line length
+//! and `.rept` counts give a typed error, never a hang.
 
 pub mod args;
 pub mod cond;
@@ -30,6 +30,8 @@ use std::rc::Rc;
 pub const MAX_DEPTH: usize = 64;
 /// Most lines (and repeat passes) the expansions of one file may produce.
 pub const MAX_WORK: u64 = 1 << 20;
+/// Most bytes of text the expansions of one file may produce.
+pub const MAX_BYTES: u64 = 64 << 20;
 /// Longest line an expansion may produce, in bytes.
 pub const MAX_LINE: usize = 1 << 16;
 /// Largest `.rept` count.
@@ -108,6 +110,7 @@ pub fn expand(file: &str, text: &str, errors: &mut Vec<AsmError>) -> Expanded {
         values: HashMap::new(),
         macros_run: 0,
         work: 0,
+        bytes: 0,
         aborted: false,
     };
     expander.run();
@@ -237,6 +240,7 @@ struct Expander<'a> {
     values: HashMap<String, Option<i64>>,
     macros_run: u64,
     work: u64,
+    bytes: u64,
     aborted: bool,
 }
 
@@ -311,7 +315,21 @@ impl Expander<'_> {
                         return None;
                     }
                     match substituted {
-                        Some(text) => text,
+                        Some(text) => {
+                            self.bytes += text.len() as u64;
+                            if self.bytes > MAX_BYTES {
+                                self.errors.push(make::ExpansionLimit(
+                                    self.loc(pos),
+                                    format!(
+                                        "expansion produces more than {MAX_BYTES} bytes of text"
+                                    ),
+                                ));
+                                self.aborted = true;
+                                self.stack.clear();
+                                return None;
+                            }
+                            text
+                        }
                         None => {
                             self.errors.push(make::ExpansionLimit(
                                 self.loc(pos),

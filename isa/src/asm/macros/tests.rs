@@ -326,3 +326,27 @@ fn bounds_give_errors_not_hangs() {
         "#]],
     );
 }
+
+/// Malformed input of every kind gives errors (or nothing), never a panic.
+#[test]
+fn malformed_input_never_panics() {
+    let inputs = [
+        ".macro m a=\"x\n\\a\n.endm\nm \"unterminated\n",
+        ".macro m, a\n\\\n.endm\nm 1\n",
+        ".macro\u{e9} \u{e9}\n.endm\n\u{e9} \u{e9}\n",
+        ".irp\n.endr\n.irpc c\n\\c\n.endr\n.irp x, \"a\n.endr\n",
+        ".ifc \"a\n.endif\n.ifc \"a\" b\n.endif\n.ifdef\n.endif\n.ifdef 1 2\n.endif\n",
+        ".rept 99999999999999999999\n.endr\n.rept 1/0\n.endr\n.if 1 <<\n.endif\n",
+        ".elseif 1\n.if 0\n.elseif\n.endif\n.exitm\n.error\n.warning\n.purgem\n",
+        ".macro m x:vararg\nm \\x \\x\n.endm\nm a,b\n",
+        "x: .endm\nlabel: .if 1\n.endif\n:\n\\@\n\\()\n",
+        "#define A \\\n.macro A\n.endm\n",
+        ".macro a\n.macro b\n.endm\n.endm\na\na\n",
+    ];
+    for input in inputs {
+        let mut errors = Vec::new();
+        let out = expand("t.S", input, &mut errors);
+        assert!(matches!(out.tokens.last().map(|t| &t.tok), Some(Tok::Eof)));
+        let _ = crate::asm::assemble_str(input);
+    }
+}
