@@ -60,6 +60,10 @@ pub fn parse_register(name: &str) -> Option<(RegisterFile, u8)> {
         "mworker_base" => return Some((RegisterFile::M, M_WORKER_BASE)),
         "mvertex_base" => return Some((RegisterFile::M, M_VERTEX_BASE)),
         "azero" => return Some((RegisterFile::A, A_ZERO)),
+        // ABI aliases of the current LLVM (LLVM-REG in the reference): sp, lr, fp.
+        "sp" => return Some((RegisterFile::M, 11)),
+        "lr" => return Some((RegisterFile::M, 10)),
+        "fp" => return Some((RegisterFile::M, 9)),
         _ => {}
     }
     let (file, digits) = match name.as_bytes().first()? {

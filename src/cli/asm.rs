@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::isa::asm::object::Object;
-use tessera::isa::asm::{assemble, LayoutOptions};
+use tessera::isa::asm::{assemble_with_warnings, LayoutOptions};
 use tessera::npy::{DType, NpyArray};
 use tessera::sim::MachineDescription;
 use tessera::tile_program::{parse_u32, run_program, OutputSpec, RunRequest};
@@ -115,7 +115,11 @@ pub fn assemble_files(files: &[PathBuf], machine: &MachineDescription) -> Result
         sources.push((file.display().to_string(), text));
     }
     let options = layout_for(machine, &sources);
-    assemble(&sources, &options).map_err(|errors| anyhow!("{errors}"))
+    let (object, warnings) = assemble_with_warnings(&sources, &options);
+    for warning in &warnings {
+        eprintln!("{warning}");
+    }
+    object.map_err(|errors| anyhow!("{errors}"))
 }
 
 pub fn layout_for(machine: &MachineDescription, sources: &[(String, String)]) -> LayoutOptions {

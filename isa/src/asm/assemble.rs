@@ -4,12 +4,13 @@
 //! first whose operand kinds match the written operands (register file, width, post-increment,
 //! CSR name, or expression) wins; immediates are range-checked against that row's field.
 
-use super::error::{make, AsmError, AsmErrors, Loc};
+use super::error::{make, AsmError, AsmErrors, AsmWarning, Loc};
 use super::expr::{ConstEnv, Expr};
 use super::layout::{layout, ItemKind, Layout, LayoutOptions, PREDEFINED_SYMBOLS};
 use super::lexer::lex;
+use super::macros::expand;
 use super::object::{CodeContext, ListingLine, Object, Section};
-use super::parser::{parse, InstStmt, OperandValue, ParsedFile, RegOperand, StmtKind};
+use super::parser::{parse, Directive, InstStmt, OperandValue, ParsedFile, RegOperand, StmtKind};
 use super::print::{format_bundle, format_inst, kind_syntax};
 use crate::csr::CsrSpace;
 use crate::inst::emit::encode_bundle;
@@ -23,23 +24,42 @@ pub fn assemble<N: AsRef<str>, T: AsRef<str>>(
     sources: &[(N, T)],
     options: &LayoutOptions,
 ) -> Result<Object, AsmErrors> {
+    assemble_with_warnings(sources, options).0
+}
+
+/// [`assemble`], also returning the warnings (`.warning`) in source order.
+pub fn assemble_with_warnings<N: AsRef<str>, T: AsRef<str>>(
+    sources: &[(N, T)],
+    options: &LayoutOptions,
+) -> (Result<Object, AsmErrors>, Vec<AsmWarning>) {
     let mut errors = Vec::new();
+    let mut expansions = Vec::new();
+    let mut warnings = Vec::new();
     let files: Vec<ParsedFile> = sources
         .iter()
         .map(|(name, text)| {
-            let tokens = lex(name.as_ref(), text.as_ref(), &mut errors);
-            parse(name.as_ref(), &tokens, &mut errors)
+            let mut expanded = expand(name.as_ref(), text.as_ref(), &mut errors);
+            warnings.append(&mut expanded.warnings);
+            let parsed = parse(name.as_ref(), &expanded.tokens, &mut errors);
+            expanded.tokens = Vec::new();
+            expansions.push(expanded);
+            parsed
         })
         .collect();
     let mut layout = layout(&files, options, &mut errors);
     let (sections, listing) = encode_sections(&layout, &mut errors);
     let symbols = layout.object_symbols(&mut errors);
+    explain_undefined(&files, &mut errors);
+    for ((name, _), expanded) in sources.iter().zip(&expansions) {
+        expanded.annotate(name.as_ref(), &mut errors);
+    }
     if errors.is_empty() {
-        return Ok(Object {
+        let object = Object {
             sections,
             symbols,
             listing,
-        });
+        };
+        return (Ok(object), warnings);
     }
     let order = |loc: &Loc| {
         sources
@@ -48,7 +68,34 @@ pub fn assemble<N: AsRef<str>, T: AsRef<str>>(
             .unwrap_or(usize::MAX)
     };
     errors.sort_by_key(|e| (order(e.loc()), e.loc().line, e.loc().col));
-    Err(AsmErrors(errors))
+    (Err(AsmErrors(errors)), warnings)
+}
+
+/// Linking several files: an undefined symbol that another file defines without `.globl` says so.
+fn explain_undefined(files: &[ParsedFile], errors: &mut [AsmError]) {
+    for error in errors.iter_mut() {
+        let AsmError::UndefinedSymbol { loc, message } = error else {
+            continue;
+        };
+        let Some(name) = message
+            .strip_prefix("undefined symbol `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        else {
+            continue;
+        };
+        let definer = files.iter().find(|file| {
+            file.name != loc.file
+                && file.stmts.iter().any(|stmt| match &stmt.kind {
+                    StmtKind::Label(label) => label == name,
+                    StmtKind::Directive(Directive::Equ { name: defined, .. }) => defined == name,
+                    StmtKind::Inst(_) | StmtKind::Bundle(_) | StmtKind::Directive(_) => false,
+                })
+        });
+        if let Some(file) = definer {
+            let note = format!(" ({} defines it, but not as `.globl`)", file.name);
+            message.push_str(&note);
+        }
+    }
 }
 
 /// Assembles one anonymous file (`<input>`) at the default base.
@@ -66,7 +113,7 @@ pub fn parse_bundle(text: &str) -> Result<Bundle, AsmErrors> {
     if !errors.is_empty() {
         return Err(AsmErrors(errors));
     }
-    let loc = |pos: super::lexer::Pos| Loc::new(FILE, pos.line, pos.col);
+    let loc = |pos: super::lexer::Pos| Loc::at(FILE, pos);
     let insts = match parsed.stmts.as_slice() {
         [stmt] => match &stmt.kind {
             StmtKind::Inst(inst) => std::slice::from_ref(inst),

@@ -1,5 +1,6 @@
 //! Assembler diagnostics: one typed error per problem, each with an id, a source location and a message.
 
+use super::lexer::Pos;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
@@ -10,6 +11,10 @@ pub struct Loc {
     pub file: String,
     pub line: u32,
     pub col: u32,
+    /// The macro or `.rept` expansion the text came from (0: written in the file). The
+    /// assembler names the invocations in the message; this keeps the number for tools.
+    #[serde(default)]
+    pub ctx: u32,
 }
 
 impl Loc {
@@ -18,6 +23,17 @@ impl Loc {
             file: file.to_string(),
             line,
             col,
+            ctx: 0,
+        }
+    }
+
+    /// The location of a lexer position (with its expansion context) in `file`.
+    pub fn at(file: &str, pos: Pos) -> Loc {
+        Loc {
+            file: file.to_string(),
+            line: pos.line,
+            col: pos.col,
+            ctx: pos.ctx,
         }
     }
 }
@@ -52,6 +68,11 @@ macro_rules! asm_errors {
 
             pub fn message(&self) -> &str {
                 match self { $( AsmError::$variant { message, .. } => message, )* }
+            }
+
+            /// Adds text to the message (the assembler's note of the macro invocations).
+            pub fn append_to_message(&mut self, text: &str) {
+                match self { $( AsmError::$variant { message, .. } => message.push_str(text), )* }
             }
         }
 
@@ -103,6 +124,32 @@ asm_errors! {
     WrongContext = "E-ASM-016";
     /// The encoder rejected an instruction the assembler accepted (an internal inconsistency).
     Encoding = "E-ASM-017";
+    /// A bad `.macro` definition, `.endm`/`.endr` without a start, a body that never ends, a
+    /// macro defined twice or `.purgem` of an unknown macro.
+    MacroDefinition = "E-ASM-018";
+    /// A macro invocation whose arguments do not fit the definition: a missing `:req`
+    /// argument, too many arguments, an unknown or repeated named argument.
+    MacroArgument = "E-ASM-019";
+    /// An expansion bound was hit: macro nesting depth, total expanded lines, `.rept` count.
+    ExpansionLimit = "E-ASM-020";
+    /// Conditional assembly out of order (`.else`/`.endif` without `.if`, `.if` never ended)
+    /// or a condition with bad arguments.
+    Conditional = "E-ASM-021";
+    /// The source asked for an error: `.error "message"`.
+    UserError = "E-ASM-022";
+}
+
+/// A diagnostic that does not stop the assembly (`.warning`). Displays as `file:line:col: warning: message`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AsmWarning {
+    pub loc: Loc,
+    pub message: String,
+}
+
+impl fmt::Display for AsmWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: warning: {}", self.loc, self.message)
+    }
 }
 
 /// All diagnostics of one assembly, in source order (file order, then line, then column).

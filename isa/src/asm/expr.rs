@@ -1,4 +1,7 @@
 //! Expressions in immediates and data: the AST, operator precedence (C rules) and evaluation.
+//!
+//! Comparisons give -1 for true and 0 for false, and `&&`, `||` and `!` give 1 or 0, as in GNU
+//! as; precedence stays C's (GNU as ranks `&`, `|`, `^` above `+` and `==`: parenthesise).
 
 use super::error::{make, AsmError, Loc};
 use super::lexer::Pos;
@@ -9,6 +12,8 @@ pub enum UnaryOp {
     Neg,
     Not,
     Plus,
+    /// `!`: 1 if the operand is 0, else 0.
+    LogicalNot,
 }
 
 /// Binary operators, with C precedence (see [`BinaryOp::precedence`]).
@@ -24,18 +29,31 @@ pub enum BinaryOp {
     And,
     Xor,
     Or,
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    LogicalAnd,
+    LogicalOr,
 }
 
 impl BinaryOp {
-    /// Higher binds tighter: `* / %` 6, `+ -` 5, `<< >>` 4, `&` 3, `^` 2, `|` 1.
+    /// Higher binds tighter (C): `* / %` 10, `+ -` 9, `<< >>` 8, `< > <= >=` 7, `== !=` 6,
+    /// `&` 5, `^` 4, `|` 3, `&&` 2, `||` 1.
     pub fn precedence(self) -> u8 {
         match self {
-            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 6,
-            BinaryOp::Add | BinaryOp::Sub => 5,
-            BinaryOp::Shl | BinaryOp::Shr => 4,
-            BinaryOp::And => 3,
-            BinaryOp::Xor => 2,
-            BinaryOp::Or => 1,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 10,
+            BinaryOp::Add | BinaryOp::Sub => 9,
+            BinaryOp::Shl | BinaryOp::Shr => 8,
+            BinaryOp::Lt | BinaryOp::Gt | BinaryOp::Le | BinaryOp::Ge => 7,
+            BinaryOp::Eq | BinaryOp::Ne => 6,
+            BinaryOp::And => 5,
+            BinaryOp::Xor => 4,
+            BinaryOp::Or => 3,
+            BinaryOp::LogicalAnd => 2,
+            BinaryOp::LogicalOr => 1,
         }
     }
 
@@ -51,6 +69,14 @@ impl BinaryOp {
             BinaryOp::And => "&",
             BinaryOp::Xor => "^",
             BinaryOp::Or => "|",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Gt => ">",
+            BinaryOp::Le => "<=",
+            BinaryOp::Ge => ">=",
+            BinaryOp::LogicalAnd => "&&",
+            BinaryOp::LogicalOr => "||",
         }
     }
 }
@@ -123,7 +149,7 @@ pub trait Env {
 
 /// Evaluates an expression. Never panics: division by zero and shifts outside 0..=63 are errors.
 pub fn eval(expr: &Expr, env: &dyn Env) -> Result<i64, AsmError> {
-    let loc = |pos: Pos| Loc::new(env.file(), pos.line, pos.col);
+    let loc = |pos: Pos| Loc::at(env.file(), pos);
     match expr {
         Expr::Num(value, _) => Ok(*value),
         Expr::Sym { name, pos } => env.symbol(name, loc(*pos)),
@@ -153,6 +179,7 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<i64, AsmError> {
                 UnaryOp::Neg => value.wrapping_neg(),
                 UnaryOp::Not => !value,
                 UnaryOp::Plus => value,
+                UnaryOp::LogicalNot => (value == 0) as i64,
             })
         }
         Expr::Binary {
@@ -181,6 +208,14 @@ pub fn eval(expr: &Expr, env: &dyn Env) -> Result<i64, AsmError> {
                 BinaryOp::And => a & b,
                 BinaryOp::Xor => a ^ b,
                 BinaryOp::Or => a | b,
+                BinaryOp::Eq => -((a == b) as i64),
+                BinaryOp::Ne => -((a != b) as i64),
+                BinaryOp::Lt => -((a < b) as i64),
+                BinaryOp::Gt => -((a > b) as i64),
+                BinaryOp::Le => -((a <= b) as i64),
+                BinaryOp::Ge => -((a >= b) as i64),
+                BinaryOp::LogicalAnd => (a != 0 && b != 0) as i64,
+                BinaryOp::LogicalOr => (a != 0 || b != 0) as i64,
             })
         }
     }
@@ -224,7 +259,7 @@ mod tests {
             file: "t.S",
             symbols: &[("X", 5)],
         };
-        let p = Pos { line: 1, col: 1 };
+        let p = Pos::at(1, 1);
         let e = Expr::Binary {
             op: BinaryOp::Shl,
             left: num(1),

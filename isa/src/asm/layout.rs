@@ -319,11 +319,7 @@ impl<'a> Layout<'a> {
     }
 
     pub fn loc(&self, file: usize, pos: Pos) -> Loc {
-        Loc::new(
-            self.files.get(file).copied().unwrap_or("<input>"),
-            pos.line,
-            pos.col,
-        )
+        Loc::at(self.files.get(file).copied().unwrap_or("<input>"), pos)
     }
 
     /// The symbol table of the object (labels only), after evaluating `.size`s.

@@ -9,11 +9,20 @@
 use super::error::{make, AsmError, Loc};
 use std::collections::{HashMap, HashSet};
 
-/// 1-based line and column (in characters) within one file.
+/// 1-based line and column (in characters) within one file, and the macro or `.rept`
+/// expansion the text came from (`ctx`, 0 for text written in the file; see `macros`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Pos {
     pub line: u32,
     pub col: u32,
+    pub ctx: u32,
+}
+
+impl Pos {
+    /// A position in text written in the file itself.
+    pub fn at(line: u32, col: u32) -> Pos {
+        Pos { line, col, ctx: 0 }
+    }
 }
 
 /// Punctuation.
@@ -39,6 +48,16 @@ pub enum Punct {
     Tilde,
     Eq,
     At,
+    /// Comparisons and logic of conditions: `==`, `!=` (or `<>`), `<`, `>`, `<=`, `>=`, `&&`, `||`, `!`.
+    EqEq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    AndAnd,
+    OrOr,
+    Bang,
 }
 
 impl Punct {
@@ -64,6 +83,15 @@ impl Punct {
             Punct::Tilde => "~",
             Punct::Eq => "=",
             Punct::At => "@",
+            Punct::EqEq => "==",
+            Punct::Ne => "!=",
+            Punct::Lt => "<",
+            Punct::Gt => ">",
+            Punct::Le => "<=",
+            Punct::Ge => ">=",
+            Punct::AndAnd => "&&",
+            Punct::OrOr => "||",
+            Punct::Bang => "!",
         }
     }
 }
@@ -158,16 +186,22 @@ struct Lexer<'a> {
     col: u32,
     /// Only blanks seen since the last newline.
     at_line_start: bool,
+    /// Expansion context of every token (see [`Pos::ctx`]).
+    ctx: u32,
     tokens: Vec<Token>,
     errors: &'a mut Vec<AsmError>,
-    defines: HashMap<String, Vec<Tok>>,
+    defines: &'a mut Defines,
     expanded: usize,
     expansion_overflow: bool,
 }
 
+/// Object-like `#define`s in force: name → replacement tokens.
+pub type Defines = HashMap<String, Vec<Tok>>;
+
 /// Lexes one file. Errors are appended to `errors`; the token list always ends with `Eof`.
 pub fn lex(file: &str, text: &str, errors: &mut Vec<AsmError>) -> Vec<Token> {
-    let mut lexer = Lexer::new(file, text, Pos { line: 1, col: 1 }, errors);
+    let mut defines = Defines::new();
+    let mut lexer = Lexer::new(file, text, Pos::at(1, 1), errors, &mut defines);
     lexer.at_line_start = true;
     lexer.run();
     let pos = lexer.pos();
@@ -175,8 +209,29 @@ pub fn lex(file: &str, text: &str, errors: &mut Vec<AsmError>) -> Vec<Token> {
     lexer.tokens
 }
 
+/// Lexes one line (no newline in `text`) that starts at `start`, with the `#define`s in force
+/// (a `#define` line adds to them). Returns the tokens without an end-of-line token.
+pub fn lex_line(
+    file: &str,
+    text: &str,
+    start: Pos,
+    defines: &mut Defines,
+    errors: &mut Vec<AsmError>,
+) -> Vec<Token> {
+    let mut lexer = Lexer::new(file, text, start, errors, defines);
+    lexer.at_line_start = true;
+    lexer.run();
+    lexer.tokens
+}
+
 impl<'a> Lexer<'a> {
-    fn new(file: &'a str, text: &str, start: Pos, errors: &'a mut Vec<AsmError>) -> Lexer<'a> {
+    fn new(
+        file: &'a str,
+        text: &str,
+        start: Pos,
+        errors: &'a mut Vec<AsmError>,
+        defines: &'a mut Defines,
+    ) -> Lexer<'a> {
         Lexer {
             file,
             chars: text.chars().collect(),
@@ -184,9 +239,10 @@ impl<'a> Lexer<'a> {
             line: start.line,
             col: start.col,
             at_line_start: false,
+            ctx: start.ctx,
             tokens: Vec::new(),
             errors,
-            defines: HashMap::new(),
+            defines,
             expanded: 0,
             expansion_overflow: false,
         }
@@ -196,11 +252,12 @@ impl<'a> Lexer<'a> {
         Pos {
             line: self.line,
             col: self.col,
+            ctx: self.ctx,
         }
     }
 
     fn loc(&self, pos: Pos) -> Loc {
-        Loc::new(self.file, pos.line, pos.col)
+        Loc::at(self.file, pos)
     }
 
     fn peek(&self, ahead: usize) -> Option<char> {
@@ -283,6 +340,13 @@ impl<'a> Lexer<'a> {
                 }
             } else if c == '"' {
                 self.string(pos);
+            } else if c == '\\' {
+                self.bump();
+                let name = self.take_while(|c| c.is_ascii_alphanumeric() || "_.$@()".contains(c));
+                self.errors.push(make::Syntax(
+                    self.loc(pos),
+                    format!("`\\{name}` is not a parameter of the enclosing macro or `.irp` (or is outside any)"),
+                ));
             } else {
                 self.bump();
                 let punct = match c {
@@ -298,6 +362,35 @@ impl<'a> Lexer<'a> {
                     '*' => Some(Punct::Star),
                     '/' => Some(Punct::Slash),
                     '%' => Some(Punct::Percent),
+                    '&' if self.peek(0) == Some('&') => {
+                        self.bump();
+                        Some(Punct::AndAnd)
+                    }
+                    '|' if self.peek(0) == Some('|') => {
+                        self.bump();
+                        Some(Punct::OrOr)
+                    }
+                    '=' if self.peek(0) == Some('=') => {
+                        self.bump();
+                        Some(Punct::EqEq)
+                    }
+                    '!' if self.peek(0) == Some('=') => {
+                        self.bump();
+                        Some(Punct::Ne)
+                    }
+                    '<' if self.peek(0) == Some('>') => {
+                        self.bump();
+                        Some(Punct::Ne)
+                    }
+                    '<' if self.peek(0) == Some('=') => {
+                        self.bump();
+                        Some(Punct::Le)
+                    }
+                    '>' if self.peek(0) == Some('=') => {
+                        self.bump();
+                        Some(Punct::Ge)
+                    }
+                    '!' => Some(Punct::Bang),
                     '&' => Some(Punct::Amp),
                     '|' => Some(Punct::Pipe),
                     '^' => Some(Punct::Caret),
@@ -312,6 +405,8 @@ impl<'a> Lexer<'a> {
                         self.bump();
                         Some(Punct::Shr)
                     }
+                    '<' => Some(Punct::Lt),
+                    '>' => Some(Punct::Gt),
                     _ => None,
                 };
                 match punct {
@@ -612,7 +707,8 @@ impl<'a> Lexer<'a> {
             self.bump();
         }
         let mut sub_errors = Vec::new();
-        let mut sub = Lexer::new(self.file, &text, start, &mut sub_errors);
+        let mut sub_defines = Defines::new();
+        let mut sub = Lexer::new(self.file, &text, start, &mut sub_errors, &mut sub_defines);
         sub.run();
         let tokens: Vec<Tok> = sub
             .tokens

@@ -1,6 +1,7 @@
 //! Assembler and disassembler for ipu21 tile code (PopLibs-style syntax), derived from the instruction table.
 //!
-//! `assemble` turns source files into an [`Object`] (placed sections, symbols, listing);
+//! Each file is scrubbed (`source`), expanded (`macros`: `.macro`, `.rept`, `.if`...), lexed
+//! and parsed; `assemble` turns the files into an [`Object`] (placed sections, symbols, listing);
 //! `format_inst`/`format_bundle` print the canonical text that re-assembles to the same bits;
 //! `disassemble` decodes bytes back into that text. Nothing here is written per instruction:
 //! operand syntax, overload choice, range checks and printing all come from the table rows.
@@ -11,13 +12,15 @@ pub mod error;
 pub mod expr;
 pub mod layout;
 pub mod lexer;
+pub mod macros;
 pub mod object;
 pub mod parser;
 pub mod print;
+pub mod source;
 
-pub use assemble::{assemble, assemble_str, expects_message, parse_bundle};
+pub use assemble::{assemble, assemble_str, assemble_with_warnings, expects_message, parse_bundle};
 pub use disasm::{disassemble, disassemble_object, render, render_source, DisasmLine};
-pub use error::{AsmError, AsmErrors, Loc};
+pub use error::{AsmError, AsmErrors, AsmWarning, Loc};
 pub use layout::{LayoutOptions, DEFAULT_BASE, PREDEFINED_SYMBOLS};
 pub use object::{CodeContext, ListingLine, Object, Section, Symbol, SymbolKind};
 pub use print::{format_bundle, format_inst, format_operand};

@@ -26,6 +26,19 @@ pub fn local_label_name(n: u32, k: u32) -> String {
     format!("{n}\u{2}{k}")
 }
 
+/// Internal name of the `k`-th definition (`k` ≥ 1) of a symbol by `.set`/`.equ`/`=`.
+///
+/// A symbol may be redefined: each definition is a symbol of its own, and a use refers to the
+/// definition in force at that point of the file (before the first, to the first, so that
+/// forward references to a symbol set once work). The first definition keeps the name.
+pub fn set_version_name(name: &str, k: u32) -> String {
+    if k == 0 {
+        name.to_string()
+    } else {
+        format!("{name}\u{2}set{k}")
+    }
+}
+
 /// Whether a symbol name is an internal one (numeric local label), not for the symbol table.
 pub fn is_internal_name(name: &str) -> bool {
     name.contains('\u{2}')
@@ -128,6 +141,8 @@ struct Parser<'a> {
     /// Definitions so far of each numeric local label.
     local_counts: HashMap<u32, u32>,
     expr_ops: u32,
+    /// Definitions so far of each symbol by `.set`/`.equ`/`=` (see [`set_version_name`]).
+    set_versions: HashMap<String, u32>,
 }
 
 type PResult<T> = Result<T, AsmError>;
@@ -136,7 +151,7 @@ type PResult<T> = Result<T, AsmError>;
 pub fn parse(file: &str, toks: &[Token], errors: &mut Vec<AsmError>) -> ParsedFile {
     let eof = [Token {
         tok: Tok::Eof,
-        pos: Pos { line: 1, col: 1 },
+        pos: Pos::at(1, 1),
     }];
     let toks = if toks.last().map(|t| &t.tok) == Some(&Tok::Eof) {
         toks
@@ -150,6 +165,7 @@ pub fn parse(file: &str, toks: &[Token], errors: &mut Vec<AsmError>) -> ParsedFi
         errors,
         local_counts: HashMap::new(),
         expr_ops: 0,
+        set_versions: HashMap::new(),
     };
     let mut stmts = Vec::new();
     loop {
@@ -168,6 +184,34 @@ pub fn parse(file: &str, toks: &[Token], errors: &mut Vec<AsmError>) -> ParsedFi
         name: file.to_string(),
         stmts,
     }
+}
+
+/// Parses one whole expression (for conditions and counts); `toks` need no `Eof`.
+pub fn parse_expression(file: &str, toks: &[Token]) -> Result<Expr, AsmError> {
+    let end = toks.last().map_or(Pos::at(1, 1), |t| Pos {
+        col: t.pos.col + 1,
+        ..t.pos
+    });
+    let mut all = toks.to_vec();
+    all.push(Token {
+        tok: Tok::Eof,
+        pos: end,
+    });
+    let mut errors = Vec::new();
+    let mut parser = Parser {
+        file,
+        toks: &all,
+        i: 0,
+        errors: &mut errors,
+        local_counts: HashMap::new(),
+        expr_ops: 0,
+        set_versions: HashMap::new(),
+    };
+    let expr = parser.expr()?;
+    if *parser.peek() != Tok::Eof {
+        return Err(parser.unexpected("the end of the expression"));
+    }
+    Ok(expr)
 }
 
 impl<'a> Parser<'a> {
@@ -190,7 +234,7 @@ impl<'a> Parser<'a> {
     }
 
     fn loc(&self, pos: Pos) -> Loc {
-        Loc::new(self.file, pos.line, pos.col)
+        Loc::at(self.file, pos)
     }
 
     fn at_statement_end(&self) -> bool {
@@ -260,6 +304,16 @@ impl<'a> Parser<'a> {
                     kind: StmtKind::Label(name),
                 });
                 Ok(())
+            }
+            Tok::Ident(name) if name != "." && *self.peek_at(1) == Tok::Punct(Punct::Eq) => {
+                self.advance();
+                self.advance();
+                let directive = self.set(name)?;
+                stmts.push(Stmt {
+                    pos,
+                    kind: StmtKind::Directive(directive),
+                });
+                self.expect_end("the value")
             }
             Tok::Punct(Punct::LBrace) => {
                 let insts = self.bundle()?;
@@ -421,8 +475,7 @@ impl<'a> Parser<'a> {
     }
 
     fn register(&mut self, name: &str, pos: Pos) -> PResult<OperandValue> {
-        let bad =
-            |message: String| make::BadRegister(Loc::new(self.file, pos.line, pos.col), message);
+        let bad = |message: String| make::BadRegister(Loc::at(self.file, pos), message);
         let (file, first, mut width) = if name == "azeros" {
             (RegisterFile::A, A_ZEROS_LOW, 2)
         } else if let Some((file, index)) = parse_register(name) {
@@ -510,16 +563,34 @@ impl<'a> Parser<'a> {
     }
 
     fn directive(&mut self, name: &str, pos: Pos) -> PResult<Directive> {
-        let bad =
-            |message: String| make::BadDirective(Loc::new(self.file, pos.line, pos.col), message);
+        let bad = |message: String| make::BadDirective(Loc::at(self.file, pos), message);
         Ok(match name {
             ".section" => {
-                let section = match self.peek().clone() {
+                let mut section = match self.peek().clone() {
                     Tok::Ident(section) if section != "." => section,
                     Tok::Str(section) if !section.is_empty() => section,
                     _ => return Err(self.unexpected("a section name after `.section`")),
                 };
                 self.advance();
+                // `.section .text.foo(bar)`: the parenthesised part belongs to the name.
+                if *self.peek() == Tok::Punct(Punct::LParen) {
+                    section.push('(');
+                    self.advance();
+                    loop {
+                        match self.peek().clone() {
+                            Tok::Punct(Punct::RParen) => break,
+                            Tok::Ident(part) => section.push_str(&part),
+                            Tok::Int(n) => section.push_str(&n.to_string()),
+                            Tok::Punct(
+                                p @ (Punct::Comma | Punct::Plus | Punct::Minus | Punct::Colon),
+                            ) => section.push_str(p.text()),
+                            _ => return Err(self.unexpected("`)` closing the section name")),
+                        }
+                        self.advance();
+                    }
+                    section.push(')');
+                    self.advance();
+                }
                 // Flags, type and entry size (`, "ax", @progbits`) are accepted and ignored.
                 if *self.peek() == Tok::Punct(Punct::Comma) {
                     self.recover();
@@ -538,7 +609,9 @@ impl<'a> Parser<'a> {
             }
             ".type" => {
                 let (symbol, name_pos) = self.ident("a symbol name after `.type`")?;
-                self.expect_punct(Punct::Comma, "`,` after the symbol")?;
+                if *self.peek() == Tok::Punct(Punct::Comma) {
+                    self.advance();
+                }
                 let kind_name = match self.peek().clone() {
                     Tok::Punct(Punct::At | Punct::Percent) => {
                         self.advance();
@@ -620,13 +693,31 @@ impl<'a> Parser<'a> {
                 size: self.expr()?,
                 fill: None,
             },
-            ".equ" | ".set" => {
+            ".equ" | ".set" | ".eqv" => {
                 let (symbol, _) = self.ident("a symbol name")?;
                 self.expect_punct(Punct::Comma, "`,` after the symbol")?;
-                Directive::Equ {
-                    name: symbol,
-                    value: self.expr()?,
+                self.set(symbol)?
+            }
+            ".equiv" => {
+                // Never redefined: a second definition of the name is a duplicate symbol.
+                let (symbol, _) = self.ident("a symbol name")?;
+                self.expect_punct(Punct::Comma, "`,` after the symbol")?;
+                let value = self.expr()?;
+                let name = match self.set_versions.get(&symbol) {
+                    Some(&k) => set_version_name(&symbol, k.saturating_sub(1)),
+                    None => symbol,
+                };
+                Directive::Equ { name, value }
+            }
+            ".extern" => {
+                // Names defined (as `.globl`) in another file; a use of one that is not is an
+                // undefined symbol, so there is nothing to record.
+                self.ident("a symbol name")?;
+                while *self.peek() == Tok::Punct(Punct::Comma) {
+                    self.advance();
+                    self.ident("a symbol name")?;
                 }
+                Directive::Ignored
             }
             ".worker" => Directive::Context(CodeContext::Worker),
             ".supervisor" => Directive::Context(CodeContext::Supervisor),
@@ -638,6 +729,15 @@ impl<'a> Parser<'a> {
                 ))
             }
         })
+    }
+
+    /// The value of `.set NAME, value` (or `.equ`, `NAME = value`): a new definition of NAME.
+    fn set(&mut self, symbol: String) -> PResult<Directive> {
+        let value = self.expr()?;
+        let count = self.set_versions.entry(symbol.clone()).or_insert(0);
+        let name = set_version_name(&symbol, *count);
+        *count = count.saturating_add(1);
+        Ok(Directive::Equ { name, value })
     }
 
     fn float(&mut self) -> PResult<f32> {
@@ -679,6 +779,14 @@ impl<'a> Parser<'a> {
             Tok::Punct(Punct::Amp) => BinaryOp::And,
             Tok::Punct(Punct::Caret) => BinaryOp::Xor,
             Tok::Punct(Punct::Pipe) => BinaryOp::Or,
+            Tok::Punct(Punct::EqEq) => BinaryOp::Eq,
+            Tok::Punct(Punct::Ne) => BinaryOp::Ne,
+            Tok::Punct(Punct::Lt) => BinaryOp::Lt,
+            Tok::Punct(Punct::Gt) => BinaryOp::Gt,
+            Tok::Punct(Punct::Le) => BinaryOp::Le,
+            Tok::Punct(Punct::Ge) => BinaryOp::Ge,
+            Tok::Punct(Punct::AndAnd) => BinaryOp::LogicalAnd,
+            Tok::Punct(Punct::OrOr) => BinaryOp::LogicalOr,
             _ => return None,
         })
     }
@@ -721,6 +829,7 @@ impl<'a> Parser<'a> {
             Tok::Punct(Punct::Minus) => Some(UnaryOp::Neg),
             Tok::Punct(Punct::Tilde) => Some(UnaryOp::Not),
             Tok::Punct(Punct::Plus) => Some(UnaryOp::Plus),
+            Tok::Punct(Punct::Bang) => Some(UnaryOp::LogicalNot),
             _ => None,
         };
         if let Some(op) = op {
@@ -740,7 +849,13 @@ impl<'a> Parser<'a> {
         let expr = match self.peek().clone() {
             Tok::Int(value) => Expr::Num(value, pos),
             Tok::Ident(name) if name == "." => Expr::Dot(pos),
-            Tok::Ident(name) => Expr::Sym { name, pos },
+            Tok::Ident(name) => {
+                let name = match self.set_versions.get(&name) {
+                    Some(&k) if k >= 2 => set_version_name(&name, k - 1),
+                    Some(_) | None => name,
+                };
+                Expr::Sym { name, pos }
+            }
             Tok::Local { n, forward } => {
                 let count = self.local_counts.get(&n).copied().unwrap_or(0);
                 let name = if forward {
