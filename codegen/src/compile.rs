@@ -5,8 +5,11 @@
 
 use crate::emit::{self, EmitError};
 use crate::estimate::{estimate, Estimate};
+use crate::graph::inline::inline_repeats;
+use crate::graph::split_k::{split_contraction, SplitError};
 use crate::graph::weights::WeightStore;
-use crate::graph::Graph;
+use crate::graph::{Graph, ValueHandle};
+use crate::layout::order::AMP_BLOCK_BYTES;
 use crate::lower::{lower, LowerError, Lowered};
 use crate::mid::MidProgram;
 use crate::plan::{build::build, plan, PlanError, PlanOptions, PlanReport};
@@ -25,6 +28,8 @@ pub enum CompileError {
     Tile(#[from] TileVerifyError),
     #[error(transparent)]
     Emit(#[from] EmitError),
+    #[error(transparent)]
+    Split(#[from] SplitError),
     #[error("E-COMPILE-001 no finalist fits the machine: {}", .0.join("; "))]
     NoFinalistFits(Vec<String>),
     #[error("E-COMPILE-002 {first}; with SRAM-saving strategies: {second}")]
@@ -101,7 +106,7 @@ pub fn compile(
                 sram_saving: true,
                 ..options.clone()
             };
-            match compile_with(graph, store, target, &saving, &say, &mut times) {
+            match compile_split(graph, store, target, &saving, &say, &mut times) {
                 Ok(mut compiled) => {
                     // The report says why the slower strategies were searched.
                     compiled.report.stop_reason += &format!("; searched because {first}");
@@ -114,6 +119,59 @@ pub fn compile(
             }
         }
         other => other,
+    }
+}
+
+/// Products split along K at most this many times in one compile.
+const MAX_SPLITS: usize = 4;
+
+/// [`compile_with`], splitting a matrix product along K into two (see
+/// [`split_contraction`]) and planning again whenever planning stops at a product no strategy
+/// fits — each part needs half the SRAM — at most [`MAX_SPLITS`] times. The report says which
+/// products were split and why.
+fn compile_split(
+    graph: &Graph,
+    store: &WeightStore,
+    target: &Target,
+    options: &PlanOptions,
+    say: &dyn Fn(&str),
+    times: &mut StageTimes,
+) -> Result<CompiledGraph, CompileError> {
+    let mut current = inline_repeats(graph).map_err(SplitError::from)?;
+    let mut splits: Vec<String> = Vec::new();
+    loop {
+        match compile_with(&current, store, target, options, say, times) {
+            Err(CompileError::Plan(PlanError::DoesNotFit {
+                node,
+                op: "matmul",
+                label,
+                reasons,
+            })) if splits.len() < MAX_SPLITS => {
+                let Some(product) = u32::try_from(node).ok().map(ValueHandle::from_index) else {
+                    return Err(SplitError::NotAProduct(node).into());
+                };
+                let Some((_, b)) = current
+                    .node(product)
+                    .and_then(|n| n.op.operands().get(1).copied())
+                else {
+                    return Err(SplitError::NotAProduct(node).into());
+                };
+                let granule =
+                    AMP_BLOCK_BYTES as usize / current.nodes[b].ty.dtype.size_bytes().max(1);
+                let why =
+                    format!("`{label}` split along K into 2 products (no strategy fit: {reasons})");
+                say(&why);
+                current = split_contraction(&current, product, 2, granule)?;
+                splits.push(why);
+            }
+            Err(e) => return Err(e),
+            Ok(mut compiled) => {
+                for why in splits {
+                    compiled.report.stop_reason += &format!("; {why}");
+                }
+                return Ok(compiled);
+            }
+        }
     }
 }
 

@@ -139,6 +139,29 @@ fn a_weight_stored_once_and_gathered_before_use() {
     assert_bit_exact(&results);
 }
 
+/// A product whose operand blocks cannot fit a tile's budget under any strategy is split
+/// along K into products that do, summed on the chip: planned, placed, run and bit-exact
+/// against the plan's reference, with the report saying which product was split and why.
+#[test]
+fn a_product_too_large_for_any_strategy_is_split_along_k() {
+    let (g, store, inputs) = matmul_with_bias(64, 4096, 64, 9);
+    let budget = tessera_codegen::plan::SRAM_SAVING_RESERVE + 176 * 1024;
+    let (results, report) = run_with("small", &g, &store, &inputs, |o| o.sram_budget = budget);
+    assert!(
+        report
+            .stop_reason
+            .contains("`mm` split along K into 2 products"),
+        "{}",
+        report.text()
+    );
+    let parts: Vec<&str> = report.ops.iter().map(|op| op.0.as_str()).collect();
+    assert!(
+        parts.contains(&"mm.k0") && parts.contains(&"mm.k1"),
+        "{parts:?}"
+    );
+    assert_bit_exact(&results);
+}
+
 /// A forced strategy that names no op, or no strategy of its op, is refused by name (it was
 /// ignored, or ended in "no strategy fits: " with nothing after it).
 #[test]

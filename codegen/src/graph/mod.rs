@@ -110,6 +110,7 @@ pub mod dump;
 pub mod eval;
 pub mod inline;
 pub mod op;
+pub mod split_k;
 pub mod types;
 pub mod typing;
 pub mod verify;
