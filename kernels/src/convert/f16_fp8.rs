@@ -5,9 +5,9 @@ use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
 use crate::elementwise::common::{fp8_settings, halves_with_specials, normal_halves, Fp8Out};
 use crate::error::ParamError;
-use crate::rng::Rng;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::Fp8Format;
+use tessera_isa::rng::Rng;
 
 pub struct CastF16Fp8;
 

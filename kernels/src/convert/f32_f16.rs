@@ -4,9 +4,9 @@
 use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
 use crate::error::ParamError;
-use crate::rng::Rng;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f32_to_f16;
+use tessera_isa::rng::Rng;
 
 pub struct CastF32F16;
 

@@ -22,11 +22,11 @@ use super::data::{random_operands, random_partials, Data};
 use super::{AmpGemm, Precision};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{self, AMP_CHANNELS, PANEL_ROW_BYTES, WEIGHT_BLOCK_BYTES};
-use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
 use crate::Kernel;
 use tessera_isa::csr::index;
 use tessera_isa::numerics::{scale_to_field, Fp8Format};
+use tessera_isa::rng::Rng;
 
 // Vertex layout (mirrors the #defines in the .S files).
 pub(super) const V_A: usize = 0;

@@ -5,10 +5,10 @@
 use super::data::{h, Dist};
 use super::stats::{cycles, row_stats, shape_words, MeanLanes, Shape, ROW_SCRATCH_BYTES, V_END};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::rng::Rng;
 use crate::split::WORKERS;
 use crate::{kernel_consts, Kernel};
 use half::f16;
+use tessera_isa::rng::Rng;
 
 pub struct AddLayerNormMoments;
 

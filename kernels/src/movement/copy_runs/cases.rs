@@ -5,7 +5,7 @@ use super::constructor::compiler_case;
 use super::table::{CopyRunsSpec, Granule, Run, Table};
 use super::{make_case, Place, PACE, STRIDED, UNIFORM, W8};
 use crate::case::{Case, Region};
-use crate::rng::Rng;
+use tessera_isa::rng::Rng;
 
 const SS: (Region, Region) = (Region::Standard, Region::Standard);
 const II: (Region, Region) = (Region::Interleaved, Region::Interleaved);

@@ -4,7 +4,7 @@
 use super::spec::{compiler_case, validate, Element, GatherSpec, GatherWord, Lane};
 use super::{make_case, Regions};
 use crate::case::{Case, Region};
-use crate::rng::Rng;
+use tessera_isa::rng::Rng;
 
 const S: Region = Region::Standard;
 const I: Region = Region::Interleaved;
