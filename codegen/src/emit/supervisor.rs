@@ -385,12 +385,7 @@ pub(super) fn generate<S: Sink + Send>(
     ),
     EmitError,
 > {
-    let running: Vec<u32> = program
-        .tiles
-        .iter()
-        .filter(|t| frame.running[t.tile as usize])
-        .map(|t| t.tile)
-        .collect();
+    let running = frame.running_tiles(program);
     let mut exchange = exchange_code(target, program, frame, addresses, check_code);
     let tiles: Vec<(u32, S, Result<(), Stop>)> = running
         .par_iter()
