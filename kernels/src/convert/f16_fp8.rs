@@ -168,7 +168,7 @@ impl Kernel for CastF16Fp8 {
                 fp8,
                 placement,
             })
-            .expect("valid");
+            .expect("2304 elements in a listed placement is a valid cast");
             c.buffers[0].bytes = bytes::from_u16(&normal_halves(r, 2304, 0.0, 0.5));
             cases.push(c);
         }

@@ -158,7 +158,12 @@ impl AmpGemm {
             ..Buffer::output("c", m * rs, Region::Interleaved, Some(SLOT_C))
         });
         buffers.push(Buffer::scratch("s", SCRATCH_BYTES, Region::Standard));
-        let index_of = |name: &str| buffers.iter().position(|b| b.name == name).unwrap();
+        let index_of = |name: &str| {
+            buffers
+                .iter()
+                .position(|b| b.name == name)
+                .expect("every name asked for is a buffer pushed above")
+        };
         let address = |name: &str| VertexWord::Address {
             buffer: index_of(name),
             offset: 0,
