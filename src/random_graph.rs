@@ -91,16 +91,18 @@ pub fn build(rows: usize, cols: usize, f32_input: bool, steps: &[Step]) -> Optio
             let n: usize = shape.iter().product();
             store.insert(
                 name.clone(),
-                HostTensor::new(shape.clone(), random(weights as u64 * 31, n, 0.5)).unwrap(),
+                HostTensor::new(shape.clone(), random(weights as u64 * 31, n, 0.5))
+                    .expect("the data has the shape's element count"),
             );
-            b.weight(&name, dtype, shape).unwrap()
+            b.weight(&name, dtype, shape)
+                .expect("weight names are fresh and their dims come from built values")
         };
     for (i, s) in steps.iter().enumerate() {
         let pick = |k: u8| values[k as usize % values.len()];
         let x = pick(s.a);
-        let ty = b.ty(x).unwrap().clone();
+        let ty = b.ty(x).expect("`values` holds only built values").clone();
         let dims: Vec<usize> = ty.shape.0.clone();
-        let last = *dims.last().unwrap();
+        let last = *dims.last().expect("no value built here has rank below 2");
         let label = format!("op{i}");
         let made = match s.op {
             0 => b.gelu(&label, x),
@@ -118,7 +120,7 @@ pub fn build(rows: usize, cols: usize, f32_input: bool, steps: &[Step]) -> Optio
                 let y = values
                     .iter()
                     .copied()
-                    .find(|&v| v != x && b.ty(v).unwrap() == &ty)
+                    .find(|&v| v != x && b.ty(v) == Some(&ty))
                     .unwrap_or(x);
                 b.add(&label, x, y)
             }

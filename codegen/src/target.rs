@@ -75,7 +75,15 @@ impl Target {
             .find(|r| (r.interleave > 1) == interleaved)
     }
 
-    /// A small target for unit tests: 16 tiles of the ipu21 tile.
+    /// A small target for unit tests: 16 tiles of the ipu21 tile, the numbers of
+    /// `machines/small.ron`.
+    ///
+    /// Why they are written out again here: the machine file's format and parser belong to
+    /// the simulator (`tessera_sim::MachineDescription`), which this crate must not link, not
+    /// even in tests; reading the file here would mean a second parser of the simulator's
+    /// format, more code than the numbers. So the top-level package's test
+    /// (`the_small_machine_is_the_compilers_test_target` in `src/target.rs`) pins this equal to
+    /// the file as the simulator reads it; change both together.
     pub fn test_small() -> Target {
         Target {
             name: "small".into(),

@@ -10,7 +10,6 @@
 
 pub mod case;
 pub mod convert;
-pub mod rng;
 
 pub mod elementwise;
 pub mod error;

@@ -3,9 +3,9 @@
 
 use crate::case::{Buffer, Case, Region, VertexWord};
 use crate::layout::{panel_offset, PANEL_ROW_BYTES};
-use crate::rng::Rng;
 use crate::split::worker_split;
 use crate::{kernel_consts, Kernel, WORKER_LAUNCH_OVERHEAD_CYCLES};
+use tessera_isa::rng::Rng;
 
 pub struct Panelize;
 

@@ -1,10 +1,10 @@
 //! `residual_add_f16`: out = a + b on f16 vectors (the encoder's residual connections).
 
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::rng::Rng;
 use crate::split::{split_words, worker_split};
 use crate::{kernel_consts, Kernel, WORKER_LAUNCH_OVERHEAD_CYCLES};
 use half::f16;
+use tessera_isa::rng::Rng;
 
 pub struct ResidualAdd;
 

@@ -17,8 +17,8 @@
 
 use half::f16;
 
-use crate::rng::Rng;
 use crate::siglip::config::SiglipVisionConfig;
+use tessera_isa::rng::Rng;
 
 /// Bad image data.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -12,13 +12,13 @@
 //! - [`reference`](mod@reference): the host forward, from single blocks to the whole tower with its pooling
 //!   head ([`reference::vision_tower`]).
 //!
-//! Uses only `tessera_codegen::graph` (the graph IR and its weight store); never lowering
-//! internals.
+//! Uses only `tessera_codegen::graph` (the graph IR and its weight store), never lowering
+//! internals; from `tessera_isa`, only the FP8 format names and the seeded generator
+//! ([`tessera_isa::rng`]).
 
 pub mod input;
 pub mod pixels;
 pub mod preprocess;
 pub mod reference;
 pub mod resample;
-mod rng;
 pub mod siglip;

@@ -120,19 +120,20 @@ pub fn resize_bicubic(
     out_width: usize,
     out_height: usize,
 ) -> Result<Vec<u8>, ResizeError> {
+    let size_error = || ResizeError::Size {
+        width,
+        height,
+        channels,
+        out_width,
+        out_height,
+    };
     if width == 0
         || height == 0
         || out_width == 0
         || out_height == 0
         || !(1..=4).contains(&channels)
     {
-        return Err(ResizeError::Size {
-            width,
-            height,
-            channels,
-            out_width,
-            out_height,
-        });
+        return Err(size_error());
     }
     let expected = width
         .checked_mul(height)
@@ -151,13 +152,7 @@ pub fn resize_bicubic(
         .and_then(|v| v.checked_mul(channels))
         .is_none()
     {
-        return Err(ResizeError::Size {
-            width,
-            height,
-            channels,
-            out_width,
-            out_height,
-        });
+        return Err(size_error());
     }
     let c = channels;
 

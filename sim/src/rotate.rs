@@ -164,19 +164,24 @@ pub fn rotate_image(machine: &MachineDescription, words: u32, steps: u32) -> Ima
     )
     .unwrap_or_else(|errors| panic!("rotate.S does not assemble:\n{errors}\n{text}"));
     let tiles: Vec<u32> = (0..machine.tiles).collect();
-    let mut b = machine.image_builder().expect("builder");
+    let mut b = machine
+        .image_builder()
+        .expect("a machine that parsed has a valid SRAM layout");
     b.add_object(&tiles, &object, &rotate_object_rules())
         .expect("the rotate object fits every tile");
     for &tile in &tiles {
-        b.set_entry_symbol(tile, "main", None).expect("main entry");
+        b.set_entry_symbol(tile, "main", None)
+            .expect("rotate.S defines `main`");
         b.alloc_worker_scratch(tile, 64, &RegionChoice::Any)
-            .expect("worker scratch");
+            .expect("64 bytes fit beside the rotate object");
     }
     let x = per_tile_tensor(&b, "x", HostDirection::Input, "rbuf", &tiles, words);
     let y = per_tile_tensor(&b, "y", HostDirection::Output, "rbuf", &tiles, words);
-    b.add_host_tensor(x).expect("input x");
-    b.add_host_tensor(y).expect("output y");
-    b.finish().expect("rotate image")
+    b.add_host_tensor(x)
+        .expect("`x` covers `rbuf` once per tile");
+    b.add_host_tensor(y)
+        .expect("`y` covers `rbuf` once per tile");
+    b.finish().expect("every tile has its entry and segments")
 }
 
 /// The input `x` the rotate tests and bench feed: `words` pseudo-random u32 per tile.

@@ -476,7 +476,8 @@ fn header_bytes(dtype: DType, shape: &[usize]) -> Vec<u8> {
         // Checked above: total fits in u16.
         out.extend_from_slice(&(total as u16).to_le_bytes());
     } else {
-        let total = u32::try_from(total).expect(".npy header longer than 4 GiB");
+        let total =
+            u32::try_from(total).expect("a header of a dtype and a shape is far under 4 GiB");
         out.extend_from_slice(&total.to_le_bytes());
     }
     out.extend_from_slice(dict.as_bytes());

@@ -255,6 +255,16 @@ impl Frame {
         Ok(frame)
     }
 
+    /// The tiles with work (buffers or calls), in tile order.
+    fn running_tiles(&self, program: &Program) -> Vec<u32> {
+        program
+            .tiles
+            .iter()
+            .filter(|t| self.running[t.tile as usize])
+            .map(|t| t.tile)
+            .collect()
+    }
+
     fn reserved(&self, target: &Target) -> Result<Reserved, EmitError> {
         let code_end = self.program_base + self.program_bytes;
         let reserved = Reserved {
@@ -435,12 +445,7 @@ fn emit_with(
             .map(|r| (r.name.clone(), r.start, r.size))
             .collect(),
     )?;
-    let running: Vec<u32> = program
-        .tiles
-        .iter()
-        .filter(|t| frame.running[t.tile as usize])
-        .map(|t| t.tile)
-        .collect();
+    let running = frame.running_tiles(program);
     for (id, object, (start, end)) in &frame.kernels.objects {
         let name = id.name();
         let (users, others): (Vec<u32>, Vec<u32>) = running.iter().partition(|&&t| {

@@ -385,12 +385,7 @@ pub(super) fn generate<S: Sink + Send>(
     ),
     EmitError,
 > {
-    let running: Vec<u32> = program
-        .tiles
-        .iter()
-        .filter(|t| frame.running[t.tile as usize])
-        .map(|t| t.tile)
-        .collect();
+    let running = frame.running_tiles(program);
     let mut exchange = exchange_code(target, program, frame, addresses, check_code);
     let tiles: Vec<(u32, S, Result<(), Stop>)> = running
         .par_iter()
@@ -414,13 +409,13 @@ pub(super) fn generate<S: Sink + Send>(
     match (phase_error, tile_error) {
         (Some(step), tile) if tile.is_none_or(|(tile_step, _)| step <= tile_step) => {
             let Some(Err(error)) = exchange.swap_remove(step) else {
-                unreachable!()
+                unreachable!("`phase_error` is the position of an `Err` in `exchange`")
             };
             Err(error)
         }
         (_, Some((_, i))) => {
             let Some((_, _, Err(Stop::Error(_, error)))) = tiles.into_iter().nth(i) else {
-                unreachable!()
+                unreachable!("`tile_error` is the index of a `Stop::Error` in `tiles`")
             };
             Err(error)
         }

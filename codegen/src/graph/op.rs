@@ -10,10 +10,19 @@ pub type ValueHandle = Handle<Node>;
 /// A handle to a region (the body of a [`Op::Repeat`]).
 pub type RegionHandle = Handle<Region>;
 
-/// A pattern for every compute op: every [`Op`] but `Input`, `Weight`, `Repeat` and `Output`.
-/// Matches that treat all compute ops alike use it in place of `_`, so a new op is classed
-/// here once and every match that must tell it apart still fails to compile.
+/// A pattern for every compute op: every [`Op`] but `Input`, `Weight`, `Repeat` and `Output`
+/// ([`kernel_op!`] and [`view_op!`]). Matches that treat all compute ops alike use it in place
+/// of `_`, so a new op is classed here once and every match that must tell it apart still fails
+/// to compile.
 macro_rules! compute_op {
+    () => {
+        $crate::graph::op::kernel_op!() | $crate::graph::op::view_op!()
+    };
+}
+pub(crate) use compute_op;
+
+/// A pattern for the compute ops that run a kernel (data is computed).
+macro_rules! kernel_op {
     () => {
         $crate::graph::Op::MatMul { .. }
             | $crate::graph::Op::BatchedMatMul { .. }
@@ -23,7 +32,15 @@ macro_rules! compute_op {
             | $crate::graph::Op::Gelu { .. }
             | $crate::graph::Op::Softmax { .. }
             | $crate::graph::Op::Cast { .. }
-            | $crate::graph::Op::Reshape { .. }
+    };
+}
+pub(crate) use kernel_op;
+
+/// A pattern for the compute ops that are views (no data moves: a new shape or order over the
+/// same elements).
+macro_rules! view_op {
+    () => {
+        $crate::graph::Op::Reshape { .. }
             | $crate::graph::Op::Transpose { .. }
             | $crate::graph::Op::Slice { .. }
             | $crate::graph::Op::SplitHeads { .. }
@@ -31,7 +48,7 @@ macro_rules! compute_op {
             | $crate::graph::Op::Broadcast { .. }
     };
 }
-pub(crate) use compute_op;
+pub(crate) use view_op;
 
 /// One operation. Every op defines exactly one value (SSA); operands are values defined
 /// earlier in the same graph.

@@ -4,6 +4,7 @@
 //! consumer's redistribution reads the base through the composed view.
 
 use super::{value_dims, PlanError};
+use crate::graph::op::{kernel_op, view_op};
 use crate::graph::{Graph, Op, ValueHandle};
 use crate::layout::View;
 use std::sync::Arc;
@@ -87,14 +88,7 @@ pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
                     "repeats are unrolled before planning (graph::inline_repeats)",
                 ))
             }
-            Op::MatMul { .. }
-            | Op::BatchedMatMul { .. }
-            | Op::Add { .. }
-            | Op::BiasAdd { .. }
-            | Op::LayerNorm { .. }
-            | Op::Gelu { .. }
-            | Op::Softmax { .. }
-            | Op::Cast { .. } => own(BaseKind::Compute),
+            kernel_op!() => own(BaseKind::Compute),
         };
         out.push(form);
     }
@@ -104,22 +98,10 @@ pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
 /// Whether a graph op is a view (no data moves).
 pub fn is_view(op: &Op) -> bool {
     match op {
-        Op::Reshape { .. }
-        | Op::Transpose { .. }
-        | Op::Slice { .. }
-        | Op::SplitHeads { .. }
-        | Op::MergeHeads { .. }
-        | Op::Broadcast { .. } => true,
+        view_op!() => true,
         Op::Input { .. }
         | Op::Weight { .. }
-        | Op::MatMul { .. }
-        | Op::BatchedMatMul { .. }
-        | Op::Add { .. }
-        | Op::BiasAdd { .. }
-        | Op::LayerNorm { .. }
-        | Op::Gelu { .. }
-        | Op::Softmax { .. }
-        | Op::Cast { .. }
+        | kernel_op!()
         | Op::Repeat { .. }
         | Op::Output { .. } => false,
     }

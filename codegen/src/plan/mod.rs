@@ -18,6 +18,7 @@ pub mod forms;
 pub mod spread;
 pub mod strategy;
 
+use crate::graph::op::view_op;
 use crate::graph::{Graph, Op, ValueHandle};
 use crate::layout::{Layout, View};
 use crate::lower::calls::ComputeKind;
@@ -267,12 +268,7 @@ pub fn compute_kind(graph: &Graph, h: ValueHandle) -> Option<ComputeKind> {
         Op::Cast { .. } => ComputeKind::Cast,
         Op::Input { .. }
         | Op::Weight { .. }
-        | Op::Reshape { .. }
-        | Op::Transpose { .. }
-        | Op::Slice { .. }
-        | Op::SplitHeads { .. }
-        | Op::MergeHeads { .. }
-        | Op::Broadcast { .. }
+        | view_op!()
         | Op::Repeat { .. }
         | Op::Output { .. } => return None,
     })

@@ -13,6 +13,7 @@
 use super::forms::{BaseKind, Form};
 use super::spread::{columns_of, product_grid, rows};
 use super::{value_dims, PlanError};
+use crate::graph::op::view_op;
 use crate::graph::{DType, Graph, Op, ValueHandle};
 use crate::layout::order::AMP_BLOCK_BYTES;
 use crate::layout::{Distribution, Layout, Order, ShardMap};
@@ -447,12 +448,7 @@ pub fn strategies(
         }
         Op::Input { .. }
         | Op::Weight { .. }
-        | Op::Reshape { .. }
-        | Op::Transpose { .. }
-        | Op::Slice { .. }
-        | Op::SplitHeads { .. }
-        | Op::MergeHeads { .. }
-        | Op::Broadcast { .. }
+        | view_op!()
         | Op::Repeat { .. }
         | Op::Output { .. } => {}
     }

@@ -79,8 +79,10 @@ pub fn execute(
         .collect();
     for (m, bytes) in movement.moves.iter().zip(&data) {
         for &(t, buf, at) in &m.deliveries {
-            tiles.get_mut(&t).expect("receiver").get_mut(buf)
-                [at as usize..at as usize + bytes.len()]
+            tiles
+                .get_mut(&t)
+                .expect("`tiles` holds every tile of the destination layout, which receives")
+                .get_mut(buf)[at as usize..at as usize + bytes.len()]
                 .copy_from_slice(bytes);
         }
     }
@@ -88,7 +90,9 @@ pub fn execute(
         copy(tiles, c);
     }
     for &t in &movement.aliases {
-        let tile = tiles.get_mut(&t).expect("aliased tile");
+        let tile = tiles
+            .get_mut(&t)
+            .expect("an aliased tile holds both a source and a destination block");
         let n = tile.dest.len();
         tile.dest = tile.source[..n].to_vec();
     }

@@ -5,9 +5,9 @@ use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
 use crate::elementwise::common::{fp8_settings, halves_with_specials, normal_halves, Fp8Out};
 use crate::error::ParamError;
-use crate::rng::Rng;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::Fp8Format;
+use tessera_isa::rng::Rng;
 
 pub struct CastF16Fp8;
 
@@ -168,7 +168,7 @@ impl Kernel for CastF16Fp8 {
                 fp8,
                 placement,
             })
-            .expect("valid");
+            .expect("2304 elements in a listed placement is a valid cast");
             c.buffers[0].bytes = bytes::from_u16(&normal_halves(r, 2304, 0.0, 0.5));
             cases.push(c);
         }

@@ -4,9 +4,9 @@
 use super::groups::{self, Costs, Placement, PLACEMENTS};
 use crate::case::{bytes, Case};
 use crate::error::ParamError;
-use crate::rng::Rng;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f32_to_f16;
+use tessera_isa::rng::Rng;
 
 pub struct CastF32F16;
 
@@ -219,7 +219,8 @@ impl Kernel for CastF32F16 {
         cases.push(make_case("exponent sweep", &sweep, PLACEMENTS[2]));
         // The compiler's template at the headline size.
         for placement in [PLACEMENTS[0], PLACEMENTS[3]] {
-            let mut c = compiler_case(CastF32F16Params { n: 2304, placement }).expect("valid");
+            let mut c = compiler_case(CastF32F16Params { n: 2304, placement })
+                .expect("2304 elements in a listed placement is a valid cast");
             c.buffers[0].bytes = bytes::from_u32(&normal_f32(r, 2304, 2.0));
             cases.push(c);
         }

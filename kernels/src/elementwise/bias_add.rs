@@ -4,10 +4,10 @@ use super::common::{
     halves_with_specials, normal_halves, random_bits, worker_cycles, F16_SPECIALS, REGIONS,
 };
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f16_add;
+use tessera_isa::rng::Rng;
 
 pub struct BiasAdd;
 

@@ -6,10 +6,10 @@ use super::common::{
 };
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{k_blocks, panel_offset, F16_BLOCK, FP8_BLOCK, PANEL_ROW_BYTES};
-use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::Fp8Format;
+use tessera_isa::rng::Rng;
 
 pub struct CastPanels;
 

@@ -2,10 +2,10 @@
 //! the per-worker bundle-count arithmetic of the estimates.
 
 use crate::case::Region;
-use crate::rng::Rng;
 use crate::split::WORKERS;
 use tessera_isa::csr::{field, index};
 use tessera_isa::numerics::{f64_to_f16, Fp8Format};
+use tessera_isa::rng::Rng;
 
 /// f16 edge values: NaNs, infinities, the largest finite values, the normal/subnormal boundary,
 /// subnormals, signed zeros, ones, and values that overflow FP8 (above 240 / 57344).

@@ -10,10 +10,10 @@ use super::common::{
 };
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{k_blocks, panel_offset, FP8_BLOCK, PANEL_ROW_BYTES};
-use crate::rng::Rng;
 use crate::split::{split_words, worker_split, WORKERS};
 use crate::{EntryKind, Kernel};
 use tessera_isa::numerics::{f16_to_f32, f32_add, f32_mul, f32_tanh, f32_to_f16};
+use tessera_isa::rng::Rng;
 
 /// f32(2 sqrt(2/pi)): the linear coefficient of z in terms of h = x / 2.
 pub const GELU_A: u32 = 0x3fcc_422a;

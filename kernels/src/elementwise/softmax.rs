@@ -5,12 +5,12 @@ use super::common::{
     halves_with_specials, normal_halves, random_bits, worker_cycles, F16_SPECIALS,
 };
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::rng::Rng;
 use crate::split::{split_words, WORKERS};
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::{
     f16_max, f16_to_f32, f32_add, f32_exp, f32_mul, f32_oox, f32_sub, f32_to_f16,
 };
+use tessera_isa::rng::Rng;
 
 pub struct Softmax;
 

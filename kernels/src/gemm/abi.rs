@@ -22,11 +22,11 @@ use super::data::{random_operands, random_partials, Data};
 use super::{AmpGemm, Precision};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{self, AMP_CHANNELS, PANEL_ROW_BYTES, WEIGHT_BLOCK_BYTES};
-use crate::rng::Rng;
 use crate::split::{worker_split, WORKERS};
 use crate::Kernel;
 use tessera_isa::csr::index;
 use tessera_isa::numerics::{scale_to_field, Fp8Format};
+use tessera_isa::rng::Rng;
 
 // Vertex layout (mirrors the #defines in the .S files).
 pub(super) const V_A: usize = 0;
@@ -158,7 +158,12 @@ impl AmpGemm {
             ..Buffer::output("c", m * rs, Region::Interleaved, Some(SLOT_C))
         });
         buffers.push(Buffer::scratch("s", SCRATCH_BYTES, Region::Standard));
-        let index_of = |name: &str| buffers.iter().position(|b| b.name == name).unwrap();
+        let index_of = |name: &str| {
+            buffers
+                .iter()
+                .position(|b| b.name == name)
+                .expect("every name asked for is a buffer pushed above")
+        };
         let address = |name: &str| VertexWord::Address {
             buffer: index_of(name),
             offset: 0,

@@ -4,8 +4,8 @@
 use super::abi::{fits, SLOT_A, SLOT_C, SLOT_C0};
 use super::{AmpGemm, Data, GemmSpec, Precision};
 use crate::case::{Case, Region};
-use crate::rng::Rng;
 use tessera_isa::numerics::Fp8Format;
+use tessera_isa::rng::Rng;
 
 impl AmpGemm {
     /// The default case specs.

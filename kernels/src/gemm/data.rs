@@ -2,8 +2,8 @@
 //! partial sums C0 drawn from them, in each precision's encoding.
 
 use super::{GemmSpec, Precision};
-use crate::rng::Rng;
 use tessera_isa::numerics::{f16_to_fp8, f32_to_f16, Fp8Format, FP8_NAN};
+use tessera_isa::rng::Rng;
 
 /// Data distributions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -41,8 +41,12 @@ pub fn reference_gemm(
                 for phase in 0..4 {
                     let x_at = layout::panel_offset(kb, row, m) + 8 * phase;
                     let w_at = (nb * kbs + kb) * WEIGHT_BLOCK_BYTES + (4 * channel + phase) * 8;
-                    let x: [u8; 8] = panels[x_at..x_at + 8].try_into().unwrap();
-                    let w: [u8; 8] = blocks[w_at..w_at + 8].try_into().unwrap();
+                    let x: [u8; 8] = panels[x_at..x_at + 8]
+                        .try_into()
+                        .expect("an 8-byte range is 8 bytes");
+                    let w: [u8; 8] = blocks[w_at..w_at + 8]
+                        .try_into()
+                        .expect("an 8-byte range is 8 bytes");
                     acc = match precision {
                         Precision::Fp8 => amp_phase_fp8(acc, x, w, x_format, w_format, scale),
                         Precision::F16 => amp_phase_f16(acc, halves(x), halves(w)),

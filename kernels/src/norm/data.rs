@@ -1,7 +1,7 @@
 //! Row data for the norm cases: the distributions the default cases cover.
 
-use crate::rng::Rng;
 use half::f16;
+use tessera_isa::rng::Rng;
 
 /// f16 bits of `value` (RNE).
 pub fn h(value: f64) -> u16 {

@@ -6,13 +6,13 @@
 use super::data::{f32s, Dist};
 use super::stats::{cycles, row_stats, shape_words, MeanLanes, Shape, ROW_SCRATCH_BYTES, V_END};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::rng::Rng;
 use crate::{EntryKind, Kernel};
 use tessera_isa::csr::{field, index};
 use tessera_isa::numerics::{
     f16_to_f32, f16_to_fp8, f32_add, f32_mul, f32_sub, f32_to_f16, scale_from_field,
     scale_to_field, Fp8Format,
 };
+use tessera_isa::rng::Rng;
 
 /// LayerNorm with f16 (`fp8: false`) or FP8 output.
 pub struct LayerNorm {

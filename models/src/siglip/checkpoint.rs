@@ -537,7 +537,9 @@ impl Source {
         let i = self.locate(name)?;
         let f = &mut self.files[i];
         let path = f.path.display().to_string();
-        let info = f.info(name).expect("located tensors are in their file");
+        let info = f
+            .info(name)
+            .expect("`locate` returns only a file that holds the name");
         if info.shape != expected {
             return Err(CheckpointError::Shape {
                 tensor: name.to_string(),

@@ -33,7 +33,7 @@ use tessera_codegen::graph::{HostTensor, Shape, WeightStore};
 
 use super::config::SiglipVisionConfig;
 use super::layout::{self, Spec};
-use crate::rng::Rng;
+use tessera_isa::rng::Rng;
 
 /// Tensor names.
 pub mod names {

@@ -17,36 +17,57 @@ const SUMMARY_FULLEST_TILES: usize = 10;
 /// Tiles listed in the "busiest tiles" part of [`run_summary`].
 const SUMMARY_BUSIEST_TILES: usize = 10;
 
-/// One SRAM category summed over the chip.
+/// SRAM of one category (`N` = `String`) or family (`N` = `&str`) summed over the chip.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CategoryTotal {
-    pub name: String,
+pub(crate) struct SramTotal<N> {
+    pub name: N,
     pub bytes: u64,
-    /// Tiles with a non-zero amount in this category.
+    /// Tiles with a non-zero amount of it.
     pub tiles_using: u32,
-    /// The most this category takes on any one tile.
+    /// The most it takes on any one tile.
     pub max_on_one_tile: u64,
 }
+
+impl<N: Ord> SramTotal<N> {
+    fn new(name: N) -> Self {
+        SramTotal {
+            name,
+            bytes: 0,
+            tiles_using: 0,
+            max_on_one_tile: 0,
+        }
+    }
+
+    /// Adds one tile's `bytes`.
+    fn add(&mut self, bytes: u64) {
+        self.bytes += bytes;
+        self.tiles_using += u32::from(bytes > 0);
+        self.max_on_one_tile = self.max_on_one_tile.max(bytes);
+    }
+
+    /// Largest first, ties by name, so output is deterministic.
+    fn largest_first(totals: impl IntoIterator<Item = Self>) -> Vec<Self> {
+        let mut totals: Vec<Self> = totals.into_iter().collect();
+        totals.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+        totals
+    }
+}
+
+/// One SRAM category summed over the chip.
+pub(crate) type CategoryTotal = SramTotal<String>;
 
 /// Every category over the chip, largest first (ties by name, so output is deterministic).
 pub(crate) fn category_totals(profile: &Profile) -> Vec<CategoryTotal> {
     let mut totals: BTreeMap<&str, CategoryTotal> = BTreeMap::new();
     for tile in &profile.memory {
         for (name, &bytes) in &tile.categories {
-            let total = totals.entry(name).or_insert_with(|| CategoryTotal {
-                name: name.clone(),
-                bytes: 0,
-                tiles_using: 0,
-                max_on_one_tile: 0,
-            });
-            total.bytes += bytes;
-            total.tiles_using += u32::from(bytes > 0);
-            total.max_on_one_tile = total.max_on_one_tile.max(bytes);
+            totals
+                .entry(name)
+                .or_insert_with(|| SramTotal::new(name.clone()))
+                .add(bytes);
         }
     }
-    let mut totals: Vec<CategoryTotal> = totals.into_values().collect();
-    totals.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
-    totals
+    SramTotal::largest_first(totals.into_values())
 }
 
 /// SRAM bytes of one tile (used + free): the profile does not carry the machine description.
@@ -76,14 +97,7 @@ pub(crate) fn category_family(name: &str) -> &str {
 }
 
 /// A category family summed over the chip: "tensor" sums every "tensor:NAME".
-pub(crate) struct FamilyTotal<'a> {
-    pub name: &'a str,
-    pub bytes: u64,
-    /// Tiles with a non-zero amount in this family.
-    pub tiles_using: u32,
-    /// The most this family takes on any one tile.
-    pub max_on_one_tile: u64,
-}
+pub(crate) type FamilyTotal<'a> = SramTotal<&'a str>;
 
 /// How a family shows in the SRAM tables: its row label, and its categories (largest first,
 /// for member rows beneath it) when it groups several or one not named as the family; `None`
@@ -114,20 +128,13 @@ pub(crate) fn family_totals(profile: &Profile) -> Vec<FamilyTotal<'_>> {
             *on_this_tile.entry(category_family(name)).or_default() += bytes;
         }
         for (family, bytes) in on_this_tile {
-            let total = by_family.entry(family).or_insert(FamilyTotal {
-                name: family,
-                bytes: 0,
-                tiles_using: 0,
-                max_on_one_tile: 0,
-            });
-            total.bytes += bytes;
-            total.tiles_using += u32::from(bytes > 0);
-            total.max_on_one_tile = total.max_on_one_tile.max(bytes);
+            by_family
+                .entry(family)
+                .or_insert_with(|| SramTotal::new(family))
+                .add(bytes);
         }
     }
-    let mut families: Vec<FamilyTotal> = by_family.into_values().collect();
-    families.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(b.name)));
-    families
+    SramTotal::largest_first(by_family.into_values())
 }
 
 /// `1234567` → `"1,234,567"`.

@@ -5,7 +5,7 @@ use super::constructor::compiler_case;
 use super::table::{CopyRunsSpec, Granule, Run, Table};
 use super::{make_case, Place, PACE, STRIDED, UNIFORM, W8};
 use crate::case::{Case, Region};
-use crate::rng::Rng;
+use tessera_isa::rng::Rng;
 
 const SS: (Region, Region) = (Region::Standard, Region::Standard);
 const II: (Region, Region) = (Region::Interleaved, Region::Interleaved);
@@ -41,7 +41,8 @@ fn case(rng: &mut Rng, name: &str, mut table: Table, place: Place, uniform: bool
 
 /// The same table with STRIDED (it must be a progression, with PACE within the fields).
 fn strided(rng: &mut Rng, name: &str, mut table: Table, place: Place) -> Case {
-    let (ds, dd) = Table::progression(&table.runs).expect("a progression");
+    let (ds, dd) = Table::progression(&table.runs)
+        .expect("the tables passed to `strided` are written as progressions");
     assert!(table.flags & PACE == 0 || Table::pace_strides_fit(ds, dd));
     table.flags |= STRIDED | UNIFORM;
     case(rng, name, table, place, true)
@@ -429,7 +430,7 @@ pub(super) fn default_cases() -> Vec<Case> {
     }
     // Compiler cases (coalescing, balancing, the flag choice) with random source data.
     for spec in compiler_specs() {
-        let mut c = compiler_case(&spec).expect("a valid spec");
+        let mut c = compiler_case(&spec).expect("compiler_specs are all valid");
         let n = c.buffers[0].len() as u64;
         c.buffers[0].bytes = random_bytes(r, n);
         c.name = format!("{} {}", c.name, spec_label(&spec));

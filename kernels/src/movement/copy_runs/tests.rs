@@ -4,8 +4,8 @@ use super::cases;
 use super::constructor::compiler_case;
 use super::table::{copy_runs_reference, CopyRunsSpec, Granule, Run, Table};
 use super::{table_of, CopyRuns, PACE, STRIDED, UNIFORM, V_FLAGS, W8};
-use crate::rng::Rng;
 use crate::Kernel;
+use tessera_isa::rng::Rng;
 
 /// Every dst byte of every default case is written by exactly one run (so the reference is
 /// the whole truth and the poison check sees any missed run).

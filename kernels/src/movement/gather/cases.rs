@@ -4,7 +4,7 @@
 use super::spec::{compiler_case, validate, Element, GatherSpec, GatherWord, Lane};
 use super::{make_case, Regions};
 use crate::case::{Case, Region};
-use crate::rng::Rng;
+use tessera_isa::rng::Rng;
 
 const S: Region = Region::Standard;
 const I: Region = Region::Interleaved;
@@ -16,14 +16,14 @@ fn random_src(rng: &mut Rng, spec: &GatherSpec) -> Vec<u8> {
 }
 
 fn case(rng: &mut Rng, name: &str, spec: &GatherSpec, regions: Regions) -> Case {
-    validate(spec).expect("a valid case spec");
+    validate(spec).expect("the case specs written here are valid");
     let src = random_src(rng, spec);
     make_case(name.into(), spec, src, regions, false)
 }
 
 /// The same with STRIDED.
 fn strided(rng: &mut Rng, name: &str, spec: &GatherSpec, regions: Regions) -> Case {
-    validate(spec).expect("a valid case spec");
+    validate(spec).expect("the case specs written here are valid");
     let src = random_src(rng, spec);
     make_case(name.into(), spec, src, regions, true)
 }
@@ -186,7 +186,7 @@ pub(super) fn default_cases() -> Vec<Case> {
         GatherSpec::transpose(32, 80, 160, Element::Half),
         GatherSpec::transpose(19, 72, 72, Element::Byte),
     ] {
-        let mut c = compiler_case(&spec).expect("a valid spec");
+        let mut c = compiler_case(&spec).expect("the two transposes written here are valid");
         c.buffers[0].bytes = random_src(r, &spec);
         cases.push(c);
     }

@@ -1,0 +1,231 @@
+//! Buffers: one per tile and value, their memory needs (region, element slot, alignment) merged
+//! from every kernel operand bound to them, and the kernel calls that bind them.
+
+use super::steps::NO_STEP;
+use super::{copies, Lower, LowerError};
+use crate::mid::MidId;
+use crate::tile::{BufferCategory, BufferDecl, BufferId, KernelCall, RegionRequirement};
+use std::sync::Arc;
+use tessera_kernels::table::{KernelParams, OperandSpec, RegionNeed};
+use tessera_kernels::Role;
+
+impl Lower<'_> {
+    pub(super) fn new_buffer(
+        &mut self,
+        tile: u32,
+        name: &str,
+        bytes: u32,
+        category: BufferCategory,
+        contents: Option<Arc<Vec<u8>>>,
+    ) -> BufferId {
+        let id = self.program.tiles[tile as usize].add_buffer(BufferDecl {
+            name: name.to_string(),
+            bytes: bytes.max(8).div_ceil(8) * 8,
+            align: 8,
+            region: RegionRequirement::Any,
+            slot: None,
+            category,
+            live: (0, 0),
+            alias_of: None,
+            contents,
+        });
+        self.uses[tile as usize].push((NO_STEP, 0));
+        id
+    }
+
+    pub(super) fn touch(&mut self, tile: u32, buffer: BufferId, vstep: usize) {
+        let u = &mut self.uses[tile as usize][buffer.0 as usize];
+        u.0 = u.0.min(vstep);
+        u.1 = u.1.max(vstep);
+    }
+
+    /// What `buffer` would need to also serve `spec`: `Some((region, slot))`, or `None` when
+    /// the two conflict.
+    pub(super) fn merged_needs(
+        &self,
+        tile: u32,
+        buffer: BufferId,
+        spec: &OperandSpec,
+    ) -> Option<(RegionRequirement, Option<u8>)> {
+        let decl = &self.program.tiles[tile as usize].buffers[buffer.0 as usize];
+        let need = match spec.region {
+            RegionNeed::Any => RegionRequirement::Any,
+            RegionNeed::Standard => RegionRequirement::Standard,
+            RegionNeed::Interleaved => RegionRequirement::Interleaved,
+        };
+        let region = match (decl.region, need) {
+            (a, RegionRequirement::Any) => a,
+            (RegionRequirement::Any, b) => b,
+            (a, b) if a == b => a,
+            _ => return None,
+        };
+        let slot = match (decl.slot, spec.slot) {
+            (a, None) => a,
+            (None, b) => b,
+            (Some(a), Some(b)) if a == b => Some(a),
+            _ => return None,
+        };
+        Some((region, slot))
+    }
+
+    /// Merges an operand's needs into the buffer it is bound to.
+    pub(super) fn require(
+        &mut self,
+        tile: u32,
+        buffer: BufferId,
+        spec: &OperandSpec,
+    ) -> Result<(), LowerError> {
+        let Some((region, slot)) = self.merged_needs(tile, buffer, spec) else {
+            let name = self.program.tiles[tile as usize].buffers[buffer.0 as usize]
+                .name
+                .clone();
+            return Err(self.fail(
+                10,
+                format!(
+                    "buffer `{name}` on tile {tile} cannot also be `{}` of a call",
+                    spec.name
+                ),
+            ));
+        };
+        let decl = &mut self.program.tiles[tile as usize].buffers[buffer.0 as usize];
+        decl.region = region;
+        decl.slot = slot;
+        decl.align = decl.align.max(spec.align);
+        Ok(())
+    }
+
+    /// A copy of `buffer` (whole words) in a fresh buffer, made at `vstep`: for an operand whose
+    /// memory needs (region, element slot) conflict with the buffer's other uses.
+    pub(super) fn copy_of(
+        &mut self,
+        vstep: usize,
+        tile: u32,
+        buffer: BufferId,
+    ) -> Result<BufferId, LowerError> {
+        let (name, bytes, category) = {
+            let decl = &self.program.tiles[tile as usize].buffers[buffer.0 as usize];
+            (
+                format!("{}.copy", decl.name),
+                decl.bytes,
+                decl.category.clone(),
+            )
+        };
+        let copy = self.new_buffer(tile, &name, bytes, category, None);
+        let run = [crate::redist::Run {
+            src: Some(0),
+            dst: 0,
+            bytes,
+        }];
+        for params in copies::copy_params(&run, 4).map_err(|e| self.fail(41, e))? {
+            self.call(vstep, tile, params, &[(buffer, 0), (copy, 0)])?;
+        }
+        Ok(copy)
+    }
+
+    /// Adds a call of `params` on `tile` at `vstep`: data operands (inputs and outputs, in the
+    /// kernel's order) bound to `data`; scratch and table operands get buffers of their own.
+    pub(super) fn call(
+        &mut self,
+        vstep: usize,
+        tile: u32,
+        params: KernelParams,
+        data: &[(BufferId, u32)],
+    ) -> Result<(), LowerError> {
+        let params = Arc::new(params);
+        let spec = params.spec().map_err(|e| self.fail(12, e.to_string()))?;
+        let mut bindings = Vec::with_capacity(spec.operands.len());
+        let mut next = data.iter();
+        let label = self.label().to_string();
+        for operand in &spec.operands {
+            let binding = if let Some(constant) = &operand.constant {
+                let id = self.new_buffer(
+                    tile,
+                    &format!("{label}.{}", operand.name),
+                    operand.bytes,
+                    BufferCategory::Constants,
+                    Some(constant.clone()),
+                );
+                (id, 0)
+            } else if operand.role == Role::Scratch {
+                let id = self.new_buffer(
+                    tile,
+                    &format!("{label}.{}", operand.name),
+                    operand.bytes,
+                    BufferCategory::Scratch,
+                    None,
+                );
+                (id, 0)
+            } else {
+                let (b, offset) = *next.next().ok_or_else(|| {
+                    self.fail(
+                        13,
+                        format!(
+                            "`{}` has more operands than the op binds",
+                            params.id().name()
+                        ),
+                    )
+                })?;
+                if self.merged_needs(tile, b, operand).is_none()
+                    && operand.role == Role::Input
+                    && offset == 0
+                {
+                    (self.copy_of(vstep, tile, b)?, 0)
+                } else {
+                    (b, offset)
+                }
+            };
+            self.require(tile, binding.0, operand)?;
+            self.touch(tile, binding.0, vstep);
+            bindings.push(binding);
+        }
+        if next.next().is_some() {
+            return Err(self.fail(
+                13,
+                format!(
+                    "`{}` has fewer operands than the op binds",
+                    params.id().name()
+                ),
+            ));
+        }
+        let call = KernelCall::new(params, bindings, Arc::from(label.as_str()))
+            .map_err(|e| self.fail(12, e.to_string()))?;
+        self.calls.push((vstep, tile, call));
+        let ops = self.step_ops.entry(vstep).or_default();
+        if ops.last().map(String::as_str) != Some(label.as_str()) {
+            ops.push(label);
+        }
+        Ok(())
+    }
+
+    pub(super) fn shard_of(&self, id: MidId, tile: u32) -> Result<BufferId, LowerError> {
+        self.shard[id.index()]
+            .get(&tile)
+            .copied()
+            .ok_or_else(|| self.fail(3, format!("%{} has no shard on tile {tile}", id.index())))
+    }
+
+    /// A fresh buffer for this node's shard on every tile of its layout.
+    pub(super) fn fresh_shards(
+        &mut self,
+        category: impl Fn(&str) -> BufferCategory,
+    ) -> Result<(), LowerError> {
+        let id = self.node;
+        let bytes = self.map(id)?.buffer_bytes();
+        let tiles: Vec<u32> = self.layout(id).dist.all_tiles().collect();
+        let label = self.label().to_string();
+        for t in tiles {
+            let b = self.new_buffer(t, &label, bytes, category(&label), None);
+            self.shard[id.index()].insert(t, b);
+        }
+        Ok(())
+    }
+
+    /// Whether this node may write its result over operand `x`'s buffers.
+    pub(super) fn in_place(&self, x: MidId) -> bool {
+        self.readers[x.index()].len() == 1
+            && self.layout(x).dist == self.layout(self.node).dist
+            && self.shard[x.index()]
+                .iter()
+                .all(|(&t, &b)| !self.shared.contains(&(t, b)))
+    }
+}

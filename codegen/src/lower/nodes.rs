@@ -1,0 +1,208 @@
+//! One mid op at a time: host inputs and weights become buffers with host pieces or contents,
+//! compute ops their kernel calls on every tile of the result, outputs host pieces.
+
+use super::calls::{compute_calls, ComputeKind};
+use super::steps::compute_vstep;
+use super::{host, Lower, LowerError};
+use crate::layout::{Layout, ShardMap};
+use crate::mid::{MidId, MidOp};
+use crate::redist::segments::zero_padding;
+use crate::tile::{BufferCategory, BufferId, HostPiecePlan, HostTensorPlan};
+use std::sync::Arc;
+
+impl Lower<'_> {
+    pub(super) fn lower_node(&mut self) -> Result<(), LowerError> {
+        let id = self.node;
+        let node = &self.mid.nodes[id];
+        match &node.op {
+            MidOp::Input { tensor, view } => {
+                let layout = node.layout.clone();
+                let map = self.map(id)?;
+                let zero = zero_padding(layout.order);
+                let tiles: Vec<u32> = layout.dist.all_tiles().collect();
+                for t in tiles {
+                    let contents = zero.then(|| Arc::new(vec![0u8; map.buffer_bytes() as usize]));
+                    let b = self.new_buffer(
+                        t,
+                        tensor,
+                        map.buffer_bytes(),
+                        BufferCategory::Tensor(tensor.clone()),
+                        contents,
+                    );
+                    self.shard[id.index()].insert(t, b);
+                }
+                let pieces = host::input_pieces(&layout, view).map_err(|e| self.fail(20, e))?;
+                let plan = HostTensorPlan {
+                    name: tensor.clone(),
+                    dtype: host::host_dtype(layout.dtype).into(),
+                    shape: view.source_shape().iter().map(|&d| d as usize).collect(),
+                    pieces: pieces
+                        .into_iter()
+                        .map(|(tile, _, offset, tensor_offset, bytes)| HostPiecePlan {
+                            tile,
+                            buffer: self.shard[id.index()][&tile],
+                            offset,
+                            tensor_offset,
+                            bytes,
+                        })
+                        .collect(),
+                };
+                match self.program.inputs.iter_mut().find(|p| p.name == *tensor) {
+                    Some(existing) => existing.pieces.extend(plan.pieces),
+                    None => self.program.inputs.push(plan),
+                }
+                self.ready[id.index()] = 0;
+            }
+            MidOp::Weight { tensor, view } => {
+                let data = self.store.get(tensor).ok_or_else(|| {
+                    self.fail(21, format!("weight `{tensor}` is not in the store"))
+                })?;
+                let layout = node.layout.clone();
+                let blocks = host::weight_shards(tensor, data, view, &layout)
+                    .map_err(|e| self.fail(22, e.to_string()))?;
+                let bytes = self.map(id)?.buffer_bytes();
+                for (block, contents) in blocks.into_iter().enumerate() {
+                    for &t in layout.dist.tiles_of(block) {
+                        let b = self.new_buffer(
+                            t,
+                            tensor,
+                            bytes,
+                            BufferCategory::Weights(tensor.clone()),
+                            Some(contents.clone()),
+                        );
+                        self.shard[id.index()].insert(t, b);
+                    }
+                }
+                self.ready[id.index()] = 0;
+            }
+            MidOp::Redistribute { x, .. } => {
+                let x = *x;
+                let dm = self.map(id)?;
+                let movement = self.movements[id.index()]
+                    .take()
+                    .ok_or_else(|| self.fail(43, "no planned movement"))?;
+                self.lower_movement(x, &movement, dm.buffer_bytes(), dm.element_bytes())?;
+            }
+            MidOp::MatMul { a, b, precision } => {
+                let kind = ComputeKind::MatMul {
+                    fp8: *precision == crate::mid::AmpPrecision::Fp8,
+                };
+                self.compute(kind, &[*a, *b], None)?;
+            }
+            MidOp::BiasAdd { x, bias } => {
+                let reuse = self.in_place(*x).then_some(*x);
+                self.compute(ComputeKind::BiasAdd, &[*x, *bias], reuse)?;
+            }
+            MidOp::Add { a, b } => {
+                let (a, b) = (*a, *b);
+                let reuse = if self.in_place(a) {
+                    Some(a)
+                } else if self.in_place(b) {
+                    Some(b)
+                } else {
+                    None
+                };
+                self.compute(ComputeKind::Add, &[a, b], reuse)?;
+            }
+            MidOp::Gelu { x } => {
+                let x = *x;
+                let reuse =
+                    (node.layout.dtype == self.layout(x).dtype && self.in_place(x)).then_some(x);
+                self.compute(ComputeKind::Gelu, &[x], reuse)?;
+            }
+            MidOp::Softmax { x, scale } => {
+                let x = *x;
+                self.compute(ComputeKind::Softmax { scale: *scale }, &[x], None)?;
+            }
+            MidOp::Cast { x } => {
+                let x = *x;
+                self.compute(ComputeKind::Cast, &[x], None)?;
+            }
+            MidOp::LayerNorm {
+                x,
+                gamma,
+                beta,
+                eps,
+            } => {
+                let (x, g, b) = (*x, *gamma, *beta);
+                self.compute(ComputeKind::LayerNorm { eps: *eps }, &[x, g, b], None)?;
+            }
+            MidOp::Output { x, tensor, view } => {
+                let x = *x;
+                let layout = self.layout(x).clone();
+                let pieces = host::output_pieces(&layout, view).map_err(|e| self.fail(23, e))?;
+                let mut plan_pieces = Vec::with_capacity(pieces.len());
+                for (tile, _, offset, tensor_offset, bytes) in pieces {
+                    let buffer = self.shard_of(x, tile)?;
+                    self.touch(tile, buffer, usize::MAX - 1);
+                    plan_pieces.push(HostPiecePlan {
+                        tile,
+                        buffer,
+                        offset,
+                        tensor_offset,
+                        bytes,
+                    });
+                }
+                self.program.outputs.push(HostTensorPlan {
+                    name: tensor.clone(),
+                    dtype: host::host_dtype(layout.dtype).into(),
+                    shape: view.shape().iter().map(|&d| d as usize).collect(),
+                    pieces: plan_pieces,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The calls of a compute op on every tile of its result; `reuse`: the operand whose
+    /// buffers the result takes over.
+    pub(super) fn compute(
+        &mut self,
+        kind: ComputeKind,
+        operands: &[MidId],
+        reuse: Option<MidId>,
+    ) -> Result<(), LowerError> {
+        let id = self.node;
+        let out_layout = self.layout(id).clone();
+        let layouts: Vec<&Layout> = operands.iter().map(|&o| self.layout(o)).collect();
+        let (params, calls) =
+            compute_calls(&kind, &out_layout, &layouts).map_err(|e| self.fail(30, e))?;
+        let step = operands
+            .iter()
+            .map(|o| self.ready[o.index()])
+            .max()
+            .unwrap_or(0);
+        match reuse {
+            Some(x) => {
+                let shards = self.shard[x.index()].clone();
+                self.shard[id.index()] = shards;
+            }
+            None => self.fresh_shards(|name| BufferCategory::Tensor(name.to_string()))?,
+        }
+        // Byte strides of one leading-dimension slice (matmuls loop over them).
+        let slice = |m: &ShardMap| m.bytes() / calls.max(1);
+        let mut strides: Vec<u32> = Vec::with_capacity(operands.len() + 1);
+        for &o in operands {
+            strides.push(slice(&self.map(o)?));
+        }
+        strides.push(slice(&self.map(id)?));
+        let tiles: Vec<u32> = out_layout.dist.all_tiles().collect();
+        for t in tiles {
+            let mut buffers: Vec<BufferId> = Vec::with_capacity(operands.len() + 1);
+            for &o in operands {
+                buffers.push(self.shard_of(o, t)?);
+            }
+            buffers.push(self.shard_of(id, t)?);
+            for k in 0..calls {
+                let data: Vec<(BufferId, u32)> = buffers
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&b, &s)| (b, if calls > 1 { k * s } else { 0 }))
+                    .collect();
+                self.call(compute_vstep(step), t, params.clone(), &data)?;
+            }
+        }
+        self.ready[id.index()] = step;
+        Ok(())
+    }
+}

@@ -1,0 +1,245 @@
+//! A redistribution as planned by its `Movement`: destination buffers (or the source's, where
+//! the bytes stay put), staging and send buffers, source-side copies, the exchange transfers,
+//! and destination-side copies.
+
+use super::steps::{compute_vstep, exchange_vstep};
+use super::{copies, Lower, LowerError};
+use crate::mid::MidId;
+use crate::redist::{Buf, Movement};
+use crate::tile::{BufferCategory, BufferId, SymbolicTransfer};
+use std::collections::{BTreeMap, HashMap};
+
+impl Lower<'_> {
+    /// A redistribution of `x` into this node, as planned by `movement`.
+    pub(super) fn lower_movement(
+        &mut self,
+        x: MidId,
+        movement: &Movement,
+        dest_bytes: u32,
+        element: u32,
+    ) -> Result<(), LowerError> {
+        let id = self.node;
+        let label = self.label().to_string();
+        let exchange = movement.has_exchange();
+        let after = self.late[id.index()];
+        let step = if exchange { after - 1 } else { after };
+        if std::env::var_os("TESSERA_TIMING").is_some() {
+            let deliveries: usize = movement.moves.iter().map(|m| m.deliveries.len()).sum();
+            let runs: usize = movement
+                .after
+                .iter()
+                .chain(&movement.before)
+                .map(|c| c.runs.len())
+                .sum();
+            eprintln!(
+                "  {label}: {} moves, {deliveries} deliveries, {} copies with {runs} runs, {} aliases",
+                movement.moves.len(),
+                movement.before.len() + movement.after.len(),
+                movement.aliases.len()
+            );
+        }
+        // Destination buffers (or the source's, where the bytes stay put).
+        let dest_tiles: Vec<u32> = self.layout(id).dist.all_tiles().collect();
+        for t in dest_tiles {
+            let b = if movement.aliases.contains(&t) {
+                let b = self.shard_of(x, t)?;
+                self.shared.insert((t, b));
+                b
+            } else {
+                self.new_buffer(
+                    t,
+                    &label,
+                    dest_bytes,
+                    BufferCategory::Tensor(label.clone()),
+                    None,
+                )
+            };
+            self.shard[id.index()].insert(t, b);
+        }
+        // Tiles copying both from their own source block and from staging get room behind the
+        // staged covers for the source block's bytes (whole words), so one table reads both.
+        let mut both: HashMap<u32, (u32, u32, u32)> = HashMap::new();
+        {
+            let mut from: BTreeMap<u32, (bool, bool, u32, u32)> = BTreeMap::new();
+            for c in &movement.after {
+                let e = from.entry(c.tile).or_insert((false, false, u32::MAX, 0));
+                match c.from {
+                    Buf::Source => {
+                        e.0 = true;
+                        for r in &c.runs {
+                            if let Some(s) = r.src {
+                                e.2 = e.2.min(s / 4 * 4);
+                                e.3 = e.3.max((s + r.bytes).div_ceil(4) * 4);
+                            }
+                        }
+                    }
+                    Buf::Staging => e.1 = true,
+                    Buf::Dest | Buf::Send => {}
+                }
+            }
+            for (t, (local, staged, lo, hi)) in from {
+                if local && staged && lo < hi {
+                    let base = movement
+                        .staging_bytes
+                        .get(&t)
+                        .copied()
+                        .unwrap_or(0)
+                        .div_ceil(8)
+                        * 8;
+                    both.insert(t, (base, lo, hi));
+                }
+            }
+        }
+        let mut staging: HashMap<u32, BufferId> = HashMap::new();
+        for (&t, &bytes) in &movement.staging_bytes {
+            let bytes = match both.get(&t) {
+                Some(&(base, lo, hi)) => base + (hi - lo),
+                None => bytes,
+            };
+            let b = self.new_buffer(
+                t,
+                &format!("{label}.staging"),
+                bytes,
+                BufferCategory::Exchange(label.clone()),
+                None,
+            );
+            staging.insert(t, b);
+        }
+        let mut send: HashMap<u32, BufferId> = HashMap::new();
+        for (&t, &bytes) in &movement.send_bytes {
+            let b = self.new_buffer(
+                t,
+                &format!("{label}.send"),
+                bytes,
+                BufferCategory::Exchange(label.clone()),
+                None,
+            );
+            send.insert(t, b);
+        }
+        let buffer = |me: &Self, tile: u32, buf: Buf| -> Result<BufferId, LowerError> {
+            match buf {
+                Buf::Source => me.shard_of(x, tile),
+                Buf::Dest => me.shard_of(id, tile),
+                Buf::Staging => staging
+                    .get(&tile)
+                    .copied()
+                    .ok_or_else(|| me.fail(40, format!("no staging buffer on tile {tile}"))),
+                Buf::Send => send
+                    .get(&tile)
+                    .copied()
+                    .ok_or_else(|| me.fail(40, format!("no send buffer on tile {tile}"))),
+            }
+        };
+        for copy in &movement.before {
+            let (from, to) = (
+                buffer(self, copy.tile, copy.from)?,
+                buffer(self, copy.tile, copy.to)?,
+            );
+            for params in copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))? {
+                self.call(
+                    compute_vstep(step),
+                    copy.tile,
+                    params,
+                    &[(from, 0), (to, 0)],
+                )?;
+            }
+        }
+        if exchange {
+            let v = exchange_vstep(step);
+            let mut list = Vec::with_capacity(movement.moves.len());
+            for m in &movement.moves {
+                let source = buffer(self, m.sender, m.from)?;
+                self.touch(m.sender, source, v);
+                let mut deliveries = Vec::with_capacity(m.deliveries.len());
+                for &(tile, buf, offset) in &m.deliveries {
+                    let b = buffer(self, tile, buf)?;
+                    self.touch(tile, b, v);
+                    deliveries.push((tile, b, offset));
+                }
+                list.push(SymbolicTransfer {
+                    sender: m.sender,
+                    source: (source, m.offset),
+                    words: m.words,
+                    deliveries,
+                    label: format!("{label} from tile {}", m.sender),
+                });
+            }
+            self.transfers.entry(step).or_default().extend(list);
+            let ops = self.step_ops.entry(v).or_default();
+            if ops.last() != Some(&label) {
+                ops.push(label.clone());
+            }
+        }
+        // Destination-side copies: one source buffer per tile. When a tile copies both from
+        // its own source block and from staging, the source block's bytes are first copied
+        // (whole words) behind the staged covers so one table reads everything.
+        let mut by_tile: BTreeMap<u32, Vec<&crate::redist::LocalCopy>> = BTreeMap::new();
+        for c in &movement.after {
+            by_tile.entry(c.tile).or_default().push(c);
+        }
+        for (tile, list) in by_tile {
+            let dest = buffer(self, tile, Buf::Dest)?;
+            let sources: Vec<Buf> = list
+                .iter()
+                .map(|c| c.from)
+                .filter(|b| *b != Buf::Dest)
+                .collect();
+            if sources.len() <= 1 {
+                let from = match sources.first() {
+                    Some(&b) => buffer(self, tile, b)?,
+                    None => dest,
+                };
+                let runs: Vec<crate::redist::Run> = {
+                    let mut all: Vec<crate::redist::Run> =
+                        list.iter().flat_map(|c| c.runs.iter().copied()).collect();
+                    all.sort_by_key(|r| r.dst);
+                    all
+                };
+                for params in copies::copy_params(&runs, element).map_err(|e| self.fail(41, e))? {
+                    self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
+                }
+                continue;
+            }
+            // Source and staging: the source block's bytes go behind the staged covers first.
+            let &(base, lo, hi) = both.get(&tile).ok_or_else(|| {
+                self.fail(
+                    42,
+                    format!("tile {tile} copies from two buffers without room"),
+                )
+            })?;
+            let bigger = buffer(self, tile, Buf::Staging)?;
+            let src = self.shard_of(x, tile)?;
+            let pre = vec![crate::redist::Run {
+                src: Some(lo),
+                dst: base,
+                bytes: hi - lo,
+            }];
+            for params in copies::copy_params(&pre, 4).map_err(|e| self.fail(41, e))? {
+                self.call(compute_vstep(after), tile, params, &[(src, 0), (bigger, 0)])?;
+            }
+            let mut runs: Vec<crate::redist::Run> = Vec::new();
+            for c in &list {
+                for r in &c.runs {
+                    runs.push(match c.from {
+                        Buf::Source => crate::redist::Run {
+                            src: r.src.map(|s| base + (s - lo)),
+                            ..*r
+                        },
+                        Buf::Staging | Buf::Dest | Buf::Send => *r,
+                    });
+                }
+            }
+            runs.sort_by_key(|r| r.dst);
+            for params in copies::copy_params(&runs, element).map_err(|e| self.fail(41, e))? {
+                self.call(
+                    compute_vstep(after),
+                    tile,
+                    params,
+                    &[(bigger, 0), (dest, 0)],
+                )?;
+            }
+        }
+        self.ready[id.index()] = after;
+        Ok(())
+    }
+}

@@ -1,0 +1,138 @@
+//! Steps: compute steps and exchange phases as virtual steps (`C0 X0 C1 X1 …` = 0, 1, 2, 3, …),
+//! the compute step each redistribution's result is needed in, and the real steps and buffer
+//! lifetimes the used virtual steps become.
+
+use super::{Lower, Lowered};
+use crate::mid::{MidId, MidOp, MidProgram};
+use crate::redist::Movement;
+use std::collections::HashMap;
+
+pub(super) const NO_STEP: usize = usize::MAX;
+
+pub(super) fn compute_vstep(step: usize) -> usize {
+    2 * step
+}
+
+pub(super) fn exchange_vstep(step: usize) -> usize {
+    2 * step + 1
+}
+
+impl Lower<'_> {
+    pub(super) fn finish(mut self) -> Lowered {
+        // The virtual steps in use, in order.
+        let mut used: Vec<usize> = self.calls.iter().map(|c| c.0).collect();
+        used.extend(
+            self.transfers
+                .iter()
+                .filter(|(_, t)| !t.is_empty())
+                .map(|(&s, _)| exchange_vstep(s)),
+        );
+        used.sort_unstable();
+        used.dedup();
+        if used.is_empty() {
+            used.push(0);
+        }
+        let index: HashMap<usize, usize> = used.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        let mut step_ops = Vec::with_capacity(used.len());
+        for &v in &used {
+            let ops = self.step_ops.remove(&v).unwrap_or_default();
+            let label = ops.join(", ");
+            if v % 2 == 0 {
+                self.program.compute_step(&label);
+            } else {
+                let transfers = self.transfers.remove(&(v / 2)).unwrap_or_default();
+                self.program
+                    .exchange_step(&format!("exchange: {label}"), transfers);
+            }
+            step_ops.push(ops);
+        }
+        for (v, tile, call) in std::mem::take(&mut self.calls) {
+            let step = index[&v];
+            self.program.tiles[tile as usize].calls[step].push(call);
+        }
+        let last = used.len() - 1;
+        // Map virtual uses to real steps: the first used step at or after, the last at or before.
+        let first_at = |v: usize| used.partition_point(|&u| u < v).min(last);
+        let last_at = |v: usize| used.partition_point(|&u| u <= v).saturating_sub(1);
+        for (tile, uses) in self.program.tiles.iter_mut().zip(&self.uses) {
+            for (buffer, &(first, end)) in tile.buffers.iter_mut().zip(uses) {
+                let (mut a, b) = if first == NO_STEP {
+                    (0, 0)
+                } else {
+                    (
+                        first_at(first),
+                        if end >= usize::MAX - 1 {
+                            last
+                        } else {
+                            last_at(end)
+                        },
+                    )
+                };
+                if buffer.contents.is_some() {
+                    a = 0;
+                }
+                buffer.live = (a.min(b), b.max(a));
+            }
+        }
+        for input in &self.program.inputs {
+            for piece in &input.pieces {
+                let buffer =
+                    &mut self.program.tiles[piece.tile as usize].buffers[piece.buffer.0 as usize];
+                buffer.live.0 = 0;
+            }
+        }
+        Lowered {
+            program: self.program,
+            step_ops,
+        }
+    }
+}
+
+/// The compute step every value is ready in. Compute ops run in program order: an op joins the
+/// step of the op before it unless an operand reaches it over the exchange, in which case it
+/// starts the next step and that exchange runs in the phase just before (as late as its readers
+/// allow). So a large destination — a head's keys or values broadcast to every query tile — is
+/// live only from the phase before its reader, and two of them do not pile up in one step.
+pub(super) fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Vec<usize> {
+    let n = mid.nodes.len();
+    let mut asap = vec![0usize; n];
+    let exchanged = |id: MidId| {
+        movements[id.index()]
+            .as_ref()
+            .is_some_and(|m| m.has_exchange())
+    };
+    let mut current = 0usize;
+    for (id, node) in mid.nodes.iter() {
+        let operands = node.op.operands();
+        let ready = operands.iter().map(|o| asap[o.index()]).max().unwrap_or(0);
+        // A redistribution waits for its exchange; a compute op starts a new step after an
+        // exchanged operand (`MidOp::is_compute` is the one exhaustive classification).
+        asap[id.index()] = if let MidOp::Redistribute { .. } = node.op {
+            ready + usize::from(exchanged(id))
+        } else if node.op.is_compute() {
+            let new_step = operands
+                .iter()
+                .any(|&o| matches!(mid.nodes[o].op, MidOp::Redistribute { .. }) && exchanged(o));
+            let step = ready.max(if new_step { current + 1 } else { current });
+            current = step;
+            step
+        } else {
+            ready
+        };
+    }
+    let readers = mid.readers();
+    let mut late = asap.clone();
+    for (id, node) in mid.nodes.iter() {
+        if matches!(node.op, MidOp::Redistribute { .. }) {
+            if let Some(first) = readers[id.index()]
+                .iter()
+                .filter(|r| !matches!(mid.nodes[**r].op, MidOp::Output { .. }))
+                .map(|r| asap[r.index()])
+                .min()
+            {
+                late[id.index()] = first.max(asap[id.index()]);
+            }
+        }
+    }
+    late
+}
