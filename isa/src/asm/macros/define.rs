@@ -123,40 +123,25 @@ impl Expander<'_> {
 
     pub(super) fn collect(&mut self, line: Line) {
         let word = first_word(&line.text).map_or("", |(s, e)| &line.text[s..e]);
-        let done = match self.collecting.as_mut() {
-            Some(Collecting::Macro { depth, body, .. }) => {
-                if word == ".macro" {
-                    *depth += 1;
-                } else if word == ".endm" {
-                    *depth -= 1;
-                }
-                let done = *depth == 0;
-                if !done {
-                    body.push(BodyLine {
-                        line: line.line,
-                        text: line.text,
-                    });
-                }
-                done
-            }
+        // The body being collected, whether `word` opens a nested block of its kind, and the
+        // word that closes one.
+        let (depth, body, opens, end) = match self.collecting.as_mut() {
+            Some(Collecting::Macro { depth, body, .. }) => (depth, body, word == ".macro", ".endm"),
             Some(Collecting::Repeat { depth, body, .. }) => {
-                if is_repeat_start(word) {
-                    *depth += 1;
-                } else if word == ".endr" {
-                    *depth -= 1;
-                }
-                let done = *depth == 0;
-                if !done {
-                    body.push(BodyLine {
-                        line: line.line,
-                        text: line.text,
-                    });
-                }
-                done
+                (depth, body, is_repeat_start(word), ".endr")
             }
-            None => false,
+            None => return,
         };
-        if !done {
+        if opens {
+            *depth += 1;
+        } else if word == end {
+            *depth -= 1;
+        }
+        if *depth != 0 {
+            body.push(BodyLine {
+                line: line.line,
+                text: line.text,
+            });
             return;
         }
         match self.collecting.take() {
