@@ -201,13 +201,12 @@ impl Object {
                 .ok_or(ObjectFileError::BadMagic {
                     expected: "TSROBJ01",
                 })?;
-        let length_bytes: [u8; 8] = rest
-            .get(..8)
+        let length_bytes = rest
+            .first_chunk::<8>()
+            .copied()
             .ok_or(ObjectFileError::Truncated {
                 what: "manifest length",
-            })?
-            .try_into()
-            .unwrap();
+            })?;
         let length = u64::from_le_bytes(length_bytes);
         let rest = &rest[8..];
         if length > rest.len() as u64 {
