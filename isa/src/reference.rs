@@ -55,7 +55,7 @@ fn index_page() -> String {
     out.push_str("\n## Encoding\n\nEvery instruction is one 32-bit little-endian word. Bit 31 set means the next word is the second ");
     out.push_str("instruction of a two-instruction bundle `{ main ; aux }` (the main-pipeline word comes first). ");
     out.push_str("A row matches a word when `word & mask == value` (bit 31 excluded); the mask is every bit no operand field uses. ");
-    out.push_str("Bundles of two words must be 8-byte aligned [A].\n");
+    out.push_str("Instructions and bundles are 4-byte aligned (PopLibs places bundles at 4 mod 8); the body of an `rpt` must start 8-byte aligned [A].\n");
     out
 }
 

@@ -2,20 +2,27 @@
 //!
 //! Row choice is by syntax only: the rows with the mnemonic are tried in table order and the
 //! first whose operand kinds match the written operands (register file, width, post-increment,
-//! CSR name, or expression) wins; immediates are range-checked against that row's field.
+//! CSR name, or expression) wins; failing that, the shorthands of `forms.rs` are tried in
+//! order. Immediates are range-checked against the chosen row's field.
 
 use super::error::{make, AsmError, AsmErrors, AsmWarning, Loc};
 use super::expr::{ConstEnv, Expr};
+use super::forms::{forms_for, FORMS};
 use super::layout::{layout, ItemKind, Layout, LayoutOptions, PREDEFINED_SYMBOLS};
 use super::lexer::lex;
 use super::macros::expand;
 use super::object::{CodeContext, ListingLine, Object, Section};
-use super::parser::{parse, Directive, InstStmt, OperandValue, ParsedFile, RegOperand, StmtKind};
+use super::parser::{
+    parse, Directive, InstStmt, Operand, OperandValue, ParsedFile, RegOperand, StmtKind,
+};
 use super::print::{format_bundle, format_inst, kind_syntax};
 use crate::csr::CsrSpace;
 use crate::inst::emit::encode_bundle;
-use crate::inst::{Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS};
-use crate::table::{CoIssue, Contexts, Pipe};
+use crate::inst::{
+    Bundle, Inst, InstDesc, OperandDesc, OperandKind, INSTRUCTIONS, INSTRUCTION_ALIGN,
+    MAX_OPERANDS, REPEAT_BODY_ALIGN,
+};
+use crate::table::{CoIssue, Contexts, Pipe, TimingClass};
 
 /// Assembles source files (`(file name, text)`, in order) into a placed object.
 ///
@@ -27,7 +34,7 @@ pub fn assemble<N: AsRef<str>, T: AsRef<str>>(
     assemble_with_warnings(sources, options).0
 }
 
-/// [`assemble`], also returning the warnings (`.warning`) in source order.
+/// [`assemble`], also returning the warnings (`.warning`, `rpt` bodies that would trap) in order.
 pub fn assemble_with_warnings<N: AsRef<str>, T: AsRef<str>>(
     sources: &[(N, T)],
     options: &LayoutOptions,
@@ -47,7 +54,7 @@ pub fn assemble_with_warnings<N: AsRef<str>, T: AsRef<str>>(
         })
         .collect();
     let mut layout = layout(&files, options, &mut errors);
-    let (sections, listing) = encode_sections(&layout, &mut errors);
+    let (sections, listing) = encode_sections(&layout, &mut errors, &mut warnings);
     let symbols = layout.object_symbols(&mut errors);
     explain_undefined(&files, &mut errors);
     for ((name, _), expanded) in sources.iter().zip(&expansions) {
@@ -159,6 +166,7 @@ fn nop_word() -> Option<(u32, String)> {
 fn encode_sections(
     layout: &Layout<'_>,
     errors: &mut Vec<AsmError>,
+    warnings: &mut Vec<AsmWarning>,
 ) -> (Vec<Section>, Vec<ListingLine>) {
     let mut bytes: Vec<Vec<u8>> = layout
         .sections
@@ -240,18 +248,16 @@ fn encode_sections(
                     }
                 };
                 let mut ok = true;
-                if address % 4 != 0 {
+                if !address.is_multiple_of(INSTRUCTION_ALIGN) {
                     errors.push(make::Misaligned(
                         loc.clone(),
-                        format!("instruction at {address:#x} is not 4-byte aligned"),
+                        format!(
+                            "instruction at {address:#x} is not {INSTRUCTION_ALIGN}-byte aligned"
+                        ),
                     ));
                     ok = false;
-                } else if bundle.size() == 8 && address % 8 != 0 {
-                    errors.push(make::Misaligned(
-                        loc.clone(),
-                        format!("bundle at {address:#x} is not 8-byte aligned (add `.align 8` before it)"),
-                    ));
-                    ok = false;
+                } else if let Some(warning) = repeat_body_warning(&bundle, address, &loc) {
+                    warnings.push(warning);
                 }
                 let words = match encode_bundle(&bundle) {
                     Ok(words) => words,
@@ -294,6 +300,30 @@ fn encode_sections(
         })
         .collect();
     (sections, listing)
+}
+
+/// An `rpt` whose body (the address after the `rpt` bundle) breaks [`REPEAT_BODY_ALIGN`]: a
+/// warning, since the `rpt` traps (`MisalignedRepeatBody`) only if it runs.
+fn repeat_body_warning(bundle: &Bundle, address: u32, loc: &Loc) -> Option<AsmWarning> {
+    let main = bundle.main?;
+    if main.desc().timing != TimingClass::Repeat {
+        return None;
+    }
+    let body = address.wrapping_add(bundle.size());
+    if body.is_multiple_of(REPEAT_BODY_ALIGN) {
+        return None;
+    }
+    let fix = if bundle.aux.is_some() {
+        "issue the `rpt` alone"
+    } else {
+        "bundle the `rpt` with an aux instruction such as `fnop`"
+    };
+    Some(AsmWarning {
+        loc: loc.clone(),
+        message: format!(
+            "the body of this `rpt` starts at {body:#x}, which is not {REPEAT_BODY_ALIGN}-byte aligned: it traps when it runs ({fix}, or move it by 4 bytes)"
+        ),
+    })
 }
 
 fn context_error(desc: &InstDesc, context: CodeContext, loc: Loc) -> Option<AsmError> {
@@ -460,34 +490,66 @@ pub fn expects_message(mnemonic: &str) -> String {
                 .join(", ")
         })
         .collect();
-    format!("`{mnemonic}` expects: {}", forms.join(" or "))
+    let mut message = format!("`{mnemonic}` expects: {}", forms.join(" or "));
+    for form in forms_for(mnemonic) {
+        let target = form.target_mnemonic(mnemonic);
+        if INSTRUCTIONS
+            .iter()
+            .any(|row| row.mnemonic == target && (form.row)(row))
+        {
+            let written = form.written.replace("{op}", mnemonic);
+            message.push_str(&format!("; or the shorthand `{written}`"));
+        }
+    }
+    message
 }
 
-/// Chooses the row of an instruction statement and computes its operand values.
+/// The first row of `mnemonic` that `accept` allows and whose operand kinds match `operands`.
+fn matching_row(
+    mnemonic: &str,
+    operands: &[Operand],
+    accept: fn(&InstDesc) -> bool,
+) -> Option<&'static InstDesc> {
+    INSTRUCTIONS.iter().find(|row| {
+        row.mnemonic == mnemonic
+            && accept(row)
+            && row.operands.len() == operands.len()
+            && row
+                .operands
+                .iter()
+                .zip(operands)
+                .all(|(desc, op)| operand_matches(desc.kind, &op.value))
+    })
+}
+
+/// Chooses the row of an instruction statement and computes its operand values: a row that
+/// takes the operands as written, else the first form of `forms.rs` that rewrites them into
+/// operands a row takes.
 fn resolve(
     stmt: &InstStmt,
     eval: &dyn Fn(&Expr) -> Result<i64, AsmError>,
     loc: &dyn Fn(super::lexer::Pos) -> Loc,
 ) -> Result<Inst, AsmError> {
-    let mut rows = INSTRUCTIONS
-        .iter()
-        .filter(|r| r.mnemonic == stmt.mnemonic)
-        .peekable();
-    if rows.peek().is_none() {
+    let known = INSTRUCTIONS.iter().any(|r| r.mnemonic == stmt.mnemonic)
+        || FORMS
+            .iter()
+            .any(|f| f.mnemonic == Some(stmt.mnemonic.as_str()));
+    if !known {
         return Err(make::UnknownMnemonic(
             loc(stmt.pos),
             format!("unknown instruction `{}`", stmt.mnemonic),
         ));
     }
-    let row = rows.find(|row| {
-        row.operands.len() == stmt.operands.len()
-            && row
-                .operands
-                .iter()
-                .zip(&stmt.operands)
-                .all(|(desc, op)| operand_matches(desc.kind, &op.value))
+    let direct = matching_row(&stmt.mnemonic, &stmt.operands, |_| true)
+        .map(|row| (row, std::borrow::Cow::Borrowed(stmt.operands.as_slice())));
+    let found = direct.or_else(|| {
+        forms_for(&stmt.mnemonic).find_map(|form| {
+            let operands = (form.rewrite)(&stmt.operands)?;
+            let row = matching_row(form.target_mnemonic(&stmt.mnemonic), &operands, form.row)?;
+            Some((row, std::borrow::Cow::Owned(operands)))
+        })
     });
-    let Some(row) = row else {
+    let Some((row, operands)) = found else {
         let got: Vec<String> = stmt
             .operands
             .iter()
@@ -504,7 +566,7 @@ fn resolve(
         ));
     };
     let mut values = [0u32; MAX_OPERANDS];
-    for (index, (desc, op)) in row.operands.iter().zip(&stmt.operands).enumerate() {
+    for (index, (desc, op)) in row.operands.iter().zip(operands.iter()).enumerate() {
         values[index] = match &op.value {
             OperandValue::Reg(reg) => reg.first as u32,
             OperandValue::Csr(csr) => csr.index as u32,

@@ -110,7 +110,7 @@ asm_errors! {
     DuplicateSymbol = "E-ASM-009";
     /// A bundle that cannot be issued: two instructions of one pipeline, a solo instruction, wrong size.
     BadBundle = "E-ASM-010";
-    /// Code that is not aligned (instructions to 4 bytes, bundles to 8).
+    /// Code that is not aligned: an instruction not on 4 bytes, an `rpt` body not on 8.
     Misaligned = "E-ASM-011";
     /// A directive the assembler does not know.
     UnknownDirective = "E-ASM-012";

@@ -52,8 +52,9 @@ pub const MAX_SECTION_SIZE: u64 = 16 << 20;
 pub const MAX_TOTAL_SIZE: u64 = 64 << 20;
 /// Largest `.align`.
 pub const MAX_ALIGN: i64 = 1 << 16;
-/// Alignment of sections that hold code (bundles are 8 bytes and must be 8-byte aligned).
-pub const CODE_ALIGN: u32 = 8;
+/// Alignment of sections that hold code: `rpt` bodies must be 8-byte aligned
+/// ([`crate::inst::REPEAT_BODY_ALIGN`]), so a section keeps its code's addresses mod 8.
+pub const CODE_ALIGN: u32 = crate::inst::REPEAT_BODY_ALIGN;
 
 /// Where sections go.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -107,6 +107,8 @@ pub enum Tok {
     Int(i64),
     /// A decimal floating-point literal (only meaningful to `.float`).
     Float(f64),
+    /// A half literal, `1.0h` or `2h`: an integer expression with the f16 bits of the value.
+    Half(f64),
     /// `1f` / `1b`: reference to the next / previous numeric local label.
     Local {
         n: u32,
@@ -128,6 +130,7 @@ impl Tok {
             Tok::Reg(name) => format!("`${name}`"),
             Tok::Int(value) => format!("`{value}`"),
             Tok::Float(value) => format!("`{value}`"),
+            Tok::Half(value) => format!("`{value}h`"),
             Tok::Local { n, forward } => format!("`{n}{}`", if *forward { 'f' } else { 'b' }),
             Tok::Str(text) => format!("string {text:?}"),
             Tok::Punct(p) => format!("`{}`", p.text()),
@@ -537,8 +540,10 @@ impl<'a> Lexer<'a> {
                     }
                     text.push_str(&self.take_while(|c| c.is_ascii_digit()));
                 }
+                let half = self.half_suffix();
                 self.finish_number(pos);
                 match text.parse::<f64>() {
+                    Ok(value) if half => self.push(Tok::Half(value), pos),
                     Ok(value) => self.push(Tok::Float(value), pos),
                     Err(_) => self
                         .errors
@@ -567,6 +572,13 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
+        if radix == 10 && self.half_suffix() {
+            match digits.parse::<f64>() {
+                Ok(value) if self.finish_number(pos) => self.push(Tok::Half(value), pos),
+                Ok(_) | Err(_) => {}
+            }
+            return;
+        }
         if !self.finish_number(pos) {
             return;
         }
@@ -577,6 +589,15 @@ impl<'a> Lexer<'a> {
                 "integer literal does not fit in 64 bits",
             )),
         }
+    }
+
+    /// Takes the `h` of a half literal (`1.0h`) when nothing name-like follows it.
+    fn half_suffix(&mut self) -> bool {
+        let is_half = self.peek(0) == Some('h') && !self.peek(1).is_some_and(is_ident_continue);
+        if is_half {
+            self.bump();
+        }
+        is_half
     }
 
     /// Rejects letters glued to a number (`12ab`); returns whether the number is clean.

@@ -10,6 +10,7 @@ pub mod assemble;
 pub mod disasm;
 pub mod error;
 pub mod expr;
+pub mod forms;
 pub mod layout;
 pub mod lexer;
 pub mod macros;

@@ -486,6 +486,14 @@ impl<'a> Parser<'a> {
             return Err(bad(format!("unknown register or CSR `${name}`")));
         };
         if width == 1 && *self.peek() == Tok::Punct(Punct::Colon) {
+            if let Tok::Ident(mode) = self.peek_at(1) {
+                if matches!(mode.as_str(), "B" | "BL" | "BU") {
+                    let why = super::forms::MISSING[0].1;
+                    return Err(bad(format!(
+                        "`${name}:{mode}`: broadcast operands are not supported yet ({why})"
+                    )));
+                }
+            }
             if let Tok::Int(last) = *self.peek_at(1) {
                 self.advance();
                 self.advance();
@@ -761,6 +769,18 @@ impl<'a> Parser<'a> {
         Ok(if negative { -magnitude } else { magnitude })
     }
 
+    /// A half literal (`1.0h`, `-0.5h`) as the 16 bits of the f16 nearest to `value` (RNE).
+    fn half(&self, value: f64, pos: Pos) -> PResult<Expr> {
+        let bits = half::f16::from_f64(value);
+        if bits.is_infinite() {
+            return Err(make::OutOfRange(
+                self.loc(pos),
+                format!("half literal {value} is beyond the largest half (65504)"),
+            ));
+        }
+        Ok(Expr::Num(i64::from(bits.to_bits()), pos))
+    }
+
     /// Parses an expression (C precedence).
     pub fn expr(&mut self) -> PResult<Expr> {
         self.expr_ops = 0;
@@ -834,6 +854,12 @@ impl<'a> Parser<'a> {
         };
         if let Some(op) = op {
             self.advance();
+            if let (UnaryOp::Neg, Tok::Half(value)) = (op, self.peek().clone()) {
+                // `-1.0h` is the half -1.0, not the negated bits of 1.0h.
+                let expr = self.half(-value, pos)?;
+                self.advance();
+                return Ok(expr);
+            }
             let operand = self.unary(depth + 1)?;
             return Ok(Expr::Unary {
                 op,
@@ -881,6 +907,7 @@ impl<'a> Parser<'a> {
                 self.expect_punct(Punct::RParen, "`)`")?;
                 return Ok(inner);
             }
+            Tok::Half(value) => self.half(value, pos)?,
             Tok::Float(_) => {
                 return Err(make::Syntax(
                     self.loc(pos),

@@ -17,6 +17,16 @@ pub use args::{Access, Field, OperandDesc, OperandKind};
 /// Largest operand count of any row.
 pub const MAX_OPERANDS: usize = 5;
 
+/// Code alignment, the one place it is stated. Every instruction is 4-byte aligned, and so is a
+/// two-word bundle: PopLibs puts bundles at addresses ≡ 4 mod 8 on purpose (isa.md §9a, "Bundle
+/// placement") [S]. What must be 8-byte aligned is the first bundle of an `rpt` body, the
+/// address after the `rpt` bundle [A] (isa.md §3.6: bodies are counted in 8-byte units and
+/// PopLibs aligns every body by hand). The assembler warns of a misaligned body it can see;
+/// `rpt` traps on one at run time (`MisalignedRepeatBody`, `E-TRAP-008`).
+pub const INSTRUCTION_ALIGN: u32 = 4;
+/// See [`INSTRUCTION_ALIGN`].
+pub const REPEAT_BODY_ALIGN: u32 = 8;
+
 /// Everything the table says about one instruction.
 #[derive(Clone, Copy, Debug)]
 pub struct InstDesc {

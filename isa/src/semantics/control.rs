@@ -6,8 +6,9 @@
 //!
 //! `rpt` \[C\] isa.md §3.6, with project choices \[A\]:
 //! * The body is the next (zimm8 + 1) × 8 bytes after the `rpt` bundle and must start 8-byte
-//!   aligned (else `MisalignedRepeatBody`). The count is `$m & 0xffff` or zimm12; count 0 jumps
-//!   to the end of the body. Otherwise the context's [`RepeatState`] and `$REPEAT_COUNT`,
+//!   aligned (else `MisalignedRepeatBody`; [`crate::inst::REPEAT_BODY_ALIGN`] states the rule;
+//!   the `rpt` bundle itself may sit at 4 mod 8). The count is `$m & 0xffff` or zimm12; count 0
+//!   jumps to the end of the body. Otherwise the context's [`RepeatState`] and `$REPEAT_COUNT`,
 //!   `$REPEAT_FIRST`, `$REPEAT_END` are set and execution continues at the body.
 //! * The per-bundle bookkeeping (loop back, `$REPEAT_COUNT` tracking the iterations left,
 //!   overrun and forbidden instructions) is in `execute`. Neither entering nor leaving nor
@@ -75,7 +76,7 @@ pub(super) fn rpt(
     flow: &mut Flow,
 ) -> Result<(), Trap> {
     let first = pc.wrapping_add(size);
-    if first & 7 != 0 {
+    if !first.is_multiple_of(crate::inst::REPEAT_BODY_ALIGN) {
         return Err(TrapKind::MisalignedRepeatBody { body: first }.into());
     }
     let end = first.wrapping_add((body_imm + 1) * 8);

@@ -256,7 +256,6 @@ fn error_messages() {
         ("unknown register", "    mov $m0, $m16\n    mov $m0, $foo\n"),
         ("undefined symbol", "    brz $m0, nowhere\n    .int missing + 4\n    bri 1f\n    brz $m1, 2b\n"),
         ("unterminated comment", "    nop /* this comment\n    never ends\n"),
-        ("misaligned bundle", "    nop\n    { ld32 $a0, $m0, $mzero, 0 ; f16v2add $a1, $a0, $a0 }\n"),
         ("misaligned branch target", "    bri 0x4c002\n"),
         ("bad bundles", "    .align 8\n    { nop ; add $m0, $m0, 1 }\n    { exitz $mzero ; fnop }\n    { nop ; fnop ; nop }\n    { nop\n"),
         ("bad directives", "    .align 3\n    .frobnicate 1\n    .type x, @thing\n    .space -1\n    .section\n"),
@@ -307,8 +306,6 @@ fn error_messages() {
         bad.S:4:14: error[E-ASM-008]: local label `2b` has no preceding `2:`
         == unterminated comment
         bad.S:1:9: error[E-ASM-002]: unterminated comment: `/*` has no matching `*/`
-        == misaligned bundle
-        bad.S:2:5: error[E-ASM-011]: bundle at 0x4c004 is not 8-byte aligned (add `.align 8` before it)
         == misaligned branch target
         bad.S:1:9: error[E-ASM-006]: branch target 0x4c002 is not 4-byte aligned
         == bad bundles

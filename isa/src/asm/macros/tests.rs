@@ -25,7 +25,7 @@ fn lines(text: &str) -> String {
             Tok::Int(v) => v.to_string(),
             Tok::Str(s) => format!("{s:?}"),
             Tok::Punct(p) => p.text().to_string(),
-            other @ (Tok::Float(_) | Tok::Local { .. }) => other.describe(),
+            other @ (Tok::Float(_) | Tok::Half(_) | Tok::Local { .. }) => other.describe(),
         };
         line = token.pos.line;
         current += &text;

@@ -1,0 +1,145 @@
+//! Assembler forms: shorthand spellings PopLibs writes that mean an existing table row with
+//! some operands implied. This is the one list of them; `assemble::resolve` tries a form only
+//! when no row matches the operands as written, and the printer always writes the full row.
+//!
+//! A form names the mnemonics it covers (by the shape of their rows, so a new row of the same
+//! shape is covered too), the written operands it accepts, and how they become a row's
+//! operands. Spellings that would need an instruction the table lacks are not forms; they are
+//! listed in [`MISSING`] so the error for them says so.
+
+use super::parser::{Operand, OperandValue, RegOperand};
+use crate::inst::{Access, InstDesc, OperandKind};
+use crate::registers::{RegisterFile, A_ZEROS_LOW};
+use crate::table::Family;
+
+/// `$m15` (`$mzero`), the delta register an omitted delta means.
+const M_ZERO: RegOperand = RegOperand {
+    file: RegisterFile::M,
+    first: 15,
+    width: 1,
+    post_inc: false,
+};
+
+/// `$azeros` (`$a14:15`).
+const A_ZEROS: RegOperand = RegOperand {
+    file: RegisterFile::A,
+    first: A_ZEROS_LOW,
+    width: 2,
+    post_inc: false,
+};
+
+/// One shorthand.
+pub struct Form {
+    /// How the documentation and errors name it.
+    pub name: &'static str,
+    /// The written syntax, for messages (`{op}` stands for the mnemonic).
+    pub written: &'static str,
+    /// What it means.
+    pub means: &'static str,
+    /// The written mnemonic (any whose rows fit `row` when `None`).
+    pub mnemonic: Option<&'static str>,
+    /// The mnemonic the full form uses (the written one when `None`).
+    pub target: Option<&'static str>,
+    /// Whether a row of the target mnemonic can take the rewritten operands.
+    pub row: fn(&InstDesc) -> bool,
+    /// The row's operands from the written ones, or `None` when the form does not apply.
+    pub rewrite: fn(&[Operand]) -> Option<Vec<Operand>>,
+}
+
+/// Every form, tried in this order.
+pub const FORMS: &[Form] = &[
+    Form {
+        name: "implied zero delta",
+        written: "{op} $x, $mBase, imm",
+        means: "{op} $x, $mBase, $mzero, imm",
+        mnemonic: None,
+        target: None,
+        row: base_delta_offset_row,
+        rewrite: insert_zero_delta,
+    },
+    Form {
+        name: "zero an ARF pair",
+        written: "mov $aN:N+1, $azeros",
+        means: "sort4x32lo $aN:N+1, $azeros, $azeros (both words 0, bit-exact) [A]",
+        mnemonic: Some("mov"),
+        target: Some("sort4x32lo"),
+        row: |row| row.mnemonic == "sort4x32lo",
+        rewrite: zero_pair,
+    },
+];
+
+/// Written spellings PopLibs uses that need a row the table does not have yet: `(what, why)`.
+pub const MISSING: &[(&str, &str)] = &[
+    (
+        "broadcast operand `$aN:B`/`:BL`/`:BU`",
+        "no row has a broadcast source (isa.md §7: bits [19:18] of the ARF binary ops)",
+    ),
+    (
+        "`or`/`and`/`andc` on ARF registers",
+        "the table's `or`/`and`/`andc` rows are MRF only",
+    ),
+    (
+        "`mov` of a 64-bit pair other than `$azeros`",
+        "no row moves an ARF pair",
+    ),
+    ("`sub $mD, imm, $mS` (imm − $mS)", "no reverse-subtract row"),
+    (
+        "`ldz16step`/`ldb16step`/`ldz8step`/`lds16step` with a register stride",
+        "only the 32/64/128-bit step rows have a register stride",
+    ),
+];
+
+/// Loads and stores `op x, $mBase, $mDelta, zimm`: the rows an omitted delta applies to.
+fn base_delta_offset_row(row: &InstDesc) -> bool {
+    let [_, base, delta, offset] = row.operands else {
+        return false;
+    };
+    row.family == Family::LoadStore
+        && base.kind == OperandKind::MReg
+        && delta.kind == OperandKind::MReg
+        && delta.access == Access::Read
+        && offset.kind == OperandKind::Unsigned
+}
+
+/// `x, $mBase, imm` → `x, $mBase, $mzero, imm` (the offset must be an immediate: with a
+/// register third operand the written text would not say whether it is the delta or the offset).
+fn insert_zero_delta(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [x, base, offset] = written else {
+        return None;
+    };
+    if !matches!(offset.value, OperandValue::Expr(_)) {
+        return None;
+    }
+    let delta = Operand {
+        pos: offset.pos,
+        value: OperandValue::Reg(M_ZERO),
+    };
+    Some(vec![x.clone(), base.clone(), delta, offset.clone()])
+}
+
+/// `$aN:N+1, $azeros` → `$aN:N+1, $azeros, $azeros`.
+fn zero_pair(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [dst, src] = written else {
+        return None;
+    };
+    let is_pair = |op: &Operand| matches!(&op.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && !r.post_inc);
+    let is_zeros = matches!(&src.value, OperandValue::Reg(r) if *r == A_ZEROS);
+    (is_pair(dst) && is_zeros).then(|| vec![dst.clone(), src.clone(), src.clone()])
+}
+
+/// The forms that can apply to an instruction written with `mnemonic`.
+pub fn forms_for(mnemonic: &str) -> impl Iterator<Item = &'static Form> + '_ {
+    FORMS
+        .iter()
+        .filter(move |form| form.mnemonic.is_none_or(|m| m == mnemonic))
+}
+
+impl Form {
+    /// The mnemonic of the rows this form resolves to, for an instruction written `mnemonic`.
+    pub fn target_mnemonic<'a>(&self, mnemonic: &'a str) -> &'a str
+    where
+        'static: 'a,
+    {
+        self.target.unwrap_or(mnemonic)
+    }
+}

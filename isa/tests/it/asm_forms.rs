@@ -1,0 +1,116 @@
+//! The assembler's shorthand forms (`asm/forms.rs`), half literals and code alignment: each
+//! shorthand assembles to the same words as its full form and prints as the full form; bundles
+//! may sit at 4 mod 8; an `rpt` body that is not 8-byte aligned is warned of; bad forms are
+//! typed errors.
+
+use expect_test::expect;
+use std::fmt::Write as _;
+use tessera_isa::asm::*;
+
+fn listing(source: &str) -> String {
+    let (result, warnings) = assemble_with_warnings(&[("f.S", source)], &LayoutOptions::default());
+    let mut out = String::new();
+    match result {
+        Ok(object) => {
+            for line in &object.listing {
+                let words: Vec<String> = line.words.iter().map(|w| format!("{w:08x}")).collect();
+                let _ = writeln!(
+                    out,
+                    "{:#x}  {:<17}  {}",
+                    line.address,
+                    words.join(" "),
+                    line.text
+                );
+            }
+        }
+        Err(errors) => {
+            let _ = writeln!(out, "{errors}");
+        }
+    }
+    for warning in warnings {
+        let _ = writeln!(out, "{warning}");
+    }
+    out
+}
+
+fn words(source: &str) -> Vec<u8> {
+    let object = assemble_str(source).unwrap_or_else(|e| panic!("{e}"));
+    object.sections[0].bytes.clone()
+}
+
+#[test]
+fn shorthands_assemble_as_their_full_forms() {
+    let pairs = [
+        ("ld32 $a0, $m1, 3", "ld32 $a0, $m1, $mzero, 3"),
+        ("ld32 $m2, $m1, 0", "ld32 $m2, $m1, $m15, 0"),
+        ("ld64 $a2:3, $m4, 1", "ld64 $a2:3, $m4, $mzero, 1"),
+        ("st32 $m0, $m1, 2", "st32 $m0, $m1, $mzero, 2"),
+        ("st64 $a0:1, $m1, 7", "st64 $a0:1, $m1, $mzero, 7"),
+        ("ldz16 $m0, $m1, 5", "ldz16 $m0, $m1, $mzero, 5"),
+        ("ldb16 $a0, $m1, 5", "ldb16 $a0, $m1, $mzero, 5"),
+        ("ld128 $a0:3, $m1, 1", "ld128 $a0:3, $m1, $mzero, 1"),
+        ("mov $a2:3, $azeros", "sort4x32lo $a2:3, $azeros, $azeros"),
+        ("setzi $a0, 1.0h", "setzi $a0, 0x3c00"),
+        ("setzi $a0, -1.0h", "setzi $a0, 0xbc00"),
+        ("setzi $a0, 0.5h + 1", "setzi $a0, 0x3801"),
+        ("setzi $a0, 2h", "setzi $a0, 0x4000"),
+    ];
+    for (short, full) in pairs {
+        assert_eq!(words(short), words(full), "{short}");
+    }
+}
+
+#[test]
+fn shorthand_listing() {
+    let source = "    ld32 $a0, $mzero, 1\n    { ld64 $a0:1, $m2, 1 ; mov $a2:3, $azeros }\n    st32 $m3, $m4, TMEM_REGION0_BASE_ADDR / 4 - 0x13000\n    setzi $a1, -0.5h\n";
+    expect![[r#"
+        0x4c000  08f0f001           ld32 $a0, $mzero, $mzero, 1
+        0x4c004  8920f001 58e0ec24  { ld64 $a0:1, $m2, $mzero, 1 ; sort4x32lo $a2:3, $azeros, $azeros }
+        0x4c00c  0643f000           st32 $m3, $m4, $mzero, 0
+        0x4c010  6410b800           setzi $a1, 0xb800
+    "#]]
+    .assert_eq(&listing(source));
+}
+
+/// The placement PopLibs uses: a bundle at 4 mod 8, so that the `rpt` body after it starts
+/// 8-byte aligned without a padding `nop`.
+#[test]
+fn bundles_may_sit_at_4_mod_8_before_an_aligned_rpt_body() {
+    let source = "    .align 8\n    nop\n    { add $m0, $m0, 1 ; fnop }\n    rpt $m1, 0\n    { add $m2, $m2, 1 ; fnop }\n";
+    expect![[r#"
+        0x4c000  38000000           nop
+        0x4c004  a1000001 60000000  { add $m0, $m0, 1 ; fnop }
+        0x4c00c  4310a000           rpt $m1, 0
+        0x4c010  a1220001 60000000  { add $m2, $m2, 1 ; fnop }
+    "#]]
+    .assert_eq(&listing(source));
+}
+
+#[test]
+fn a_misaligned_rpt_body_is_warned_of() {
+    let source = "    .align 8\n    rpt $m1, 0\n    { add $m2, $m2, 1 ; fnop }\n    nop\n    { rpt $m1, 0 ; fnop }\n    nop\n";
+    expect![[r#"
+        0x4c000  4310a000           rpt $m1, 0
+        0x4c004  a1220001 60000000  { add $m2, $m2, 1 ; fnop }
+        0x4c00c  38000000           nop
+        0x4c010  c310a000 60000000  { rpt $m1, 0 ; fnop }
+        0x4c018  38000000           nop
+        f.S:2:5: warning: the body of this `rpt` starts at 0x4c004, which is not 8-byte aligned: it traps when it runs (bundle the `rpt` with an aux instruction such as `fnop`, or move it by 4 bytes)
+    "#]]
+    .assert_eq(&listing(source));
+}
+
+#[test]
+fn bad_forms_are_typed_errors() {
+    let source = "    f16v4mul $a0:1, $a2:BL, $a0:1\n    ld32 $a0, $m1, $m2\n    mov $a0:1, $a2:3\n    sub $m0, 4, $m0\n    setzi $a0, 70000.0h\n    ld32 $a0, $m1, 4096\n    mov $a0, $azeros\n";
+    expect![[r#"
+        f.S:1:21: error[E-ASM-007]: `$a2:BL`: broadcast operands are not supported yet (no row has a broadcast source (isa.md §7: bits [19:18] of the ARF binary ops))
+        f.S:2:5: error[E-ASM-005]: `ld32` expects: $mN|$aN, $mN, $mN, imm|$mN; or the shorthand `ld32 $x, $mBase, imm`; got: $aN, $mN, $mN
+        f.S:3:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN:N+1, $aN:N+1
+        f.S:4:5: error[E-ASM-005]: `sub` expects: $mN, $mN, $mN|imm; got: $mN, imm, $mN
+        f.S:5:16: error[E-ASM-006]: half literal 70000 is beyond the largest half (65504)
+        f.S:6:20: error[E-ASM-006]: immediate 4096 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
+        f.S:7:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN, $aN:N+1
+    "#]]
+    .assert_eq(&listing(source));
+}
