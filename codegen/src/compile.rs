@@ -243,7 +243,9 @@ fn compile_with(
                     times: *times,
                 });
             }
-            Err(EmitError::Place(e)) => {
+            // A finalist that does not fit the tiles (its buffers, or its code and vertex
+            // state in the standard region) gives way to the next.
+            Err(e @ (EmitError::Place(_) | EmitError::DoesNotFit { .. })) => {
                 say(&format!("finalist {finalist} does not fit: {e}"));
                 times.emit += started.elapsed().as_secs_f64();
                 refusals.push(format!("finalist {finalist}: {e}"));
