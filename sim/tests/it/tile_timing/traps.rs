@@ -183,16 +183,15 @@ work:
     );
 }
 
+/// A program whose entry `name` spins forever.
+fn spinning(name: &str) -> String {
+    format!("    .text\n    .align 8\n{name}:\n    nop\n1:  bri 1b\n")
+}
+
 #[test]
 fn cycle_budget_exceeded_is_reported() {
-    // A worker spinning forever.
-    let worker_loop = "    .text
-    .align 8
-work:
-    nop
-1:  bri 1b
-";
-    let (result, tile, _) = try_run_worker(worker_loop, "work", 1000);
+    let worker_loop = spinning("work");
+    let (result, tile, _) = try_run_worker(&worker_loop, "work", 1000);
     let text = trap_text(result);
     assert!(
         text.starts_with("E-SIM-004 cycle budget of 1000 cycles exceeded on tile 0 ("),
@@ -200,13 +199,8 @@ work:
     );
     assert_eq!(tile.cycle(), 1000);
     // A supervisor spinning forever: the report names the supervisor and its pc.
-    let supervisor_loop = "    .text
-    .align 8
-sup:
-    nop
-1:  bri 1b
-";
-    let (result, _, object) = try_run_supervisor(supervisor_loop, "sup", 1000);
+    let supervisor_loop = spinning("sup");
+    let (result, _, object) = try_run_supervisor(&supervisor_loop, "sup", 1000);
     let pc = symbol(&object, "sup") + 4;
     assert_eq!(
         trap_text(result),
@@ -220,13 +214,8 @@ sup:
 /// (ARCHITECTURE.md: traps report tile, context, PC, instruction, cycle).
 #[test]
 fn cycle_budget_report_names_the_stuck_worker() {
-    let worker_loop = "    .text
-    .align 8
-work:
-    nop
-1:  bri 1b
-";
-    let (result, _, object) = try_run_worker(worker_loop, "work", 1000);
+    let worker_loop = spinning("work");
+    let (result, _, object) = try_run_worker(&worker_loop, "work", 1000);
     let text = trap_text(result);
     let pc = format!("{:#x}", symbol(&object, "work") + 4);
     assert!(
