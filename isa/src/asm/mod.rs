@@ -18,6 +18,7 @@ pub mod object;
 pub mod parser;
 pub mod print;
 pub mod source;
+pub mod stmt;
 
 pub use assemble::{assemble, assemble_str, assemble_with_warnings, expects_message, parse_bundle};
 pub use disasm::{disassemble, disassemble_object, render, render_source, DisasmLine};

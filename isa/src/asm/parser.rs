@@ -12,7 +12,7 @@ use super::error::{make, AsmError, Loc};
 use super::expr::{BinaryOp, Expr, UnaryOp};
 use super::lexer::{Pos, Punct, Tok, Token};
 use super::object::{CodeContext, SymbolKind};
-use crate::csr::{csr_by_name, CsrDesc};
+use crate::csr::csr_by_name;
 use crate::registers::{parse_register, RegisterFile, A_ZEROS_LOW};
 use std::collections::HashMap;
 
@@ -21,117 +21,7 @@ const MAX_EXPR_DEPTH: u32 = 128;
 /// Most binary operators in one expression.
 const MAX_EXPR_OPERATORS: u32 = 1024;
 
-/// Internal name of the `k`-th definition of numeric local label `n` in a file.
-pub fn local_label_name(n: u32, k: u32) -> String {
-    format!("{n}\u{2}{k}")
-}
-
-/// Internal name of the `k`-th definition (`k` ≥ 1) of a symbol by `.set`/`.equ`/`=`.
-///
-/// A symbol may be redefined: each definition is a symbol of its own, and a use refers to the
-/// definition in force at that point of the file (before the first, to the first, so that
-/// forward references to a symbol set once work). The first definition keeps the name.
-pub fn set_version_name(name: &str, k: u32) -> String {
-    if k == 0 {
-        name.to_string()
-    } else {
-        format!("{name}\u{2}set{k}")
-    }
-}
-
-/// Whether a symbol name is an internal one (numeric local label), not for the symbol table.
-pub fn is_internal_name(name: &str) -> bool {
-    name.contains('\u{2}')
-}
-
-/// A register operand as written: `$m1`, `$a0:1`, `$a4:7`, `$azeros`, `$m2+=`, `$m4:5+=`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegOperand {
-    pub file: RegisterFile,
-    /// First register of the group.
-    pub first: u8,
-    /// 1, 2 (pair) or 4 (quad).
-    pub width: u8,
-    pub post_inc: bool,
-}
-
-#[derive(Clone, Debug)]
-pub enum OperandValue {
-    Reg(RegOperand),
-    /// `$NAME` naming a CSR of `csr.rs`.
-    Csr(&'static CsrDesc),
-    Expr(Expr),
-}
-
-#[derive(Clone, Debug)]
-pub struct Operand {
-    pub pos: Pos,
-    pub value: OperandValue,
-}
-
-/// One instruction as written.
-#[derive(Clone, Debug)]
-pub struct InstStmt {
-    pub mnemonic: String,
-    pub pos: Pos,
-    pub operands: Vec<Operand>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Directive {
-    /// `.section NAME`, `.text`, `.data`.
-    Section(String),
-    /// `.globl`/`.global`.
-    Globl(Vec<(String, Pos)>),
-    /// `.type SYM, @function`.
-    Type {
-        name: String,
-        name_pos: Pos,
-        kind: SymbolKind,
-    },
-    /// `.size SYM, expr`.
-    Size {
-        name: String,
-        name_pos: Pos,
-        size: Expr,
-    },
-    /// `.align N` (bytes).
-    Align(Expr),
-    /// `.byte`/`.short`/`.int`/`.quad` and synonyms: `width` bytes per value.
-    Data { width: u8, values: Vec<Expr> },
-    /// `.float` (f32 values).
-    Float(Vec<f32>),
-    /// `.space N[, fill]`, `.zero N`.
-    Space { size: Expr, fill: Option<Expr> },
-    /// `.equ NAME, expr` / `.set NAME, expr`.
-    Equ { name: String, value: Expr },
-    /// `.worker` / `.supervisor`.
-    Context(CodeContext),
-    /// Accepted and ignored (`.allow_optimizations`).
-    Ignored,
-}
-
-#[derive(Clone, Debug)]
-pub enum StmtKind {
-    Label(String),
-    Inst(InstStmt),
-    /// Two instructions issued together, in the order written.
-    Bundle(Vec<InstStmt>),
-    Directive(Directive),
-}
-
-#[derive(Clone, Debug)]
-pub struct Stmt {
-    pub pos: Pos,
-    pub kind: StmtKind,
-}
-
-/// The statements of one source file.
-#[derive(Clone, Debug)]
-pub struct ParsedFile {
-    pub name: String,
-    pub stmts: Vec<Stmt>,
-}
+pub use super::stmt::*;
 
 struct Parser<'a> {
     file: &'a str,
