@@ -65,9 +65,9 @@ fn shorthand_listing() {
     let source = "    ld32 $a0, $mzero, 1\n    { ld64 $a0:1, $m2, 1 ; mov $a2:3, $azeros }\n    st32 $m3, $m4, TMEM_REGION0_BASE_ADDR / 4 - 0x13000\n    setzi $a1, -0.5h\n";
     expect![[r#"
         0x4c000  08f0f001           ld32 $a0, $mzero, $mzero, 1
-        0x4c004  8920f001 58e0ec24  { ld64 $a0:1, $m2, $mzero, 1 ; sort4x32lo $a2:3, $azeros, $azeros }
+        0x4c004  8920f001 58e0e62f  { ld64 $a0:1, $m2, $mzero, 1 ; sort4x32lo $a2:3, $azeros, $azeros }
         0x4c00c  0643f000           st32 $m3, $m4, $mzero, 0
-        0x4c010  6410b800           setzi $a1, 0xb800
+        0x4c010  1a10b800           setzi $a1, 0xb800
     "#]]
     .assert_eq(&listing(source));
 }

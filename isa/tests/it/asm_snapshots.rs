@@ -76,14 +76,14 @@ fn kernel_listing() {
         0004c014  26330001           shl $m3, $m3, 1
         0004c018  06c3f000           st32 $m3, $mworker_base, $mzero, 0
         0004c01c  08c2f000           ld32 $a2, $mworker_base, $mzero, 0
-        0004c020  b2213013 62200009  { brz $m2, 0x4c04c ; uput $FP_NFMT, $a2 }
-        0004c028  a122ffff 6230000a  { add $m2, $m2, -1 ; uput $FP_SCL, $a3 }
+        0004c020  b2213013 51208009  { brz $m2, 0x4c04c ; uput $FP_NFMT, $a2 }
+        0004c028  a122ffff 5130800a  { add $m2, $m2, -1 ; uput $FP_SCL, $a3 }
         .Lloop:
         0004c030  0ef00101           ld32step $a0, $mzero, $m0+=, 1
         0004c034  0ef10101           ld32step $a1, $mzero, $m0+=, 1
         0004c038  52006d00           f16v2tof8 $a0, $a0
         0004c03c  52106d10           f16v2tof8 $a1, $a1
-        0004c040  58001c01           sort4x16lo $a0, $a0, $a1
+        0004c040  5800160c           sort4x16lo $a0, $a0, $a1
         0004c044  0ef01501           st32step $a0, $mzero, $m1+=, 1
         0004c048  1329300c           brnzdec $m2, 0x4c030
         .Ldone:
