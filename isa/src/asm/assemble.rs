@@ -504,13 +504,14 @@ pub fn expects_message(mnemonic: &str) -> String {
     message
 }
 
-/// The first row of `mnemonic` that `accept` allows and whose operand kinds match `operands`.
-fn matching_row(
-    mnemonic: &str,
-    operands: &[Operand],
+/// The rows of `mnemonic` that `accept` allows and whose operand kinds match `operands`, in
+/// table order.
+fn matching_rows<'a>(
+    mnemonic: &'a str,
+    operands: &'a [Operand],
     accept: fn(&InstDesc) -> bool,
-) -> Option<&'static InstDesc> {
-    INSTRUCTIONS.iter().find(|row| {
+) -> impl Iterator<Item = &'static InstDesc> + 'a {
+    INSTRUCTIONS.iter().filter(move |row| {
         row.mnemonic == mnemonic
             && accept(row)
             && row.operands.len() == operands.len()
@@ -522,9 +523,13 @@ fn matching_row(
     })
 }
 
-/// Chooses the row of an instruction statement and computes its operand values: a row that
-/// takes the operands as written, else the first form of `forms.rs` that rewrites them into
-/// operands a row takes.
+/// Chooses the row of an instruction statement and computes its operand values.
+///
+/// The candidates are the rows that take the operands as written, else those of the first form
+/// of `forms.rs` that rewrites them into operands some row takes. Of several candidates (rows of
+/// one shape that differ in an immediate field, such as `or` with a zero-extended `zimm12` and
+/// with a zero-tailed one, `0xfff00000`-style), the first whose immediates all fit is chosen;
+/// if none fits, the first candidate's range error is reported.
 fn resolve(
     stmt: &InstStmt,
     eval: &dyn Fn(&Expr) -> Result<i64, AsmError>,
@@ -540,16 +545,27 @@ fn resolve(
             format!("unknown instruction `{}`", stmt.mnemonic),
         ));
     }
-    let direct = matching_row(&stmt.mnemonic, &stmt.operands, |_| true)
-        .map(|row| (row, std::borrow::Cow::Borrowed(stmt.operands.as_slice())));
-    let found = direct.or_else(|| {
-        forms_for(&stmt.mnemonic).find_map(|form| {
-            let operands = (form.rewrite)(&stmt.operands)?;
-            let row = matching_row(form.target_mnemonic(&stmt.mnemonic), &operands, form.row)?;
-            Some((row, std::borrow::Cow::Owned(operands)))
-        })
-    });
-    let Some((row, operands)) = found else {
+    let mut candidates: Vec<(&InstDesc, std::borrow::Cow<[Operand]>)> =
+        matching_rows(&stmt.mnemonic, &stmt.operands, |_| true)
+            .map(|row| (row, std::borrow::Cow::Borrowed(stmt.operands.as_slice())))
+            .collect();
+    if candidates.is_empty() {
+        for form in forms_for(&stmt.mnemonic) {
+            let Some(operands) = (form.rewrite)(&stmt.operands) else {
+                continue;
+            };
+            let rows: Vec<&InstDesc> =
+                matching_rows(form.target_mnemonic(&stmt.mnemonic), &operands, form.row).collect();
+            if !rows.is_empty() {
+                candidates.extend(
+                    rows.into_iter()
+                        .map(|row| (row, std::borrow::Cow::Owned(operands.clone()))),
+                );
+                break;
+            }
+        }
+    }
+    if candidates.is_empty() {
         let got: Vec<String> = stmt
             .operands
             .iter()
@@ -564,7 +580,32 @@ fn resolve(
             loc(stmt.pos),
             format!("{}; got: {got}", expects_message(&stmt.mnemonic)),
         ));
-    };
+    }
+    let mut first_range_error = None;
+    for (row, operands) in &candidates {
+        match operand_values(row, operands, eval, loc)? {
+            Ok(values) => {
+                return Ok(Inst {
+                    opcode: row.opcode,
+                    operands: values,
+                })
+            }
+            Err(range) => {
+                first_range_error.get_or_insert(range);
+            }
+        }
+    }
+    Err(first_range_error.expect("at least one candidate row was tried"))
+}
+
+/// The operand values of `operands` for `row`: the outer error is an expression that cannot
+/// be evaluated, the inner one an immediate out of the row's range.
+fn operand_values(
+    row: &InstDesc,
+    operands: &[Operand],
+    eval: &dyn Fn(&Expr) -> Result<i64, AsmError>,
+    loc: &dyn Fn(super::lexer::Pos) -> Loc,
+) -> Result<Result<[u32; MAX_OPERANDS], AsmError>, AsmError> {
     let mut values = [0u32; MAX_OPERANDS];
     for (index, (desc, op)) in row.operands.iter().zip(operands.iter()).enumerate() {
         values[index] = match &op.value {
@@ -572,15 +613,14 @@ fn resolve(
             OperandValue::Csr(csr) => csr.index as u32,
             OperandValue::Expr(expr) => {
                 let value = eval(expr)?;
-                check_immediate(row, index, desc, value)
-                    .map_err(|message| make::OutOfRange(loc(op.pos), message))?
+                match check_immediate(row, index, desc, value) {
+                    Ok(value) => value,
+                    Err(message) => return Ok(Err(make::OutOfRange(loc(op.pos), message))),
+                }
             }
         };
     }
-    Ok(Inst {
-        opcode: row.opcode,
-        operands: values,
-    })
+    Ok(Ok(values))
 }
 
 /// Addresses echo in hex (negative ones in decimal).

@@ -7,15 +7,24 @@
 //! operands. Spellings that would need an instruction the table lacks are not forms; they are
 //! listed in [`MISSING`] so the error for them says so.
 
+use super::expr::Expr;
 use super::parser::{Operand, OperandValue, RegOperand};
 use crate::inst::{Access, InstDesc, OperandKind};
-use crate::registers::{RegisterFile, A_ZEROS_LOW};
+use crate::registers::{RegisterFile, A_ZERO, A_ZEROS_LOW};
 use crate::table::Family;
 
 /// `$m15` (`$mzero`), the delta register an omitted delta means.
 const M_ZERO: RegOperand = RegOperand {
     file: RegisterFile::M,
     first: 15,
+    width: 1,
+    post_inc: false,
+};
+
+/// `$azero` (`$a15`).
+const A_ZERO_REG: RegOperand = RegOperand {
+    file: RegisterFile::A,
+    first: A_ZERO,
     width: 1,
     post_inc: false,
 };
@@ -66,6 +75,24 @@ pub const FORMS: &[Form] = &[
         row: |row| row.mnemonic == "sort4x32lo",
         rewrite: zero_pair,
     },
+    Form {
+        name: "zero a register",
+        written: "zero $x",
+        means: "or $mD, $mzero, 0 / or $aD, $azero, 0 / or64 $aD:D+1, $azeros, $azeros (ASM-DOC `zero.md`: an alias of `or`) [C]",
+        mnemonic: Some("zero"),
+        target: Some("or"),
+        row: |row| row.mnemonic == "or",
+        rewrite: zero_single,
+    },
+    Form {
+        name: "zero a pair",
+        written: "zero $aN:N+1",
+        means: "or64 $aN:N+1, $azeros, $azeros [C]",
+        mnemonic: Some("zero"),
+        target: Some("or64"),
+        row: |row| row.mnemonic == "or64",
+        rewrite: zero_pair_alone,
+    },
 ];
 
 /// Written spellings PopLibs uses that need a row the table does not have yet: `(what, why)`.
@@ -73,10 +100,6 @@ pub const MISSING: &[(&str, &str)] = &[
     (
         "broadcast operand `$aN:B`/`:BL`/`:BU`",
         "no row has a broadcast source (isa.md §7: bits [19:18] of the ARF binary ops)",
-    ),
-    (
-        "`or`/`and`/`andc` on ARF registers",
-        "the table's `or`/`and`/`andc` rows are MRF only",
     ),
     (
         "`mov` of a 64-bit pair other than `$azeros`",
@@ -125,6 +148,45 @@ fn zero_pair(written: &[Operand]) -> Option<Vec<Operand>> {
     let is_pair = |op: &Operand| matches!(&op.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && !r.post_inc);
     let is_zeros = matches!(&src.value, OperandValue::Reg(r) if *r == A_ZEROS);
     (is_pair(dst) && is_zeros).then(|| vec![dst.clone(), src.clone(), src.clone()])
+}
+
+/// `$aN:N+1` → `$aN:N+1, $azeros, $azeros`.
+fn zero_pair_alone(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [dst] = written else {
+        return None;
+    };
+    let is_pair = matches!(&dst.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && !r.post_inc);
+    let zeros = Operand {
+        pos: dst.pos,
+        value: OperandValue::Reg(A_ZEROS),
+    };
+    is_pair.then(|| vec![dst.clone(), zeros.clone(), zeros])
+}
+
+/// `$x` → `$x, $mzero, 0` or `$x, $azero, 0` (the register file of `$x`).
+fn zero_single(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [dst] = written else {
+        return None;
+    };
+    let OperandValue::Reg(reg) = &dst.value else {
+        return None;
+    };
+    if reg.width != 1 || reg.post_inc {
+        return None;
+    }
+    let zero = match reg.file {
+        RegisterFile::M => M_ZERO,
+        RegisterFile::A => A_ZERO_REG,
+    };
+    let source = Operand {
+        pos: dst.pos,
+        value: OperandValue::Reg(zero),
+    };
+    let imm = Operand {
+        pos: dst.pos,
+        value: OperandValue::Expr(Expr::Num(0, dst.pos)),
+    };
+    Some(vec![dst.clone(), source, imm])
 }
 
 /// The forms that can apply to an instruction written with `mnemonic`.

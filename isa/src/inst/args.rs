@@ -241,6 +241,9 @@ pub const IMM8: Field = Field::new(&[(0, 8)]);
 pub const IMM12: Field = Field::new(&[(0, 12)]);
 pub const IMM16: Field = Field::new(&[(0, 16)]);
 pub const IMM20: Field = Field::new(&[(0, 20)]);
+/// A zero-tailed 12-bit immediate (`immz12`, LLVM's `imm12iz`): the value's bits \[31:20\] at
+/// \[11:0\], its low 20 bits zero (`or $a0, $azero, 0x3f800000`). [C]
+pub const IMM12_HI: Field = Field::shifted(&[(0, 12)], 20);
 pub const RPT_COUNT12: Field = Field::new(&[(8, 12)]);
 pub const TARGET19: Field = Field::shifted(&[(0, 19)], 2);
 pub const DELAY19: Field = Field::new(&[(0, 19)]);

@@ -122,6 +122,8 @@ instructions! {
     Andc = "andc", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0005, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & !$mB.";
     AndcImm = "andc", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2500_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & !zimm16.";
     Xor = "xor", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0017, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA ^ $mB.";
+    OrImmHi = "or", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x4200_c000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM12_HI)], "$mD = $mA | zero-tailed immz12 (value bits [31:20]).";
+    Xnor = "xnor", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x4400_0700, sem Confirmed, [mw(B7), mr(B23), mr(B15)], "$mD = !($mA ^ $mB).";
     Shl = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0006, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA << ($mB & 31).";
     ShlImm = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2600_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA << (zimm & 31).";
     Shr = "shr", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0007, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA >> ($mB & 31), logical.";
@@ -236,6 +238,22 @@ instructions! {
     Fnop = "fnop", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6000_0000, sem Confirmed, [], "No operation in the aux pipeline.";
     SetziA = "setzi", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x1a00_0000, sem Confirmed, [aw(B23), zimm(IMM20)], "$a = zero-extended 20-bit immediate.";
     MovA = "mov", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6500_0000, sem Confirmed, [aw(B7), ar(B23)], "$aD = $aS.";
+
+    // ---- aux: bitwise on the ARF (zimm12 zero-extended; immz12 zero-tailed, value bits [31:20]) ----
+    AndA = "and", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5800_0600, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "$aD = $aA & $aB.";
+    AndImmA = "and", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_8000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12)], "$aD = $aA & zimm12.";
+    AndImmHiA = "and", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_c000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12_HI)], "$aD = $aA & immz12 (clears bits [19:0]).";
+    AndcA = "andc", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5800_0601, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "$aD = $aA & !$aB.";
+    AndcImmA = "andc", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_b000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12)], "$aD = $aA & !zimm12.";
+    AndcImmHiA = "andc", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_f000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12_HI)], "$aD = $aA & !immz12.";
+    OrA = "or", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5800_0e00, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "$aD = $aA | $aB.";
+    OrImmA = "or", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_9000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12)], "$aD = $aA | zimm12.";
+    OrImmHiA = "or", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_d000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12_HI)], "$aD = $aA | immz12 (`or $a0, $azero, 0x3f800000` loads 1.0).";
+    NotA = "not", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_7800, sem Confirmed, [aw(B7), ar(B23)], "$aD = !$aS.";
+    And64 = "and64", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5800_0602, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "Pair: $aD = $aA & $aB (64 bits).";
+    Andc64 = "andc64", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5800_0603, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "Pair: $aD = $aA & !$aB.";
+    Or64 = "or64", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5800_0e01, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "Pair: $aD = $aA | $aB.";
+    Not64 = "not64", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5200_7900, sem Confirmed, [apw(B7), apr(B23)], "Pair: $aD = !$aS.";
 
     // ---- aux: f16 / f32 arithmetic (op in [11:8], type in [3:0]) ----
     F16v2add = "f16v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0001, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x f16 add, RNE.";
@@ -468,6 +486,7 @@ mod tests {
     /// Masks of the TableGen formats (which bits are fields), named as in LLVM-TD-W.
     const FAXAB: u32 = 0x7f0f_0f0f; // d[7:4], a[23:20], b[15:12]
     const FSXD: u32 = 0x7f0f_ff0f; // d[7:4], a[23:20]
+    const FSDI3: u32 = 0x7f00_f000; // d[19:16], a[23:20], imm12[11:0]
     const FAX4: u32 = 0x7f0f_ffff; // a[23:20]
     const FABI3: u32 = 0x7f00_f000; // d[19:16], a[23:20], imm12[11:0]
 
@@ -539,6 +558,22 @@ mod tests {
             (Shuf8x8loA, FAXAB, 0x5800_0801),
             (Shuf8x8hiA, FAXAB, 0x5800_0800),
             (F16v4sisoamp, 0x7f00_0fc0, 0x5b00_0700),
+            (OrImmHi, FSDI3, 0x4200_c000),
+            (Xnor, FAXAB, 0x4400_0700), // FMXMN, the MRF layout of FAXAB
+            (AndA, FAXAB, 0x5800_0600),
+            (AndImmA, FSDI3, 0x5200_8000),
+            (AndImmHiA, FSDI3, 0x5200_c000),
+            (AndcA, FAXAB, 0x5800_0601),
+            (AndcImmA, FSDI3, 0x5200_b000),
+            (AndcImmHiA, FSDI3, 0x5200_f000),
+            (OrA, FAXAB, 0x5800_0e00),
+            (OrImmA, FSDI3, 0x5200_9000),
+            (OrImmHiA, FSDI3, 0x5200_d000),
+            (NotA, FSXD, 0x5200_7800),
+            (And64, FAXAB, 0x5800_0602),
+            (Andc64, FAXAB, 0x5800_0603),
+            (Or64, FAXAB, 0x5800_0e01),
+            (Not64, FSXD, 0x5200_7900),
         ];
         for &(opcode, mask, value) in pinned {
             let row = opcode.desc();

@@ -24,7 +24,7 @@
 use super::memory::{File, Mode};
 use super::regs::{self, Flow, Pending};
 use super::{
-    accumulate, amp, control, convert, csr_access, float, integer, memory, pace, permute,
+    accumulate, amp, bitwise, control, convert, csr_access, float, integer, memory, pace, permute,
     supervisor,
 };
 use super::{ContextKind, ContextState, ExecEnv, StepOutcome, Trap, TrapKind};
@@ -311,6 +311,8 @@ fn dispatch<E: ExecEnv>(
         Andc => integer::reg_reg(inst, ctx, |a, b| a & !b),
         AndcImm => integer::reg_imm(inst, ctx, |a, b| a & !b),
         Xor => integer::reg_reg(inst, ctx, |a, b| a ^ b),
+        OrImmHi => integer::reg_imm(inst, ctx, bitwise::or),
+        Xnor => integer::reg_reg(inst, ctx, bitwise::xnor),
         Shl => integer::reg_reg(inst, ctx, integer::shl),
         ShlImm => integer::reg_imm(inst, ctx, integer::shl),
         Shr => integer::reg_reg(inst, ctx, integer::shr),
@@ -428,6 +430,19 @@ fn dispatch<E: ExecEnv>(
         Fnop => {}
         SetziA => out.write_a(inst.reg(0), inst.imm(1)),
         MovA => regs::aux_unary(inst, ctx, out, |a| a),
+
+        // ---- aux: bitwise on the ARF ----
+        AndA => regs::aux_binary(inst, ctx, out, bitwise::and),
+        AndImmA | AndImmHiA => regs::aux_reg_imm(inst, ctx, out, bitwise::and),
+        AndcA => regs::aux_binary(inst, ctx, out, bitwise::andc),
+        AndcImmA | AndcImmHiA => regs::aux_reg_imm(inst, ctx, out, bitwise::andc),
+        OrA => regs::aux_binary(inst, ctx, out, bitwise::or),
+        OrImmA | OrImmHiA => regs::aux_reg_imm(inst, ctx, out, bitwise::or),
+        NotA => regs::aux_unary(inst, ctx, out, bitwise::not),
+        And64 => regs::aux_binary64(inst, ctx, out, bitwise::and64),
+        Andc64 => regs::aux_binary64(inst, ctx, out, bitwise::andc64),
+        Or64 => regs::aux_binary64(inst, ctx, out, bitwise::or64),
+        Not64 => regs::aux_unary64(inst, ctx, out, bitwise::not64),
 
         // ---- aux: f16 / f32 arithmetic and compares ----
         F16v2add => regs::aux_binary(inst, ctx, out, float::f16x2(nx::f16_add)),

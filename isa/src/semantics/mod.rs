@@ -116,6 +116,7 @@ pub fn step_prepared<E: ExecEnv>(
 
 mod accumulate;
 mod amp;
+mod bitwise;
 mod control;
 mod convert;
 mod csr_access;

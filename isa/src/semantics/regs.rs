@@ -239,3 +239,25 @@ pub(super) fn aux_binary64(
         f(ctx.read_a64(inst.reg(1)), ctx.read_a64(inst.reg(2))),
     );
 }
+
+/// `$aD = f($aS, imm)`, the immediate as the decoder gives it.
+#[inline]
+pub(super) fn aux_reg_imm(
+    inst: &Inst,
+    ctx: &ContextState,
+    out: &mut Pending,
+    f: impl Fn(u32, u32) -> u32,
+) {
+    out.write_a(inst.reg(0), f(ctx.read_a(inst.reg(1)), inst.imm(2)));
+}
+
+/// `$aD:D+1 = f($aS:S+1)`.
+#[inline]
+pub(super) fn aux_unary64(
+    inst: &Inst,
+    ctx: &ContextState,
+    out: &mut Pending,
+    f: impl Fn(u64) -> u64,
+) {
+    out.write_a64(inst.reg(0), f(ctx.read_a64(inst.reg(1))));
+}

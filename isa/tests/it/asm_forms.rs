@@ -54,10 +54,34 @@ fn shorthands_assemble_as_their_full_forms() {
         ("setzi $a0, -1.0h", "setzi $a0, 0xbc00"),
         ("setzi $a0, 0.5h + 1", "setzi $a0, 0x3801"),
         ("setzi $a0, 2h", "setzi $a0, 0x4000"),
+        ("zero $m3", "or $m3, $mzero, 0"),
+        ("zero $a3", "or $a3, $azero, 0"),
+        ("zero $a2:3", "or64 $a2:3, $azeros, $azeros"),
+        ("zero $azeros", "or64 $azeros, $azeros, $azeros"),
     ];
     for (short, full) in pairs {
         assert_eq!(words(short), words(full), "{short}");
     }
+}
+
+/// Rows of one shape that differ in an immediate field: the first whose range takes the value.
+#[test]
+fn an_immediate_picks_the_row_whose_field_takes_it() {
+    expect![[r#"
+        0x4c000  52f19001           or $a1, $azero, 1
+        0x4c004  52f1d3f8           or $a1, $azero, 0x3f800000
+        0x4c008  52f1cfff           and $a1, $azero, 0xfff00000
+        0x4c00c  52f1b007           andc $a1, $azero, 7
+        0x4c010  42f0c300           or $m0, $mzero, 0x30000000
+        0x4c014  24f00005           or $m0, $mzero, 5
+    "#]]
+    .assert_eq(&listing(
+        "or $a1, $azero, 1\nor $a1, $azero, 0x3f800000\nand $a1, $azero, 0xfff00000\nandc $a1, $azero, 7\nor $m0, $mzero, 0x30000000\nor $m0, $mzero, 5\n",
+    ));
+    expect![[r#"
+        f.S:1:17: error[E-ASM-006]: immediate 1065353217 is out of range for operand 3 of `or` (unsigned 12-bit: 0..=4095)
+    "#]]
+    .assert_eq(&listing("or $a1, $azero, 0x3f800001\n"));
 }
 
 #[test]
