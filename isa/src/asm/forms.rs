@@ -106,10 +106,6 @@ pub const MISSING: &[(&str, &str)] = &[
         "no row moves an ARF pair",
     ),
     ("`sub $mD, imm, $mS` (imm − $mS)", "no reverse-subtract row"),
-    (
-        "`ldz16step`/`ldb16step`/`ldz8step`/`lds16step` with a register stride",
-        "only the 32/64/128-bit step rows have a register stride",
-    ),
 ];
 
 /// Loads and stores `op x, $mBase, $mDelta, zimm`: the rows an omitted delta applies to.

@@ -124,6 +124,9 @@ instructions! {
     Xor = "xor", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0017, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA ^ $mB.";
     OrImmHi = "or", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x4200_c000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM12_HI)], "$mD = $mA | zero-tailed immz12 (value bits [31:20]).";
     Xnor = "xnor", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x4400_0700, sem Confirmed, [mw(B7), mr(B23), mr(B15)], "$mD = !($mA ^ $mB).";
+    Abs = "abs", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x4200_7000, sem Confirmed, [mw(B7), mr(B23)], "$mD = |$mS| (signed; |0x80000000| wraps to 0x80000000 [A]).";
+    Popc = "popc", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x4200_3000, sem Confirmed, [mw(B7), mr(B23)], "$mD = number of set bits of $mS.";
+    Movnz = "movnz", Main, Both, Pairable, Simple, Integer, enc Assumed 0x4700_0b00, sem Inferred, [mrw(B15), mr(B23), mr(B19)], "If $mCond != 0: $mD = $mS (else $mD keeps its value).";
     Shl = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0006, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA << ($mB & 31).";
     ShlImm = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2600_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA << (zimm & 31).";
     Shr = "shr", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0007, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA >> ($mB & 31), logical.";
@@ -155,6 +158,8 @@ instructions! {
     Sort8x8hiM = "sort8x8hi", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0014, sem Assumed, [mw(B19), mr(B23), mr(B15)], "d = odd bytes of {a, b}: {a1, a3, b1, b3}.";
     Shuf8x8loM = "shuf8x8lo", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0015, sem Assumed, [mw(B19), mr(B23), mr(B15)], "d = interleave of the low bytes: {a0, b0, a1, b1}.";
     Shuf8x8hiM = "shuf8x8hi", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0016, sem Assumed, [mw(B19), mr(B23), mr(B15)], "d = interleave of the high bytes: {a2, b2, a3, b3}.";
+    Roll8lM = "roll8l", Main, Both, Pairable, Simple, Permute, enc Confirmed 0x4400_0303, sem Inferred, [mw(B7), mr(B23), mr(B15)], "d = bytes 3..6 of {a, b}: {a3, b0, b1, b2}.";
+    Roll8rM = "roll8r", Main, Both, Pairable, Simple, Permute, enc Confirmed 0x4400_0400, sem Inferred, [mw(B7), mr(B23), mr(B15)], "d = bytes 1..4 of {a, b}: {a1, a2, a3, b0}.";
 
     // ---- control (main) ----
     Br = "br", Main, Both, Pairable, Branch, Control, enc Assumed 0x3500_0000, sem Confirmed, [mr(B23)], "Branch to the address in $m.";
@@ -193,6 +198,7 @@ instructions! {
     St32M = "st32", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0600_0000, sem Confirmed, [mr(B19), mr(B23), mr(B15), zimm(IMM12)], "Word at base+delta+4*zimm12 = $m.";
     St32A = "st32", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0700_0000, sem Confirmed, [ar(B19), mr(B23), mr(B15), zimm(IMM12)], "Word at base+delta+4*zimm12 = $a.";
     St64 = "st64", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0a00_0000, sem Confirmed, [apr(B19), mr(B23), mr(B15), zimm(IMM12)], "64 bits at base+delta+8*zimm12 = $a pair.";
+    Stm32 = "stm32", Main, Both, Pairable, Simple, LoadStore, enc Confirmed 0x4c00_0000, sem Confirmed, [mr(B19), mr(B23), mr(B15)], "Word at $mBase + 4*$mOffset = $mS (no delta).";
     Ld32MReg = "ld32", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x4d00_0001, sem Confirmed, [mw(B7), mr(B23), mr(B15), mr(B19)], "$m = word at base+delta+4*$mOff.";
     Ld32AReg = "ld32", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x4d00_0002, sem Confirmed, [aw(B7), mr(B23), mr(B15), mr(B19)], "$a = word at base+delta+4*$mOff.";
     Ld64Reg = "ld64", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x4d00_0003, sem Confirmed, [apw(B7), mr(B23), mr(B15), mr(B19)], "$a pair = 64 bits at base+delta+8*$mOff.";
@@ -226,6 +232,10 @@ instructions! {
     St32StepMReg = "st32step", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0f00_0400, sem Confirmed, [mr(B19), mr(B23), minc(B15), mr(B3)], "Word at base+delta = $m; delta += 4*$mStride.";
     St32StepAReg = "st32step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0f00_0500, sem Confirmed, [ar(B19), mr(B23), minc(B15), mr(B3)], "Word at base+delta = $a; delta += 4*$mStride.";
     St64StepReg = "st64step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0f00_0600, sem Confirmed, [apr(B19), mr(B23), minc(B15), mr(B3)], "64 bits at base+delta = $a pair; delta += 8*$mStride.";
+    Ldz8StepMReg = "ldz8step", Main, Both, Pairable, Load, LoadStore, enc Confirmed 0x4700_0700, sem Confirmed, [mw(B7), mr(B23), minc(B15), mr(B19)], "$m = zero-extended byte at base+delta; delta += $mStride.";
+    Ldz16StepMReg = "ldz16step", Main, Both, Pairable, Load, LoadStore, enc Confirmed 0x4700_0600, sem Confirmed, [mw(B7), mr(B23), minc(B15), mr(B19)], "$m = zero-extended half at base+delta; delta += 2*$mStride.";
+    Lds16StepMReg = "lds16step", Main, Both, Pairable, Load, LoadStore, enc Confirmed 0x4700_0400, sem Confirmed, [mw(B7), mr(B23), minc(B15), mr(B19)], "$m = sign-extended half at base+delta; delta += 2*$mStride.";
+    Ldb16StepAReg = "ldb16step", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4700_0601, sem Confirmed, [aw(B7), mr(B23), minc(B15), mr(B19)], "$a = half at base+delta, broadcast; delta += 2*$mStride.";
 
     // ---- triple-packed addresses (main) ----
     Tapack = "tapack", Main, Both, Pairable, Simple, Pace, enc Assumed 0x3c00_0000, sem Assumed, [mpw(B19), mr(B23), mr(B15), mr(B7)], "Pack three byte addresses (load 0, load 1, store) into a pair.";
@@ -285,11 +295,29 @@ instructions! {
     F32min = "f32min", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_020c, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 minimum.";
     F32cmpeq = "f32cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_000c, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 ==, 0xffffffff or 0.";
     F32cmplt = "f32cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_010c, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 <.";
+    F32cmpne = "f32cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0200, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 != (true when either is NaN).";
+    F32cmple = "f32cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0108, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 <=.";
+    F32cmpgt = "f32cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0104, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 >.";
+    F32cmpge = "f32cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0100, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 >=.";
+    F32absadd = "f32absadd", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0008, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "|a| + |b|, f32 RNE.";
+    F32clamp = "f32clamp", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_040c, sem Confirmed, [aw(B7), ar(B23), apr(B15)], "min(max(x, lo), hi); lo, hi = the pair's low, high register.";
     F32v2add = "f32v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0003, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 add.";
     F32v2sub = "f32v2sub", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0307, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 subtract.";
     F32v2mul = "f32v2mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0303, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 multiply.";
     F32v2max = "f32v2max", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0207, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 maximum.";
     F32v2min = "f32v2min", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_020f, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 minimum.";
+    F32v2cmpeq = "f32v2cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_000f, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 ==, 0xffffffff or 0 per lane.";
+    F32v2cmpne = "f32v2cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0203, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 !=.";
+    F32v2cmplt = "f32v2cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_010f, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 <.";
+    F32v2cmple = "f32v2cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_010b, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 <=.";
+    F32v2cmpgt = "f32v2cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0107, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 >.";
+    F32v2cmpge = "f32v2cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0103, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 >=.";
+    F32v2absadd = "f32v2absadd", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_030f, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x (|a| + |b|), f32.";
+    F32v2clamp = "f32v2clamp", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_040f, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "Both lanes: min(max(x, lo), hi); lo, hi = the limit pair's low, high register.";
+    F16v2absadd = "f16v2absadd", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_030d, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "2 x (|a| + |b|), f16 RNE.";
+    F16v4absadd = "f16v4absadd", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_030e, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "4 x (|a| + |b|), f16 RNE.";
+    F16v2clamp = "f16v2clamp", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_040d, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "Both lanes: min(max(x, lo), hi); lo, hi = the limit register's low, high half.";
+    F16v4clamp = "f16v4clamp", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_040e, sem Confirmed, [apw(B7), apr(B23), ar(B15)], "4 lanes: min(max(x, lo), hi); lo, hi = the limit register's low, high half.";
     F32v2axpy = "f32v2axpy", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5800_000b, sem Confirmed, [apw(B7), apr(B15), apr(B23)], "AACC[0,2] = $TAS*x + y; $aD gets the previous AACC[0,2].";
 
     // ---- aux: accumulators ----
@@ -297,6 +325,12 @@ instructions! {
     F16v8acc = "f16v8acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8100, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += 8 x f16 widened, lanes 2i and 2i+1 into AACC[2i].";
     F32v2gina = "f32v2gina", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_4000, sem Confirmed, [apw(B19), apr(B23), zimm(IMM12)], "Read AACC[0,2] (zimm bit 0: odd [1,3]); push $aS into AACC[12,14]; shift down.";
     F16v2gina = "f16v2gina", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_5000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12)], "As f32v2gina, with 2 x f16 in and out (f16 RNE).";
+    F16v4acc = "f16v4acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8000, sem Assumed, [apr(B23)], "AACC[0,2,4,6] += 4 x f16 widened (f32 RNE).";
+    F32mac = "f32mac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0180, sem Assumed, [ar(B23), ar(B15)], "AACC[0] += a*b (product and sum each f32 RNE).";
+    F32v2mac = "f32v2mac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0080, sem Assumed, [apr(B23), apr(B15)], "AACC[0] += a0*b0, AACC[2] += a1*b1.";
+    F16v2cmac = "f16v2cmac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0300, sem Assumed, [ar(B23), ar(B15)], "AACC[0] += a0*b0 + a1*b1 (exact products, lateral sum and accumulation f32 RNE).";
+    F16v4cmac = "f16v4cmac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0200, sem Assumed, [apr(B23), apr(B15)], "AACC[0] += a0*b0 + a1*b1, AACC[2] += a2*b2 + a3*b3.";
+    F16v4mix = "f16v4mix", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5800_000a, sem Assumed, [apw(B7), apr(B23), apr(B15)], "AACC[0,2,4,6] = a*x + b*y with a, b = $TAS low, high half; $aD gets the previous AACC[0,2,4,6] as f16.";
 
     // ---- aux: transcendental and special ----
     F32exp = "f32exp", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_3100, sem Assumed, [aw(B7), ar(B23)], "e^x, f32 (correctly rounded: project definition).";
@@ -306,6 +340,10 @@ instructions! {
     F32oorx = "f32oorx", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_0a00, sem Assumed, [aw(B7), ar(B23)], "1/sqrt(x), f32.";
     F32sqrt = "f32sqrt", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_6100, sem Confirmed, [aw(B7), ar(B23)], "sqrt(x), f32, IEEE.";
     F32oox = "f32oox", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_0b00, sem Assumed, [aw(B7), ar(B23)], "1/x, f32.";
+    F32sigm = "f32sigm", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_5900, sem Assumed, [aw(B7), ar(B23)], "1/(1+e^-x), f32.";
+    F16v2sigm = "f16v2sigm", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_5a00, sem Assumed, [aw(B7), ar(B23)], "2 x 1/(1+e^-x), f16.";
+    F32ln = "f32ln", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_1100, sem Assumed, [aw(B7), ar(B23)], "ln x, f32.";
+    F16v2ln = "f16v2ln", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_1200, sem Assumed, [aw(B7), ar(B23)], "2 x ln x, f16.";
 
     // ---- aux: conversions ----
     F16v2tof32 = "f16v2tof32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_1400, sem Confirmed, [apw(B7), ar(B23)], "2 x f16 -> 2 x f32 (exact).";
@@ -317,6 +355,11 @@ instructions! {
     F16v8tof8 = "f16v8tof8", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6600, sem Confirmed, [apw(B7), aqr(B23)], "8 x f16 * 2^FP_SCL -> 8 x FP8.";
     F8v2tof16 = "f8v2tof16", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6c00, sem Confirmed, [aw(B7), ar(B23)], "2 x FP8 (low 16 bits) * 2^FP_SCL -> 2 x f16.";
     F8v4tof16 = "f8v4tof16", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_6800, sem Confirmed, [apw(B7), ar(B23)], "4 x FP8 * 2^FP_SCL -> 4 x f16.";
+    F32toi32 = "f32toi32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_4000, sem Confirmed, [aw(B7), ar(B23)], "f32 -> i32, RNE, saturating; NaN -> 0 [A].";
+    F32toui32 = "f32toui32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_5000, sem Confirmed, [aw(B7), ar(B23)], "f32 -> u32, RNE, saturating; NaN -> 0 [A].";
+    F32fromi32 = "f32fromi32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_7000, sem Confirmed, [aw(B7), ar(B23)], "i32 -> f32, RNE.";
+    F32fromui32 = "f32fromui32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_0000, sem Confirmed, [aw(B7), ar(B23)], "u32 -> f32, RNE.";
+    F32int = "f32int", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5100_0000, sem Inferred, [aw(B19), ar(B23), zimm(IMM4)], "Round to an integral f32: mode 0 nearest even, 1 up, 2 down, 3 toward zero.";
 
     // ---- aux: permutes ----
     Sort4x16loA = "sort4x16lo", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_060c, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "d = {a[15:0], b[15:0]}.";
@@ -329,6 +372,9 @@ instructions! {
     Sort8x8hiA = "sort8x8hi", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0802, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Odd bytes of {a, b}.";
     Shuf8x8loA = "shuf8x8lo", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0801, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Interleave of the low bytes.";
     Shuf8x8hiA = "shuf8x8hi", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0800, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Interleave of the high bytes.";
+    Roll8lA = "roll8l", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0605, sem Inferred, [aw(B7), ar(B23), ar(B15)], "d = bytes 3..6 of {a, b}.";
+    Roll8rA = "roll8r", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0606, sem Inferred, [aw(B7), ar(B23), ar(B15)], "d = bytes 1..4 of {a, b}.";
+    Roll32 = "roll32", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0607, sem Inferred, [apw(B7), apr(B23), apr(B15)], "d = 32-bit lanes 1..2 of {a, b}: {a[63:32], b[31:0]}.";
 
     // ---- AMP (aux): dst, input, partials, flags ----
     F16v4hihov4amp = "f16v4hihov4amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0740, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "16-channel f16 AMP step: 4 f16 inputs, 4 f16 partials in, 4 f16 results out.";
@@ -487,6 +533,8 @@ mod tests {
     const FAXAB: u32 = 0x7f0f_0f0f; // d[7:4], a[23:20], b[15:12]
     const FSXD: u32 = 0x7f0f_ff0f; // d[7:4], a[23:20]
     const FSDI3: u32 = 0x7f00_f000; // d[19:16], a[23:20], imm12[11:0]
+    const FAXAX: u32 = 0x7f0f_0fff; // a[23:20], b[15:12]
+    const FM2PD: u32 = 0x7f00_0f0f; // base[23:20], delta[15:12], stride[19:16], d[7:4]
     const FAX4: u32 = 0x7f0f_ffff; // a[23:20]
     const FABI3: u32 = 0x7f00_f000; // d[19:16], a[23:20], imm12[11:0]
 
@@ -574,6 +622,51 @@ mod tests {
             (Andc64, FAXAB, 0x5800_0603),
             (Or64, FAXAB, 0x5800_0e01),
             (Not64, FSXD, 0x5200_7900),
+            (Abs, FSXD, 0x4200_7000),
+            (Popc, FSXD, 0x4200_3000),
+            (Roll8lM, FAXAB, 0x4400_0303),
+            (Roll8rM, FAXAB, 0x4400_0400),
+            (Stm32, 0x7f00_0fff, 0x4c00_0000), // FM3X2: base[23:20], offset[15:12], src[19:16]
+            (Ldz8StepMReg, FM2PD, 0x4700_0700),
+            (Ldz16StepMReg, FM2PD, 0x4700_0600),
+            (Lds16StepMReg, FM2PD, 0x4700_0400),
+            (Ldb16StepAReg, FM2PD, 0x4700_0601),
+            (F32cmpne, FAXAB, 0x5800_0200),
+            (F32cmple, FAXAB, 0x5800_0108),
+            (F32cmpgt, FAXAB, 0x5800_0104),
+            (F32cmpge, FAXAB, 0x5800_0100),
+            (F32absadd, FAXAB, 0x5800_0008),
+            (F32clamp, FAXAB, 0x5800_040c),
+            (F32v2cmpeq, FAXAB, 0x5800_000f),
+            (F32v2cmpne, FAXAB, 0x5800_0203),
+            (F32v2cmplt, FAXAB, 0x5800_010f),
+            (F32v2cmple, FAXAB, 0x5800_010b),
+            (F32v2cmpgt, FAXAB, 0x5800_0107),
+            (F32v2cmpge, FAXAB, 0x5800_0103),
+            (F32v2absadd, FAXAB, 0x5800_030f),
+            (F32v2clamp, FAXAB, 0x5800_040f),
+            (F16v2absadd, FAXAB, 0x5800_030d),
+            (F16v4absadd, FAXAB, 0x5800_030e),
+            (F16v2clamp, FAXAB, 0x5800_040d),
+            (F16v4clamp, FAXAB, 0x5800_040e),
+            (F16v4acc, FAX4, 0x5900_8000),
+            (F32mac, FAXAX, 0x5a00_0180),
+            (F32v2mac, FAXAX, 0x5a00_0080),
+            (F16v2cmac, FAXAX, 0x5a00_0300),
+            (F16v4cmac, FAXAX, 0x5a00_0200),
+            (F16v4mix, FAXAB, 0x5800_000a),
+            (F32sigm, FSXD, 0x5200_5900),
+            (F16v2sigm, FSXD, 0x5200_5a00),
+            (F32ln, FSXD, 0x5200_1100),
+            (F16v2ln, FSXD, 0x5200_1200),
+            (F32toi32, FSXD, 0x5200_4000),
+            (F32toui32, FSXD, 0x5200_5000),
+            (F32fromi32, FSXD, 0x5200_7000),
+            (F32fromui32, FSXD, 0x5200_0000),
+            (F32int, 0x7f00_fff0, 0x5100_0000), // FABXI: d[19:16], a[23:20], mode[3:0]
+            (Roll8lA, FAXAB, 0x5800_0605),
+            (Roll8rA, FAXAB, 0x5800_0606),
+            (Roll32, FAXAB, 0x5800_0607),
         ];
         for &(opcode, mask, value) in pinned {
             let row = opcode.desc();

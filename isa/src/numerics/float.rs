@@ -284,6 +284,38 @@ pub fn f32_min(a: f32, b: f32) -> f32 {
     }
 }
 
+/// f32 ÷ (IEEE RNE, one rounding); x/0 → ±inf, 0/0 and inf/inf → canonical NaN.
+pub fn f32_div(a: f32, b: f32) -> f32 {
+    canonical_f32(a / b)
+}
+
+// Clamp ("min of maximum", ASM-DOC `f32clamp.md` / `f16v2clamp.md`): max with the lower limit,
+// then min with the upper, each with the NaN and signed-zero rules of `max`/`min`. So a NaN
+// input or limit gives the canonical NaN, and with lo > hi the result is hi. [assumption]
+
+/// min(max(x, lo), hi) (f16).
+pub fn f16_clamp(x: u16, lo: u16, hi: u16) -> u16 {
+    f16_min(f16_max(x, lo), hi)
+}
+
+/// min(max(x, lo), hi) (f32).
+pub fn f32_clamp(x: f32, lo: f32, hi: f32) -> f32 {
+    f32_min(f32_max(x, lo), hi)
+}
+
+// Addition of absolute values (`*absadd`): |a| + |b| with the sign bits cleared first (so
+// |NaN| stays NaN and gives the canonical NaN), rounded once as `add`.
+
+/// |a| + |b| (f16, RNE).
+pub fn f16_absadd(a: u16, b: u16) -> u16 {
+    f16_add(a & 0x7fff, b & 0x7fff)
+}
+
+/// |a| + |b| (f32, RNE).
+pub fn f32_absadd(a: f32, b: f32) -> f32 {
+    f32_add(a.abs(), b.abs())
+}
+
 // Special functions. The hardware's algorithms and accuracy are not public. Project
 // assumption: the result is the function evaluated in f64 by the pure-Rust `libm` crate
 // (deterministic on every host; < 1 f64 ulp of error) and rounded once to the destination
@@ -314,6 +346,30 @@ pub fn f32_oorx(x: f32) -> f32 {
 /// 1/x (f32), correctly rounded (a single IEEE division). ±0 → ±inf, ±inf → ±0.
 pub fn f32_oox(x: f32) -> f32 {
     canonical_f32(1.0 / x)
+}
+
+/// The logistic function 1 / (1 + e^−x) (f32).
+pub fn f32_sigm(x: f32) -> f32 {
+    f64_to_f32(sigmoid(x as f64))
+}
+
+/// ln x (f32): ln 0 = −inf, ln of a negative number → canonical NaN, ln +inf = +inf.
+pub fn f32_ln(x: f32) -> f32 {
+    f64_to_f32(libm::log(x as f64))
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + libm::exp(-x))
+}
+
+/// The logistic function for an f16, evaluated in f64 and rounded once to f16.
+pub fn f16_sigm(h: u16) -> u16 {
+    f64_to_f16(sigmoid(f16_to_f32(h) as f64))
+}
+
+/// ln x for an f16, evaluated in f64 and rounded once to f16.
+pub fn f16_ln(h: u16) -> u16 {
+    f64_to_f16(libm::log(f16_to_f32(h) as f64))
 }
 
 /// e^x for an f16, evaluated in f64 and rounded once to f16.

@@ -64,6 +64,13 @@
 //! * exp, tanh (f16 and f32) and 1/√x are evaluated in f64 with the pure-Rust `libm` crate
 //!   (never the platform libm, so results are identical on every host) and rounded once to
 //!   the destination format. **\[assumption\]**: the hardware's algorithms are not public.
+//! * f32 division is the IEEE correctly rounded operation; clamp is `max` with the lower limit
+//!   then `min` with the upper (so NaN in → canonical NaN); `absadd` clears both sign bits and
+//!   adds. **\[assumption\]** beyond the public names ("min of maximum", "addition of absolute
+//!   values").
+//! * The logistic function (`sigm`) and ln (f16 and f32) are evaluated in f64 like exp and
+//!   rounded once. **\[assumption\]**
+//! * f32 ↔ integer conversions and `f32int` rounding: see [`intconv`].
 //! * Floating-point status flags (`$FP_STS`) are not computed here.
 //!
 //! # AMP
@@ -76,17 +83,22 @@
 pub mod amp;
 pub mod float;
 pub mod fp8;
+pub mod intconv;
 mod rounding;
 
 pub use amp::{amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, F16Phase, Fp8Phase};
 pub use float::{
-    f16_add, f16_cmpeq, f16_cmpge, f16_cmpgt, f16_cmple, f16_cmplt, f16_cmpne, f16_exp, f16_is_nan,
-    f16_max, f16_min, f16_mul, f16_sub, f16_tanh, f16_to_f32, f32_add, f32_cmpeq, f32_cmpge,
-    f32_cmpgt, f32_cmple, f32_cmplt, f32_cmpne, f32_exp, f32_max, f32_min, f32_mul, f32_oorx,
-    f32_oox, f32_sqrt, f32_sub, f32_tanh, f32_to_f16, f64_to_f16, f64_to_f32, F16_TRUE,
+    f16_absadd, f16_add, f16_clamp, f16_cmpeq, f16_cmpge, f16_cmpgt, f16_cmple, f16_cmplt,
+    f16_cmpne, f16_exp, f16_is_nan, f16_ln, f16_max, f16_min, f16_mul, f16_sigm, f16_sub, f16_tanh,
+    f16_to_f32, f32_absadd, f32_add, f32_clamp, f32_cmpeq, f32_cmpge, f32_cmpgt, f32_cmple,
+    f32_cmplt, f32_cmpne, f32_div, f32_exp, f32_ln, f32_max, f32_min, f32_mul, f32_oorx, f32_oox,
+    f32_sigm, f32_sqrt, f32_sub, f32_tanh, f32_to_f16, f64_to_f16, f64_to_f32, F16_TRUE,
     F32_CANONICAL_NAN, F32_TRUE,
 };
 pub use fp8::{
     f16_to_fp8, fp8_decode, fp8_to_f16, fp8_values, scale_from_field, scale_to_field, Fp8Format,
     F16_CANONICAL_NAN, FP8_NAN,
+};
+pub use intconv::{
+    f32_round_integral, f32_to_i32, f32_to_u32, i32_to_f32, u32_to_f32, IntegralRounding,
 };

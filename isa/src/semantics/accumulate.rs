@@ -1,5 +1,6 @@
-//! Accumulator instructions (aux, worker `$AACC`, f32): `f32v2axpy`, `f32v4acc`, `f16v8acc` and
-//! the `gina` read-and-push queue.
+//! Accumulator instructions (aux, worker `$AACC`, f32): `f32v2axpy`, `f16v4mix`, `f32v4acc`,
+//! `f16v4acc`, `f16v8acc`, the multiply-accumulates `f32mac`, `f32v2mac`, `f16v2cmac`,
+//! `f16v4cmac`, and the `gina` read-and-push queue.
 //!
 //! All arithmetic is f32 round-to-nearest-even through [`crate::numerics`]. Project assumptions \[A\]:
 //! * `f32v2axpy $aD, x, y`: `$aD` = (AACC\[0\], AACC\[2\]) as they were; then
@@ -8,13 +9,30 @@
 //! * `f32v4acc q`: AACC\[0\] += q0, AACC\[2\] += q1, AACC\[4\] += q2, AACC\[6\] += q3.
 //! * `f16v8acc q` (8 halves, half 2i and 2i+1 of the quad): AACC\[2i\] += h\[2i\], then
 //!   AACC\[2i\] += h\[2i+1\], each widened exactly.
+//! * `f16v4acc x`: AACC\[2i\] += x\[i\] widened, for the four halves.
+//! * `f16v4mix $aD, x, y`: `$aD` = the four halves of (AACC\[0\], \[2\], \[4\], \[6\]) as
+//!   they were (each f32 → f16 RNE); then AACC\[2i\] = (a × x\[i\]) + (b × y\[i\]) with a, b
+//!   the halves of `$TAS`, each product rounded to f32, then the sum. That `a` is `$TAS`
+//!   bits \[15:0\] and multiplies the first source \[I\]: PopLibs' `ScaledAdd2DXminusaXPlusbY`
+//!   packs {−A, B} with `sort4x16lo` for −A·x + B·y. It also adds x with `f16v4acc` between
+//!   two `f16v4mix`, so both use the same four accumulators \[I\], and `f16v4mix` replaces
+//!   their contents rather than adding to them \[I\] (its result is x − A·x + B·y).
+//! * `f32mac a, b`: AACC\[0\] += a × b; `f32v2mac`: AACC\[0\] += a0 × b0, AACC\[2\] += a1 × b1;
+//!   each product rounded to f32, then the sum. `f16v2cmac a, b`: AACC\[0\] += (a0b0 + a1b1);
+//!   `f16v4cmac`: AACC\[0\] += (a0b0 + a1b1), AACC\[2\] += (a2b2 + a3b3); the f16 products
+//!   are exact in f32, their lateral sum is rounded to f32, then added to the accumulator.
+//!   The entries are \[I\]: PopLibs reads each result with `f32v2gina … , 0` and adds the two
+//!   halves (`conv_hzmac_*.S`, `SparseDenseMatMulGradW*`), and reads only the first for
+//!   `f16v2cmac` and `f32mac`.
 //! * `f32v2gina $aD, $aS, zimm12` (the shift pattern is \[C\] from TESS): zimm bit 0 = e selects
 //!   even (0) or odd (1) entries, every other bit must be 0 (`BadFlags`). `$aD` = (AACC\[e\],
 //!   AACC\[2+e\]); then for i in 4, 8, 12: AACC\[i−4+e\] = AACC\[i+e\], AACC\[i−2+e\] = AACC\[i+2+e\];
 //!   then AACC\[12+e\] = in0, AACC\[14+e\] = in1. `f16v2gina` is the same with two f16 in (widened)
 //!   and two f16 out (RNE), lane 0 first. Only the first AMP set's 16 entries take part.
 
-use super::regs::{halves, join_halves, join_singles, read_quad, singles, Pending};
+use super::regs::{
+    halves, halves4, join_halves, join_halves4, join_singles, read_quad, singles, Pending,
+};
 use super::state::ContextState;
 use super::{Trap, TrapKind};
 use crate::csr::index;
@@ -31,6 +49,73 @@ pub(super) fn f32v2axpy(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
     acc[0] = f32_add(f32_mul(tas, x[0]), y[0]);
     acc[2] = f32_add(f32_mul(tas, x[1]), y[1]);
     out.write_a64(inst.reg(0), join_singles(previous));
+}
+
+/// `f16v4mix $aD:D+1, $aX:X+1, $aY:Y+1`.
+pub(super) fn f16v4mix(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let [a, b] = halves(ctx.ucsr[index::TAS as usize]).map(f16_to_f32);
+    let x = halves4(ctx.read_a64(inst.reg(1)));
+    let y = halves4(ctx.read_a64(inst.reg(2)));
+    let acc = out.aacc(ctx);
+    let mut previous = [0u16; 4];
+    for i in 0..4 {
+        previous[i] = f32_to_f16(acc[2 * i]);
+        let ax = f32_mul(a, f16_to_f32(x[i]));
+        let by = f32_mul(b, f16_to_f32(y[i]));
+        acc[2 * i] = f32_add(ax, by);
+    }
+    out.write_a64(inst.reg(0), join_halves4(previous));
+}
+
+/// `f16v4acc $aS:S+1`.
+pub(super) fn f16v4acc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let x = halves4(ctx.read_a64(inst.reg(0)));
+    let acc = out.aacc(ctx);
+    for (i, &h) in x.iter().enumerate() {
+        acc[2 * i] = f32_add(acc[2 * i], f16_to_f32(h));
+    }
+}
+
+/// `f32mac $aA, $aB`.
+pub(super) fn f32mac(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let a = f32::from_bits(ctx.read_a(inst.reg(0)));
+    let b = f32::from_bits(ctx.read_a(inst.reg(1)));
+    let acc = out.aacc(ctx);
+    acc[0] = f32_add(acc[0], f32_mul(a, b));
+}
+
+/// `f32v2mac $aA:A+1, $aB:B+1`.
+pub(super) fn f32v2mac(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let a = singles(ctx.read_a64(inst.reg(0)));
+    let b = singles(ctx.read_a64(inst.reg(1)));
+    let acc = out.aacc(ctx);
+    for i in 0..2 {
+        acc[2 * i] = f32_add(acc[2 * i], f32_mul(a[i], b[i]));
+    }
+}
+
+/// The lateral sum of two exact f16 products, rounded once to f32.
+fn lateral(a: [u16; 2], b: [u16; 2]) -> f32 {
+    let p0 = f32_mul(f16_to_f32(a[0]), f16_to_f32(b[0]));
+    let p1 = f32_mul(f16_to_f32(a[1]), f16_to_f32(b[1]));
+    f32_add(p0, p1)
+}
+
+/// `f16v2cmac $aA, $aB`.
+pub(super) fn f16v2cmac(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let a = halves(ctx.read_a(inst.reg(0)));
+    let b = halves(ctx.read_a(inst.reg(1)));
+    let acc = out.aacc(ctx);
+    acc[0] = f32_add(acc[0], lateral(a, b));
+}
+
+/// `f16v4cmac $aA:A+1, $aB:B+1`.
+pub(super) fn f16v4cmac(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let a = halves4(ctx.read_a64(inst.reg(0)));
+    let b = halves4(ctx.read_a64(inst.reg(1)));
+    let acc = out.aacc(ctx);
+    acc[0] = f32_add(acc[0], lateral([a[0], a[1]], [b[0], b[1]]));
+    acc[2] = f32_add(acc[2], lateral([a[2], a[3]], [b[2], b[3]]));
 }
 
 /// `f32v4acc $aS:S+3`.
@@ -242,6 +327,72 @@ mod tests {
             traps(&mut ctx, &mut env, one(F16v2gina, &[0, 2, 0x10])),
             TrapKind::BadFlags { .. }
         ));
+    }
+
+    #[test]
+    fn macs_accumulate_into_the_entries_gina_reads() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        let h = |x: f32| f32_to_f16(x) as u32;
+        ctx.a[0] = 3.0f32.to_bits();
+        ctx.a[1] = 0.5f32.to_bits();
+        ok(&mut ctx, &mut env, one(F32mac, &[0, 1]));
+        ok(&mut ctx, &mut env, one(F32mac, &[0, 1]));
+        assert_eq!(ctx.aacc[0], 3.0);
+        ctx.write_a64(2, f2(2.0, -1.0));
+        ctx.write_a64(4, f2(4.0, 8.0));
+        ok(&mut ctx, &mut env, one(F32v2mac, &[2, 4]));
+        assert_eq!((ctx.aacc[0], ctx.aacc[2]), (11.0, -8.0));
+        ctx.a[6] = h(2.0) | h(3.0) << 16;
+        ctx.a[7] = h(0.25) | h(-1.0) << 16;
+        ok(&mut ctx, &mut env, one(F16v2cmac, &[6, 7]));
+        assert_eq!(ctx.aacc[0], 11.0 + 0.5 - 3.0);
+        ctx.write_a64(
+            2,
+            (h(1.0) | h(2.0) << 16) as u64 | ((h(3.0) | h(4.0) << 16) as u64) << 32,
+        );
+        ctx.write_a64(
+            4,
+            (h(5.0) | h(6.0) << 16) as u64 | ((h(7.0) | h(8.0) << 16) as u64) << 32,
+        );
+        ok(&mut ctx, &mut env, one(F16v4cmac, &[2, 4]));
+        assert_eq!((ctx.aacc[0], ctx.aacc[2]), (8.5 + 17.0, -8.0 + 53.0));
+        // The PopLibs read-out: gina AACC[0,2], then add the halves.
+        ok(&mut ctx, &mut env, one(F32v2gina, &[0, 14, 0]));
+        assert_eq!(ctx.read_a64(0), f2(25.5, 45.0));
+        // f16 products are exact in f32 (4096 × 4096 = 2^24); their sum 2^24 + 1 is not, and
+        // rounds to even.
+        ctx.aacc[0] = 0.0;
+        ctx.a[6] = h(4096.0) | h(1.0) << 16;
+        ctx.a[7] = h(4096.0) | h(1.0) << 16;
+        ok(&mut ctx, &mut env, one(F16v2cmac, &[6, 7]));
+        assert_eq!(ctx.aacc[0], 16_777_216.0);
+    }
+
+    #[test]
+    fn mix_is_a_one_stage_pipeline_over_four_halves() {
+        // −A·x + B·y with {−A, B} in $TAS, then + x with f16v4acc: x − A·x + B·y (PopLibs).
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        let h = |x: f32| f32_to_f16(x);
+        let v4 = |l: [f32; 4]| {
+            l.iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &x)| w | (h(x) as u64) << (16 * i))
+        };
+        ctx.ucsr[index::TAS as usize] = h(-0.5) as u32 | (h(2.0) as u32) << 16;
+        let x = [1.0, 2.0, -4.0, 8.0];
+        let y = [0.25, 0.0, 1.0, -1.0];
+        ctx.write_a64(2, v4(x));
+        ctx.write_a64(4, v4(y));
+        ok(&mut ctx, &mut env, one(F16v4mix, &[14, 2, 4]));
+        ok(&mut ctx, &mut env, one(F16v4acc, &[2]));
+        ok(&mut ctx, &mut env, one(F16v4mix, &[0, 14, 14]));
+        let want = [0.5 + 0.5, 1.0, -2.0 + 2.0, 4.0 - 2.0];
+        assert_eq!(ctx.read_a64(0), v4(want));
+        assert_eq!(
+            &ctx.aacc[..8],
+            &[0.0; 8],
+            "mixing zeros empties the accumulators"
+        );
     }
 
     #[test]

@@ -24,8 +24,8 @@
 use super::memory::{File, Mode};
 use super::regs::{self, Flow, Pending};
 use super::{
-    accumulate, amp, bitwise, control, convert, csr_access, float, integer, memory, pace, permute,
-    supervisor,
+    accumulate, amp, bitwise, clamp, compare, control, convert, csr_access, float, integer,
+    integral, memory, pace, permute, supervisor,
 };
 use super::{ContextKind, ContextState, ExecEnv, StepOutcome, Trap, TrapKind};
 use crate::csr::index;
@@ -313,6 +313,9 @@ fn dispatch<E: ExecEnv>(
         Xor => integer::reg_reg(inst, ctx, |a, b| a ^ b),
         OrImmHi => integer::reg_imm(inst, ctx, bitwise::or),
         Xnor => integer::reg_reg(inst, ctx, bitwise::xnor),
+        Abs => integer::unary(inst, ctx, integer::abs),
+        Popc => integer::unary(inst, ctx, integer::popc),
+        Movnz => integer::movnz(inst, ctx),
         Shl => integer::reg_reg(inst, ctx, integer::shl),
         ShlImm => integer::reg_imm(inst, ctx, integer::shl),
         Shr => integer::reg_reg(inst, ctx, integer::shr),
@@ -344,6 +347,8 @@ fn dispatch<E: ExecEnv>(
         Sort8x8hiM => integer::reg_reg(inst, ctx, permute::sort8x8hi),
         Shuf8x8loM => integer::reg_reg(inst, ctx, permute::shuf8x8lo),
         Shuf8x8hiM => integer::reg_reg(inst, ctx, permute::shuf8x8hi),
+        Roll8lM => integer::reg_reg(inst, ctx, permute::roll8l),
+        Roll8rM => integer::reg_reg(inst, ctx, permute::roll8r),
 
         // ---- control (main) ----
         Br => control::br(inst, ctx, flow)?,
@@ -385,6 +390,7 @@ fn dispatch<E: ExecEnv>(
         St32M => memory::store32(inst, ctx, env, Mode::Imm, File::M)?,
         St32A => memory::store32(inst, ctx, env, Mode::Imm, File::A)?,
         St64 => memory::store64(inst, ctx, env, Mode::Imm)?,
+        Stm32 => memory::stm32(inst, ctx, env)?,
         Ld32MReg => memory::load32(inst, ctx, env, Mode::Reg, File::M, memory::word)?,
         Ld32AReg => memory::load32(inst, ctx, env, Mode::Reg, File::A, memory::word)?,
         Ld64Reg => memory::load64(inst, ctx, env, Mode::Reg)?,
@@ -418,6 +424,10 @@ fn dispatch<E: ExecEnv>(
         St32StepMReg => memory::store32(inst, ctx, env, Mode::StepReg, File::M)?,
         St32StepAReg => memory::store32(inst, ctx, env, Mode::StepReg, File::A)?,
         St64StepReg => memory::store64(inst, ctx, env, Mode::StepReg)?,
+        Ldz8StepMReg => memory::load32(inst, ctx, env, Mode::StepReg, File::M, memory::zext8)?,
+        Ldz16StepMReg => memory::load32(inst, ctx, env, Mode::StepReg, File::M, memory::zext16)?,
+        Lds16StepMReg => memory::load32(inst, ctx, env, Mode::StepReg, File::M, memory::sext16)?,
+        Ldb16StepAReg => memory::load32(inst, ctx, env, Mode::StepReg, File::A, memory::bcast16)?,
 
         // ---- triple-packed addresses (main) ----
         Tapack => pace::tapack(inst, ctx)?,
@@ -474,11 +484,29 @@ fn dispatch<E: ExecEnv>(
         F32min => regs::aux_binary(inst, ctx, out, float::f32x1(nx::f32_min)),
         F32cmpeq => regs::aux_binary(inst, ctx, out, float::f32cmp(nx::f32_cmpeq)),
         F32cmplt => regs::aux_binary(inst, ctx, out, float::f32cmp(nx::f32_cmplt)),
+        F32cmpne => regs::aux_binary(inst, ctx, out, float::f32cmp(nx::f32_cmpne)),
+        F32cmple => regs::aux_binary(inst, ctx, out, float::f32cmp(nx::f32_cmple)),
+        F32cmpgt => regs::aux_binary(inst, ctx, out, float::f32cmp(nx::f32_cmpgt)),
+        F32cmpge => regs::aux_binary(inst, ctx, out, float::f32cmp(nx::f32_cmpge)),
+        F32absadd => regs::aux_binary(inst, ctx, out, float::f32x1(nx::f32_absadd)),
+        F32clamp => clamp::f32(inst, ctx, out),
         F32v2add => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_add)),
         F32v2sub => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_sub)),
         F32v2mul => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_mul)),
         F32v2max => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_max)),
         F32v2min => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_min)),
+        F32v2cmpeq => regs::aux_binary64(inst, ctx, out, compare::f32x2(nx::f32_cmpeq)),
+        F32v2cmpne => regs::aux_binary64(inst, ctx, out, compare::f32x2(nx::f32_cmpne)),
+        F32v2cmplt => regs::aux_binary64(inst, ctx, out, compare::f32x2(nx::f32_cmplt)),
+        F32v2cmple => regs::aux_binary64(inst, ctx, out, compare::f32x2(nx::f32_cmple)),
+        F32v2cmpgt => regs::aux_binary64(inst, ctx, out, compare::f32x2(nx::f32_cmpgt)),
+        F32v2cmpge => regs::aux_binary64(inst, ctx, out, compare::f32x2(nx::f32_cmpge)),
+        F32v2absadd => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_absadd)),
+        F32v2clamp => regs::aux_binary64(inst, ctx, out, clamp::f32v2),
+        F16v2absadd => regs::aux_binary(inst, ctx, out, float::f16x2(nx::f16_absadd)),
+        F16v4absadd => regs::aux_binary64(inst, ctx, out, float::f16x4(nx::f16_absadd)),
+        F16v2clamp => regs::aux_binary(inst, ctx, out, clamp::f16v2),
+        F16v4clamp => clamp::f16v4(inst, ctx, out),
 
         // ---- aux: accumulators ----
         F32v2axpy => accumulate::f32v2axpy(inst, ctx, out),
@@ -486,6 +514,12 @@ fn dispatch<E: ExecEnv>(
         F16v8acc => accumulate::f16v8acc(inst, ctx, out),
         F32v2gina => accumulate::f32v2gina(inst, ctx, out)?,
         F16v2gina => accumulate::f16v2gina(inst, ctx, out)?,
+        F16v4acc => accumulate::f16v4acc(inst, ctx, out),
+        F32mac => accumulate::f32mac(inst, ctx, out),
+        F32v2mac => accumulate::f32v2mac(inst, ctx, out),
+        F16v2cmac => accumulate::f16v2cmac(inst, ctx, out),
+        F16v4cmac => accumulate::f16v4cmac(inst, ctx, out),
+        F16v4mix => accumulate::f16v4mix(inst, ctx, out),
 
         // ---- aux: transcendental and special ----
         F32exp => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_exp)),
@@ -495,6 +529,10 @@ fn dispatch<E: ExecEnv>(
         F32oorx => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_oorx)),
         F32sqrt => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_sqrt)),
         F32oox => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_oox)),
+        F32sigm => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_sigm)),
+        F16v2sigm => regs::aux_unary(inst, ctx, out, float::f16x2u(nx::f16_sigm)),
+        F32ln => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_ln)),
+        F16v2ln => regs::aux_unary(inst, ctx, out, float::f16x2u(nx::f16_ln)),
 
         // ---- aux: conversions ----
         F16v2tof32 => convert::f16v2tof32(inst, ctx, out),
@@ -506,6 +544,11 @@ fn dispatch<E: ExecEnv>(
         F16v8tof8 => convert::f16v8tof8(inst, ctx, out),
         F8v2tof16 => convert::f8v2tof16(inst, ctx, out),
         F8v4tof16 => convert::f8v4tof16(inst, ctx, out),
+        F32toi32 => regs::aux_unary(inst, ctx, out, integral::f32toi32),
+        F32toui32 => regs::aux_unary(inst, ctx, out, integral::f32toui32),
+        F32fromi32 => regs::aux_unary(inst, ctx, out, integral::f32fromi32),
+        F32fromui32 => regs::aux_unary(inst, ctx, out, integral::f32fromui32),
+        F32int => integral::f32int(inst, ctx, out)?,
 
         // ---- aux: permutes ----
         Sort4x16loA => regs::aux_binary(inst, ctx, out, permute::sort4x16lo),
@@ -518,6 +561,9 @@ fn dispatch<E: ExecEnv>(
         Sort8x8hiA => regs::aux_binary(inst, ctx, out, permute::sort8x8hi),
         Shuf8x8loA => regs::aux_binary(inst, ctx, out, permute::shuf8x8lo),
         Shuf8x8hiA => regs::aux_binary(inst, ctx, out, permute::shuf8x8hi),
+        Roll8lA => regs::aux_binary(inst, ctx, out, permute::roll8l),
+        Roll8rA => regs::aux_binary(inst, ctx, out, permute::roll8r),
+        Roll32 => regs::aux_binary64(inst, ctx, out, permute::roll32),
 
         // ---- AMP (aux) ----
         F16v4hihov4amp => amp::f16v4hihov4amp(inst, ctx, env, out)?,

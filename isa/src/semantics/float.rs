@@ -173,6 +173,8 @@ mod tests {
                 (F32oorx, nx::f32_oorx),
                 (F32sqrt, nx::f32_sqrt),
                 (F32oox, nx::f32_oox),
+                (F32sigm, nx::f32_sigm),
+                (F32ln, nx::f32_ln),
             ] {
                 ok(&mut ctx, &mut env, one(op, &[0, 1]));
                 assert_eq!(ctx.a[0], f(x).to_bits(), "{op:?}({x})");
@@ -187,7 +189,57 @@ mod tests {
                 ctx.a[0],
                 nx::f16_tanh(h(x)) as u32 | (nx::f16_tanh(h(-x)) as u32) << 16
             );
+            for (op, f) in [
+                (F16v2sigm, nx::f16_sigm as fn(u16) -> u16),
+                (F16v2ln, nx::f16_ln),
+            ] {
+                ok(&mut ctx, &mut env, one(op, &[0, 2]));
+                assert_eq!(ctx.a[0], f(h(x)) as u32 | (f(h(-x)) as u32) << 16, "{op:?}");
+            }
         }
+    }
+
+    #[test]
+    fn sigmoid_and_ln_values() {
+        assert_eq!(nx::f32_sigm(0.0), 0.5);
+        assert_eq!(nx::f32_sigm(f32::INFINITY), 1.0);
+        assert_eq!(nx::f32_sigm(f32::NEG_INFINITY), 0.0);
+        for x in [0.1f32, 1.0, 3.5, 20.0] {
+            let (p, q) = (nx::f32_sigm(x) as f64, nx::f32_sigm(-x) as f64);
+            assert!((p + q - 1.0).abs() < 1e-7, "{x}");
+        }
+        assert_eq!(nx::f32_ln(1.0), 0.0);
+        assert_eq!(nx::f32_ln(0.0), f32::NEG_INFINITY);
+        assert_eq!(nx::f32_ln(-1.0).to_bits(), nx::F32_CANONICAL_NAN);
+        // The f32 nearest e is below it: ln = 1 − 3.04e-8, which rounds to 1 − 2^-24.
+        assert_eq!(nx::f32_ln(std::f32::consts::E), 1.0 - f32::EPSILON / 2.0);
+        assert_eq!(nx::f16_sigm(0), h(0.5));
+        assert_eq!(nx::f16_ln(h(1.0)), 0);
+        assert_eq!(nx::f16_ln(0x8000), 0xfc00, "ln of -0 is -inf");
+    }
+
+    #[test]
+    fn absadd_clears_both_signs_then_adds() {
+        let b = |x: f32| x.to_bits();
+        assert_eq!(aux2(F32absadd, b(-1.5), b(2.25)), b(3.75));
+        assert_eq!(aux2(F32absadd, b(-0.0), b(-0.0)), b(0.0));
+        assert_eq!(aux2(F32absadd, b(-f32::NAN), b(1.0)), nx::F32_CANONICAL_NAN);
+        assert_eq!(
+            aux4(F32v2absadd, f2(-1.0, 2.0), f2(-3.0, -4.0)),
+            f2(4.0, 6.0)
+        );
+        assert_eq!(
+            aux2(F16v2absadd, v2(-1.0, 2.0), v2(0.5, -2.0)),
+            v2(1.5, 4.0)
+        );
+        assert_eq!(
+            aux4(
+                F16v4absadd,
+                v4([-1.0, 2.0, -65504.0, 0.25]),
+                v4([1.0, -2.0, -65504.0, 0.25])
+            ),
+            v4([2.0, 4.0, f32::INFINITY, 0.5])
+        );
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! taken `& 31`; `shr` is logical and `shrs` arithmetic; `min`, `max` and `cmpslt` are signed,
 //! `cmpult` unsigned; compares give 1 or 0. Immediates arrive from the decoder already
 //! sign-extended (simm16) or zero-extended (zimm16), so one operation serves both forms.
+//! `abs` of a signed word wraps (|−2^31| = −2^31) \[A\]; `popc` counts set bits \[C\];
+//! `movnz $mD, $mC, $mS` copies `$mS` into `$mD` when `$mC` ≠ 0 and leaves `$mD` alone
+//! otherwise \[I\] (the operand order of the public `movz` and of LLVM's `select` lowering in
+//! the CodeGen tests; PopLibs' `select_bool.S` relies on it).
 
 use super::regs::write_m;
 use super::state::ContextState;
@@ -44,7 +48,24 @@ pub(super) fn atom(inst: &Inst, ctx: &mut ContextState) {
     write_m(ctx, inst.reg(0), value);
 }
 
+/// `movnz $mD, $mC, $mS`.
+#[inline]
+pub(super) fn movnz(inst: &Inst, ctx: &mut ContextState) {
+    if ctx.read_m(inst.reg(1)) != 0 {
+        let value = ctx.read_m(inst.reg(2));
+        write_m(ctx, inst.reg(0), value);
+    }
+}
+
 // ---- the operations ----
+
+pub(super) fn abs(a: u32) -> u32 {
+    (a as i32).wrapping_abs() as u32
+}
+
+pub(super) fn popc(a: u32) -> u32 {
+    a.count_ones()
+}
 
 pub(super) fn shl(a: u32, b: u32) -> u32 {
     a << (b & 31)
@@ -155,6 +176,31 @@ mod tests {
         assert_eq!(ri(CmpsltImm, 0xffff_fff0, -1), 1);
         assert_eq!(ri(CmpultImm, 0xffff_fff0, 0xffff), 0);
         assert_eq!(ri(CmpultImm, 0xfffe, 0xffff), 1);
+    }
+
+    #[test]
+    fn abs_popc_and_movnz() {
+        let un = |op: Opcode, a: u32| {
+            let (mut ctx, mut env) = (worker(), TestEnv::new());
+            ctx.m[1] = a;
+            ok(&mut ctx, &mut env, one(op, &[0, 1]));
+            ctx.m[0]
+        };
+        assert_eq!(un(Abs, (-5i32) as u32), 5);
+        assert_eq!(un(Abs, 7), 7);
+        assert_eq!(un(Abs, 0x8000_0000), 0x8000_0000);
+        for a in [0u32, 1, 0x8000_0000, 0xffff_ffff, 0x1234_5678] {
+            let bits = (0..32).filter(|i| (a >> i) & 1 == 1).count() as u32;
+            assert_eq!(un(Popc, a), bits, "{a:#x}");
+        }
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        ctx.m[0] = 11;
+        ctx.m[2] = 22;
+        ok(&mut ctx, &mut env, one(Movnz, &[0, 1, 2]));
+        assert_eq!(ctx.m[0], 11, "condition 0: unchanged");
+        ctx.m[1] = 0x8000_0000;
+        ok(&mut ctx, &mut env, one(Movnz, &[0, 1, 2]));
+        assert_eq!(ctx.m[0], 22, "any non-zero condition copies");
     }
 
     #[test]

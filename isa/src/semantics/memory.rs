@@ -5,6 +5,7 @@
 //!   (zimm12) or an MRF register's value; the scale is the access size. \[C\]
 //! * Step forms: EA = base + delta; afterwards delta += stride × size, with the stride a signed
 //!   simm8 or an MRF register's value as i32. \[C\]
+//! * `stm32 $mS, $mBase, $mOffset`: EA = base + 4 × offset, no delta \[C\] (ASM-DOC `stm32.md`).
 //! * Address arithmetic wraps at 32 bits; the environment checks range and natural alignment
 //!   (and that 16-byte accesses go to interleaved memory).
 //! * Project choice \[A\]: an MRF load step whose destination is also its post-incremented delta
@@ -132,6 +133,14 @@ pub(super) fn load128<E: ExecEnv>(
     }
     post_increment(inst, ctx, new_delta);
     Ok(())
+}
+
+/// `stm32 $mS, $mBase, $mOffset`.
+#[inline]
+pub(super) fn stm32<E: ExecEnv>(inst: &Inst, ctx: &ContextState, env: &mut E) -> Result<(), Trap> {
+    let base = ctx.read_m(inst.reg(1));
+    let ea = base.wrapping_add(ctx.read_m(inst.reg(2)).wrapping_mul(4));
+    env.store(ea, &ctx.read_m(inst.reg(0)).to_le_bytes())
 }
 
 /// `st32`: one MRF or ARF register.
@@ -413,6 +422,45 @@ mod tests {
             (env.read_u64(INTERLEAVED_BASE + 0x30), ctx.m[2]),
             (0x0f0e_0d0c_0b0a_0908, 0x10)
         );
+    }
+
+    /// The 8- and 16-bit step loads with a register stride (PopLibs' `ldz16step $m, $mzero,
+    /// $mptr+=, $mstride`): the stride counts elements, signed.
+    #[test]
+    fn narrow_step_loads_with_a_register_stride() {
+        let (mut ctx, mut env) = setup(BASE, 3);
+        env.write_bytes(BASE + DELTA, &[0xf1, 0xf2, 0, 0, 0, 0, 0x34, 0x92]);
+        ok(&mut ctx, &mut env, one(Ldz16StepMReg, &[4, 1, 2, 3]));
+        assert_eq!((ctx.m[4], ctx.m[2]), (0xf2f1, DELTA + 6));
+        ok(&mut ctx, &mut env, one(Lds16StepMReg, &[4, 1, 2, 3]));
+        assert_eq!((ctx.m[4], ctx.m[2]), (0xffff_9234, DELTA + 12));
+        ctx.m[2] = DELTA + 6;
+        ctx.m[3] = (-3i32) as u32;
+        ok(&mut ctx, &mut env, one(Ldb16StepAReg, &[5, 1, 2, 3]));
+        assert_eq!((ctx.a[5], ctx.m[2]), (0x9234_9234, DELTA));
+        ok(&mut ctx, &mut env, one(Ldz8StepMReg, &[4, 1, 2, 3]));
+        assert_eq!((ctx.m[4], ctx.m[2]), (0xf1, DELTA - 3));
+        // A misaligned half faults before anything changes.
+        ctx.m[2] = DELTA + 1;
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ldz16StepMReg, &[4, 1, 2, 3])),
+            TrapKind::Memory(_)
+        ));
+        assert_eq!(ctx.m[2], DELTA + 1);
+    }
+
+    #[test]
+    fn stm32_scales_a_register_offset_and_has_no_delta() {
+        let (mut ctx, mut env) = setup(BASE, 5);
+        ctx.m[4] = 0xcafe_f00d;
+        ok(&mut ctx, &mut env, one(Stm32, &[4, 1, 3]));
+        assert_eq!(env.read_u32(BASE + 20), 0xcafe_f00d);
+        ctx.m[3] = 1;
+        ctx.m[1] = BASE + 2;
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Stm32, &[4, 1, 3])),
+            TrapKind::Memory(_)
+        ));
     }
 
     #[test]

@@ -117,12 +117,15 @@ pub fn step_prepared<E: ExecEnv>(
 mod accumulate;
 mod amp;
 mod bitwise;
+mod clamp;
+mod compare;
 mod control;
 mod convert;
 mod csr_access;
 mod execute;
 mod float;
 mod integer;
+mod integral;
 mod memory;
 mod pace;
 mod permute;

@@ -1,7 +1,13 @@
 //! Permutes (the same lane maps serve the MRF forms in main and the ARF forms in aux).
 //!
 //! 16-bit lanes: `sort4x16lo/hi`, `roll16`, `swap16` \[C\] (LLVM CodeGen tests). 32-bit lanes of
-//! pairs: `sort4x32lo/hi` \[I\]. Byte maps of `sort8x8*` / `shuf8x8*` are project assumptions
+//! pairs: `sort4x32lo/hi` \[I\]. The rolls take a window of the concatenation `{a, b}` (a in the
+//! low half): `roll8r` bytes 1..4, `roll16` bytes 2..5, `roll8l` bytes 3..6, `roll32` the middle
+//! two 32-bit lanes of a pair of pairs. `roll8r`/`roll8l` \[I\] from PopLibs: `BroadcastSelect.S`
+//! shifts each new byte in "from the left" with `roll8r acc, acc, byte`, and the tail code of
+//! `CastFloatToGF8.S` keeps the low 3, 2 or 1 result bytes and the rest of the memory word with
+//! `roll8l`+`roll8r`, `roll16`+`roll16` and `roll8r`+`roll8l`, which holds only for these windows;
+//! `roll32` \[I\] by analogy. Byte maps of `sort8x8*` / `shuf8x8*` are project assumptions
 //! \[A\] (only the names are public); they follow the row summaries: byte 0 is the least
 //! significant and `{a, b}` is read as the 8 bytes a0..a3, b0..b3.
 
@@ -18,6 +24,21 @@ pub(super) fn sort4x16hi(a: u32, b: u32) -> u32 {
 /// d = {lane 0: a\[31:16\], lane 1: b\[15:0\]}.
 pub(super) fn roll16(a: u32, b: u32) -> u32 {
     (a >> 16) | (b << 16)
+}
+
+/// Bytes 1..4 of `{a, b}`: {a1, a2, a3, b0}.
+pub(super) fn roll8r(a: u32, b: u32) -> u32 {
+    (a >> 8) | (b << 24)
+}
+
+/// Bytes 3..6 of `{a, b}`: {a3, b0, b1, b2}.
+pub(super) fn roll8l(a: u32, b: u32) -> u32 {
+    (a >> 24) | (b << 8)
+}
+
+/// 32-bit lanes 1..2 of `{a, b}` (pairs): {a\[63:32\], b\[31:0\]}.
+pub(super) fn roll32(a: u64, b: u64) -> u64 {
+    (a >> 32) | (b << 32)
 }
 
 pub(super) fn swap16(a: u32) -> u32 {
@@ -96,6 +117,8 @@ mod tests {
             (Sort8x8hiM, Sort8x8hiA, 0x8866_4422),
             (Shuf8x8loM, Shuf8x8loA, 0x6622_5511),
             (Shuf8x8hiM, Shuf8x8hiA, 0x8844_7733),
+            (Roll8rM, Roll8rA, 0x5544_3322),
+            (Roll8lM, Roll8lA, 0x7766_5544),
         ];
         for (m, a, expected) in cases {
             assert_eq!(main_form(m), expected, "{m:?}");
@@ -114,6 +137,35 @@ mod tests {
         // sort4x16lo with $mzero zero-extends the low half.
         ok(&mut ctx, &mut env, one(Sort4x16loM, &[2, 1, 15]));
         assert_eq!(ctx.m[2], 0x2211);
+    }
+
+    /// The rolls are windows of `{a, b}`, checked against the byte reading of their definition,
+    /// and the tail merge of `CastFloatToGF8.S` they were inferred from.
+    #[test]
+    fn rolls_are_windows_of_the_concatenation() {
+        let window = |a: u32, b: u32, first: u32| -> u32 {
+            let all = a as u64 | (b as u64) << 32;
+            (all >> (8 * first)) as u32
+        };
+        let mut x = 0x9e37_79b9u32;
+        for _ in 0..1000 {
+            x = x.wrapping_mul(0x0019_660d).wrapping_add(0x3c6e_f35f);
+            let (a, b) = (x, x.rotate_left(13) ^ 0x5555_aaaa);
+            assert_eq!(super::roll8r(a, b), window(a, b, 1));
+            assert_eq!(super::roll16(a, b), window(a, b, 2));
+            assert_eq!(super::roll8l(a, b), window(a, b, 3));
+        }
+        // Keep the low k bytes of `out` and the rest of `mem`, as the PopLibs tail does.
+        let (mem, out) = (0xa1b2_c3d4u32, 0x0403_0201u32);
+        let three_bytes = super::roll8r(super::roll8l(mem, out), super::roll8l(mem, out));
+        assert_eq!(three_bytes, (mem & 0xff00_0000) | (out & 0x00ff_ffff));
+        let one_byte = super::roll8l(super::roll8r(mem, out), super::roll8r(mem, out));
+        assert_eq!(one_byte, (mem & 0xffff_ff00) | (out & 0xff));
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        ctx.write_a64(0, 0x1111_1111_0000_0000);
+        ctx.write_a64(2, 0x3333_3333_2222_2222);
+        ok(&mut ctx, &mut env, one(Roll32, &[4, 0, 2]));
+        assert_eq!(ctx.read_a64(4), 0x2222_2222_1111_1111);
     }
 
     #[test]
