@@ -7,7 +7,7 @@
 
 use super::error::{make, AsmError, AsmErrors, AsmWarning, Loc};
 use super::expr::{ConstEnv, Expr};
-use super::forms::{forms_for, FORMS};
+use super::forms::{forms_for, ldconst_expansion, FORMS, LDCONST};
 use super::layout::{layout, ItemKind, Layout, LayoutOptions, PREDEFINED_SYMBOLS};
 use super::lexer::lex;
 use super::macros::expand;
@@ -237,6 +237,62 @@ fn encode_sections(
                     out[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
                 }
             }
+            ItemKind::Ldconst { stmt, words } => {
+                let eval = |expr: &Expr| layout.eval(expr, item.file, dot);
+                let loc_of = |pos: super::lexer::Pos| layout.loc(item.file, pos);
+                let value = match stmt.operands.get(1).map(|op| &op.value) {
+                    Some(OperandValue::Expr(expr)) => match eval(expr) {
+                        Ok(value) => value,
+                        Err(error) => {
+                            errors.push(error);
+                            continue;
+                        }
+                    },
+                    Some(OperandValue::Reg(_) | OperandValue::Csr(_)) | None => 0,
+                };
+                let expansion = match ldconst_expansion(stmt, value, *words) {
+                    Ok(expansion) => expansion,
+                    Err(message) => {
+                        errors.push(make::OperandMismatch(loc.clone(), message));
+                        continue;
+                    }
+                };
+                for (k, part) in expansion.iter().enumerate() {
+                    let bundle = match build_bundle(
+                        std::slice::from_ref(part),
+                        &eval,
+                        &loc_of,
+                        item.context,
+                    ) {
+                        Ok(bundle) => bundle,
+                        Err(mut found) => {
+                            errors.append(&mut found);
+                            break;
+                        }
+                    };
+                    let word = match encode_bundle(&bundle) {
+                        Ok(words) => words[0],
+                        Err(error) => {
+                            errors.push(make::Encoding(loc.clone(), error.to_string()));
+                            break;
+                        }
+                    };
+                    let at = start + 4 * k;
+                    out[at..at + 4].copy_from_slice(&word.to_le_bytes());
+                    listing.push(ListingLine {
+                        address: address.wrapping_add(4 * k as u32),
+                        words: vec![word],
+                        text: format_bundle(&bundle),
+                        file: layout
+                            .files
+                            .get(item.file)
+                            .copied()
+                            .unwrap_or("<input>")
+                            .to_string(),
+                        line: item.pos.line,
+                    });
+                }
+            }
             ItemKind::Code(insts) => {
                 let eval = |expr: &Expr| layout.eval(expr, item.file, dot);
                 let loc_of = |pos: super::lexer::Pos| layout.loc(item.file, pos);
@@ -355,6 +411,13 @@ fn build_bundle(
     let mut errors = Vec::new();
     let mut resolved = Vec::new();
     for stmt in insts {
+        if stmt.mnemonic == LDCONST {
+            errors.push(make::BadBundle(
+                loc(stmt.pos),
+                "`ldconst` stands for one or two instructions of its own and cannot share a bundle",
+            ));
+            continue;
+        }
         match resolve(stmt, eval, loc) {
             Ok(inst) => {
                 if let Some(error) =

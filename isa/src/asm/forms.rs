@@ -5,10 +5,11 @@
 //! A form names the mnemonics it covers (by the shape of their rows, so a new row of the same
 //! shape is covered too), the written operands it accepts, and how they become a row's
 //! operands. Spellings that would need an instruction the table lacks are not forms; they are
-//! listed in [`MISSING`] so the error for them says so.
+//! listed in [`MISSING`] so the error for them says so. The one pseudo-instruction that stands
+//! for more than one row, `ldconst`, is here too ([`LDCONST`]).
 
 use super::expr::Expr;
-use super::parser::{Operand, OperandValue, RegOperand};
+use super::parser::{InstStmt, Operand, OperandValue, RegOperand};
 use crate::inst::{Access, InstDesc, OperandKind};
 use crate::registers::{RegisterFile, A_ZERO, A_ZEROS_LOW};
 use crate::table::Family;
@@ -107,6 +108,58 @@ pub const MISSING: &[(&str, &str)] = &[
     ),
     ("`sub $mD, imm, $mS` (imm − $mS)", "no reverse-subtract row"),
 ];
+
+/// `ldconst $x, value`: a 32-bit constant into an MRF or ARF register, a pseudo-instruction of
+/// one or two rows. ASM-DOC (`ldconst.md`) says it loads 32-bit constants in two instructions
+/// and compiles to `setzi`; PopLibs writes the two out by hand where it bundles them
+/// (`Pooling.S`: `setzi $a0, V & LDCONST_MASK` then `or $a0, $a0, V & ~LDCONST_MASK`, with
+/// `LDCONST_MASK` = 2^20 − 1). So the expansion is `setzi $x, value & 0xfffff` followed by
+/// `or $x, $x, value & 0xfff00000` (the zero-tailed `or`) [I]. A value the layout can evaluate
+/// and that fits 20 bits is the `setzi` alone [A] (the size must be known before addresses are;
+/// a value it cannot evaluate yet takes both words). `ldconst` cannot share a bundle.
+pub const LDCONST: &str = "ldconst";
+
+/// Words an `ldconst` of `value` occupies (`None`: not known when the layout is made).
+pub fn ldconst_words(value: Option<i64>) -> u32 {
+    match value {
+        Some(v) if (0..=0xf_ffff).contains(&v) => 1,
+        Some(_) | None => 2,
+    }
+}
+
+/// The instructions an `ldconst` of `value` in `words` words stands for, or why it cannot be.
+pub fn ldconst_expansion(stmt: &InstStmt, value: i64, words: u32) -> Result<Vec<InstStmt>, String> {
+    let [dst, _] = stmt.operands.as_slice() else {
+        return Err("`ldconst` expects: $mN|$aN, imm".into());
+    };
+    if !matches!(&dst.value, OperandValue::Reg(r) if r.width == 1 && !r.post_inc) {
+        return Err("`ldconst` loads one MRF or ARF register: `ldconst $mN|$aN, imm`".into());
+    }
+    if !(-(1i64 << 31)..=u32::MAX as i64).contains(&value) {
+        return Err(format!("`ldconst` value {value} does not fit in 32 bits"));
+    }
+    let bits = value as u32;
+    let (low, high) = (bits & 0xf_ffff, bits & 0xfff0_0000);
+    if words == 1 && high != 0 {
+        return Err(format!(
+            "`ldconst` value {value:#x} changed after layout and no longer fits one `setzi`"
+        ));
+    }
+    let num = |v: u32| Operand {
+        pos: stmt.operands[1].pos,
+        value: OperandValue::Expr(Expr::Num(v as i64, stmt.operands[1].pos)),
+    };
+    let inst = |mnemonic: &str, operands: Vec<Operand>| InstStmt {
+        mnemonic: mnemonic.to_string(),
+        pos: stmt.pos,
+        operands,
+    };
+    let mut out = vec![inst("setzi", vec![dst.clone(), num(low)])];
+    if words == 2 {
+        out.push(inst("or", vec![dst.clone(), dst.clone(), num(high)]));
+    }
+    Ok(out)
+}
 
 /// Loads and stores `op x, $mBase, $mDelta, zimm`: the rows an omitted delta applies to.
 fn base_delta_offset_row(row: &InstDesc) -> bool {

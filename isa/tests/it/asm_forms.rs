@@ -84,6 +84,36 @@ fn an_immediate_picks_the_row_whose_field_takes_it() {
     .assert_eq(&listing("or $a1, $azero, 0x3f800001\n"));
 }
 
+/// `ldconst`: one `setzi` for a value of 20 bits, else `setzi` + the zero-tailed `or`; a value
+/// not known at layout takes both words; it never shares a bundle.
+#[test]
+fn ldconst_is_one_or_two_instructions() {
+    expect![[r#"
+        0x4c000  30300005           setzi $m3, 5
+        0x4c004  1a2fffff           setzi $a2, 0xfffff
+        0x4c008  1a200000           setzi $a2, 0
+        0x4c00c  5222d3f8           or $a2, $a2, 0x3f800000
+        0x4c010  30303c00           setzi $m3, 0x3c00
+        0x4c014  4233cbc0           or $m3, $m3, 0xbc000000
+        0x4c018  30312345           setzi $m3, 0x12345
+        0x4c01c  24330000           or $m3, $m3, 0
+        0x4c020  30f00000           setzi $mzero, 0
+    "#]]
+    .assert_eq(&listing(
+        "ldconst $m3, 5\nldconst $a2, 0xfffff\nldconst $a2, 0x3f800000\nldconst $m3, 0xbc003c00\nldconst $m3, LATER\nsetzi $mzero, 0\n.equ LATER, 0x12345\n",
+    ));
+    let ones = words("ldconst $m0, -1\n");
+    assert_eq!(ones, words("setzi $m0, 0xfffff\nor $m0, $m0, 0xfff00000\n"));
+    expect![[r#"
+        f.S:1:3: error[E-ASM-010]: `ldconst` stands for one or two instructions of its own and cannot share a bundle
+        f.S:2:1: error[E-ASM-005]: `ldconst` value 4294967296 does not fit in 32 bits
+        f.S:3:1: error[E-ASM-005]: `ldconst` loads one MRF or ARF register: `ldconst $mN|$aN, imm`
+    "#]]
+    .assert_eq(&listing(
+        "{ ldconst $a0, 1 ; fnop }\nldconst $m0, 0x100000000\nldconst $a0:1, 1\n",
+    ));
+}
+
 #[test]
 fn shorthand_listing() {
     let source = "    ld32 $a0, $mzero, 1\n    { ld64 $a0:1, $m2, 1 ; mov $a2:3, $azeros }\n    st32 $m3, $m4, TMEM_REGION0_BASE_ADDR / 4 - 0x13000\n    setzi $a1, -0.5h\n";

@@ -3,6 +3,8 @@
 //! for [`super::Layout`] to resolve.
 
 use super::*;
+use crate::asm::forms::{ldconst_words, LDCONST};
+use crate::asm::parser::OperandValue;
 
 pub(super) struct Builder<'a, 'e> {
     pub(super) layout: Layout<'a>,
@@ -154,6 +156,27 @@ impl<'a> Builder<'a, '_> {
                         None
                     };
                     self.define(file, name, SymDef::Label { section, offset }, loc, context);
+                }
+                StmtKind::Inst(inst) if inst.mnemonic == LDCONST => {
+                    let section = ensure(self, &mut current);
+                    let value = inst.operands.get(1).and_then(|op| match &op.value {
+                        OperandValue::Expr(expr) => self.constant(expr, file, "`ldconst`").ok(),
+                        OperandValue::Reg(_) | OperandValue::Csr(_) => None,
+                    });
+                    let words = ldconst_words(value);
+                    if let Some(context) = mode {
+                        self.layout.sections[section].contexts.insert(context);
+                    }
+                    if let Some(offset) = self.reserve(section, 4 * words as u64, loc) {
+                        self.layout.items.push(Item {
+                            section,
+                            offset,
+                            file,
+                            pos: stmt.pos,
+                            context: mode,
+                            kind: ItemKind::Ldconst { stmt: inst, words },
+                        });
+                    }
                 }
                 StmtKind::Inst(inst) => {
                     let section = ensure(self, &mut current);

@@ -107,6 +107,11 @@ impl SectionLayout {
 pub(crate) enum ItemKind<'a> {
     /// One instruction, or the instructions of a bundle as written.
     Code(&'a [InstStmt]),
+    /// The pseudo-instruction `ldconst` (`forms::LDCONST`), in `words` words (1 or 2).
+    Ldconst {
+        stmt: &'a InstStmt,
+        words: u32,
+    },
     /// Little-endian values of `width` bytes each.
     Data {
         width: u8,
