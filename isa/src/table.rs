@@ -86,6 +86,10 @@ pub enum TimingClass {
     Exit,
     /// `rpt`: starts a zero-overhead loop.
     Repeat,
+    /// `f32div` (aux): its worker's next bundle waits the machine's `worker.divide_rounds`
+    /// issue rounds instead of one (PopLibs: "1 or 3 cycles depending on input"; its cycle
+    /// estimators charge 3).
+    Divide,
 }
 
 /// Families group the instruction reference into pages.

@@ -26,6 +26,7 @@
 //! | `interleave_granule_bytes` | 8 (addresses differing in bit 3 are different elements) | \[C\] isa §5 parallel-access rule; `TMEM_ATOMSIZE` 64 bits \[C-ipu1\] |
 //! | `contexts.workers`, `contexts.issue_slots` | 6, 6 | \[C\] isa §1 (VPG §4.2.1) |
 //! | `stalls.*` | 6 cycles each: taken branch, CSR write, `run`/`runall`, `sync`, load-use | \[C\] isa §6 (PopLibs `PerformanceEstimation.hpp` cost models) |
+//! | `worker.divide_rounds` | 3 (an `f32div` bundle keeps its worker three issue rounds) | \[C\] PopLibs: `f32div` "takes 1 or 3 cycles depending on input" and the cycle estimators charge 3 (`popopsCycleEstimators.cpp`, `vectorInnerDivCoreCycles_*`; `vectorInnerDiv_half.S`); which inputs take 1 is not public, so always 3 \[A\] |
 //! | `amp.sets`, `amp.channels_per_set` | 2, 8 (16 conv units: 64 FP16 / 128 FP8 MAC per instruction) | sets \[C\] isa §2.3; 8 AMP units per set \[C-ipu1\] isa §2.3; MAC rates \[I\] isa §6, system §A1 |
 //! | `amp.phases` | 4 (f16/f8 pipeline depth) | \[C\] isa §6 |
 //! | `exchange.bytes_per_cycle_per_tile` | 4 | \[I\] system §A2 (PopLibs planners' `getExchangeBytesPerCycle`, consistent with ~8 TB/s) |
@@ -137,6 +138,8 @@ pub struct MachineDescription {
     pub contexts: ContextDescription,
     /// Supervisor issue stalls by instruction class.
     pub stalls: SupervisorStalls,
+    /// Worker instructions that take more than one issue round.
+    pub worker: WorkerTiming,
     /// The accumulating matrix product (AMP) unit.
     pub amp: AmpDescription,
     /// The inter-tile exchange fabric.
@@ -185,6 +188,15 @@ pub struct ContextDescription {
     pub workers: u32,
     /// Round-robin issue slots of the barrel; each running worker occupies one.
     pub issue_slots: u32,
+}
+
+/// Worker issue: a worker's next bundle normally issues one round (`contexts.issue_slots`
+/// cycles) after its last; after a bundle of one of these classes it waits this many rounds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerTiming {
+    /// A bundle with `f32div` (timing class `Divide`).
+    pub divide_rounds: u32,
 }
 
 /// Supervisor stalls: after issuing an instruction of one of these classes, the supervisor's
@@ -318,6 +330,7 @@ impl MachineDescription {
         self.sram.validate()?;
         self.contexts.validate()?;
         self.stalls.validate()?;
+        nonzero("worker.divide_rounds", self.worker.divide_rounds)?;
         self.amp.validate()?;
         self.exchange.validate(self.tiles)?;
         nonzero(

@@ -301,6 +301,7 @@ instructions! {
     F32cmpge = "f32cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0100, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "f32 >=.";
     F32absadd = "f32absadd", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0008, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "|a| + |b|, f32 RNE.";
     F32clamp = "f32clamp", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_040c, sem Confirmed, [aw(B7), ar(B23), apr(B15)], "min(max(x, lo), hi); lo, hi = the pair's low, high register.";
+    F32div = "f32div", Aux, Worker, Pairable, Divide, FloatArith, enc Confirmed 0x5800_0500, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "a / b, f32 RNE; the worker waits `worker.divide_rounds` issue rounds.";
     F32v2add = "f32v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0003, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 add.";
     F32v2sub = "f32v2sub", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0307, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 subtract.";
     F32v2mul = "f32v2mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_0303, sem Confirmed, [apw(B7), apr(B23), apr(B15)], "2 x f32 multiply.";
@@ -637,6 +638,7 @@ mod tests {
             (F32cmpge, FAXAB, 0x5800_0100),
             (F32absadd, FAXAB, 0x5800_0008),
             (F32clamp, FAXAB, 0x5800_040c),
+            (F32div, FAXAB, 0x5800_0500),
             (F32v2cmpeq, FAXAB, 0x5800_000f),
             (F32v2cmpne, FAXAB, 0x5800_0203),
             (F32v2cmplt, FAXAB, 0x5800_010f),

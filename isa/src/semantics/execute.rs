@@ -490,6 +490,7 @@ fn dispatch<E: ExecEnv>(
         F32cmpge => regs::aux_binary(inst, ctx, out, float::f32cmp(nx::f32_cmpge)),
         F32absadd => regs::aux_binary(inst, ctx, out, float::f32x1(nx::f32_absadd)),
         F32clamp => clamp::f32(inst, ctx, out),
+        F32div => regs::aux_binary(inst, ctx, out, float::f32x1(nx::f32_div)),
         F32v2add => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_add)),
         F32v2sub => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_sub)),
         F32v2mul => regs::aux_binary64(inst, ctx, out, float::f32x2(nx::f32_mul)),

@@ -150,6 +150,9 @@ mod tests {
         assert_eq!(aux2(F32min, b(1.5), b(-2.0)), b(-2.0));
         assert_eq!(aux2(F32cmpeq, b(1.5), b(1.5)), 0xffff_ffff);
         assert_eq!(aux2(F32cmplt, b(1.5), b(1.5)), 0);
+        assert_eq!(aux2(F32div, b(1.0), b(3.0)), b(1.0 / 3.0));
+        assert_eq!(aux2(F32div, b(-1.0), b(0.0)), b(f32::NEG_INFINITY));
+        assert_eq!(aux2(F32div, b(0.0), b(0.0)), nx::F32_CANONICAL_NAN);
         assert_eq!(
             aux2(F32add, b(f32::INFINITY), b(f32::NEG_INFINITY)),
             nx::F32_CANONICAL_NAN

@@ -24,6 +24,8 @@ pub struct DecodedBundle {
     pub writes_m: u16,
     /// The main instruction's timing class.
     pub timing: TimingClass,
+    /// The aux instruction is of timing class `Divide` (`f32div`).
+    pub divide: bool,
 }
 
 /// A decode outcome for one word address.
@@ -114,11 +116,13 @@ fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
     let mut load_writes_m = 0u16;
     let mut writes_m = 0u16;
     let mut timing = TimingClass::Simple;
+    let mut divide = false;
     for inst in [bundle.main, bundle.aux].into_iter().flatten() {
         let desc = inst.desc();
         if desc.pipe == tessera_isa::table::Pipe::Main {
             timing = desc.timing;
         }
+        divide |= desc.timing == TimingClass::Divide;
         for (operand, &value) in desc.operands.iter().zip(inst.operands.iter()) {
             if operand.kind.register_file() != Some(tessera_isa::registers::RegisterFile::M) {
                 continue;
@@ -146,6 +150,7 @@ fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
         load_writes_m,
         writes_m: writes_m & !load_writes_m,
         timing,
+        divide,
     }
 }
 

@@ -8,7 +8,9 @@
 //! - The supervisor issues in every slot no running worker holds, one bundle per cycle, and is
 //!   suspended while all six workers run. [C]
 //! - A worker's bundle completes at the end of its six-cycle round, so a worker that issues N
-//!   bundles is busy for 6N cycles. [I]
+//!   bundles is busy for 6N cycles. [I] A bundle with `f32div` (timing class `Divide`) takes
+//!   `worker.divide_rounds` rounds (3) instead, its slot held meanwhile. [C] (see the machine
+//!   file's basis table)
 //! - Supervisor stalls: a taken branch, a CSR write, `run`/`runall` and a released `sync` delay
 //!   the supervisor's next issue to `stall` cycles after the instruction; an instruction reading a
 //!   register loaded by a supervisor load waits until `load_use` cycles after the load, however
@@ -194,6 +196,8 @@ pub struct Tile {
     /// End of the last activity (a worker's round end or a supervisor issue).
     finished_at: u64,
     stalls: SupervisorStalls,
+    /// Issue rounds a worker spends on a bundle of timing class `Divide`.
+    divide_rounds: u64,
     pub spans: Vec<WorkerSpan>,
     pub outbox: Vec<OutgoingWord>,
     pub exchange_csr_writes: Vec<ExchangeCsrWrite>,
@@ -232,6 +236,7 @@ impl Tile {
             cycle: 0,
             finished_at: 0,
             stalls: machine.stalls.clone(),
+            divide_rounds: machine.worker.divide_rounds.into(),
             spans: Vec::new(),
             outbox: Vec::new(),
             exchange_csr_writes: Vec::new(),
@@ -563,7 +568,13 @@ impl Tile {
         self.counters.bundles += 1;
         self.counters.worker_bundles += 1;
         self.workers[worker].pc = outcome.next_pc;
-        let round_end = round_end(cycle);
+        // A `Divide` bundle keeps its worker (and its slot) for `divide_rounds` rounds.
+        let rounds = if decoded.divide {
+            self.divide_rounds
+        } else {
+            1
+        };
+        let round_end = round_end(cycle) + WORKERS as u64 * (rounds - 1);
         self.finished_at = self.finished_at.max(round_end);
         match outcome.effect {
             Effect::Exit { status } => {
@@ -585,7 +596,7 @@ impl Tile {
                         .max(cycle + self.stalls.sync as u64);
                 }
             }
-            Effect::None => self.slots[worker].next_issue = cycle + WORKERS as u64,
+            Effect::None => self.slots[worker].next_issue = cycle + WORKERS as u64 * rounds,
             other @ (Effect::Launch { .. }
             | Effect::LaunchAll { .. }
             | Effect::Sync { .. }
@@ -673,7 +684,8 @@ impl Tile {
             | TimingClass::Exchange
             | TimingClass::Delay
             | TimingClass::Exit
-            | TimingClass::Repeat => {}
+            | TimingClass::Repeat
+            | TimingClass::Divide => {}
         }
         if decoded.writes_m & self.load_pending != 0 {
             // A later write replaces the loaded value: its readers need not wait for the load.

@@ -88,6 +88,7 @@ fn ipu21_has_the_documented_parameters() {
         ],
         [6; 5]
     );
+    assert_eq!(machine.worker.divide_rounds, 3);
     assert_eq!(
         (
             machine.amp.sets,
@@ -157,6 +158,8 @@ fn unknown_field_is_rejected_by_name() {
 fn missing_field_is_rejected_by_name() {
     let err = validation_error(&edited_ipu21("load_use: 6", ""));
     assert!(err.to_string().contains("load_use"), "{err}");
+    let err = validation_error(&edited_ipu21("divide_rounds: 3", "divide_rounds: 0"));
+    assert!(err.to_string().contains("worker.divide_rounds"), "{err}");
 }
 
 #[test]

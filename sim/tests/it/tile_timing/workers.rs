@@ -237,3 +237,22 @@ work:
         assert_eq!(cycles, 6 * (1 + 2 * (k + 1) + 1), "k {k}");
     }
 }
+
+#[test]
+fn an_f32div_keeps_its_worker_three_rounds() {
+    // `f32div` alone, in a bundle, and in an `rpt` body: each costs 3 rounds (18 cycles) where
+    // any other bundle costs one (the machine file's `worker.divide_rounds`).
+    let source = "    .text
+    .align 8
+work:
+    f32div $a0, $a1, $a2
+    nop
+    { nop ; f32div $a0, $a1, $a2 }
+    { rpt 4, 0 ; fnop }
+    { nop ; f32div $a0, $a1, $a2 }
+    exitz $mzero
+";
+    let (cycles, tile, _) = run_worker(source, "work");
+    assert_eq!(cycles, 18 + 6 + 18 + 6 + 4 * 18 + 6);
+    assert_eq!(tile.counters.worker_bundles, 9);
+}
