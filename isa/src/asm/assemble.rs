@@ -13,7 +13,7 @@ use super::lexer::lex;
 use super::macros::expand;
 use super::object::{CodeContext, ListingLine, Object, Section};
 use super::parser::{
-    parse, Directive, InstStmt, Operand, OperandValue, ParsedFile, RegOperand, StmtKind,
+    parse, Broadcast, Directive, InstStmt, Operand, OperandValue, ParsedFile, RegOperand, StmtKind,
 };
 use super::print::{format_bundle, format_inst, kind_syntax};
 use crate::csr::CsrSpace;
@@ -483,6 +483,7 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
                 && kind.register_width() == reg.width
                 && reg.post_inc
                     == matches!(kind, OperandKind::MRegPostInc | OperandKind::MPairPostInc)
+                && reg.broadcast == kind_broadcast(kind)
         }
         OperandValue::Csr(csr) => matches!(
             (kind, csr.space),
@@ -492,12 +493,35 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
     }
 }
 
+/// The broadcast suffix an operand kind is written with.
+fn kind_broadcast(kind: OperandKind) -> Option<Broadcast> {
+    match kind {
+        OperandKind::ABroadcast => Some(Broadcast::Word),
+        OperandKind::ABroadcastLo => Some(Broadcast::Low),
+        OperandKind::ABroadcastHi => Some(Broadcast::High),
+        OperandKind::MReg
+        | OperandKind::AReg
+        | OperandKind::MPair
+        | OperandKind::APair
+        | OperandKind::AQuad
+        | OperandKind::MRegPostInc
+        | OperandKind::MPairPostInc
+        | OperandKind::Unsigned
+        | OperandKind::Signed
+        | OperandKind::Target
+        | OperandKind::LowerCsr
+        | OperandKind::UpperCsr
+        | OperandKind::WordAddress => None,
+    }
+}
+
 fn written_syntax(value: &OperandValue) -> String {
     match value {
         OperandValue::Reg(RegOperand {
             file,
             width,
             post_inc,
+            broadcast,
             ..
         }) => {
             let p = file.prefix();
@@ -506,7 +530,9 @@ fn written_syntax(value: &OperandValue) -> String {
                 2 => format!("${p}N:N+1"),
                 _ => format!("${p}N:N+3"),
             };
-            if *post_inc {
+            if let Some(broadcast) = broadcast {
+                group + broadcast.suffix()
+            } else if *post_inc {
                 group + "+="
             } else {
                 group

@@ -20,6 +20,7 @@ const M_ZERO: RegOperand = RegOperand {
     first: 15,
     width: 1,
     post_inc: false,
+    broadcast: None,
 };
 
 /// `$azero` (`$a15`).
@@ -28,6 +29,7 @@ const A_ZERO_REG: RegOperand = RegOperand {
     first: A_ZERO,
     width: 1,
     post_inc: false,
+    broadcast: None,
 };
 
 /// `$azeros` (`$a14:15`).
@@ -36,6 +38,7 @@ const A_ZEROS: RegOperand = RegOperand {
     first: A_ZEROS_LOW,
     width: 2,
     post_inc: false,
+    broadcast: None,
 };
 
 /// One shorthand.
@@ -98,10 +101,6 @@ pub const FORMS: &[Form] = &[
 
 /// Written spellings PopLibs uses that need a row the table does not have yet: `(what, why)`.
 pub const MISSING: &[(&str, &str)] = &[
-    (
-        "broadcast operand `$aN:B`/`:BL`/`:BU`",
-        "no row has a broadcast source (isa.md §7: bits [19:18] of the ARF binary ops)",
-    ),
     (
         "`mov` of a 64-bit pair other than `$azeros`",
         "no row moves an ARF pair",

@@ -375,13 +375,24 @@ impl<'a> Parser<'a> {
         } else {
             return Err(bad(format!("unknown register or CSR `${name}`")));
         };
+        let mut broadcast = None;
         if width == 1 && *self.peek() == Tok::Punct(Punct::Colon) {
             if let Tok::Ident(mode) = self.peek_at(1) {
-                if matches!(mode.as_str(), "B" | "BL" | "BU") {
-                    let why = super::forms::MISSING[0].1;
-                    return Err(bad(format!(
-                        "`${name}:{mode}`: broadcast operands are not supported yet ({why})"
-                    )));
+                let kind = match mode.as_str() {
+                    "B" => Some(Broadcast::Word),
+                    "BL" => Some(Broadcast::Low),
+                    "BU" => Some(Broadcast::High),
+                    _ => None,
+                };
+                if let Some(kind) = kind {
+                    if file == RegisterFile::M {
+                        return Err(bad(format!(
+                            "`${name}:{mode}`: only ARF registers can be broadcast"
+                        )));
+                    }
+                    self.advance();
+                    self.advance();
+                    broadcast = Some(kind);
                 }
             }
             if let Tok::Int(last) = *self.peek_at(1) {
@@ -431,6 +442,7 @@ impl<'a> Parser<'a> {
             first,
             width,
             post_inc,
+            broadcast,
         }))
     }
 

@@ -1,7 +1,7 @@
 //! Canonical text of instructions and bundles; it re-assembles to the same bits.
 //!
 //! Operands print by kind: registers through `registers.rs` (`$mzero`, `$azeros`, `$a0:1`,
-//! `$a4:7`, `$m1+=`), signed immediates in decimal, unsigned ones in decimal below 4096 and in
+//! `$a4:7`, `$m1+=`, `$a2:BL`), signed immediates in decimal, unsigned ones in decimal below 4096 and in
 //! hex above, code and data addresses in hex, and CSRs by name when `csr.rs` has exactly one
 //! name for the index in that space (over both contexts), else by number.
 
@@ -71,6 +71,9 @@ pub fn format_operand(kind: OperandKind, value: u32) -> String {
         | OperandKind::APair
         | OperandKind::AQuad => register(false),
         OperandKind::MRegPostInc | OperandKind::MPairPostInc => register(true),
+        OperandKind::ABroadcast => register(false) + ":B",
+        OperandKind::ABroadcastLo => register(false) + ":BL",
+        OperandKind::ABroadcastHi => register(false) + ":BU",
         OperandKind::Signed => (value as i32).to_string(),
         OperandKind::Unsigned => unsigned(value),
         OperandKind::Target | OperandKind::WordAddress => format!("{value:#x}"),
@@ -99,6 +102,9 @@ pub fn kind_syntax(kind: OperandKind) -> &'static str {
         OperandKind::AQuad => "$aN:N+3",
         OperandKind::MRegPostInc => "$mN+=",
         OperandKind::MPairPostInc => "$mN:N+1+=",
+        OperandKind::ABroadcast => "$aN:B",
+        OperandKind::ABroadcastLo => "$aN:BL",
+        OperandKind::ABroadcastHi => "$aN:BU",
         OperandKind::Unsigned | OperandKind::Signed => "imm",
         OperandKind::Target => "label",
         OperandKind::LowerCsr | OperandKind::UpperCsr => "$CSR",

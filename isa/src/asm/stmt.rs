@@ -31,7 +31,8 @@ pub fn is_internal_name(name: &str) -> bool {
     name.contains('\u{2}')
 }
 
-/// A register operand as written: `$m1`, `$a0:1`, `$a4:7`, `$azeros`, `$m2+=`, `$m4:5+=`.
+/// A register operand as written: `$m1`, `$a0:1`, `$a4:7`, `$azeros`, `$m2+=`, `$m4:5+=`,
+/// `$a2:BL`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegOperand {
     pub file: RegisterFile,
@@ -40,6 +41,29 @@ pub struct RegOperand {
     /// 1, 2 (pair) or 4 (quad).
     pub width: u8,
     pub post_inc: bool,
+    /// `:B`, `:BL` or `:BU` after a single ARF register.
+    pub broadcast: Option<Broadcast>,
+}
+
+/// The broadcast suffix of an ARF source (isa.md §3.3, bits \[19:18\] of the ARF binary ops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broadcast {
+    /// `:B`: the register's word in both f32 lanes.
+    Word,
+    /// `:BL`: the register's low half in every f16 lane.
+    Low,
+    /// `:BU`: the register's high half in every f16 lane.
+    High,
+}
+
+impl Broadcast {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Broadcast::Word => ":B",
+            Broadcast::Low => ":BL",
+            Broadcast::High => ":BU",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

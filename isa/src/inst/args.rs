@@ -17,6 +17,12 @@ pub enum OperandKind {
     MRegPostInc,
     /// `$mN:N+1+=`: a triple-packed address pair that is read and post-incremented.
     MPairPostInc,
+    /// `$aN:B`: an ARF register whose word stands for both f32 lanes of a pair operand.
+    ABroadcast,
+    /// `$aN:BL`: an ARF register whose low half stands for every f16 lane of the operand.
+    ABroadcastLo,
+    /// `$aN:BU`: an ARF register whose high half stands for every f16 lane of the operand.
+    ABroadcastHi,
     /// Unsigned immediate; width from the field.
     Unsigned,
     /// Signed (two's complement) immediate; width from the field.
@@ -35,7 +41,12 @@ impl OperandKind {
     /// How many consecutive registers the operand names (0 for immediates).
     pub fn register_width(self) -> u8 {
         match self {
-            OperandKind::MReg | OperandKind::AReg | OperandKind::MRegPostInc => 1,
+            OperandKind::MReg
+            | OperandKind::AReg
+            | OperandKind::MRegPostInc
+            | OperandKind::ABroadcast
+            | OperandKind::ABroadcastLo
+            | OperandKind::ABroadcastHi => 1,
             OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => 2,
             OperandKind::AQuad => 4,
             OperandKind::Unsigned
@@ -45,6 +56,14 @@ impl OperandKind {
             | OperandKind::UpperCsr
             | OperandKind::WordAddress => 0,
         }
+    }
+
+    /// Whether the operand is a broadcast ARF source (`$aN:B`, `:BL`, `:BU`).
+    pub fn is_broadcast(self) -> bool {
+        matches!(
+            self,
+            OperandKind::ABroadcast | OperandKind::ABroadcastLo | OperandKind::ABroadcastHi
+        )
     }
 
     pub fn is_register(self) -> bool {
@@ -79,7 +98,12 @@ impl OperandKind {
             | OperandKind::MPair
             | OperandKind::MRegPostInc
             | OperandKind::MPairPostInc => Some(RegisterFile::M),
-            OperandKind::AReg | OperandKind::APair | OperandKind::AQuad => Some(RegisterFile::A),
+            OperandKind::AReg
+            | OperandKind::APair
+            | OperandKind::AQuad
+            | OperandKind::ABroadcast
+            | OperandKind::ABroadcastLo
+            | OperandKind::ABroadcastHi => Some(RegisterFile::A),
             OperandKind::Unsigned
             | OperandKind::Signed
             | OperandKind::Target
@@ -99,6 +123,9 @@ impl OperandKind {
             OperandKind::AQuad => "an aligned ARF quad ($aN:N+3)",
             OperandKind::MRegPostInc => "a post-incremented MRF register ($mN+=)",
             OperandKind::MPairPostInc => "a post-incremented MRF pair ($mN:N+1+=)",
+            OperandKind::ABroadcast => "an ARF register broadcast to both f32 lanes ($aN:B)",
+            OperandKind::ABroadcastLo => "an ARF register's low half broadcast ($aN:BL)",
+            OperandKind::ABroadcastHi => "an ARF register's high half broadcast ($aN:BU)",
             OperandKind::Unsigned => "an unsigned immediate",
             OperandKind::Signed => "a signed immediate",
             OperandKind::Target => "a code address or label",
@@ -212,7 +239,12 @@ impl OperandDesc {
         let shift = u32::from(self.field.shift);
         let mask = ((1u64 << width) - 1) as u32;
         match self.kind {
-            OperandKind::MReg | OperandKind::AReg | OperandKind::MRegPostInc => raw % 16,
+            OperandKind::MReg
+            | OperandKind::AReg
+            | OperandKind::MRegPostInc
+            | OperandKind::ABroadcast
+            | OperandKind::ABroadcastLo
+            | OperandKind::ABroadcastHi => raw % 16,
             OperandKind::MPair | OperandKind::APair | OperandKind::MPairPostInc => (raw % 8) * 2,
             OperandKind::AQuad => (raw % 4) * 4,
             OperandKind::Signed => {
@@ -287,6 +319,18 @@ pub const fn ar(field: Field) -> OperandDesc {
 }
 pub const fn aw(field: Field) -> OperandDesc {
     operand(OperandKind::AReg, Access::Write, field)
+}
+/// `$aN:B` (read).
+pub const fn abr(field: Field) -> OperandDesc {
+    operand(OperandKind::ABroadcast, Access::Read, field)
+}
+/// `$aN:BL` (read).
+pub const fn ablr(field: Field) -> OperandDesc {
+    operand(OperandKind::ABroadcastLo, Access::Read, field)
+}
+/// `$aN:BU` (read).
+pub const fn abur(field: Field) -> OperandDesc {
+    operand(OperandKind::ABroadcastHi, Access::Read, field)
 }
 pub const fn apr(field: Field) -> OperandDesc {
     operand(OperandKind::APair, Access::Read, field)

@@ -321,6 +321,53 @@ instructions! {
     F16v4clamp = "f16v4clamp", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5800_040e, sem Confirmed, [apw(B7), apr(B23), ar(B15)], "4 lanes: min(max(x, lo), hi); lo, hi = the limit register's low, high half.";
     F32v2axpy = "f32v2axpy", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5800_000b, sem Confirmed, [apw(B7), apr(B15), apr(B23)], "AACC[0,2] = $TAS*x + y; $aD gets the previous AACC[0,2].";
 
+    // ---- aux: broadcast first sources ($aS:BL / :BU = a half in every f16 lane, $aS:B = a word in both f32 lanes; bits [19:18] = 10 / 11) ----
+    F16v2addBl = "f16v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0001, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 add with one half of $aS in both lanes.";
+    F16v2addBu = "f16v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0001, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 add with one half of $aS in both lanes.";
+    F16v4addBl = "f16v4add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0002, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 add with one half of $aS in every lane.";
+    F16v4addBu = "f16v4add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0002, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 add with one half of $aS in every lane.";
+    F16v2subBl = "f16v2sub", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0305, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 subtract with one half of $aS in both lanes.";
+    F16v2subBu = "f16v2sub", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0305, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 subtract with one half of $aS in both lanes.";
+    F16v4subBl = "f16v4sub", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0306, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 subtract with one half of $aS in every lane.";
+    F16v4subBu = "f16v4sub", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0306, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 subtract with one half of $aS in every lane.";
+    F16v2mulBl = "f16v2mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0301, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 multiply with one half of $aS in both lanes.";
+    F16v2mulBu = "f16v2mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0301, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 multiply with one half of $aS in both lanes.";
+    F16v4mulBl = "f16v4mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0302, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 multiply with one half of $aS in every lane.";
+    F16v4mulBu = "f16v4mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0302, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 multiply with one half of $aS in every lane.";
+    F16v2cmpeqBl = "f16v2cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_000d, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 == with one half of $aS in both lanes.";
+    F16v2cmpeqBu = "f16v2cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_000d, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 == with one half of $aS in both lanes.";
+    F16v4cmpeqBl = "f16v4cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_000e, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 == with one half of $aS in every lane.";
+    F16v4cmpeqBu = "f16v4cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_000e, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 == with one half of $aS in every lane.";
+    F16v2cmpneBl = "f16v2cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0201, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 != with one half of $aS in both lanes.";
+    F16v2cmpneBu = "f16v2cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0201, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 != with one half of $aS in both lanes.";
+    F16v4cmpneBl = "f16v4cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0202, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 != with one half of $aS in every lane.";
+    F16v4cmpneBu = "f16v4cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0202, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 != with one half of $aS in every lane.";
+    F16v2cmpltBl = "f16v2cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_010d, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 < with one half of $aS in both lanes.";
+    F16v2cmpltBu = "f16v2cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_010d, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 < with one half of $aS in both lanes.";
+    F16v4cmpltBl = "f16v4cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_010e, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 < with one half of $aS in every lane.";
+    F16v4cmpltBu = "f16v4cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_010e, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 < with one half of $aS in every lane.";
+    F16v2cmpleBl = "f16v2cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0109, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 <= with one half of $aS in both lanes.";
+    F16v2cmpleBu = "f16v2cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0109, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 <= with one half of $aS in both lanes.";
+    F16v4cmpleBl = "f16v4cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_010a, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 <= with one half of $aS in every lane.";
+    F16v4cmpleBu = "f16v4cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_010a, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 <= with one half of $aS in every lane.";
+    F16v2cmpgtBl = "f16v2cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0105, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 > with one half of $aS in both lanes.";
+    F16v2cmpgtBu = "f16v2cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0105, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 > with one half of $aS in both lanes.";
+    F16v4cmpgtBl = "f16v4cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0106, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 > with one half of $aS in every lane.";
+    F16v4cmpgtBu = "f16v4cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0106, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 > with one half of $aS in every lane.";
+    F16v2cmpgeBl = "f16v2cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0101, sem Confirmed, [aw(B7), ablr(B23), ar(B15)], "2 x f16 >= with one half of $aS in both lanes.";
+    F16v2cmpgeBu = "f16v2cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0101, sem Confirmed, [aw(B7), abur(B23), ar(B15)], "2 x f16 >= with one half of $aS in both lanes.";
+    F16v4cmpgeBl = "f16v4cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0102, sem Confirmed, [apw(B7), ablr(B23), apr(B15)], "4 x f16 >= with one half of $aS in every lane.";
+    F16v4cmpgeBu = "f16v4cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x580c_0102, sem Confirmed, [apw(B7), abur(B23), apr(B15)], "4 x f16 >= with one half of $aS in every lane.";
+    F32v2addB = "f32v2add", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0003, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 add with $aS in both lanes.";
+    F32v2subB = "f32v2sub", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0307, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 subtract with $aS in both lanes.";
+    F32v2mulB = "f32v2mul", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0303, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 multiply with $aS in both lanes.";
+    F32v2cmpeqB = "f32v2cmpeq", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_000f, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 == with $aS in both lanes.";
+    F32v2cmpneB = "f32v2cmpne", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0203, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 != with $aS in both lanes.";
+    F32v2cmpltB = "f32v2cmplt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_010f, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 < with $aS in both lanes.";
+    F32v2cmpleB = "f32v2cmple", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_010b, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 <= with $aS in both lanes.";
+    F32v2cmpgtB = "f32v2cmpgt", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0107, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 > with $aS in both lanes.";
+    F32v2cmpgeB = "f32v2cmpge", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x5808_0103, sem Confirmed, [apw(B7), abr(B23), apr(B15)], "2 x f32 >= with $aS in both lanes.";
+
     // ---- aux: accumulators ----
     F32v4acc = "f32v4acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8200, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += 4 x f32 (f32 RNE).";
     F16v8acc = "f16v8acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8100, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += 8 x f16 widened, lanes 2i and 2i+1 into AACC[2i].";
@@ -669,6 +716,51 @@ mod tests {
             (Roll8lA, FAXAB, 0x5800_0605),
             (Roll8rA, FAXAB, 0x5800_0606),
             (Roll32, FAXAB, 0x5800_0607),
+            (F16v2addBl, FAXAB, 0x5808_0001),
+            (F16v2addBu, FAXAB, 0x580c_0001),
+            (F16v4addBl, FAXAB, 0x5808_0002),
+            (F16v4addBu, FAXAB, 0x580c_0002),
+            (F16v2subBl, FAXAB, 0x5808_0305),
+            (F16v2subBu, FAXAB, 0x580c_0305),
+            (F16v4subBl, FAXAB, 0x5808_0306),
+            (F16v4subBu, FAXAB, 0x580c_0306),
+            (F16v2mulBl, FAXAB, 0x5808_0301),
+            (F16v2mulBu, FAXAB, 0x580c_0301),
+            (F16v4mulBl, FAXAB, 0x5808_0302),
+            (F16v4mulBu, FAXAB, 0x580c_0302),
+            (F16v2cmpeqBl, FAXAB, 0x5808_000d),
+            (F16v2cmpeqBu, FAXAB, 0x580c_000d),
+            (F16v4cmpeqBl, FAXAB, 0x5808_000e),
+            (F16v4cmpeqBu, FAXAB, 0x580c_000e),
+            (F16v2cmpneBl, FAXAB, 0x5808_0201),
+            (F16v2cmpneBu, FAXAB, 0x580c_0201),
+            (F16v4cmpneBl, FAXAB, 0x5808_0202),
+            (F16v4cmpneBu, FAXAB, 0x580c_0202),
+            (F16v2cmpltBl, FAXAB, 0x5808_010d),
+            (F16v2cmpltBu, FAXAB, 0x580c_010d),
+            (F16v4cmpltBl, FAXAB, 0x5808_010e),
+            (F16v4cmpltBu, FAXAB, 0x580c_010e),
+            (F16v2cmpleBl, FAXAB, 0x5808_0109),
+            (F16v2cmpleBu, FAXAB, 0x580c_0109),
+            (F16v4cmpleBl, FAXAB, 0x5808_010a),
+            (F16v4cmpleBu, FAXAB, 0x580c_010a),
+            (F16v2cmpgtBl, FAXAB, 0x5808_0105),
+            (F16v2cmpgtBu, FAXAB, 0x580c_0105),
+            (F16v4cmpgtBl, FAXAB, 0x5808_0106),
+            (F16v4cmpgtBu, FAXAB, 0x580c_0106),
+            (F16v2cmpgeBl, FAXAB, 0x5808_0101),
+            (F16v2cmpgeBu, FAXAB, 0x580c_0101),
+            (F16v4cmpgeBl, FAXAB, 0x5808_0102),
+            (F16v4cmpgeBu, FAXAB, 0x580c_0102),
+            (F32v2addB, FAXAB, 0x5808_0003),
+            (F32v2subB, FAXAB, 0x5808_0307),
+            (F32v2mulB, FAXAB, 0x5808_0303),
+            (F32v2cmpeqB, FAXAB, 0x5808_000f),
+            (F32v2cmpneB, FAXAB, 0x5808_0203),
+            (F32v2cmpltB, FAXAB, 0x5808_010f),
+            (F32v2cmpleB, FAXAB, 0x5808_010b),
+            (F32v2cmpgtB, FAXAB, 0x5808_0107),
+            (F32v2cmpgeB, FAXAB, 0x5808_0103),
         ];
         for &(opcode, mask, value) in pinned {
             let row = opcode.desc();

@@ -117,6 +117,7 @@ pub fn step_prepared<E: ExecEnv>(
 mod accumulate;
 mod amp;
 mod bitwise;
+mod broadcast;
 mod clamp;
 mod compare;
 mod control;

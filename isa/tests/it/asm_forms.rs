@@ -154,17 +154,34 @@ fn a_misaligned_rpt_body_is_warned_of() {
     .assert_eq(&listing(source));
 }
 
+/// Broadcast first sources: `$aN:BL`/`:BU` on the f16 rows, `$aN:B` on the f32 pair rows; any
+/// register, not only an even one.
+#[test]
+fn broadcast_sources() {
+    expect![[r#"
+        0x4c000  58380302           f16v4mul $a0:1, $a3:BL, $a0:1
+        0x4c004  584c2322           f16v4mul $a2:3, $a4:BU, $a2:3
+        0x4c008  58582321           f16v2mul $a2, $a5:BL, $a2
+        0x4c00c  58784147           f32v2cmpgt $a4:5, $a7:B, $a4:5
+        0x4c010  a122ffff 58384043  { add $m2, $m2, -1 ; f32v2add $a4:5, $a3:B, $a4:5 }
+    "#]]
+    .assert_eq(&listing(
+        "f16v4mul $a0:1, $a3:BL, $a0:1\nf16v4mul $a2:3, $a4:BU, $a2:3\nf16v2mul $a2, $a5:BL, $a2\nf32v2cmpgt $a4:5, $a7:B, $a4:5\n{ add $m2, $m2, -1 ; f32v2add $a4:5, $a3:B, $a4:5 }\n",
+    ));
+}
+
 #[test]
 fn bad_forms_are_typed_errors() {
-    let source = "    f16v4mul $a0:1, $a2:BL, $a0:1\n    ld32 $a0, $m1, $m2\n    mov $a0:1, $a2:3\n    sub $m0, 4, $m0\n    setzi $a0, 70000.0h\n    ld32 $a0, $m1, 4096\n    mov $a0, $azeros\n";
+    let source = "    f16v4max $a0:1, $a2:BL, $a0:1\n    add $m0, $m1:BL, $m2\n    ld32 $a0, $m1, $m2\n    mov $a0:1, $a2:3\n    sub $m0, 4, $m0\n    setzi $a0, 70000.0h\n    ld32 $a0, $m1, 4096\n    mov $a0, $azeros\n";
     expect![[r#"
-        f.S:1:21: error[E-ASM-007]: `$a2:BL`: broadcast operands are not supported yet (no row has a broadcast source (isa.md §7: bits [19:18] of the ARF binary ops))
-        f.S:2:5: error[E-ASM-005]: `ld32` expects: $mN|$aN, $mN, $mN, imm|$mN; or the shorthand `ld32 $x, $mBase, imm`; got: $aN, $mN, $mN
-        f.S:3:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN:N+1, $aN:N+1
-        f.S:4:5: error[E-ASM-005]: `sub` expects: $mN, $mN, $mN|imm; got: $mN, imm, $mN
-        f.S:5:16: error[E-ASM-006]: half literal 70000 is beyond the largest half (65504)
-        f.S:6:20: error[E-ASM-006]: immediate 4096 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
-        f.S:7:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN, $aN:N+1
+        f.S:1:5: error[E-ASM-005]: `f16v4max` expects: $aN:N+1, $aN:N+1, $aN:N+1; got: $aN:N+1, $aN:BL, $aN:N+1
+        f.S:2:14: error[E-ASM-007]: `$m1:BL`: only ARF registers can be broadcast
+        f.S:3:5: error[E-ASM-005]: `ld32` expects: $mN|$aN, $mN, $mN, imm|$mN; or the shorthand `ld32 $x, $mBase, imm`; got: $aN, $mN, $mN
+        f.S:4:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN:N+1, $aN:N+1
+        f.S:5:5: error[E-ASM-005]: `sub` expects: $mN, $mN, $mN|imm; got: $mN, imm, $mN
+        f.S:6:16: error[E-ASM-006]: half literal 70000 is beyond the largest half (65504)
+        f.S:7:20: error[E-ASM-006]: immediate 4096 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
+        f.S:8:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN, $aN:N+1
     "#]]
     .assert_eq(&listing(source));
 }
