@@ -4,9 +4,8 @@
 //!
 //! A form names the mnemonics it covers (by the shape of their rows, so a new row of the same
 //! shape is covered too), the written operands it accepts, and how they become a row's
-//! operands. Spellings that would need an instruction the table lacks are not forms; they are
-//! listed in [`MISSING`] so the error for them says so. The one pseudo-instruction that stands
-//! for more than one row, `ldconst`, is here too ([`LDCONST`]).
+//! operands. The one pseudo-instruction that stands for more than one row, `ldconst`, is here
+//! too ([`LDCONST`]).
 
 use super::expr::Expr;
 use super::parser::{InstStmt, Operand, OperandValue, RegOperand};
@@ -71,13 +70,13 @@ pub const FORMS: &[Form] = &[
         rewrite: insert_zero_delta,
     },
     Form {
-        name: "zero an ARF pair",
-        written: "mov $aN:N+1, $azeros",
-        means: "sort4x32lo $aN:N+1, $azeros, $azeros (both words 0, bit-exact) [A]",
+        name: "move an ARF pair",
+        written: "mov $aD:D+1, $aS:S+1",
+        means: "or64 $aD:D+1, $aS:S+1, $azeros (ASM-DOC `mov.md`: `mov` compiles to `or`) [C]",
         mnemonic: Some("mov"),
-        target: Some("sort4x32lo"),
-        row: |row| row.mnemonic == "sort4x32lo",
-        rewrite: zero_pair,
+        target: Some("or64"),
+        row: |row| row.mnemonic == "or64",
+        rewrite: move_pair,
     },
     Form {
         name: "zero a register",
@@ -97,15 +96,6 @@ pub const FORMS: &[Form] = &[
         row: |row| row.mnemonic == "or64",
         rewrite: zero_pair_alone,
     },
-];
-
-/// Written spellings PopLibs uses that need a row the table does not have yet: `(what, why)`.
-pub const MISSING: &[(&str, &str)] = &[
-    (
-        "`mov` of a 64-bit pair other than `$azeros`",
-        "no row moves an ARF pair",
-    ),
-    ("`sub $mD, imm, $mS` (imm − $mS)", "no reverse-subtract row"),
 ];
 
 /// `ldconst $x, value`: a 32-bit constant into an MRF or ARF register, a pseudo-instruction of
@@ -188,14 +178,17 @@ fn insert_zero_delta(written: &[Operand]) -> Option<Vec<Operand>> {
     Some(vec![x.clone(), base.clone(), delta, offset.clone()])
 }
 
-/// `$aN:N+1, $azeros` → `$aN:N+1, $azeros, $azeros`.
-fn zero_pair(written: &[Operand]) -> Option<Vec<Operand>> {
+/// `$aD:D+1, $aS:S+1` → `$aD:D+1, $aS:S+1, $azeros`.
+fn move_pair(written: &[Operand]) -> Option<Vec<Operand>> {
     let [dst, src] = written else {
         return None;
     };
     let is_pair = |op: &Operand| matches!(&op.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && !r.post_inc);
-    let is_zeros = matches!(&src.value, OperandValue::Reg(r) if *r == A_ZEROS);
-    (is_pair(dst) && is_zeros).then(|| vec![dst.clone(), src.clone(), src.clone()])
+    let zeros = Operand {
+        pos: src.pos,
+        value: OperandValue::Reg(A_ZEROS),
+    };
+    (is_pair(dst) && is_pair(src)).then(|| vec![dst.clone(), src.clone(), zeros])
 }
 
 /// `$aN:N+1` → `$aN:N+1, $azeros, $azeros`.

@@ -106,7 +106,8 @@ macro_rules! instructions {
 // assembler aliases of `or`, which a row cannot share); 0x78..0x7f send. These main-lane
 // assumptions predate the public records and overlap them (e.g. 0x20 holds the public
 // `add`-with-immediate), so moving the main lane to the public encodings is one later change.
-// `movnz` has no public record: it sits beside the public `movz` at 0x47 [A].
+// `movnz` has no public record: it sits beside the public `movz` at 0x47 [A]. The public
+// `sub` with an immediate (0x31, free in the plan) is written `sub $mD, simm16, $mS`.
 instructions! {
     // ---- integer (main) ----
     Setzi = "setzi", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3000_0000, sem Confirmed, [mw(B23), zimm(IMM20)], "$mD = zero-extended 20-bit immediate.";
@@ -115,6 +116,7 @@ instructions! {
     AddImm = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2100_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA + simm16.";
     Sub = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0002, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA - $mB (wrapping).";
     SubImm = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2200_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA - simm16.";
+    SubImmRev = "sub", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3100_0000, sem Inferred, [mw(B19), simm(IMM16), mr(B23)], "$mD = simm16 - $mS (reverse subtract: `sub $m0, 32, $m0`).";
     And = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0003, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & $mB.";
     AndImm = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2300_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & zimm16.";
     Or = "or", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0004, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA | $mB.";
@@ -655,7 +657,8 @@ mod tests {
             (Shuf8x8hiA, FAXAB, 0x5800_0800),
             (F16v4sisoamp, 0x7f00_0fc0, 0x5b00_0700),
             (OrImmHi, FSDI3, 0x4200_c000),
-            (Xnor, FAXAB, 0x4400_0700), // FMXMN, the MRF layout of FAXAB
+            (SubImmRev, 0x7f00_0000, 0x3100_0000), // FMNI4: d[19:16], s[23:20], simm16
+            (Xnor, FAXAB, 0x4400_0700),            // FMXMN, the MRF layout of FAXAB
             (AndA, FAXAB, 0x5800_0600),
             (AndImmA, FSDI3, 0x5200_8000),
             (AndImmHiA, FSDI3, 0x5200_c000),

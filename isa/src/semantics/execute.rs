@@ -304,6 +304,7 @@ fn dispatch<E: ExecEnv>(
         AddImm => integer::reg_imm(inst, ctx, u32::wrapping_add),
         Sub => integer::reg_reg(inst, ctx, u32::wrapping_sub),
         SubImm => integer::reg_imm(inst, ctx, u32::wrapping_sub),
+        SubImmRev => integer::imm_reg(inst, ctx, u32::wrapping_sub),
         And => integer::reg_reg(inst, ctx, |a, b| a & b),
         AndImm => integer::reg_imm(inst, ctx, |a, b| a & b),
         Or => integer::reg_reg(inst, ctx, |a, b| a | b),

@@ -40,6 +40,14 @@ pub(super) fn reg_imm(inst: &Inst, ctx: &mut ContextState, f: impl Fn(u32, u32) 
     write_m(ctx, inst.reg(0), value);
 }
 
+/// `$mD = f(imm, $mS)` (the immediate written first: the public `sub $mD, simm16, $mS`, which
+/// PopLibs uses as `sub $x, 32, $x` for 32 − x \[I\]).
+#[inline]
+pub(super) fn imm_reg(inst: &Inst, ctx: &mut ContextState, f: impl Fn(u32, u32) -> u32) {
+    let value = f(inst.imm(1), ctx.read_m(inst.reg(2)));
+    write_m(ctx, inst.reg(0), value);
+}
+
 /// `atom $mD, $aS`: the ARF bits, unconverted (a main-pipeline read of the ARF, so it sees the
 /// registers as they were before the bundle).
 #[inline]
@@ -134,6 +142,12 @@ mod tests {
         assert_eq!(ri(AddImm, 0x7fff_ffff, 1), 0x8000_0000);
         assert_eq!(ri(SubImm, 5, -3), 8);
         assert_eq!(ri(MulImm, 7, -2), (-14i32) as u32);
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        ctx.m[2] = 5;
+        ok(&mut ctx, &mut env, one(SubImmRev, &[0, 32, 2]));
+        assert_eq!(ctx.m[0], 27, "sub $m0, 32, $m2 is 32 - $m2");
+        ok(&mut ctx, &mut env, one(SubImmRev, &[0, (-1i32) as u32, 2]));
+        assert_eq!(ctx.m[0], (-6i32) as u32);
     }
 
     #[test]

@@ -49,7 +49,8 @@ fn shorthands_assemble_as_their_full_forms() {
         ("ldz16 $m0, $m1, 5", "ldz16 $m0, $m1, $mzero, 5"),
         ("ldb16 $a0, $m1, 5", "ldb16 $a0, $m1, $mzero, 5"),
         ("ld128 $a0:3, $m1, 1", "ld128 $a0:3, $m1, $mzero, 1"),
-        ("mov $a2:3, $azeros", "sort4x32lo $a2:3, $azeros, $azeros"),
+        ("mov $a2:3, $azeros", "or64 $a2:3, $azeros, $azeros"),
+        ("mov $a2:3, $a6:7", "or64 $a2:3, $a6:7, $azeros"),
         ("setzi $a0, 1.0h", "setzi $a0, 0x3c00"),
         ("setzi $a0, -1.0h", "setzi $a0, 0xbc00"),
         ("setzi $a0, 0.5h + 1", "setzi $a0, 0x3801"),
@@ -119,7 +120,7 @@ fn shorthand_listing() {
     let source = "    ld32 $a0, $mzero, 1\n    { ld64 $a0:1, $m2, 1 ; mov $a2:3, $azeros }\n    st32 $m3, $m4, TMEM_REGION0_BASE_ADDR / 4 - 0x13000\n    setzi $a1, -0.5h\n";
     expect![[r#"
         0x4c000  08f0f001           ld32 $a0, $mzero, $mzero, 1
-        0x4c004  8920f001 58e0e62f  { ld64 $a0:1, $m2, $mzero, 1 ; sort4x32lo $a2:3, $azeros, $azeros }
+        0x4c004  8920f001 58e0ee21  { ld64 $a0:1, $m2, $mzero, 1 ; or64 $a2:3, $azeros, $azeros }
         0x4c00c  0643f000           st32 $m3, $m4, $mzero, 0
         0x4c010  1a10b800           setzi $a1, 0xb800
     "#]]
@@ -172,16 +173,14 @@ fn broadcast_sources() {
 
 #[test]
 fn bad_forms_are_typed_errors() {
-    let source = "    f16v4max $a0:1, $a2:BL, $a0:1\n    add $m0, $m1:BL, $m2\n    ld32 $a0, $m1, $m2\n    mov $a0:1, $a2:3\n    sub $m0, 4, $m0\n    setzi $a0, 70000.0h\n    ld32 $a0, $m1, 4096\n    mov $a0, $azeros\n";
+    let source = "    f16v4max $a0:1, $a2:BL, $a0:1\n    add $m0, $m1:BL, $m2\n    ld32 $a0, $m1, $m2\n    setzi $a0, 70000.0h\n    ld32 $a0, $m1, 4096\n    mov $a0, $azeros\n";
     expect![[r#"
         f.S:1:5: error[E-ASM-005]: `f16v4max` expects: $aN:N+1, $aN:N+1, $aN:N+1; got: $aN:N+1, $aN:BL, $aN:N+1
         f.S:2:14: error[E-ASM-007]: `$m1:BL`: only ARF registers can be broadcast
         f.S:3:5: error[E-ASM-005]: `ld32` expects: $mN|$aN, $mN, $mN, imm|$mN; or the shorthand `ld32 $x, $mBase, imm`; got: $aN, $mN, $mN
-        f.S:4:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN:N+1, $aN:N+1
-        f.S:5:5: error[E-ASM-005]: `sub` expects: $mN, $mN, $mN|imm; got: $mN, imm, $mN
-        f.S:6:16: error[E-ASM-006]: half literal 70000 is beyond the largest half (65504)
-        f.S:7:20: error[E-ASM-006]: immediate 4096 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
-        f.S:8:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aN:N+1, $azeros`; got: $aN, $aN:N+1
+        f.S:4:16: error[E-ASM-006]: half literal 70000 is beyond the largest half (65504)
+        f.S:5:20: error[E-ASM-006]: immediate 4096 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
+        f.S:6:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aD:D+1, $aS:S+1`; got: $aN, $aN:N+1
     "#]]
     .assert_eq(&listing(source));
 }
