@@ -8,6 +8,7 @@ use tessera::tile_program::{run_program, OutputSpec, RunRequest};
 use tessera_sim::MachineDescription;
 
 const POLY: &str = include_str!("../../isa/tests/corpus/poly_macros.S");
+const CLAMP_SELECT: &str = include_str!("../../isa/tests/corpus/clamp_select.S");
 
 #[test]
 fn poly_macros_runs_and_matches_the_reference() {
@@ -37,6 +38,55 @@ fn poly_macros_runs_and_matches_the_reference() {
     let want: Vec<i32> = (-3..7).map(|x: i32| (3 * x - 2) * x + 7).collect();
     assert_eq!(got, want);
     assert!(result.cycles > 0);
+}
+
+/// The rows PopLibs needed (issue 10) in one program: `ldconst`, a broadcast compare,
+/// `f32v2clamp`, the 64-bit select, `movnz` and `roll8r`, against the definition.
+#[test]
+fn clamp_select_runs_and_matches_the_reference() {
+    let machine = MachineDescription::builtin("small").expect("the small machine");
+    let object = assemble(
+        &[("clamp_select.S", CLAMP_SELECT)],
+        &LayoutOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let request = RunRequest {
+        entry: "select".to_string(),
+        worker: true,
+        vertex: None,
+        inputs: Vec::new(),
+        words: Vec::new(),
+        outputs: vec![
+            OutputSpec {
+                symbol: "y_out".to_string(),
+                dtype: DType::Float32,
+                count: 8,
+            },
+            OutputSpec {
+                symbol: "flags_out".to_string(),
+                dtype: DType::UInt8,
+                count: 8,
+            },
+        ],
+        max_cycles: 100_000,
+    };
+    let result = run_program(&machine, &object, &request).unwrap_or_else(|e| panic!("{e:#}"));
+    let got: Vec<f32> = result.outputs[0]
+        .data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("a word")))
+        .collect();
+    let x = [1.0f32, -3.0, 0.25, 5.0, -0.5, 0.75, 3.0, -1.5];
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&v| if v > 0.5 { v.clamp(-2.0, 2.0) } else { -v })
+        .collect();
+    assert_eq!(got, want);
+    let flags: Vec<u8> = x
+        .iter()
+        .map(|&v| if v > 0.5 { 0xaa } else { 0x55 })
+        .collect();
+    assert_eq!(result.outputs[1].data, flags);
 }
 
 /// `asm run` with two files: a macro file's `.globl` entry called from a second file, the

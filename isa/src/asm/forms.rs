@@ -70,6 +70,15 @@ pub const FORMS: &[Form] = &[
         rewrite: insert_zero_delta,
     },
     Form {
+        name: "implied zero delta, register offset",
+        written: "{op} $x, $mBase, $mOffset",
+        means: "{op} $x, $mBase, $mzero, $mOffset (the offset scaled by the access size) [I]",
+        mnemonic: None,
+        target: None,
+        row: base_delta_register_offset_row,
+        rewrite: insert_zero_delta_before_register,
+    },
+    Form {
         name: "move an ARF pair",
         written: "mov $aD:D+1, $aS:S+1",
         means: "or64 $aD:D+1, $aS:S+1, $azeros (ASM-DOC `mov.md`: `mov` compiles to `or`) [C]",
@@ -162,8 +171,37 @@ fn base_delta_offset_row(row: &InstDesc) -> bool {
         && offset.kind == OperandKind::Unsigned
 }
 
-/// `x, $mBase, imm` → `x, $mBase, $mzero, imm` (the offset must be an immediate: with a
-/// register third operand the written text would not say whether it is the delta or the offset).
+/// Loads and stores `op x, $mBase, $mDelta, $mOffset`.
+fn base_delta_register_offset_row(row: &InstDesc) -> bool {
+    let [_, base, delta, offset] = row.operands else {
+        return false;
+    };
+    row.family == Family::LoadStore
+        && base.kind == OperandKind::MReg
+        && delta.kind == OperandKind::MReg
+        && delta.access == Access::Read
+        && offset.kind == OperandKind::MReg
+}
+
+/// `x, $mBase, $mOffset` → `x, $mBase, $mzero, $mOffset`. The written register is the (scaled)
+/// offset, not the delta [I]: PopLibs indexes tables with it, `ld32 $partition_struct,
+/// $partition_table, $worker_id` reading word `$worker_id` of the table (`conv_hzmac_common.h.S`).
+fn insert_zero_delta_before_register(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [x, base, offset] = written else {
+        return None;
+    };
+    if !matches!(&offset.value, OperandValue::Reg(r) if r.file == RegisterFile::M && r.width == 1 && !r.post_inc && r.broadcast.is_none())
+    {
+        return None;
+    }
+    let delta = Operand {
+        pos: offset.pos,
+        value: OperandValue::Reg(M_ZERO),
+    };
+    Some(vec![x.clone(), base.clone(), delta, offset.clone()])
+}
+
+/// `x, $mBase, imm` → `x, $mBase, $mzero, imm`.
 fn insert_zero_delta(written: &[Operand]) -> Option<Vec<Operand>> {
     let [x, base, offset] = written else {
         return None;

@@ -43,6 +43,8 @@ fn shorthands_assemble_as_their_full_forms() {
     let pairs = [
         ("ld32 $a0, $m1, 3", "ld32 $a0, $m1, $mzero, 3"),
         ("ld32 $m2, $m1, 0", "ld32 $m2, $m1, $m15, 0"),
+        ("ld32 $m2, $m1, $m3", "ld32 $m2, $m1, $mzero, $m3"),
+        ("st32 $a0, $m1, $m3", "st32 $a0, $m1, $mzero, $m3"),
         ("ld64 $a2:3, $m4, 1", "ld64 $a2:3, $m4, $mzero, 1"),
         ("st32 $m0, $m1, 2", "st32 $m0, $m1, $mzero, 2"),
         ("st64 $a0:1, $m1, 7", "st64 $a0:1, $m1, $mzero, 7"),
@@ -173,11 +175,11 @@ fn broadcast_sources() {
 
 #[test]
 fn bad_forms_are_typed_errors() {
-    let source = "    f16v4max $a0:1, $a2:BL, $a0:1\n    add $m0, $m1:BL, $m2\n    ld32 $a0, $m1, $m2\n    setzi $a0, 70000.0h\n    ld32 $a0, $m1, 4096\n    mov $a0, $azeros\n";
+    let source = "    f16v4max $a0:1, $a2:BL, $a0:1\n    add $m0, $m1:BL, $m2\n    ld32 $a0, $m1, $a2\n    setzi $a0, 70000.0h\n    ld32 $a0, $m1, 4096\n    mov $a0, $azeros\n";
     expect![[r#"
         f.S:1:5: error[E-ASM-005]: `f16v4max` expects: $aN:N+1, $aN:N+1, $aN:N+1; got: $aN:N+1, $aN:BL, $aN:N+1
         f.S:2:14: error[E-ASM-007]: `$m1:BL`: only ARF registers can be broadcast
-        f.S:3:5: error[E-ASM-005]: `ld32` expects: $mN|$aN, $mN, $mN, imm|$mN; or the shorthand `ld32 $x, $mBase, imm`; got: $aN, $mN, $mN
+        f.S:3:5: error[E-ASM-005]: `ld32` expects: $mN|$aN, $mN, $mN, imm|$mN; or the shorthand `ld32 $x, $mBase, imm`; or the shorthand `ld32 $x, $mBase, $mOffset`; got: $aN, $mN, $aN
         f.S:4:16: error[E-ASM-006]: half literal 70000 is beyond the largest half (65504)
         f.S:5:20: error[E-ASM-006]: immediate 4096 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
         f.S:6:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aD:D+1, $aS:S+1`; got: $aN, $aN:N+1
