@@ -218,6 +218,9 @@ fn compile_with(
         let (mid, log) = build(&planned, finalist)?;
         say("lowering");
         let lowered = lower(&mid, store, target.tiles)?;
+        if std::env::var_os("TESSERA_TIMING").is_some() {
+            constants_by_op(&lowered.program);
+        }
         say("verifying the tile program");
         verify(&lowered.program)?;
         times.lower += started.elapsed().as_secs_f64();
@@ -254,4 +257,27 @@ fn compile_with(
         }
     }
     Err(CompileError::NoFinalistFits(refusals))
+}
+
+/// Prints, per op, the most constant bytes (kernel tables) one tile holds for it and the tile.
+fn constants_by_op(program: &crate::tile::Program) {
+    let mut worst: std::collections::BTreeMap<&str, (u64, u32)> = Default::default();
+    for tile in &program.tiles {
+        let mut per: std::collections::BTreeMap<&str, u64> = Default::default();
+        for b in &tile.buffers {
+            if b.category == crate::tile::BufferCategory::Constants {
+                let op = b.name.rsplit_once('.').map_or("", |(op, _)| op);
+                *per.entry(op).or_default() += b.bytes as u64;
+            }
+        }
+        for (op, bytes) in per {
+            let w = worst.entry(op).or_default();
+            if bytes > w.0 {
+                *w = (bytes, tile.tile);
+            }
+        }
+    }
+    for (op, (bytes, tile)) in worst {
+        eprintln!("  constants {op}: {bytes} bytes on tile {tile}");
+    }
 }

@@ -195,6 +195,33 @@ fn word_step(a: &GatherWord, b: &GatherWord) -> Option<(i64, i64)> {
     Some((ds.unwrap_or(0), b.dst as i64 - a.dst as i64))
 }
 
+/// Bytes of one `copy_runs` table entry.
+const RUN_BYTES: usize = 12;
+
+/// Bytes of one `gather_elements` table entry of a word of `lanes` lanes: its destination and
+/// one source offset per lane.
+const fn gather_word_bytes(lanes: usize) -> usize {
+    4 + 4 * lanes
+}
+
+/// Bytes of the tables `calls` (from [`copy_params`]) carry as constants on their tile: what a
+/// copy costs in SRAM beyond its buffers, for the planner.
+pub fn table_bytes(calls: &[KernelParams]) -> u64 {
+    calls
+        .iter()
+        .map(|call| {
+            // Only the two calls `copy_params` makes carry tables.
+            if let KernelParams::CopyRuns { runs, .. } = call {
+                (runs.len() * RUN_BYTES) as u64
+            } else if let KernelParams::Gather { words, element, .. } = call {
+                (words.len() * gather_word_bytes(element.lanes())) as u64
+            } else {
+                0
+            }
+        })
+        .sum()
+}
+
 /// The calls copying `runs` (destination offsets sorted, not overlapping) of elements of
 /// `element_bytes` bytes.
 pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>, String> {
@@ -258,7 +285,6 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
             }
             merged.push(r);
         }
-        const RUN_BYTES: usize = 12;
         let cut = pieces(&merged, run_step, MAX_TABLE_BYTES / RUN_BYTES);
         for piece in cut {
             let (ds, dd) = piece.step;
@@ -311,7 +337,7 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
                 GatherWord { dst, lanes: l }
             })
             .collect();
-        let word_bytes = 4 + 4 * lanes;
+        let word_bytes = gather_word_bytes(lanes);
         let cut = pieces(&words, word_step, MAX_TABLE_BYTES / word_bytes);
         for piece in cut {
             let (ds, dd) = piece.step;

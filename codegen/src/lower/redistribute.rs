@@ -5,9 +5,10 @@
 use super::steps::{compute_vstep, exchange_vstep};
 use super::{copies, Lower, LowerError};
 use crate::mid::MidId;
+use crate::redist::after::{behind_covers, tile_copies};
 use crate::redist::{Buf, Movement};
 use crate::tile::{BufferCategory, BufferId, SymbolicTransfer};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 impl Lower<'_> {
     /// A redistribution of `x` into this node, as planned by `movement`.
@@ -31,11 +32,14 @@ impl Lower<'_> {
                 .chain(&movement.before)
                 .map(|c| c.runs.len())
                 .sum();
+            let program = crate::plan::cost::program_bytes(movement, element);
             eprintln!(
-                "  {label}: {} moves, {deliveries} deliveries, {} copies with {runs} runs, {} aliases",
+                "  {label}: {} moves, {deliveries} deliveries, {} copies with {runs} runs, {} aliases; program bytes mean {} max {}",
                 movement.moves.len(),
                 movement.before.len() + movement.after.len(),
-                movement.aliases.len()
+                movement.aliases.len(),
+                program.values().sum::<u64>() / program.len().max(1) as u64,
+                program.values().max().unwrap_or(&0)
             );
         }
         // Destination buffers (or the source's, where the bytes stay put).
@@ -58,42 +62,11 @@ impl Lower<'_> {
         }
         // Tiles copying both from their own source block and from staging get room behind the
         // staged covers for the source block's bytes (whole words), so one table reads both.
-        let mut both: HashMap<u32, (u32, u32, u32)> = HashMap::new();
-        {
-            let mut from: BTreeMap<u32, (bool, bool, u32, u32)> = BTreeMap::new();
-            for c in &movement.after {
-                let e = from.entry(c.tile).or_insert((false, false, u32::MAX, 0));
-                match c.from {
-                    Buf::Source => {
-                        e.0 = true;
-                        for r in &c.runs {
-                            if let Some(s) = r.src {
-                                e.2 = e.2.min(s / 4 * 4);
-                                e.3 = e.3.max((s + r.bytes).div_ceil(4) * 4);
-                            }
-                        }
-                    }
-                    Buf::Staging => e.1 = true,
-                    Buf::Dest | Buf::Send => {}
-                }
-            }
-            for (t, (local, staged, lo, hi)) in from {
-                if local && staged && lo < hi {
-                    let base = movement
-                        .staging_bytes
-                        .get(&t)
-                        .copied()
-                        .unwrap_or(0)
-                        .div_ceil(8)
-                        * 8;
-                    both.insert(t, (base, lo, hi));
-                }
-            }
-        }
+        let both = behind_covers(movement);
         let mut staging: HashMap<u32, BufferId> = HashMap::new();
         for (&t, &bytes) in &movement.staging_bytes {
             let bytes = match both.get(&t) {
-                Some(&(base, lo, hi)) => base + (hi - lo),
+                Some(b) => b.base + (b.hi - b.lo),
                 None => bytes,
             };
             let b = self.new_buffer(
@@ -170,73 +143,36 @@ impl Lower<'_> {
                 ops.push(label.clone());
             }
         }
-        // Destination-side copies: one source buffer per tile. When a tile copies both from
-        // its own source block and from staging, the source block's bytes are first copied
-        // (whole words) behind the staged covers so one table reads everything.
-        let mut by_tile: BTreeMap<u32, Vec<&crate::redist::LocalCopy>> = BTreeMap::new();
-        for c in &movement.after {
-            by_tile.entry(c.tile).or_default().push(c);
-        }
-        for (tile, list) in by_tile {
+        // Destination-side copies: one table per tile (see `redist::after`).
+        let per_tile = tile_copies(movement, &both).map_err(|tile| {
+            self.fail(
+                42,
+                format!("tile {tile} copies from two buffers without room"),
+            )
+        })?;
+        for copy in per_tile {
+            let tile = copy.tile;
             let dest = buffer(self, tile, Buf::Dest)?;
-            let sources: Vec<Buf> = list
-                .iter()
-                .map(|c| c.from)
-                .filter(|b| *b != Buf::Dest)
-                .collect();
-            if sources.len() <= 1 {
-                let from = match sources.first() {
-                    Some(&b) => buffer(self, tile, b)?,
-                    None => dest,
-                };
-                let runs: Vec<crate::redist::Run> = {
-                    let mut all: Vec<crate::redist::Run> =
-                        list.iter().flat_map(|c| c.runs.iter().copied()).collect();
-                    all.sort_by_key(|r| r.dst);
-                    all
-                };
-                for params in copies::copy_params(&runs, element).map_err(|e| self.fail(41, e))? {
-                    self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
+            let from = match copy.behind {
+                None if copy.from == Buf::Dest => dest,
+                None => buffer(self, tile, copy.from)?,
+                Some(b) => {
+                    // The source block's bytes go behind the staged covers first.
+                    let bigger = buffer(self, tile, Buf::Staging)?;
+                    let src = self.shard_of(x, tile)?;
+                    let pre = vec![crate::redist::Run {
+                        src: Some(b.lo),
+                        dst: b.base,
+                        bytes: b.hi - b.lo,
+                    }];
+                    for params in copies::copy_params(&pre, 4).map_err(|e| self.fail(41, e))? {
+                        self.call(compute_vstep(after), tile, params, &[(src, 0), (bigger, 0)])?;
+                    }
+                    bigger
                 }
-                continue;
-            }
-            // Source and staging: the source block's bytes go behind the staged covers first.
-            let &(base, lo, hi) = both.get(&tile).ok_or_else(|| {
-                self.fail(
-                    42,
-                    format!("tile {tile} copies from two buffers without room"),
-                )
-            })?;
-            let bigger = buffer(self, tile, Buf::Staging)?;
-            let src = self.shard_of(x, tile)?;
-            let pre = vec![crate::redist::Run {
-                src: Some(lo),
-                dst: base,
-                bytes: hi - lo,
-            }];
-            for params in copies::copy_params(&pre, 4).map_err(|e| self.fail(41, e))? {
-                self.call(compute_vstep(after), tile, params, &[(src, 0), (bigger, 0)])?;
-            }
-            let mut runs: Vec<crate::redist::Run> = Vec::new();
-            for c in &list {
-                for r in &c.runs {
-                    runs.push(match c.from {
-                        Buf::Source => crate::redist::Run {
-                            src: r.src.map(|s| base + (s - lo)),
-                            ..*r
-                        },
-                        Buf::Staging | Buf::Dest | Buf::Send => *r,
-                    });
-                }
-            }
-            runs.sort_by_key(|r| r.dst);
-            for params in copies::copy_params(&runs, element).map_err(|e| self.fail(41, e))? {
-                self.call(
-                    compute_vstep(after),
-                    tile,
-                    params,
-                    &[(bigger, 0), (dest, 0)],
-                )?;
+            };
+            for params in copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))? {
+                self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
             }
         }
         self.ready[id.index()] = after;

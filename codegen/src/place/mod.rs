@@ -197,22 +197,45 @@ fn place_in_order(
         }
         let Some(address) = chosen else {
             let mut by: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+            // Constants (kernel tables) also by the op whose calls carry them, the largest
+            // first: they are what a plan's copies cost beyond their buffers.
+            let mut constants: std::collections::BTreeMap<&str, u64> = Default::default();
             for &j in placed.iter().filter(|&&j| overlaps(live[i], live[j])) {
                 // Weights are summed over all layers and names; other categories by name.
-                let category = &program.buffers[j].category;
-                let name = if let BufferCategory::Weights(_) = category {
-                    "weights".to_string()
-                } else {
-                    category_name(category)
+                let buffer = &program.buffers[j];
+                let name = match &buffer.category {
+                    BufferCategory::Weights(_) => "weights".to_string(),
+                    BufferCategory::Constants => {
+                        let op = buffer.name.rsplit_once('.').map_or("", |(op, _)| op);
+                        *constants.entry(op).or_default() += size[j] as u64;
+                        "constants".to_string()
+                    }
+                    category @ (BufferCategory::Tensor(_)
+                    | BufferCategory::VertexState
+                    | BufferCategory::Scratch
+                    | BufferCategory::Exchange(_)) => category_name(category),
                 };
                 *by.entry(name).or_default() += size[j] as u64;
             }
             let mut list: Vec<(String, u64)> = by.into_iter().collect();
             list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let mut constants: Vec<(&str, u64)> = constants.into_iter().collect();
+            constants.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
             let live = list
                 .iter()
                 .take(8)
-                .map(|(n, b)| format!("{n} {}K", b / 1024))
+                .map(|(n, b)| {
+                    let mut item = format!("{n} {}K", b / 1024);
+                    if n == "constants" && !constants.is_empty() {
+                        let ops: Vec<String> = constants
+                            .iter()
+                            .take(3)
+                            .map(|(op, b)| format!("{op} {}K", b / 1024))
+                            .collect();
+                        item += &format!(" ({})", ops.join(", "));
+                    }
+                    item
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
             return Err(PlaceError::Insufficient {

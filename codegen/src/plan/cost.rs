@@ -4,8 +4,10 @@
 
 use crate::layout::{Layout, View};
 use crate::lower::calls::{compute_calls, ComputeKind};
+use crate::lower::copies::{copy_params, table_bytes as table_bytes_of};
+use crate::redist::after::{behind_covers, tile_copies};
 use crate::redist::movement::{copy_cycles, runs_word_aligned, transfer_cycles};
-use crate::redist::movement::{plan_blocks, RoutePolicy};
+use crate::redist::movement::{plan_blocks, RoutePolicy, WINDOW_CODE_BYTES};
 use crate::redist::{Movement, Side};
 use crate::target::Target;
 use std::collections::HashMap;
@@ -23,7 +25,7 @@ pub fn op_cycles(kind: &ComputeKind, out: &Layout, operands: &[&Layout]) -> Resu
 }
 
 /// What a redistribution costs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MoveCost {
     /// Estimated cycles: copies before, the exchange phase, copies after, and a sync per step.
     pub cycles: u64,
@@ -33,11 +35,91 @@ pub struct MoveCost {
     pub buffer_bytes: u32,
     /// Largest number of receive windows on a tile (exchange-program size grows with it).
     pub windows: u32,
+    /// What the movement leaves on its destination tiles for the whole run.
+    pub program: Arc<ProgramBytes>,
+}
+
+/// Program bytes a movement adds to its destination tiles for the whole run: its receive
+/// windows' exchange code and its copies' tables (constants). Unlike buffers, these stay.
+/// Exact for the tiles of the destination blocks the planner sampled; the middle sampled
+/// block's mean stands for every other tile (tables differ a lot between blocks — a block
+/// whose rows straddle source blocks unevenly loses its table's period — so neither the
+/// busiest nor one mean stands for all: on So400m batch 1 the busiest blocks of `fc1.in` hold
+/// 31.5 KB of tables and the others 0.9 KB).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProgramBytes {
+    /// (tile, bytes), by tile.
+    pub exact: Vec<(u32, u32)>,
+    pub typical: u32,
+}
+
+impl ProgramBytes {
+    /// The bytes charged to `tile`.
+    pub fn on(&self, tile: u32) -> u32 {
+        match self.exact.binary_search_by_key(&tile, |e| e.0) {
+            Ok(i) => self.exact[i].1,
+            Err(_) => self.typical,
+        }
+    }
+
+    /// The most charged to one tile.
+    pub fn most(&self) -> u32 {
+        self.exact
+            .iter()
+            .map(|e| e.1)
+            .max()
+            .unwrap_or(0)
+            .max(self.typical)
+    }
 }
 
 /// The cost of `movement` on `target`.
 pub fn movement_cost(target: &Target, movement: &Movement) -> MoveCost {
     movement_cost_scaled(target, movement, 1.0)
+}
+
+/// Per tile: the bytes of the copy tables `movement` puts there, as the lowering builds them
+/// (each before-copy on its own, a tile's after-copies as one table, [`tile_copies`]). A copy
+/// the lowering would refuse counts as more than any tile holds.
+/// Per tile: the program bytes `movement` leaves there for the whole run, its copy tables and
+/// the exchange code of its receive windows.
+pub(crate) fn program_bytes(movement: &Movement, element_bytes: u32) -> HashMap<u32, u64> {
+    let mut per = table_bytes(movement, element_bytes);
+    for m in &movement.moves {
+        for d in &m.deliveries {
+            *per.entry(d.0).or_default() += WINDOW_CODE_BYTES;
+        }
+    }
+    per
+}
+
+fn table_bytes(movement: &Movement, element_bytes: u32) -> HashMap<u32, u64> {
+    let mut per: HashMap<u32, u64> = HashMap::new();
+    // The replicas of a destination block copy the same runs: build each list's tables once.
+    let mut known: HashMap<Vec<crate::redist::Run>, u64> = HashMap::new();
+    let mut bytes = |runs: &[crate::redist::Run]| {
+        if let Some(&b) = known.get(runs) {
+            return b;
+        }
+        let b = copy_params(runs, element_bytes)
+            .map_or(u32::MAX as u64, |calls| table_bytes_of(&calls));
+        known.insert(runs.to_vec(), b);
+        b
+    };
+    for c in &movement.before {
+        *per.entry(c.tile).or_default() += bytes(&c.runs);
+    }
+    match tile_copies(movement, &behind_covers(movement)) {
+        Ok(list) => {
+            for c in list {
+                *per.entry(c.tile).or_default() += bytes(&c.runs);
+            }
+        }
+        Err(tile) => {
+            per.insert(tile, u32::MAX as u64);
+        }
+    }
+    per
 }
 
 /// [`movement_cost`] of a movement planned for a sample of the destination blocks: receivers and
@@ -96,6 +178,7 @@ pub fn movement_cost_scaled(target: &Target, movement: &Movement, scale: f64) ->
         exchange,
         buffer_bytes,
         windows: windows.into_iter().max().unwrap_or(0),
+        program: Arc::default(),
     }
 }
 
@@ -104,14 +187,19 @@ pub fn movement_cost_scaled(target: &Target, movement: &Movement, scale: f64) ->
 pub struct MoveCache {
     costs: Mutex<HashMap<(Layout, View, Layout), MoveCost>>,
     policy: RoutePolicy,
+    /// Whether costs include [`ProgramBytes`].
+    program: bool,
 }
 
 impl MoveCache {
-    /// An empty cache of movements routed by `policy` (as the lowering will route them).
-    pub fn new(policy: RoutePolicy) -> MoveCache {
+    /// An empty cache of movements routed by `policy` (as the lowering will route them),
+    /// with their [`ProgramBytes`] when `program` (an SRAM-saving search charges them; a plan
+    /// that fits without them has room to spare, and they cost a quarter more planning time).
+    pub fn new(policy: RoutePolicy, program: bool) -> MoveCache {
         MoveCache {
             costs: Mutex::default(),
             policy,
+            program,
         }
     }
 
@@ -133,7 +221,7 @@ impl MoveCache {
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
         {
-            return Ok(*c);
+            return Ok(c.clone());
         }
         let (fm, tm) = (
             from.shard_map().map_err(|e| e.to_string())?,
@@ -158,11 +246,31 @@ impl MoveCache {
             &sample,
             self.policy,
         );
-        let cost = movement_cost_scaled(target, &movement, count as f64 / sample.len() as f64);
+        let element = to.dtype.size_bytes() as u32;
+        let mut cost = movement_cost_scaled(target, &movement, count as f64 / sample.len() as f64);
+        if !self.program {
+            self.costs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, cost.clone());
+            return Ok(cost);
+        }
+        let per = program_bytes(&movement, element);
+        let bytes = |t: &u32| per.get(t).copied().unwrap_or(0).min(u32::MAX as u64) as u32;
+        let mut exact: Vec<(u32, u32)> = sample
+            .iter()
+            .flat_map(|&b| to.dist.tiles_of(b).iter().map(|t| (*t, bytes(t))))
+            .collect();
+        exact.sort_unstable();
+        exact.dedup_by_key(|e| e.0);
+        let middle = to.dist.tiles_of(sample[sample.len() / 2]);
+        let typical = (middle.iter().map(|t| bytes(t) as u64).sum::<u64>()
+            / middle.len().max(1) as u64) as u32;
+        cost.program = Arc::new(ProgramBytes { exact, typical });
         self.costs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key, cost);
+            .insert(key, cost.clone());
         Ok(cost)
     }
 }
@@ -183,5 +291,86 @@ pub fn pin(totals: &mut Arc<Vec<u32>>, layout: &Layout) {
         if let Some(v) = totals.get_mut(t as usize) {
             *v = v.saturating_add(bytes);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::DType;
+    use crate::layout::{even_bounds, Distribution, Order, TileGrid};
+    use crate::redist::movement::plan_movement_with;
+
+    #[test]
+    fn sampled_program_bytes_are_exact_on_the_sampled_tiles() {
+        // Rows of [40, 64] f16 on 5 tiles into 3 row blocks of panels, each on 2 tiles: the
+        // row blocks straddle the source blocks unevenly, so their tables differ.
+        let src = Distribution::on_grid(
+            vec![40, 64],
+            vec![even_bounds(40, 5, 1), vec![0, 64]],
+            &TileGrid::new(vec![5], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
+        let dst = Distribution::on_grid(
+            vec![40, 64],
+            vec![even_bounds(40, 3, 1), vec![0, 64]],
+            &TileGrid::new(vec![3, 2], 8),
+            &[Some(0), None],
+        )
+        .unwrap();
+        let from = Layout {
+            dist: src,
+            order: Order::RowMajor { align: 16 },
+            dtype: DType::F16,
+        };
+        let to = Layout {
+            dist: dst,
+            order: Order::Cwei,
+            dtype: DType::F16,
+        };
+        let target = Target::test_small();
+        let view = View::identity(&[40, 64]);
+        let cache = MoveCache::new(RoutePolicy::DEFAULT, true);
+        let sampled = cache.cost(&target, &from, &view, &to).unwrap();
+        let (fm, tm) = (from.shard_map().unwrap(), to.shard_map().unwrap());
+        let full = plan_movement_with(
+            &Side {
+                dist: &from.dist,
+                map: &fm,
+            },
+            &Side {
+                dist: &to.dist,
+                map: &tm,
+            },
+            &view,
+            RoutePolicy::DEFAULT,
+        );
+        let per = program_bytes(&full, 2);
+        assert!(!sampled.program.exact.is_empty());
+        for &(tile, bytes) in &sampled.program.exact {
+            assert_eq!(
+                bytes as u64,
+                per.get(&tile).copied().unwrap_or(0),
+                "tile {tile}"
+            );
+        }
+        let middle = to.dist.tiles_of(1);
+        let mean = middle.iter().map(|t| per[t]).sum::<u64>() / middle.len() as u64;
+        assert_eq!(sampled.program.typical as u64, mean);
+        assert!(sampled.program.most() > 0);
+        // Every receive window is charged its exchange code, on top of the tables.
+        let windows = full
+            .moves
+            .iter()
+            .flat_map(|m| &m.deliveries)
+            .filter(|d| d.0 == middle[0])
+            .count() as u64;
+        assert!(per[&middle[0]] >= windows * WINDOW_CODE_BYTES && windows > 0);
+        // Without program bytes, the cache charges none.
+        let plain = MoveCache::new(RoutePolicy::DEFAULT, false);
+        let cost = plain.cost(&target, &from, &view, &to).unwrap();
+        assert_eq!(cost.program.most(), 0);
+        assert_eq!(cost.cycles, sampled.cycles);
     }
 }

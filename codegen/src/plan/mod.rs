@@ -30,8 +30,9 @@ use std::fmt::Write;
 use std::sync::Arc;
 use strategy::{strategies, Ctx, Strategy};
 
-/// Bytes an SRAM-saving plan leaves beyond [`PlanOptions::sram_budget`] on every tile.
-pub const SRAM_SAVING_RESERVE: u32 = 80 * 1024;
+/// Bytes an SRAM-saving plan leaves beyond [`PlanOptions::sram_budget`] on every tile, for
+/// the spread of the program bytes it models ([`cost::ProgramBytes`]) and what it does not.
+pub const SRAM_SAVING_RESERVE: u32 = 32 * 1024;
 
 /// Search bounds.
 #[derive(Clone, Debug)]
@@ -122,6 +123,9 @@ struct State {
     choices: Vec<(ValueHandle, u32, Arc<str>, u64)>,
     /// Weight bytes pinned on each tile.
     weights: Arc<Vec<u32>>,
+    /// Program bytes pinned on each tile by the redistributions planned so far: exchange code
+    /// and copy tables, which stay for the whole run (see [`cost::ProgramBytes`]).
+    program: Arc<Vec<u32>>,
     /// Weight bytes the last op pinned on each of its tiles.
     own_weights: u64,
     /// Lookahead: for ops not planned yet that read a planned value through a view, the
@@ -322,16 +326,31 @@ fn expand(
                 .map(|b| shard_bytes(b) as u64)
                 .unwrap_or(0);
     }
-    // An operand moved into `want`: its cycles, and the operand and its buffers as working SRAM.
+    let mut program = state.program.clone();
+    // An operand moved into `want`: its cycles, the operand and its buffers as working SRAM,
+    // and its exchange code and copy tables on `want`'s tiles for the rest of the run (the
+    // busiest sampled tile's bytes stand for every tile of `want`).
     let mut charge = |m: cost::MoveCost, want: &Layout, what: String| {
         cost += m.cycles;
         if debug {
             parts.push(format!(
-                "{what}: {} (windows {}, buffers {})",
-                m.cycles, m.windows, m.buffer_bytes
+                "{what}: {} (windows {}, buffers {}, program {} typical, {} most)",
+                m.cycles,
+                m.windows,
+                m.buffer_bytes,
+                m.program.typical,
+                m.program.most()
             ));
         }
         working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
+        if m.program.most() > 0 {
+            let totals = Arc::make_mut(&mut program);
+            for t in want.dist.all_tiles() {
+                if let Some(v) = totals.get_mut(t as usize) {
+                    *v = v.saturating_add(m.program.on(t));
+                }
+            }
+        }
     };
     for (j, ((_, x), want)) in graph.nodes[h]
         .op
@@ -369,21 +388,34 @@ fn expand(
     }
     if debug {
         eprintln!(
-            "  {} [{}]: {}",
+            "  {} [{}]: {} | pinned before: weights {}, program {}",
             s.label,
             from_label(state, graph),
-            parts.join(", ")
+            parts.join(", "),
+            state.weights.iter().max().unwrap_or(&0),
+            state.program.iter().max().unwrap_or(&0)
         );
     }
-    let worst = s
+    let worst_weights = s
         .out
         .dist
         .all_tiles()
         .map(|t| weights.get(t as usize).copied().unwrap_or(0))
         .max()
         .unwrap_or(0);
-    let pinned = weights.iter().copied().max().unwrap_or(0);
-    let interleaved_use = worst as u64 + interleaved
+    // What stays on a tile for the whole run: its weights and its program bytes.
+    let resident = |t: usize| {
+        (weights.get(t).copied().unwrap_or(0) as u64) + program.get(t).copied().unwrap_or(0) as u64
+    };
+    let worst = s
+        .out
+        .dist
+        .all_tiles()
+        .map(|t| resident(t as usize))
+        .max()
+        .unwrap_or(0);
+    let pinned = (0..weights.len()).map(resident).max().unwrap_or(0);
+    let interleaved_use = worst_weights as u64 + interleaved
         - if matches!(kind, ComputeKind::MatMul { .. }) {
             own_weights
         } else {
@@ -394,9 +426,9 @@ fn expand(
             "needs {interleaved_use} bytes of interleaved memory on a tile (budget {interleaved_budget})"
         ));
     }
-    if worst as u64 + working > budget as u64 || pinned > budget {
+    if worst + working > budget as u64 || pinned > budget as u64 {
         return Err(format!(
-            "needs {} bytes of weights and {working} working bytes on a tile (budget {budget})",
+            "needs {} bytes of weights and program and {working} working bytes on a tile (budget {budget})",
             worst.max(pinned)
         ));
     }
@@ -409,6 +441,7 @@ fn expand(
         layouts,
         choices,
         weights,
+        program,
         own_weights,
         pending,
     })
@@ -585,12 +618,13 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
     };
-    let moves = MoveCache::new(route_policy(options.sram_saving));
+    let moves = MoveCache::new(route_policy(options.sram_saving), options.sram_saving);
     let mut beam = vec![State {
         cost: 0,
         layouts: vec![None; graph.nodes.len()],
         choices: Vec::new(),
         weights: Arc::new(vec![0; target.tiles as usize]),
+        program: Arc::new(vec![0; target.tiles as usize]),
         own_weights: 0,
         pending: Arc::new(std::collections::BTreeMap::new()),
     }];

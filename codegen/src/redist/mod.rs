@@ -3,6 +3,7 @@
 //! [`movement`] decides how the bytes travel (local copies, exchange transfers, staging) and
 //! what each tile does.
 
+pub mod after;
 pub mod execute;
 pub mod movement;
 pub mod segments;
