@@ -1,11 +1,17 @@
-//! Whole-chip simulator throughput: simulated tile-cycles per host second on the 1472-tile
-//! rotate program of `tessera_sim::rotate` (each tile computes on local data with six workers,
-//! then sends its buffer to its right neighbour through the exchange; several supersteps), with
-//! 1 and 2 host threads.
+//! Whole-chip simulator throughput, with 1 and 2 host threads:
+//!
+//! - `chip_rotate_ipu21`: the 1472-tile rotate program of `tessera_sim::rotate` (each tile
+//!   computes on local data with six workers, then sends its buffer to its right neighbour
+//!   through the exchange; several supersteps);
+//! - `chip_model_ipu21`: a compiled model step, the built-in SigLIP tower of `tessera run`
+//!   (its GEMMs on the AMP, attention, LayerNorm, GELU and every exchange between them) on
+//!   1408 tiles, compiled once outside the timed part.
+//!
 //! Criterion's throughput figure ("elem/s") is tile-cycles per second: running tiles × cycles
 //! after start-up. Each iteration runs the loaded image from scratch (tile set-up included).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tessera::pipeline::{compile_graph, synthetic_pixels, tower_graph, Model, RunSpec};
 use tessera::sim::rotate::{rotate_image, rotate_input};
 use tessera::sim::{Chip, MachineDescription, RunOptions};
 
@@ -50,5 +56,48 @@ fn chip_rotate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, chip_rotate);
+fn chip_model(c: &mut Criterion) {
+    let machine = MachineDescription::builtin("ipu21").expect("ipu21");
+    let model = Model::builtin(1);
+    let spec = RunSpec {
+        batch: 2,
+        layers: model.layers,
+        head: true,
+        fp8: true,
+    };
+    let graph = tower_graph(&model, &spec).expect("the built-in tower");
+    let options =
+        tessera_codegen::plan::PlanOptions::for_target(&tessera::target::target_of(&machine));
+    let compiled =
+        compile_graph(&machine, &graph, &model.store, &options, None).expect("it compiles");
+    let pixels = synthetic_pixels(&model.config, spec.batch, 1);
+    let input: Vec<u8> = pixels.data().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let inputs = [("pixel_values", input)];
+    let mut chip = Chip::new(&machine).expect("chip");
+    chip.load_image(&compiled.back.image).expect("load");
+    let probe = chip.run(&inputs, &RunOptions::default()).expect("run");
+    println!(
+        "built-in SigLIP tower on ipu21: {} cropped cycles, {} tile-cycles per run",
+        probe.cropped_cycles, probe.tile_cycles
+    );
+    let mut group = c.benchmark_group("chip_model_ipu21");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(probe.tile_cycles));
+    for threads in [1usize, 2] {
+        group.bench_with_input(
+            BenchmarkId::new("threads", threads),
+            &threads,
+            |b, &threads| {
+                let options = RunOptions {
+                    threads: Some(threads),
+                    ..RunOptions::default()
+                };
+                b.iter(|| chip.run(&inputs, &options).expect("run"));
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, chip_rotate, chip_model);
 criterion_main!(benches);

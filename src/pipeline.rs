@@ -133,6 +133,26 @@ pub fn compile_graph(
     )?)
 }
 
+/// Makes every parallel part of a run (the planner, the plan's reference executor, the host
+/// reference) use `threads` host threads, as the simulator does with `RunOptions::threads`: the
+/// process-wide rayon pool is built with that many. Call it once, before any of them runs;
+/// refuses 0 and more than the simulator's limit, with the simulator's error.
+pub fn use_host_threads(threads: usize) -> Result<()> {
+    use tessera_sim::chip::MAX_HOST_THREADS;
+    if threads == 0 || threads > MAX_HOST_THREADS {
+        return Err(tessera_sim::SimError::Limit {
+            what: "host threads",
+            value: threads as u64,
+            limit: MAX_HOST_THREADS as u64,
+        }
+        .into());
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| anyhow!("a pool of {threads} host threads: {e}"))
+}
+
 /// Seeded pixel values in [-1, 1] for `batch` images of `config`.
 pub fn synthetic_pixels(config: &SiglipVisionConfig, batch: usize, seed: u64) -> PixelValues {
     let s = config.image_size;
@@ -156,12 +176,23 @@ pub struct Outcome {
     /// Per output: error against the host f32 reference.
     pub errors: Vec<(String, ErrorReport)>,
     pub reference_seconds: f64,
+    /// The process's peak resident memory (`VmHWM`) after each stage of the run: the image
+    /// loaded on the chip, the simulation, the references (empty where the host does not say).
+    pub peak_memory: Vec<(&'static str, u64)>,
 }
 
 impl Outcome {
     pub fn bit_exact(&self) -> bool {
         self.mismatches.iter().all(|(_, n)| *n == 0)
     }
+}
+
+/// The process's peak resident set so far, in bytes (Linux `VmHWM`; `None` elsewhere).
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn halves_to_f32(bytes: &[u8]) -> Vec<f32> {
@@ -192,8 +223,15 @@ pub fn run_and_check(
     }
     let input: Vec<u8> = pixels.data().iter().flat_map(|v| v.to_le_bytes()).collect();
     let inputs = vec![("pixel_values".to_string(), input)];
+    let mut peak_memory = Vec::new();
+    let mut note_memory = |stage: &'static str| {
+        if let Some(bytes) = peak_memory_bytes() {
+            peak_memory.push((stage, bytes));
+        }
+    };
     let mut chip = Chip::new(machine)?;
-    chip.load_image(&compiled.back.image)?;
+    chip.load_shared_image(std::sync::Arc::clone(&compiled.back.image))?;
+    note_memory("image loaded");
     let started = Instant::now();
     let report = chip.run(
         &inputs,
@@ -204,11 +242,18 @@ pub fn run_and_check(
         },
     )?;
     let simulate_seconds = started.elapsed().as_secs_f64();
+    note_memory("simulated");
+    drop(chip);
     let started = Instant::now();
-    let expected = tessera_codegen::refexec::execute(&compiled.lowered.program, &inputs)
-        .context("the plan's reference")?;
-    let host = reference_tower(&model.config, &model.store, pixels, spec.layers, spec.head)?;
+    // The two references are independent (and each parallel inside): run them side by side.
+    let (expected, host) = rayon::join(
+        || tessera_codegen::refexec::execute(&compiled.lowered.program, &inputs),
+        || reference_tower(&model.config, &model.store, pixels, spec.layers, spec.head),
+    );
+    let expected = expected.context("the plan's reference")?;
+    let host = host?;
     let reference_seconds = started.elapsed().as_secs_f64();
+    note_memory("references");
     let mut outputs = Vec::new();
     let mut mismatches = Vec::new();
     let mut errors = Vec::new();
@@ -242,5 +287,6 @@ pub fn run_and_check(
         mismatches,
         errors,
         reference_seconds,
+        peak_memory,
     })
 }

@@ -195,61 +195,20 @@ impl<'a> RefExec<'a> {
         Ok(true)
     }
 
+    /// Runs every tile's calls of a compute step. Tiles share nothing in a compute step, so
+    /// they run in parallel (on the current rayon pool); within a tile, calls run in order. The
+    /// first failing tile in tile order reports, whatever the thread count.
     fn compute(&mut self, step: usize) -> Result<(), RefExecError> {
+        use rayon::prelude::*;
         let program = self.program;
-        for tile in &program.tiles {
-            for call in &tile.calls[step] {
-                let fail = |reason: String| RefExecError::Reference {
-                    tile: tile.tile,
-                    step,
-                    kernel: call.name().into(),
-                    reason,
-                };
-                let operands: Vec<Vec<u8>> = call
-                    .spec
-                    .operands
-                    .iter()
-                    .zip(&call.bindings)
-                    .map(|(o, &(id, offset))| {
-                        self.bytes(tile.tile, id, offset, o.bytes as usize).to_vec()
-                    })
-                    .collect();
-                let results = call
-                    .params
-                    .reference(operands)
-                    .map_err(|e| fail(e.to_string()))?;
-                let outputs: Vec<usize> = call
-                    .spec
-                    .operands
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, o)| o.role == Role::Output)
-                    .map(|(i, _)| i)
-                    .collect();
-                if results.len() != outputs.len() {
-                    return Err(fail(format!(
-                        "gave {} outputs for {}",
-                        results.len(),
-                        outputs.len()
-                    )));
-                }
-                for (&k, result) in outputs.iter().zip(&results) {
-                    let operand = &call.spec.operands[k];
-                    if result.len() != operand.bytes as usize {
-                        return Err(fail(format!(
-                            "gave {} bytes for `{}` ({} bytes)",
-                            result.len(),
-                            operand.name,
-                            operand.bytes
-                        )));
-                    }
-                    let (id, offset) = call.bindings[k];
-                    self.bytes_mut(tile.tile, id, offset, result.len())
-                        .copy_from_slice(result);
-                }
-            }
-        }
-        Ok(())
+        let results: Vec<Result<(), RefExecError>> = program
+            .tiles
+            .par_iter()
+            .zip(self.memory.par_iter_mut())
+            .zip(self.roots.par_iter())
+            .map(|((tile, memory), roots)| compute_tile(tile, memory, roots, step))
+            .collect();
+        results.into_iter().collect()
     }
 
     fn exchange(&mut self, phase: usize) {
@@ -293,6 +252,72 @@ impl<'a> RefExec<'a> {
         }
         Ok(outputs)
     }
+}
+
+/// One tile's calls of compute step `step`, on that tile's buffers (`memory` by alias root,
+/// `roots` by buffer).
+fn compute_tile(
+    tile: &crate::tile::TileProgram,
+    memory: &mut [Vec<u8>],
+    roots: &[usize],
+    step: usize,
+) -> Result<(), RefExecError> {
+    let range = |id: BufferId, offset: u32, len: usize| {
+        let r = roots[id.0 as usize];
+        (r, offset as usize..offset as usize + len)
+    };
+    for call in &tile.calls[step] {
+        let fail = |reason: String| RefExecError::Reference {
+            tile: tile.tile,
+            step,
+            kernel: call.name().into(),
+            reason,
+        };
+        let operands: Vec<Vec<u8>> = call
+            .spec
+            .operands
+            .iter()
+            .zip(&call.bindings)
+            .map(|(o, &(id, offset))| {
+                let (r, bytes) = range(id, offset, o.bytes as usize);
+                memory[r][bytes].to_vec()
+            })
+            .collect();
+        let results = call
+            .params
+            .reference(operands)
+            .map_err(|e| fail(e.to_string()))?;
+        let outputs: Vec<usize> = call
+            .spec
+            .operands
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.role == Role::Output)
+            .map(|(i, _)| i)
+            .collect();
+        if results.len() != outputs.len() {
+            return Err(fail(format!(
+                "gave {} outputs for {}",
+                results.len(),
+                outputs.len()
+            )));
+        }
+        for (&k, result) in outputs.iter().zip(&results) {
+            let operand = &call.spec.operands[k];
+            if result.len() != operand.bytes as usize {
+                return Err(fail(format!(
+                    "gave {} bytes for `{}` ({} bytes)",
+                    result.len(),
+                    operand.name,
+                    operand.bytes
+                )));
+            }
+            let (id, offset) = call.bindings[k];
+            let (r, bytes) = range(id, offset, result.len());
+            memory[r][bytes].copy_from_slice(result);
+        }
+    }
+    Ok(())
 }
 
 /// Runs every step of `program` with `inputs` and returns its outputs.

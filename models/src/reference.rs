@@ -87,24 +87,40 @@ fn check_len(what: &'static str, x: &[f32], shape: &[usize]) -> Result<(), Refer
 }
 
 /// `a [m, k] · b [k, n]`, f64 accumulation.
+///
+/// Every output sums its k products in index order, as written; rows go in blocks of
+/// [`MATMUL_ROWS`] (each row of `b` is used for the whole block while it is in cache) and the
+/// blocks run in parallel on the current rayon pool. Neither changes a bit of the result.
 pub fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    use rayon::prelude::*;
     let mut out = vec![0.0f32; m * n];
-    let mut acc = vec![0.0f64; n];
-    for i in 0..m {
-        acc.iter_mut().for_each(|v| *v = 0.0);
-        for l in 0..k {
-            let av = a[i * k + l] as f64;
-            let row = &b[l * n..(l + 1) * n];
-            for (accj, &bv) in acc.iter_mut().zip(row) {
-                *accj += av * bv as f64;
-            }
-        }
-        for (o, &v) in out[i * n..(i + 1) * n].iter_mut().zip(&acc) {
-            *o = v as f32;
-        }
+    if n == 0 {
+        return out;
     }
+    out.par_chunks_mut(MATMUL_ROWS * n)
+        .enumerate()
+        .for_each(|(block, out)| {
+            let first = block * MATMUL_ROWS;
+            let rows = out.len() / n;
+            let mut acc = vec![0.0f64; rows * n];
+            for l in 0..k {
+                let b_row = &b[l * n..(l + 1) * n];
+                for (r, acc) in acc.chunks_exact_mut(n).enumerate() {
+                    let av = a[(first + r) * k + l] as f64;
+                    for (accj, &bv) in acc.iter_mut().zip(b_row) {
+                        *accj += av * bv as f64;
+                    }
+                }
+            }
+            for (o, &v) in out.iter_mut().zip(&acc) {
+                *o = v as f32;
+            }
+        });
     out
 }
+
+/// Rows of a [`matmul`] block.
+const MATMUL_ROWS: usize = 8;
 
 /// Adds `bias[n]` to every row of `x [.., n]`.
 pub fn add_bias(x: &mut [f32], bias: &[f32]) {
@@ -219,26 +235,31 @@ pub fn encoder_layer(
     };
     let scale = 1.0 / (hd as f64).sqrt();
     let mut context = vec![0.0f32; rows * d];
-    let mut probs = vec![0.0f32; tokens];
-    for b in 0..batch {
-        for head in 0..heads {
-            for t in 0..tokens {
-                let qr = b * tokens + t;
-                for (s, pr) in probs.iter_mut().enumerate() {
-                    let kr = b * tokens + s;
-                    *pr = (0..hd)
-                        .map(|i| at(qr, 0, head, i) * at(kr, 1, head, i))
-                        .sum::<f64>() as f32;
+    // Each query row's context (all heads) is one chunk: rows run in parallel.
+    {
+        use rayon::prelude::*;
+        context
+            .par_chunks_mut(d.max(1))
+            .enumerate()
+            .for_each(|(qr, context_row)| {
+                let b = qr / tokens;
+                let mut probs = vec![0.0f32; tokens];
+                for head in 0..heads {
+                    for (s, pr) in probs.iter_mut().enumerate() {
+                        let kr = b * tokens + s;
+                        *pr = (0..hd)
+                            .map(|i| at(qr, 0, head, i) * at(kr, 1, head, i))
+                            .sum::<f64>() as f32;
+                    }
+                    softmax_rows(&mut probs, tokens, scale as f32);
+                    for i in 0..hd {
+                        let v: f64 = (0..tokens)
+                            .map(|s| probs[s] as f64 * at(b * tokens + s, 2, head, i))
+                            .sum();
+                        context_row[head * hd + i] = v as f32;
+                    }
                 }
-                softmax_rows(&mut probs, tokens, scale as f32);
-                for i in 0..hd {
-                    let v: f64 = (0..tokens)
-                        .map(|s| probs[s] as f64 * at(b * tokens + s, 2, head, i))
-                        .sum();
-                    context[qr * d + head * hd + i] = v as f32;
-                }
-            }
-        }
+            });
     }
     let mut attn = matmul(&context, w(names::OUT_WEIGHT, &[d, d])?, rows, d, d);
     add_bias(&mut attn, w(names::OUT_BIAS, &[d])?);

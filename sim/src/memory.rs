@@ -112,14 +112,27 @@ impl AccessElements {
     }
 }
 
-/// Per-region parameters precomputed so that `element_of` is a few integer operations.
+/// Per-region parameters precomputed so that `element_of` is a few integer operations (shifts
+/// and masks when the unit is a power of two, as on every shipped machine).
 #[derive(Debug, Clone)]
 struct RegionGeometry {
     start: u32,
     /// Bytes covered by one element (linear) or one pair (interleaved).
     unit_bytes: u32,
+    /// `log2(unit_bytes)` when `unit_bytes` is a power of two.
+    unit_shift: Option<u32>,
     interleave: u32,
     first_element: u32,
+}
+
+impl RegionGeometry {
+    #[inline]
+    fn unit(&self, offset: u32) -> u32 {
+        match self.unit_shift {
+            Some(shift) => offset >> shift,
+            None => offset / self.unit_bytes,
+        }
+    }
 }
 
 /// The SRAM address map of a tile: regions and memory elements.
@@ -128,9 +141,10 @@ pub struct MemoryLayout {
     base: u32,
     end: u32,
     granule_shift: u32,
-    /// Every region's start and size are multiples of this, so each chunk lies in one region.
-    chunk_bytes: u32,
-    /// Region index of each `chunk_bytes` chunk from `base`: O(1) region lookup.
+    /// log2 of the chunk size: the largest power of two dividing every region's size (so of
+    /// their starts too, and each chunk lies in one region).
+    chunk_shift: u32,
+    /// Region index of each chunk from `base`: O(1) region lookup with a shift.
     region_of_chunk: Box<[u8]>,
     regions: Vec<RegionDescription>,
     geometry: Vec<RegionGeometry>,
@@ -143,10 +157,14 @@ impl MemoryLayout {
         sram.validate()?;
         // Validation guarantees: non-empty regions, at most MAX_REGIONS (fits u8), contiguous
         // from `base`, sizes non-zero multiples of element_bytes × interleave, no u32 overflow.
-        let chunk_bytes = sram
+        let common = sram
             .regions
             .iter()
             .fold(0, |chunk, region| gcd(chunk, region.size));
+        // Region offsets from `base` are sums of sizes, so multiples of the chunk too; every
+        // size is a multiple of 16, so chunks are at least 16 bytes.
+        let chunk_shift = common.trailing_zeros();
+        let chunk_bytes = 1u32 << chunk_shift;
         let mut region_of_chunk = Vec::new();
         let mut geometry = Vec::with_capacity(sram.regions.len());
         let mut element_count = 0u32;
@@ -159,6 +177,9 @@ impl MemoryLayout {
             geometry.push(RegionGeometry {
                 start: region.start,
                 unit_bytes: region.element_bytes * region.interleave,
+                unit_shift: (region.element_bytes * region.interleave)
+                    .is_power_of_two()
+                    .then(|| (region.element_bytes * region.interleave).trailing_zeros()),
                 interleave: region.interleave,
                 first_element: element_count,
             });
@@ -168,7 +189,7 @@ impl MemoryLayout {
             base: sram.base,
             end: sram.end(),
             granule_shift: sram.interleave_granule_bytes.trailing_zeros(),
-            chunk_bytes,
+            chunk_shift,
             region_of_chunk: region_of_chunk.into_boxed_slice(),
             regions: sram.regions.clone(),
             geometry,
@@ -206,12 +227,13 @@ impl MemoryLayout {
         &self.regions
     }
 
+    #[inline]
     fn region_index(&self, addr: u32) -> Option<usize> {
         if addr >= self.end {
             return None;
         }
         let offset = addr.checked_sub(self.base)?;
-        let chunk = (offset / self.chunk_bytes) as usize;
+        let chunk = (offset >> self.chunk_shift) as usize;
         self.region_of_chunk.get(chunk).copied().map(usize::from)
     }
 
@@ -222,6 +244,7 @@ impl MemoryLayout {
     }
 
     /// Whether `addr` lies in an interleaved region.
+    #[inline]
     pub fn is_interleaved(&self, addr: u32) -> bool {
         self.region_index(addr)
             .and_then(|index| self.geometry.get(index))
@@ -229,11 +252,13 @@ impl MemoryLayout {
     }
 
     /// The memory element holding the byte at `addr`, or `None` outside SRAM.
+    #[inline]
     pub fn element_of(&self, addr: u32) -> Option<MemoryElement> {
         let geometry = self.geometry.get(self.region_index(addr)?)?;
         let offset = addr - geometry.start;
-        let unit = offset / geometry.unit_bytes;
-        let lane = (offset >> self.granule_shift) % geometry.interleave;
+        let unit = geometry.unit(offset);
+        // `interleave` is 1 or 2 (validated): the lane is a mask, not a division.
+        let lane = (offset >> self.granule_shift) & (geometry.interleave - 1);
         Some(MemoryElement(
             geometry.first_element + unit * geometry.interleave + lane,
         ))
@@ -241,6 +266,7 @@ impl MemoryLayout {
 
     /// Checks that a `size`-byte access at `addr` is possible, reporting the first failed rule
     /// in the order: size, range, alignment, interleaving.
+    #[inline]
     pub fn check_access(&self, addr: u32, size: u32) -> Result<(), MemoryFault> {
         if !size.is_power_of_two() || size > MAX_ACCESS_BYTES {
             return Err(MemoryFault::UnsupportedSize { addr, size });
@@ -272,12 +298,63 @@ impl MemoryLayout {
         })
     }
 
+    /// [`MemoryLayout::elements_of_access`] of an access that passed [`MemoryLayout::check_access`]
+    /// (`fault` if, impossibly, it lies outside every region). An access no wider than the
+    /// interleave granule lies in one element, as element sizes are multiples of the granule.
+    #[inline]
+    fn checked_access_elements(
+        &self,
+        addr: u32,
+        size: u32,
+        fault: MemoryFault,
+    ) -> Result<AccessElements, MemoryFault> {
+        let first = self.element_of(addr).ok_or(fault)?;
+        if size <= 1 << self.granule_shift {
+            return Ok(AccessElements {
+                first,
+                second: None,
+            });
+        }
+        let last = self.element_of(addr + (size - 1)).ok_or(fault)?;
+        Ok(AccessElements {
+            first,
+            second: (last != first).then_some(last),
+        })
+    }
+
     /// Checks the `(address, size)` accesses one instruction makes in one cycle: each must be a
     /// valid access, and no two may touch the same memory element (a clash is a fault; see the
     /// module docs). `first` in the clash fault is the earlier access in `accesses`.
     pub fn check_element_clash(&self, accesses: &[(u32, u32)]) -> Result<(), MemoryFault> {
         for &(addr, size) in accesses {
             self.check_access(addr, size)?;
+        }
+        // The pace family makes at most three accesses: work out each one's elements once.
+        const FEW: usize = 4;
+        if accesses.len() <= FEW {
+            let mut elements = [AccessElements {
+                first: MemoryElement(0),
+                second: None,
+            }; FEW];
+            for (slot, &(addr, size)) in elements.iter_mut().zip(accesses) {
+                *slot = self.checked_access_elements(
+                    addr,
+                    size,
+                    MemoryFault::OutOfRange { addr, size },
+                )?;
+            }
+            for (index, &(second, _)) in accesses.iter().enumerate() {
+                for (&(first, _), first_elements) in accesses[..index].iter().zip(&elements) {
+                    if let Some(element) = first_elements.shared_with(elements[index]) {
+                        return Err(MemoryFault::ElementClash {
+                            first,
+                            second,
+                            element,
+                        });
+                    }
+                }
+            }
+            return Ok(());
         }
         for (index, &(second, second_size)) in accesses.iter().enumerate() {
             let second_elements = self.elements_of_access(second, second_size)?;
@@ -311,16 +388,25 @@ pub struct TileMemory {
     bytes: Vec<u8>,
     /// Sorted, disjoint, non-adjacent write-protected address ranges.
     protected: Vec<Range<u32>>,
+    /// One bit per [`PROTECT_GRANULE`] bytes from `base`: set where a protected range touches
+    /// the granule. A write to a granule whose bit is clear needs no search of `protected`.
+    protected_granules: Vec<u64>,
 }
+
+/// Bytes per bit of [`TileMemory`]'s protection summary; a multiple of the widest access, so
+/// one aligned access lies in one granule.
+const PROTECT_GRANULE: u32 = 64;
 
 impl TileMemory {
     /// A zeroed SRAM with no protected ranges.
     pub fn new(layout: Arc<MemoryLayout>) -> Self {
+        let granules = layout.size().div_ceil(PROTECT_GRANULE) as usize;
         Self {
             base: layout.base(),
             bytes: vec![0; layout.size() as usize],
             layout,
             protected: Vec::new(),
+            protected_granules: vec![0; granules.div_ceil(64)],
         }
     }
 
@@ -344,6 +430,7 @@ impl TileMemory {
     }
 
     /// Reads a `size`-byte access (1, 2, 4, 8 or 16 bytes) at `addr`.
+    #[inline]
     pub fn read(&self, addr: u32, size: u32) -> Result<&[u8], MemoryFault> {
         self.layout.check_access(addr, size)?;
         let start = self.offset(addr);
@@ -379,10 +466,12 @@ impl TileMemory {
     }
 
     /// Writes `data` (1, 2, 4, 8 or 16 bytes) at `addr`, refusing protected memory.
+    #[inline]
     pub fn write(&mut self, addr: u32, data: &[u8]) -> Result<(), MemoryFault> {
         let size = u32::try_from(data.len()).unwrap_or(u32::MAX);
         self.layout.check_access(addr, size)?;
-        if self.is_protected(addr, size) {
+        // A checked access lies in one granule: most writes are cleared by one bit.
+        if self.granule_may_be_protected(addr) && self.is_protected(addr, size) {
             return Err(MemoryFault::WriteToProtected { addr });
         }
         let start = self.offset(addr);
@@ -449,7 +538,7 @@ impl TileMemory {
         }
         // Keep the list sorted and merged so the write check is one binary search.
         let at = self.protected.partition_point(|r| r.start < range.start);
-        self.protected.insert(at, range);
+        self.protected.insert(at, range.clone());
         let mut merged: Vec<Range<u32>> = Vec::with_capacity(self.protected.len());
         for next in self.protected.drain(..) {
             match merged.last_mut() {
@@ -458,7 +547,21 @@ impl TileMemory {
             }
         }
         self.protected = merged;
+        let first = (range.start - self.base) / PROTECT_GRANULE;
+        let last = (range.end - 1 - self.base) / PROTECT_GRANULE;
+        for granule in first..=last {
+            self.protected_granules[(granule / 64) as usize] |= 1 << (granule % 64);
+        }
         Ok(())
+    }
+
+    /// Whether a protected range touches the granule of `addr` (an address in SRAM).
+    #[inline]
+    fn granule_may_be_protected(&self, addr: u32) -> bool {
+        let granule = (addr - self.base) / PROTECT_GRANULE;
+        self.protected_granules
+            .get((granule / 64) as usize)
+            .is_none_or(|bits| bits >> (granule % 64) & 1 != 0)
     }
 
     /// Whether any byte of `size` bytes at `addr` is write-protected.
@@ -488,6 +591,57 @@ mod tests {
     fn ipu21_layout() -> Arc<MemoryLayout> {
         let machine = MachineDescription::builtin("ipu21").unwrap();
         Arc::new(MemoryLayout::from_machine(&machine).unwrap())
+    }
+
+    /// Element sizes that are not powers of two (48-byte elements, linear and interleaved)
+    /// take the division path of `element_of`; it must agree with the definition: element
+    /// `first + (offset / unit) * interleave + (offset / granule) % interleave`.
+    #[test]
+    fn odd_element_sizes_map_by_the_definition() {
+        let region = |name: &str, start, size, interleave| RegionDescription {
+            name: name.into(),
+            start,
+            size,
+            element_bytes: 48,
+            interleave,
+        };
+        let sram = SramDescription {
+            base: 0x1000,
+            interleave_granule_bytes: 8,
+            regions: vec![
+                region("linear", 0x1000, 48 * 10, 1),
+                region("pairs", 0x1000 + 480, 96 * 5, 2),
+            ],
+        };
+        let layout = MemoryLayout::new(&sram).unwrap();
+        for addr in 0x1000..0x1000 + 960 {
+            let expected = if addr < 0x1000 + 480 {
+                (addr - 0x1000) / 48
+            } else {
+                let offset = addr - (0x1000 + 480);
+                10 + (offset / 96) * 2 + (offset / 8) % 2
+            };
+            assert_eq!(
+                layout.element_of(addr),
+                Some(MemoryElement(expected)),
+                "{addr:#x}"
+            );
+        }
+        assert_eq!(layout.element_of(0x1000 + 960), None);
+    }
+
+    /// Writes next to protected code, in the same 64-byte protection granule and in the ones
+    /// around it, are refused exactly where a protected byte is written.
+    #[test]
+    fn protection_granules_only_shortcut_the_search() {
+        let mut memory = TileMemory::new(ipu21_layout());
+        memory.protect(0x4C044..0x4C04C).unwrap();
+        memory.protect(0x4C0C0..0x4C100).unwrap();
+        for addr in (0x4C000..0x4C140).step_by(4) {
+            let protected =
+                (0x4C044..0x4C04C).contains(&addr) || (0x4C0C0..0x4C100).contains(&addr);
+            assert_eq!(memory.write_u32(addr, 1).is_err(), protected, "{addr:#x}");
+        }
     }
 
     #[test]

@@ -141,7 +141,8 @@ pub struct RunArgs {
     /// Write profile.html and trace.json here.
     #[arg(long)]
     profile: Option<PathBuf>,
-    /// Host threads for the simulation (default: all cores).
+    /// Host threads for the whole command — planning, simulation and both references
+    /// (default: all cores). Results and cycles do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
     /// Tiles whose supersteps and kernel spans go into trace.json: `FIRST-LAST` or `all`
@@ -288,6 +289,9 @@ fn write_outputs(path: &Path, outcome: &Outcome) -> Result<Vec<PathBuf>> {
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    if let Some(threads) = args.threads {
+        tessera::pipeline::use_host_threads(threads)?;
+    }
     let machine = MachineDescription::load(&args.model.machine)?;
     let model = args.model.model()?;
     let pixels = load_pixels(&args, &model)?;
@@ -295,6 +299,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     header(&model, &spec, &machine);
     let (compiled, compile_seconds) = compile_with_progress(&args.model, &model, &spec, &machine)?;
     print_plan(&compiled, compile_seconds);
+    if std::env::var_os("TESSERA_TIMING").is_some() {
+        if let Some(bytes) = tessera::pipeline::peak_memory_bytes() {
+            eprintln!(
+                "[memory] peak resident after compiling: {:.0} MiB",
+                bytes as f64 / (1 << 20) as f64
+            );
+        }
+    }
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} simulating: superstep {pos} {msg}")
@@ -314,6 +326,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(&progress),
     )?;
     bar.finish_and_clear();
+    if std::env::var_os("TESSERA_TIMING").is_some() {
+        for (stage, bytes) in &outcome.peak_memory {
+            eprintln!(
+                "[memory] peak resident after {stage}: {:.0} MiB",
+                *bytes as f64 / (1 << 20) as f64
+            );
+        }
+    }
     let summary = RunSummary::new(&machine, &compiled, &outcome, compile_seconds);
     print!("{}", summary.text());
     let steps = step_times(

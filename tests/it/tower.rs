@@ -145,3 +145,68 @@ fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
     assert!(outcome.report.profile.sync_releases.len() as u64 == outcome.report.supersteps);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Host threads change nothing: the simulation (outputs, every cycle figure, the profile), the
+/// plan's reference and the host reference (both parallel inside) give the same bits on one,
+/// two and three threads — each run with its rayon pool and the simulator's of that size.
+#[test]
+fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
+    let spec = RunSpec {
+        batch: 2,
+        layers: 2,
+        head: true,
+        fp8: true,
+    };
+    let machine = MachineDescription::builtin("small").unwrap();
+    let graph = tower_graph(&model, &spec).unwrap();
+    let options = PlanOptions::for_target(&tessera::target::target_of(&machine));
+    let compiled = compile_graph(&machine, &graph, &model.store, &options, None).unwrap();
+    let outcomes: Vec<Outcome> = [1, 2, 3]
+        .into_iter()
+        .map(|threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                run_and_check(
+                    &machine,
+                    &model,
+                    &spec,
+                    &compiled,
+                    &pixels,
+                    Some(threads),
+                    None,
+                )
+            })
+            .unwrap()
+        })
+        .collect();
+    let bits = |outcome: &Outcome| {
+        let values: Vec<Vec<u32>> = outcome
+            .outputs
+            .iter()
+            .map(|(_, _, v)| v.iter().map(|x| x.to_bits()).collect())
+            .collect();
+        let errors: Vec<(u64, u64, usize)> = outcome
+            .errors
+            .iter()
+            .map(|(_, e)| {
+                (
+                    e.max_abs.to_bits(),
+                    e.relative_rms.to_bits(),
+                    e.max_abs_index,
+                )
+            })
+            .collect();
+        (values, errors, outcome.mismatches.clone())
+    };
+    let first = &outcomes[0];
+    assert!(first.bit_exact());
+    for other in &outcomes[1..] {
+        assert_eq!(other.report, first.report);
+        assert_eq!(bits(other), bits(first));
+    }
+}

@@ -180,7 +180,8 @@ pub struct Emitted {
 #[derive(Clone, Debug)]
 pub struct Compiled {
     pub placement: Placement,
-    pub image: Image,
+    /// Shared, so a simulator can load it without a copy (it holds every weight byte).
+    pub image: std::sync::Arc<Image>,
     pub report: EmitReport,
 }
 
@@ -353,7 +354,7 @@ pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError
     match emit_with(target, program, &frame, &placement) {
         Ok(Emitted { image, report }) => Ok(Compiled {
             placement,
-            image,
+            image: image.into(),
             report,
         }),
         Err(EmitError::ReserveTooSmall { needed, .. }) => {
@@ -368,7 +369,7 @@ pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError
             let Emitted { image, report } = emit_with(target, program, &frame, &placement)?;
             Ok(Compiled {
                 placement,
-                image,
+                image: image.into(),
                 report,
             })
         }

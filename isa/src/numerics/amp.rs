@@ -99,6 +99,17 @@ impl Fp8Phase {
         }
     }
 
+    /// The input lanes as [`Fp8Phase::apply`] multiplies them, x_i · 2^scale, when the scale
+    /// takes the f32 path (see [`FAST_SCALES`]); `None` when it takes the f64 path. With the
+    /// decoded weights these are the operands of [`amp_phase_channels`].
+    #[inline]
+    pub fn scaled_lanes(&self) -> Option<&[f32; 8]> {
+        match self.f64_scale {
+            None => Some(&self.x),
+            Some(_) => None,
+        }
+    }
+
     /// [`amp_phase_fp8`] of this input with the weight codes `w`.
     #[inline]
     pub fn apply(&self, acc: f32, w: [u8; 8]) -> f32 {
@@ -157,12 +168,41 @@ impl F16Phase {
     }
 }
 
+/// Output channels of one `*hihov4amp` call: [`amp_phase_channels`] runs a phase of all of them.
+pub const CALL_CHANNELS: usize = 16;
+
+/// One phase of every channel of an AMP call at once: for each channel m, `acc[m]` plus
+/// `x[i] · w[i][m]` over the lanes i < L in ascending order (`w` holds at least L lanes), each product and each sum one f32
+/// RNE rounding, then the canonical NaN. Per channel this is exactly [`Fp8Phase::apply`] (with
+/// `x` from [`Fp8Phase::scaled_lanes`] and `w[i][m]` the value of the weight code, unscaled)
+/// or [`F16Phase::apply`] (`x` and `w` the f16 values): the same operations on the same values
+/// in the same order. The weights are lane-major so that the loop over channels is
+/// data-parallel (the compiler keeps several channels in one vector register; IEEE arithmetic
+/// is the same lane by lane, and nothing is fused or reordered).
+#[inline]
+pub fn amp_phase_channels<const L: usize>(
+    acc: &mut [f32; CALL_CHANNELS],
+    x: &[f32; L],
+    w: &[[f32; CALL_CHANNELS]],
+) {
+    for (&xi, wi) in x.iter().zip(w) {
+        for (a, &wm) in acc.iter_mut().zip(wi) {
+            *a += xi * wm;
+        }
+    }
+    for a in acc.iter_mut() {
+        *a = canonical(*a);
+    }
+}
+
 /// Partial in: f16 -> f32 exact.
+#[inline]
 pub fn amp_partial_in(partial: u16) -> f32 {
     f16_to_f32(partial)
 }
 
 /// Result out: f32 -> f16 RNE (overflow → ±inf, NaN → the canonical f16 NaN).
+#[inline]
 pub fn amp_result_out(acc: f32) -> u16 {
     f32_to_f16(acc)
 }

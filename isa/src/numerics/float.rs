@@ -33,6 +33,7 @@ fn canonical_f32(x: f32) -> f32 {
 
 /// f16 → f32, exact. A NaN keeps its payload but is made quiet (the hardware quietens
 /// signalling NaNs, isa.md §8).
+#[inline]
 pub fn f16_to_f32(h: u16) -> f32 {
     let sign = ((h & 0x8000) as u32) << 16;
     let exponent_field = ((h >> 10) & 0x1f) as u32;
@@ -76,6 +77,10 @@ pub fn f32_to_f16(x: f32) -> u16 {
         let sign = (bits >> 16) as u16 & 0x8000;
         let rebased = magnitude - 0x3800_0000;
         return sign | ((rebased + 0x0fff + ((rebased >> 13) & 1)) >> 13) as u16;
+    }
+    if magnitude == 0 {
+        // ±0 (common: AMP results of zero inputs) keeps its sign, as the general path does.
+        return (bits >> 16) as u16;
     }
     f32_to_f16_general(x)
 }

@@ -31,14 +31,99 @@
 //! byte i are bits \[16i+15:16i\] and \[8i+7:8i\] of the 64-bit pair or `$CWEI` value.
 //! `$azeros` works as a destination (discarded) and as input or partials (zeros).
 
+//!
+//! Execution: a phase runs all its channels at once ([`crate::numerics::amp::amp_phase_channels`],
+//! bit for bit the per-channel definition) on the `$CWEI` words of the phase decoded to f32
+//! lanes. The decoded lanes are kept in a [`CweiLanes`] the environment may hold
+//! ([`ExecEnv::cwei_lanes`]); each phase remembers the words and the format it decoded and
+//! decodes again when either differs, so the cache can never be stale, whoever wrote `$CWEI`.
+//! An FP8 scale outside the f32 fast path takes the per-channel f64 definition.
+
 use super::regs::{halves4, join_halves4, join_singles, singles, Pending};
 use super::state::ContextState;
 use super::{ExecEnv, Trap, TrapKind};
-use crate::csr::{cwei_index, field, index};
+use crate::csr::{cwei_index, field, index, CWEI_COUNT};
 use crate::inst::Inst;
+use crate::numerics::amp::{amp_phase_channels, CALL_CHANNELS};
 use crate::numerics::{
-    amp_partial_in, amp_result_out, scale_from_field, F16Phase, Fp8Format, Fp8Phase,
+    amp_partial_in, amp_result_out, f16_to_f32, fp8_values, scale_from_field, Fp8Format, Fp8Phase,
 };
+
+/// Phases of an AMP call (the flags' phase field).
+const PHASES: usize = 4;
+
+/// How the `$CWEI` words of a phase were decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LaneFormat {
+    /// Four f16 lanes per word.
+    F16,
+    /// Eight FP8 codes per word, as unscaled values.
+    Fp8(Fp8Format),
+}
+
+/// The `$CWEI` words of one phase decoded to f32 lanes, lane-major (`lanes[i][m]`: lane i of
+/// channel m), and the format they were decoded in (`None`: not decoded since the last change).
+#[derive(Clone, Copy, Debug)]
+struct PhaseLanes {
+    format: Option<LaneFormat>,
+    lanes: [[f32; CALL_CHANNELS]; 8],
+}
+
+impl Default for PhaseLanes {
+    fn default() -> Self {
+        PhaseLanes {
+            format: None,
+            lanes: [[0.0; CALL_CHANNELS]; 8],
+        }
+    }
+}
+
+impl PhaseLanes {
+    /// Decodes the words of phase `p` of `cwei` in `format`.
+    fn decode(&mut self, cwei: &[u64; CWEI_COUNT], p: usize, format: LaneFormat) {
+        let words: [u64; CALL_CHANNELS] =
+            std::array::from_fn(|m| cwei[cwei_index(m as u8, p as u8) as usize]);
+        match format {
+            LaneFormat::F16 => {
+                for (m, &word) in words.iter().enumerate() {
+                    for (i, lane) in self.lanes[..4].iter_mut().enumerate() {
+                        lane[m] = f16_to_f32((word >> (16 * i)) as u16);
+                    }
+                }
+            }
+            LaneFormat::Fp8(fp8) => {
+                let values = fp8_values(fp8);
+                for (m, &word) in words.iter().enumerate() {
+                    for (i, lane) in self.lanes.iter_mut().enumerate() {
+                        lane[m] = values[((word >> (8 * i)) & 0xff) as usize];
+                    }
+                }
+            }
+        }
+        self.format = Some(format);
+    }
+}
+
+/// Decoded `$CWEI` lanes of every phase: what an environment keeps so that a phase's weights
+/// are decoded once per `$CWEI` change, not once per AMP call.
+///
+/// The contract of an environment that hands one out ([`ExecEnv::cwei_lanes`]): it calls
+/// [`CweiLanes::invalidate`] whenever `$CWEI` may change (every [`ExecEnv::cwei_mut`], the only
+/// way the semantics write it) and never otherwise changes `$CWEI` behind the cache's back.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CweiLanes {
+    phases: [PhaseLanes; PHASES],
+}
+
+impl CweiLanes {
+    /// Forgets every decoded phase (`$CWEI` changed).
+    #[inline]
+    pub fn invalidate(&mut self) {
+        for phase in &mut self.phases {
+            phase.format = None;
+        }
+    }
+}
 
 /// Decodes the flags into the phase, or `BadFlags`.
 fn phase(inst: &Inst) -> Result<usize, Trap> {
@@ -62,51 +147,84 @@ fn phase(inst: &Inst) -> Result<usize, Trap> {
     Ok((flags & 3) as usize)
 }
 
-/// Steps 1 and 2 over the first `channels` channels; `apply(acc, weights)` is one channel's
-/// phase with the call's input vector (decoded once per call, not once per channel).
+/// Step 1 of the module doc over the first `channels` channels.
 #[inline]
-fn advance<E: ExecEnv>(
-    ctx: &ContextState,
-    env: &E,
-    out: &mut Pending,
-    p: usize,
-    channels: usize,
-    apply: impl Fn(f32, u64) -> f32,
-) {
-    let cwei = env.cwei();
-    let amp = out.amp(ctx);
+fn start_group(amp: &mut super::AmpState, p: usize, channels: usize) {
     if p == 0 {
         amp.finished[..channels].copy_from_slice(&amp.accumulating[..channels]);
         amp.accumulating[..channels].copy_from_slice(&amp.pending[..channels]);
     }
-    for m in 0..channels {
-        let weights = cwei[cwei_index(m as u8, p as u8) as usize];
-        amp.accumulating[m] = apply(amp.accumulating[m], weights);
-    }
 }
 
-/// Steps 3 and 4 of the 16-channel forms.
+/// Steps 1 and 2 over the first `channels` channels with input lanes `x` (f32 values as the
+/// definition multiplies them) and the phase's weights decoded in `format`.
+#[inline]
+fn advance<E: ExecEnv, const L: usize>(
+    ctx: &ContextState,
+    env: &mut E,
+    out: &mut Pending,
+    p: usize,
+    channels: usize,
+    x: &[f32; L],
+    format: LaneFormat,
+) {
+    let mut local = PhaseLanes::default();
+    let cached = env
+        .cwei_lanes()
+        .is_some_and(|cache| cache.phases[p].format == Some(format));
+    if !cached {
+        let cwei = *env.cwei();
+        match env.cwei_lanes() {
+            Some(cache) => cache.phases[p].decode(&cwei, p, format),
+            None => local.decode(&cwei, p, format),
+        }
+    }
+    let lanes = match env.cwei_lanes() {
+        Some(cache) => &cache.phases[p].lanes,
+        None => &local.lanes,
+    };
+    let amp = out.amp(ctx);
+    start_group(amp, p, channels);
+    let mut acc = [0.0f32; CALL_CHANNELS];
+    acc[..channels].copy_from_slice(&amp.accumulating[..channels]);
+    amp_phase_channels(&mut acc, x, lanes);
+    amp.accumulating[..channels].copy_from_slice(&acc[..channels]);
+}
+
+/// Steps 3 and 4 of the 16-channel forms (results for `$azeros` are discarded, so not made).
+#[inline]
 fn hiho_v4_out(inst: &Inst, ctx: &ContextState, out: &mut Pending, p: usize) {
     let partials = halves4(ctx.read_a64(inst.reg(2)));
+    let discard = inst.reg(0) >= 14;
     let amp = out.amp(ctx);
     let mut result = [0u16; 4];
     for i in 0..4 {
-        result[i] = amp_result_out(amp.finished[4 * p + i]);
+        if !discard {
+            result[i] = amp_result_out(amp.finished[4 * p + i]);
+        }
         amp.pending[4 * p + i] = amp_partial_in(partials[i]);
     }
-    out.write_a64(inst.reg(0), join_halves4(result));
+    if !discard {
+        out.write_a64(inst.reg(0), join_halves4(result));
+    }
+}
+
+/// The f16 input lanes of an f16 AMP call.
+#[inline]
+fn f16_lanes(x: u64) -> [f32; 4] {
+    halves4(x).map(f16_to_f32)
 }
 
 /// `f16v4hihov4amp $aD:D+1, $aX:X+1, $aP:P+1, imm6`.
 pub(super) fn f16v4hihov4amp<E: ExecEnv>(
     inst: &Inst,
     ctx: &ContextState,
-    env: &E,
+    env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
     let p = phase(inst)?;
-    let x = F16Phase::new(halves4(ctx.read_a64(inst.reg(1))));
-    advance(ctx, env, out, p, 16, |acc, w| x.apply(acc, halves4(w)));
+    let x = f16_lanes(ctx.read_a64(inst.reg(1)));
+    advance(ctx, env, out, p, 16, &x, LaneFormat::F16);
     hiho_v4_out(inst, ctx, out, p);
     Ok(())
 }
@@ -115,18 +233,31 @@ pub(super) fn f16v4hihov4amp<E: ExecEnv>(
 pub(super) fn f8v8hihov4amp<E: ExecEnv>(
     inst: &Inst,
     ctx: &ContextState,
-    env: &E,
+    env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
     let p = phase(inst)?;
     let infmt = env.supervisor_csr(index::FP_INFMT);
+    let w_format = Fp8Format::from_format_bit(infmt & field::FP_INFMT_CWEI_FMT);
     let x = Fp8Phase::new(
         ctx.read_a64(inst.reg(1)).to_le_bytes(),
         Fp8Format::from_format_bit((infmt & field::FP_INFMT_ARF_FMT) >> 1),
-        Fp8Format::from_format_bit(infmt & field::FP_INFMT_CWEI_FMT),
+        w_format,
         scale_from_field(env.supervisor_csr(index::FP_ISCL)),
     );
-    advance(ctx, env, out, p, 16, |acc, w| x.apply(acc, w.to_le_bytes()));
+    match x.scaled_lanes() {
+        Some(lanes) => advance(ctx, env, out, p, 16, lanes, LaneFormat::Fp8(w_format)),
+        None => {
+            // A scale off the f32 fast path: the per-channel definition, in f64.
+            let cwei = env.cwei();
+            let amp = out.amp(ctx);
+            start_group(amp, p, 16);
+            for m in 0..16 {
+                let weights = cwei[cwei_index(m as u8, p as u8) as usize];
+                amp.accumulating[m] = x.apply(amp.accumulating[m], weights.to_le_bytes());
+            }
+        }
+    }
     hiho_v4_out(inst, ctx, out, p);
     Ok(())
 }
@@ -135,12 +266,12 @@ pub(super) fn f8v8hihov4amp<E: ExecEnv>(
 pub(super) fn f16v4sisoamp<E: ExecEnv>(
     inst: &Inst,
     ctx: &ContextState,
-    env: &E,
+    env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
     let p = phase(inst)?;
-    let x = F16Phase::new(halves4(ctx.read_a64(inst.reg(1))));
-    advance(ctx, env, out, p, 8, |acc, w| x.apply(acc, halves4(w)));
+    let x = f16_lanes(ctx.read_a64(inst.reg(1)));
+    advance(ctx, env, out, p, 8, &x, LaneFormat::F16);
     let partials = singles(ctx.read_a64(inst.reg(2)));
     let amp = out.amp(ctx);
     let result = [amp.finished[2 * p], amp.finished[2 * p + 1]];
@@ -319,6 +450,61 @@ mod tests {
             assert_eq!(results[g + 1], reference[g], "group {g}");
         }
         assert!(reference.iter().flatten().any(|&h| h != 0 && h != 0x8000));
+    }
+
+    /// An environment that keeps decoded `$CWEI` between calls gives exactly what decoding per
+    /// call gives, over random AMP calls of all three forms interleaved with `$CWEI` writes
+    /// (through `cwei_mut`, as the supervisor's loads make them) and weight-format changes.
+    #[test]
+    fn cached_weight_lanes_give_what_decoding_per_call_gives() {
+        use crate::semantics::{CweiLanes, ExecEnv};
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let (mut plain, mut cached) = (TestEnv::new(), TestEnv::new());
+        cached.lanes = Some(CweiLanes::default());
+        let (mut plain_ctx, mut cached_ctx) = (worker(), worker());
+        for step in 0..4000 {
+            match rng.next() % 8 {
+                0 => {
+                    let (index, value) = (
+                        rng.next() as usize % crate::csr::CWEI_COUNT,
+                        u64::from(rng.next()) << 32 | u64::from(rng.next()),
+                    );
+                    plain.cwei_mut()[index] = value;
+                    cached.cwei_mut()[index] = value;
+                }
+                1 => {
+                    let infmt = rng.next() & 3;
+                    plain.supervisor_csr[index::FP_INFMT as usize] = infmt;
+                    cached.supervisor_csr[index::FP_INFMT as usize] = infmt;
+                    let iscl = scale_to_field((rng.next() % 16) as i32 - 8);
+                    plain.supervisor_csr[index::FP_ISCL as usize] = iscl;
+                    cached.supervisor_csr[index::FP_ISCL as usize] = iscl;
+                }
+                _ => {
+                    let op = [F8v8hihov4amp, F16v4hihov4amp, F16v4sisoamp][rng.next() as usize % 3];
+                    for r in 0..8 {
+                        let value = rng.next();
+                        plain_ctx.a[r] = value;
+                        cached_ctx.a[r] = value;
+                    }
+                    let operands = [
+                        [4, 6, 14][rng.next() as usize % 3],
+                        [0, 14][rng.next() as usize % 2],
+                        [2, 14][rng.next() as usize % 2],
+                        flags(rng.next() as usize % 4),
+                    ];
+                    ok(&mut plain_ctx, &mut plain, one(op, &operands));
+                    ok(&mut cached_ctx, &mut cached, one(op, &operands));
+                }
+            }
+            // Bit for bit (NaN accumulators compare unequal as floats).
+            let bits = |ctx: &ContextState| {
+                let amp = &ctx.amp;
+                let lanes = [amp.pending, amp.accumulating, amp.finished];
+                (ctx.a, lanes.map(|l| l.map(f32::to_bits)))
+            };
+            assert_eq!(bits(&plain_ctx), bits(&cached_ctx), "step {step}");
+        }
     }
 
     /// 16 × 16 f16 weights, two input vectors, the inputs and partials streamed from memory by a

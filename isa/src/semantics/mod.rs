@@ -13,6 +13,8 @@ mod trap;
 pub use state::{AmpState, ContextKind, ContextState, RepeatState, AACC_COUNT, AMP_CHANNELS};
 pub use trap::{Trap, TrapKind};
 
+pub use amp::CweiLanes;
+
 use crate::inst::Bundle;
 
 /// `TMEM_REGION0_BASE_ADDR` on ipu2/ipu21: the first SRAM byte; `run` vertex offsets are relative to it. [C]
@@ -33,6 +35,12 @@ pub trait ExecEnv {
     /// The shared AMP weight registers `$CWEI_m_n`, indexed by [`crate::csr::cwei_index`].
     fn cwei(&self) -> &[u64; crate::csr::CWEI_COUNT];
     fn cwei_mut(&mut self) -> &mut [u64; crate::csr::CWEI_COUNT];
+    /// Where the AMP keeps `$CWEI` decoded to f32 lanes between calls (see [`CweiLanes`]), if
+    /// the environment keeps them; without it every call decodes its phase's weights. Results
+    /// are the same either way.
+    fn cwei_lanes(&mut self) -> Option<&mut CweiLanes> {
+        None
+    }
     /// A supervisor lower-space CSR value (workers' AMP reads `$FP_INFMT` and `$FP_ISCL`).
     fn supervisor_csr(&self, index: u8) -> u32;
     /// The tile's cycle counter (`$COUNT_L`/`$COUNT_U`).

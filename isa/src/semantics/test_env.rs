@@ -2,8 +2,8 @@
 //! builders and a tiny program runner shared by the family tests.
 
 use super::{
-    step_bundle, step_prepared, ContextKind, ContextState, Effect, ExecEnv, PreparedBundle,
-    StepOutcome, Trap,
+    step_bundle, step_prepared, ContextKind, ContextState, CweiLanes, Effect, ExecEnv,
+    PreparedBundle, StepOutcome, Trap,
 };
 use crate::csr::CWEI_COUNT;
 use crate::inst::{Bundle, Inst, Opcode};
@@ -25,6 +25,10 @@ pub struct TestEnv {
     pub tile_id: u32,
     /// Every `check_parallel_accesses` call, in order.
     pub parallel: Vec<Vec<(u32, u32)>>,
+    /// Decoded `$CWEI` kept between AMP calls (`None`: decoded per call), invalidated by
+    /// `cwei_mut` as the simulator's environment does. Tests that write `cwei` directly
+    /// between calls must call `invalidate` on it themselves.
+    pub lanes: Option<CweiLanes>,
 }
 
 impl TestEnv {
@@ -36,6 +40,7 @@ impl TestEnv {
             cycle: 0,
             tile_id: 0,
             parallel: Vec::new(),
+            lanes: None,
         }
     }
 
@@ -132,7 +137,14 @@ impl ExecEnv for TestEnv {
     }
 
     fn cwei_mut(&mut self) -> &mut [u64; CWEI_COUNT] {
+        if let Some(lanes) = &mut self.lanes {
+            lanes.invalidate();
+        }
         &mut self.cwei
+    }
+
+    fn cwei_lanes(&mut self) -> Option<&mut CweiLanes> {
+        self.lanes.as_mut()
     }
 
     fn supervisor_csr(&self, index: u8) -> u32 {

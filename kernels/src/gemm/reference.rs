@@ -12,13 +12,130 @@ use super::Precision;
 use crate::case::{bytes, Case};
 use crate::layout::{self, AMP_CHANNELS, WEIGHT_BLOCK_BYTES};
 use tessera_isa::csr::index;
+use tessera_isa::numerics::amp::amp_phase_channels;
 use tessera_isa::numerics::{
-    amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, scale_from_field, Fp8Format,
+    amp_partial_in, amp_phase_f16, amp_phase_fp8, amp_result_out, f16_to_f32, fp8_values,
+    scale_from_field, Fp8Format, Fp8Phase,
 };
 
 /// The reference: C (M × Np f16 bits), from the spec of the kernel (see the module docs).
+///
+/// It computes what [`reference_gemm_by_definition`] computes, output by output, but runs the
+/// 16 channels of a column block together on decoded operands
+/// ([`tessera_isa::numerics::amp::amp_phase_channels`]: per channel the same operations in the
+/// same order as `amp_phase_fp8` / `amp_phase_f16`); FP8 scales off the f32 fast path use the
+/// definition itself. A test compares the two on random GEMMs.
 #[allow(clippy::too_many_arguments)]
 pub fn reference_gemm(
+    precision: Precision,
+    m: usize,
+    kbs: usize,
+    nbs: usize,
+    panels: &[u8],
+    blocks: &[u8],
+    partials: Option<&[u16]>,
+    x_format: Fp8Format,
+    w_format: Fp8Format,
+    scale: i32,
+) -> Vec<u16> {
+    let fast = match precision {
+        Precision::Fp8 => Fp8Phase::new([0; 8], x_format, w_format, scale)
+            .scaled_lanes()
+            .is_some(),
+        Precision::F16 => true,
+    };
+    if !fast {
+        return reference_gemm_by_definition(
+            precision, m, kbs, nbs, panels, blocks, partials, x_format, w_format, scale,
+        );
+    }
+    let word = |bytes: &[u8], at: usize| -> [u8; 8] {
+        bytes[at..at + 8]
+            .try_into()
+            .expect("an 8-byte range is 8 bytes")
+    };
+    // Lane i of an 8-byte word as the AMP multiplies it: FP8 byte i (x scaled by 2^scale,
+    // weights unscaled) or f16 half i.
+    let w_values = fp8_values(w_format);
+    let x_lanes = |x: [u8; 8]| -> [f32; 8] {
+        match precision {
+            Precision::Fp8 => *Fp8Phase::new(x, x_format, w_format, scale)
+                .scaled_lanes()
+                .expect("the scale takes the fast path (checked above)"),
+            Precision::F16 => {
+                let h = halves(x);
+                std::array::from_fn(|i| if i < 4 { f16_to_f32(h[i]) } else { 0.0 })
+            }
+        }
+    };
+    let w_lane = |w: [u8; 8], i: usize| -> f32 {
+        match precision {
+            Precision::Fp8 => w_values[w[i] as usize],
+            Precision::F16 => {
+                if i < 4 {
+                    f16_to_f32(halves(w)[i])
+                } else {
+                    0.0
+                }
+            }
+        }
+    };
+    // Weights of (nb, kb, phase), lane-major: [lane][channel].
+    let weights: Vec<[[f32; AMP_CHANNELS]; 8]> = (0..nbs * kbs * 4)
+        .map(|index| {
+            let (block, phase) = (index / 4, index % 4);
+            let mut lanes = [[0.0f32; AMP_CHANNELS]; 8];
+            for channel in 0..AMP_CHANNELS {
+                let w = word(
+                    blocks,
+                    block * WEIGHT_BLOCK_BYTES + (4 * channel + phase) * 8,
+                );
+                for (i, lane) in lanes.iter_mut().enumerate() {
+                    lane[channel] = w_lane(w, i);
+                }
+            }
+            lanes
+        })
+        .collect();
+    // Inputs of (kb, row, phase).
+    let inputs: Vec<[f32; 8]> = (0..kbs * m * 4)
+        .map(|index| {
+            let (kb, row, phase) = (index / (4 * m), index / 4 % m, index % 4);
+            x_lanes(word(panels, layout::panel_offset(kb, row, m) + 8 * phase))
+        })
+        .collect();
+    let np = nbs * AMP_CHANNELS;
+    let mut out = vec![0u16; m * np];
+    for (row, out_row) in out.chunks_exact_mut(np.max(1)).enumerate().take(m) {
+        for nb in 0..nbs {
+            let mut sum = [0u16; AMP_CHANNELS];
+            if let Some(c0) = partials {
+                sum.copy_from_slice(&c0[row * np + nb * AMP_CHANNELS..][..AMP_CHANNELS]);
+            }
+            for kb in 0..kbs {
+                let mut acc = sum.map(amp_partial_in);
+                for phase in 0..4 {
+                    let x = &inputs[(kb * m + row) * 4 + phase];
+                    let w = &weights[(nb * kbs + kb) * 4 + phase];
+                    match precision {
+                        Precision::Fp8 => amp_phase_channels(&mut acc, x, w),
+                        Precision::F16 => {
+                            let x4: &[f32; 4] = x.first_chunk().expect("8 lanes begin with 4");
+                            amp_phase_channels(&mut acc, x4, w)
+                        }
+                    }
+                }
+                sum = acc.map(amp_result_out);
+            }
+            out_row[nb * AMP_CHANNELS..][..AMP_CHANNELS].copy_from_slice(&sum);
+        }
+    }
+    out
+}
+
+/// The reference as the definition states it, output by output (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub fn reference_gemm_by_definition(
     precision: Precision,
     m: usize,
     kbs: usize,
@@ -224,5 +341,59 @@ mod tests {
             one_value_gemm(Precision::Fp8, &[0x40, FP8_NAN], &[0x40, 0x40], 2, None, 0),
             0x7e00
         );
+    }
+
+    /// Random bytes for every operand (so NaN codes, infinities, subnormals and f16 NaN
+    /// payloads occur), both precisions, both formats each, scales on and off the f32 fast
+    /// path, with and without partials: the channel-parallel reference gives the definition's
+    /// bits.
+    mod fast_path {
+        use super::super::{reference_gemm, reference_gemm_by_definition};
+        use super::*;
+        use proptest::prelude::*;
+
+        fn format() -> impl Strategy<Value = Fp8Format> {
+            prop::sample::select(vec![Fp8Format::F143, Fp8Format::F152])
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+            #[test]
+            fn equals_the_definition(
+                fp8 in any::<bool>(),
+                m in 1usize..6,
+                kbs in 1usize..4,
+                nbs in 1usize..3,
+                seed in any::<u64>(),
+                with_partials in any::<bool>(),
+                x_format in format(),
+                w_format in format(),
+                scale in prop_oneof![4 => -20i32..=20, 1 => -200i32..=200],
+            ) {
+                let precision = if fp8 { Precision::Fp8 } else { Precision::F16 };
+                let mut rng = tessera_isa::rng::Rng::new(seed);
+                let mut bytes = |n: usize| -> Vec<u8> {
+                    (0..n).map(|_| rng.next_u64() as u8).collect()
+                };
+                let panels = bytes(kbs * m * 32);
+                let blocks = bytes(nbs * kbs * WEIGHT_BLOCK_BYTES);
+                let partials: Option<Vec<u16>> = with_partials.then(|| {
+                    bytes(2 * m * nbs * AMP_CHANNELS)
+                        .chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                        .collect()
+                });
+                let args = (m, kbs, nbs, &panels, &blocks, partials.as_deref());
+                let fast = reference_gemm(
+                    precision, args.0, args.1, args.2, args.3, args.4, args.5, x_format,
+                    w_format, scale,
+                );
+                let definition = reference_gemm_by_definition(
+                    precision, args.0, args.1, args.2, args.3, args.4, args.5, x_format,
+                    w_format, scale,
+                );
+                prop_assert_eq!(fast, definition);
+            }
+        }
     }
 }

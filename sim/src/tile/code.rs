@@ -40,20 +40,29 @@ pub enum CodeSlot {
 /// Decoded words of one code range, one slot per word from the range start.
 pub type DecodedRange = Arc<[CodeSlot]>;
 
+/// A piece of one decoded range: `[start, end)` holds the range's slots from `first` on.
 #[derive(Clone, Debug)]
-struct CodeRange {
+struct CodePiece {
     start: u32,
     end: u32,
+    first: usize,
     slots: DecodedRange,
 }
 
 /// Decoded bundles of a tile's code ranges. A later range shadows an earlier one where they
 /// overlap (as re-decoding memory would).
+///
+/// The ranges are kept as sorted, disjoint pieces (what shadowing leaves visible of each), so a
+/// fetch is a check of the piece the last fetch hit (code runs in straight lines and loops) and,
+/// when the PC left it, a binary search: a tile with a hundred exchange programs fetches as fast
+/// as one with a single code segment.
 #[derive(Clone, Debug, Default)]
 pub struct CodeCache {
     base: u32,
-    /// Most recently added first.
-    ranges: Vec<CodeRange>,
+    /// Sorted by start, disjoint.
+    pieces: Vec<CodePiece>,
+    /// The piece of the last hit (an index into `pieces`, possibly stale).
+    last: std::cell::Cell<usize>,
 }
 
 /// Decodes every word of `bytes` (the memory at some address) as the start of a bundle.
@@ -75,7 +84,8 @@ impl CodeCache {
     pub fn new(base: u32, _size: u32) -> CodeCache {
         CodeCache {
             base,
-            ranges: Vec::new(),
+            pieces: Vec::new(),
+            last: std::cell::Cell::new(0),
         }
     }
 
@@ -90,7 +100,36 @@ impl CodeCache {
             return;
         }
         let end = start.saturating_add((slots.len() as u32).saturating_mul(4));
-        self.ranges.insert(0, CodeRange { start, end, slots });
+        // What the new range leaves visible of the older pieces: the parts outside it.
+        let mut pieces = Vec::with_capacity(self.pieces.len() + 2);
+        for piece in self.pieces.drain(..) {
+            if piece.end <= start || piece.start >= end {
+                pieces.push(piece);
+                continue;
+            }
+            if piece.start < start {
+                pieces.push(CodePiece {
+                    end: start,
+                    ..piece.clone()
+                });
+            }
+            if piece.end > end {
+                pieces.push(CodePiece {
+                    start: end,
+                    first: piece.first + ((end - piece.start) / 4) as usize,
+                    ..piece
+                });
+            }
+        }
+        pieces.push(CodePiece {
+            start,
+            end,
+            first: 0,
+            slots,
+        });
+        pieces.sort_by_key(|p| p.start);
+        self.pieces = pieces;
+        self.last.set(0);
     }
 
     #[inline]
@@ -99,15 +138,25 @@ impl CodeCache {
         if !pc.is_multiple_of(4) {
             return &NOT_CODE;
         }
-        for range in &self.ranges {
-            if pc >= range.start && pc < range.end {
-                return range
-                    .slots
-                    .get(((pc - range.start) / 4) as usize)
-                    .unwrap_or(&NOT_CODE);
+        let hit = |piece: &CodePiece| pc >= piece.start && pc < piece.end;
+        let index = match self.pieces.get(self.last.get()) {
+            Some(piece) if hit(piece) => self.last.get(),
+            _ => {
+                let index = self.pieces.partition_point(|p| p.end <= pc);
+                match self.pieces.get(index) {
+                    Some(piece) if hit(piece) => {
+                        self.last.set(index);
+                        index
+                    }
+                    _ => return &NOT_CODE,
+                }
             }
-        }
-        &NOT_CODE
+        };
+        let piece = &self.pieces[index];
+        piece
+            .slots
+            .get(piece.first + ((pc - piece.start) / 4) as usize)
+            .unwrap_or(&NOT_CODE)
     }
 }
 
@@ -162,5 +211,64 @@ impl DecodedBundle {
     /// Size in bytes.
     pub fn size(&self) -> u32 {
         self.prepared.size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` words of zeros, decoded (what the slots hold does not matter here: the test
+    /// checks which range's slot a fetch returns, by address).
+    fn range(count: usize) -> DecodedRange {
+        decode_words(&vec![0u8; 4 * count])
+    }
+
+    /// Overlapping ranges: the later one shadows the earlier, whatever order the fetches come
+    /// in (the last-hit piece must never answer for an address it does not cover).
+    #[test]
+    fn later_ranges_shadow_earlier_ones_and_fetches_follow_the_pc() {
+        const BASE: u32 = 0x4C000;
+        let (a, b, c, low) = (range(64), range(64), range(8), range(8));
+        let mut cache = CodeCache::new(BASE, 0x1000);
+        cache.insert_shared(BASE + 0x100, Arc::clone(&a)); // [0x100, 0x200)
+        cache.insert_shared(BASE + 0x180, Arc::clone(&b)); // [0x180, 0x280)
+        cache.insert_shared(BASE + 0x140, Arc::clone(&c)); // [0x140, 0x160)
+        cache.insert_shared(BASE - 0x100, Arc::clone(&low)); // below SRAM: ignored
+                                                             // The slot a fetch at `offset` must return: (range, its start), or none.
+        let expected = |offset: u32| -> Option<(&DecodedRange, u32)> {
+            // Most recently inserted first.
+            if (0x140..0x160).contains(&offset) {
+                Some((&c, 0x140))
+            } else if (0x180..0x280).contains(&offset) {
+                Some((&b, 0x180))
+            } else if (0x100..0x200).contains(&offset) {
+                Some((&a, 0x100))
+            } else {
+                None
+            }
+        };
+        let offsets: Vec<u32> = (0..0x300).step_by(4).collect();
+        // In order, backwards, and jumping about.
+        let jumps = offsets.iter().map(|o| ((o * 37) % 0x300) & !3);
+        for offset in offsets
+            .iter()
+            .copied()
+            .chain(offsets.iter().rev().copied())
+            .chain(jumps)
+        {
+            let got = cache.get(BASE + offset);
+            match expected(offset) {
+                Some((slots, start)) => assert!(
+                    std::ptr::eq(got, &slots[((offset - start) / 4) as usize]),
+                    "{offset:#x}"
+                ),
+                None => assert!(matches!(got, CodeSlot::NotCode), "{offset:#x}"),
+            }
+        }
+        assert!(
+            matches!(cache.get(BASE + 0x102), CodeSlot::NotCode),
+            "a misaligned pc is not code"
+        );
     }
 }

@@ -4,13 +4,36 @@
 use super::watch::WriteWatch;
 use crate::memory::TileMemory;
 use tessera_isa::csr::{index, CWEI_COUNT};
-use tessera_isa::semantics::{ExecEnv, Trap};
+use tessera_isa::semantics::{CweiLanes, ExecEnv, Trap};
+
+/// The tile's `$CWEI` and the AMP's decoded copy of it, kept together so that every write
+/// (through [`TileEnv`]'s `cwei_mut`) invalidates the copy (the contract of [`CweiLanes`]).
+#[derive(Clone, Debug)]
+pub struct AmpWeights {
+    cwei: [u64; CWEI_COUNT],
+    lanes: CweiLanes,
+}
+
+impl Default for AmpWeights {
+    fn default() -> Self {
+        AmpWeights {
+            cwei: [0; CWEI_COUNT],
+            lanes: CweiLanes::default(),
+        }
+    }
+}
+
+impl AmpWeights {
+    pub fn cwei(&self) -> &[u64; CWEI_COUNT] {
+        &self.cwei
+    }
+}
 
 pub struct TileEnv<'a> {
     tile: u32,
     cycle: u64,
     memory: &'a mut TileMemory,
-    cwei: &'a mut [u64; CWEI_COUNT],
+    weights: &'a mut AmpWeights,
     fp_infmt: u32,
     fp_iscl: u32,
     watch: &'a mut WriteWatch,
@@ -24,7 +47,7 @@ impl<'a> TileEnv<'a> {
         tile: u32,
         cycle: u64,
         memory: &'a mut TileMemory,
-        cwei: &'a mut [u64; CWEI_COUNT],
+        weights: &'a mut AmpWeights,
         fp_infmt: u32,
         fp_iscl: u32,
         watch: &'a mut WriteWatch,
@@ -33,7 +56,7 @@ impl<'a> TileEnv<'a> {
             tile,
             cycle,
             memory,
-            cwei,
+            weights,
             fp_infmt,
             fp_iscl,
             watch,
@@ -69,11 +92,18 @@ impl ExecEnv for TileEnv<'_> {
     }
 
     fn cwei(&self) -> &[u64; CWEI_COUNT] {
-        self.cwei
+        &self.weights.cwei
     }
 
+    /// Every write of `$CWEI` comes through here, so the decoded lanes are forgotten here
+    /// (the contract of [`CweiLanes`]).
     fn cwei_mut(&mut self) -> &mut [u64; CWEI_COUNT] {
-        self.cwei
+        self.weights.lanes.invalidate();
+        &mut self.weights.cwei
+    }
+
+    fn cwei_lanes(&mut self) -> Option<&mut CweiLanes> {
+        Some(&mut self.weights.lanes)
     }
 
     /// Workers read only `$FP_INFMT` and `$FP_ISCL` (the AMP's FP8 configuration); their values

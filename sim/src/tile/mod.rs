@@ -45,6 +45,9 @@ const EXCHANGE_CSR_FIRST: u8 = index::INCOMING_MUX;
 /// Number of worker contexts (and issue slots).
 pub const WORKERS: usize = 6;
 
+/// `running_mask` with every worker running.
+const ALL_WORKERS: u8 = (1 << WORKERS) - 1;
+
 /// Branching here from the supervisor returns control to the host: the tile program ends.
 /// The loader puts it in `$m10` (the link register), so a supervisor entry ends with `br $m10`. [A]
 pub const HOST_RETURN_ADDRESS: u32 = 0;
@@ -69,24 +72,24 @@ pub enum SupervisorStatus {
 
 /// The decoded bundle at `pc` of tile `tile`'s code, or the error a fetch there raises.
 #[inline]
-fn fetch<'a>(
-    code: &'a CodeCache,
+fn fetch(
+    code: &CodeCache,
     tile: u32,
-    context: &'static str,
+    context: ContextKind,
     pc: u32,
     cycle: u64,
-) -> Result<&'a DecodedBundle, SimError> {
+) -> Result<&DecodedBundle, SimError> {
     match code.get(pc) {
         CodeSlot::Bundle(decoded) => Ok(decoded),
         CodeSlot::NotCode => Err(SimError::NotCode {
             tile,
-            context,
+            context: context.name(),
             pc,
             cycle,
         }),
         CodeSlot::Invalid(error) => Err(SimError::Decode {
             tile,
-            context,
+            context: context.name(),
             pc,
             cycle,
             error: error.clone(),
@@ -190,7 +193,9 @@ pub struct Tile {
     load_ready: [u64; 16],
     /// MRF registers with a pending supervisor load (bit per register; `load_ready` is valid for these).
     load_pending: u16,
-    pub cwei: [u64; csr::CWEI_COUNT],
+    /// `$CWEI` and its copy decoded for the AMP, written only through the tile's
+    /// [`env::TileEnv`] (read it with [`Tile::cwei`]).
+    weights: Box<env::AmpWeights>,
     /// The next cycle to simulate.
     cycle: u64,
     /// End of the last activity (a worker's round end or a supervisor issue).
@@ -232,7 +237,7 @@ impl Tile {
             supervisor_next_issue: 0,
             load_ready: [0; 16],
             load_pending: 0,
-            cwei: [0; csr::CWEI_COUNT],
+            weights: Box::default(),
             cycle: 0,
             finished_at: 0,
             stalls: machine.stalls.clone(),
@@ -268,6 +273,11 @@ impl Tile {
         self.cycle = self.cycle.max(cycle);
         self.finished_at = self.finished_at.max(cycle);
         self.supervisor_next_issue = self.supervisor_next_issue.max(cycle);
+    }
+
+    /// The shared AMP weight registers `$CWEI`.
+    pub fn cwei(&self) -> &[u64; csr::CWEI_COUNT] {
+        self.weights.cwei()
     }
 
     /// Cycle at which the supervisor issued its last `sync` to the internal (all-tile) zone.
@@ -452,6 +462,13 @@ impl Tile {
         self.port.refresh(view);
         self.port_dirty = false;
         loop {
+            // The supervisor does not issue while it waits or halted, nor while all six
+            // workers hold the slots.
+            if self.running_mask != 0
+                && (self.status != SupervisorStatus::Running || self.running_mask == ALL_WORKERS)
+            {
+                self.run_workers_only(limit)?;
+            }
             // Slots without a running worker hold u64::MAX.
             let mut next = self
                 .slots
@@ -523,6 +540,67 @@ impl Tile {
         }
     }
 
+    /// While the supervisor does not issue (it waits at a sync or halted, or all six workers
+    /// hold the slots) and workers run,
+    /// issues worker bundles in slot order as [`Tile::run_with`]'s general loop would, without
+    /// re-examining the supervisor and the port for each one: nothing a worker does changes
+    /// them, so the bound on issues (the next arrival, the horizon, the limit) is fixed. Returns
+    /// at the first issue the general loop must decide (a bound reached, a worker's exit) with
+    /// the tile exactly as the general loop would have left it there.
+    ///
+    /// The next issue is found from the running mask: every running worker's next issue is in
+    /// its own slot of the six cycles after the last issue (it issues once per round, and a
+    /// launch gives the first cycle of its slot after the `run`), so the next running slot in
+    /// round-robin order issues next.
+    #[inline]
+    fn run_workers_only(&mut self, limit: u64) -> Result<(), SimError> {
+        let bound = self.port.next_arrival().min(self.port.horizon());
+        let mut next = self
+            .slots
+            .iter()
+            .fold(u64::MAX, |next, slot| next.min(slot.next_issue));
+        let mut slot = (next % WORKERS as u64) as usize;
+        loop {
+            // The general loop delivers an arrival before `next` first, stops at the horizon
+            // and the limit, and stops where a worker bundle would complete after the limit.
+            // (`next - slot + WORKERS` is `round_end(next)`: `next` is a cycle of `slot`.)
+            if next > bound || next >= limit || next - slot as u64 + WORKERS as u64 > limit {
+                return Ok(());
+            }
+            debug_assert!(self.slots[slot].running && self.slots[slot].next_issue == next);
+            debug_assert_eq!(
+                next,
+                self.slots
+                    .iter()
+                    .fold(u64::MAX, |next, slot| next.min(slot.next_issue))
+            );
+            let mask = self.running_mask;
+            self.cycle = next;
+            self.issue_worker(slot, next)?;
+            self.cycle = next + 1;
+            if self.running_mask != mask {
+                // A worker exited: the supervisor may run again.
+                return Ok(());
+            }
+            if self.slots[slot].next_issue != next + WORKERS as u64 {
+                // A bundle that keeps its worker several rounds (`Divide`): the general loop
+                // finds the next issue.
+                return Ok(());
+            }
+            // The next running slot after `slot` (the mask has at least this worker's bit).
+            let shift = slot as u32 + 1;
+            let rotated = ((u32::from(mask) >> shift)
+                | (u32::from(mask) << (WORKERS as u32 - shift)))
+                & ((1 << WORKERS) - 1);
+            let distance = rotated.trailing_zeros() as usize + 1;
+            slot += distance;
+            if slot >= WORKERS {
+                slot -= WORKERS;
+            }
+            next += distance as u64;
+        }
+    }
+
     fn trap(
         &self,
         context: &'static str,
@@ -543,11 +621,13 @@ impl Tile {
         }
     }
 
+    /// Issues worker `worker`'s next bundle at `cycle`, a cycle of its slot.
     fn issue_worker(&mut self, worker: usize, cycle: u64) -> Result<(), SimError> {
-        let context = self.workers[worker].kind.name();
+        debug_assert_eq!(cycle % WORKERS as u64, worker as u64);
+        let kind = self.workers[worker].kind;
         let pc = self.workers[worker].pc;
         // Borrowed from the code cache (a field the issue does not change), not copied.
-        let decoded = fetch(&self.code, self.id, context, pc, cycle)?;
+        let decoded = fetch(&self.code, self.id, kind, pc, cycle)?;
         let outcome = {
             let (fp_infmt, fp_iscl) = (
                 self.supervisor.csr[index::FP_INFMT as usize],
@@ -557,14 +637,14 @@ impl Tile {
                 self.id,
                 cycle,
                 &mut self.memory,
-                &mut self.cwei,
+                &mut self.weights,
                 fp_infmt,
                 fp_iscl,
                 &mut self.watch,
             );
             step_prepared(&decoded.prepared, &mut self.workers[worker], &mut env)
         };
-        let outcome = outcome.map_err(|trap| self.trap(context, pc, decoded, cycle, trap))?;
+        let outcome = outcome.map_err(|trap| self.trap(kind.name(), pc, decoded, cycle, trap))?;
         self.counters.bundles += 1;
         self.counters.worker_bundles += 1;
         self.workers[worker].pc = outcome.next_pc;
@@ -574,7 +654,12 @@ impl Tile {
         } else {
             1
         };
-        let round_end = round_end(cycle) + WORKERS as u64 * (rounds - 1);
+        // `round_end(cycle)`, the cycle being in the worker's own slot, plus the extra rounds.
+        let round_end = cycle - worker as u64 + WORKERS as u64 * rounds;
+        debug_assert_eq!(
+            round_end,
+            self::round_end(cycle) + WORKERS as u64 * (rounds - 1)
+        );
         self.finished_at = self.finished_at.max(round_end);
         match outcome.effect {
             Effect::Exit { status } => {
@@ -605,7 +690,7 @@ impl Tile {
             | Effect::CsrWritten { .. }) => {
                 // The table restricts these effects to the supervisor.
                 return Err(self.trap(
-                    context,
+                    kind.name(),
                     pc,
                     decoded,
                     cycle,
@@ -641,7 +726,7 @@ impl Tile {
     fn issue_supervisor(&mut self, cycle: u64) -> Result<(), SimError> {
         const CONTEXT: &str = "supervisor";
         let pc = self.supervisor.pc;
-        let decoded = fetch(&self.code, self.id, CONTEXT, pc, cycle)?;
+        let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
         let hazard = decoded.reads_m & self.load_pending;
         if hazard != 0 {
             let ready =
@@ -658,7 +743,7 @@ impl Tile {
                 self.id,
                 cycle,
                 &mut self.memory,
-                &mut self.cwei,
+                &mut self.weights,
                 0,
                 0,
                 &mut self.watch,
