@@ -91,6 +91,10 @@ pub fn compile(
         }
     };
     let mut times = StageTimes::default();
+    if options.sram_saving {
+        // Asked for from the start: the same splitting and tightening as the fallback.
+        return compile_split(graph, store, target, options, &say, &mut times);
+    }
     match compile_with(graph, store, target, options, &say, &mut times) {
         // A plan that does not fit is tried again with strategies that spend cycles to save
         // SRAM (weights stored once and gathered at use); the first error is kept when that
