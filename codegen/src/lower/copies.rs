@@ -25,50 +25,117 @@ fn align_down(x: u32) -> u32 {
     x / 4 * 4
 }
 
-/// The smallest period `p` of `items` under `shift` (item `i + p` is item `i` shifted by a
+/// How item `i + p` sits against item `i`: the source offset's difference (`None`: any, for
+/// items that read nothing, zeros) and the destination offset's difference.
+type Shift = (Option<i64>, i64);
+
+/// Folds `x` into the shift `acc` every pair so far agrees on; false when it disagrees.
+fn unify(acc: &mut Option<Shift>, x: Shift) -> bool {
+    match acc {
+        None => {
+            *acc = Some(x);
+            true
+        }
+        Some((src, dst)) => {
+            if *dst != x.1 {
+                return false;
+            }
+            match (*src, x.0) {
+                (Some(a), Some(b)) => a == b,
+                (None, b) => {
+                    *src = b;
+                    true
+                }
+                (Some(_), None) => true,
+            }
+        }
+    }
+}
+
+/// The (source, destination) strides a table's outer loop can take for the agreed shift.
+fn strides(shift: Shift) -> Option<(i64, i64)> {
+    let src = shift.0.unwrap_or(0);
+    (src >= 0 && shift.1 > 0).then_some((src, shift.1))
+}
+
+/// The shift every pair `(items[k], items[k + p])` for `k` in `range` agrees on, or the first
+/// `k` where they stop agreeing.
+fn agreed<T>(
+    items: &[T],
+    p: usize,
+    range: std::ops::Range<usize>,
+    step: impl Fn(&T, &T) -> Option<Shift>,
+) -> Result<Option<Shift>, usize> {
+    let mut acc = None;
+    for k in range {
+        match step(&items[k], &items[k + p]) {
+            Some(x) if unify(&mut acc, x) => {}
+            _ => return Err(k),
+        }
+    }
+    Ok(acc)
+}
+
+/// The smallest period `p` of `items` under `step` (item `i + p` is item `i` shifted by a
 /// constant step), with the step; `(items.len(), (0, 0))` when there is none.
-fn period<T>(items: &[T], step: impl Fn(&T, &T) -> Option<(i64, i64)>) -> (usize, (i64, i64)) {
+fn period<T>(items: &[T], step: impl Fn(&T, &T) -> Option<Shift> + Copy) -> (usize, (i64, i64)) {
     let n = items.len();
     if n < 2 {
         return (n, (0, 0));
     }
-    'candidates: for p in 1..n {
-        if !n.is_multiple_of(p) || p > n / 2 {
+    for p in 1..=n / 2 {
+        if !n.is_multiple_of(p) {
             continue;
         }
-        let Some(delta) = step(&items[0], &items[p]) else {
-            continue;
-        };
-        if delta.0 < 0 || delta.1 <= 0 {
-            continue;
-        }
-        for i in 0..n - p {
-            if step(&items[i], &items[i + p]) != Some(delta) {
-                continue 'candidates;
+        if let Ok(Some(shift)) = agreed(items, p, 0..n - p, step) {
+            if let Some(delta) = strides(shift) {
+                return (p, delta);
             }
         }
-        return (p, delta);
     }
     (n, (0, 0))
 }
 
-/// The calls' pieces of `items`: one piece when the whole list has one period (or fits a
-/// table), else [`periodic_pieces`].
-fn pieces<T>(
+/// What one more call weighs, in table bytes, when one literal table is weighed against
+/// several periodic pieces: its vertex state and launch instructions (~64 bytes) and its
+/// launch cycles (~100). A piece must save this much table to be worth its call (cutting
+/// every list by bytes alone cost the built-in model 2.8% more cycles for tables it had room
+/// for).
+const CALL_WEIGHT_BYTES: usize = 1024;
+
+/// The calls' pieces of `items` (`item_bytes` bytes each in a table): one piece when the whole
+/// list has one period, else whichever of one literal table (when it fits) and
+/// [`periodic_pieces`] takes fewer bytes. A list that is periodic except for a few items (a
+/// block whose first row arrived from another sender) then costs a few tables of one period
+/// each, not every item.
+fn pieces<T, R: PartialEq>(
     items: &[T],
-    step: impl Fn(&T, &T) -> Option<(i64, i64)> + Copy,
-    max_table: usize,
+    relation: impl Fn(&T, &T) -> R,
+    step: impl Fn(&T, &T) -> Option<Shift> + Copy,
+    item_bytes: usize,
 ) -> Vec<Piece> {
+    let max_table = MAX_TABLE_BYTES / item_bytes.max(1);
     let (p, delta) = period(items, step);
-    if p <= max_table {
-        return vec![Piece {
-            start: 0,
-            table: p,
-            outer: items.len() / p.max(1),
-            step: delta,
-        }];
+    let whole = Piece {
+        start: 0,
+        table: p,
+        outer: items.len() / p.max(1),
+        step: delta,
+    };
+    if p < items.len() || items.len() < MIN_CUT_ITEMS {
+        return vec![whole];
     }
-    periodic_pieces(items, step, max_table)
+    let cut = periodic_pieces(items, relation, step, max_table);
+    let bytes = |ps: &[Piece]| {
+        ps.iter()
+            .map(|q| q.table * item_bytes + CALL_WEIGHT_BYTES)
+            .sum::<usize>()
+    };
+    if p <= max_table && bytes(std::slice::from_ref(&whole)) <= bytes(&cut) {
+        vec![whole]
+    } else {
+        cut
+    }
 }
 
 /// One call's share of a list: items `start..start + table * outer`, the first `table` of them
@@ -82,19 +149,32 @@ struct Piece {
     step: (i64, i64),
 }
 
+/// Longest period [`periodic_pieces`] looks for: a table's repeat is a few destination blocks
+/// (a head's 16 keys × 5 K-blocks and their tails is 112 runs); longer periods would cost the
+/// search more than their tables save.
+const MAX_PIECE_PERIOD: usize = 512;
+
+/// Lists shorter than this stay one literal table when they have no single period.
+const MIN_CUT_ITEMS: usize = 32;
+
 /// `items` cut into pieces of one repeat each, for lists with no single period (a block
 /// gathered from several tiles, where the first rows sit apart): greedily the longest
 /// periodic stretch at each point, with the items between stretches as one-shot pieces.
-/// Item `k + p` equals item `k` shifted by a constant exactly when the first differences
+/// `relation(a, b)` describes item `b` relative to item `a` (its size and kind, and its
+/// offsets' differences); item `k + p` is item `k` shifted by a constant when the relations
 /// repeat with period `p`, so the smallest periods of every prefix come from the prefix
-/// function of the differences (smallest period of a prefix only grows with its length);
-/// periods over `max_table` items are not looked for.
-fn periodic_pieces<T>(
+/// function of the relations (smallest period of a prefix only grows with its length). Every
+/// stretch is then checked item by item with `step`. Periods over `max_table` items (or
+/// [`MAX_PIECE_PERIOD`]) are not looked for.
+fn periodic_pieces<T, R: PartialEq>(
     items: &[T],
-    step: impl Fn(&T, &T) -> Option<(i64, i64)>,
+    relation: impl Fn(&T, &T) -> R,
+    step: impl Fn(&T, &T) -> Option<Shift>,
     max_table: usize,
 ) -> Vec<Piece> {
     let n = items.len();
+    let max_period = max_table.min(MAX_PIECE_PERIOD);
+    let relations: Vec<R> = items.windows(2).map(|w| relation(&w[0], &w[1])).collect();
     let mut pieces = Vec::new();
     let mut literal: Option<usize> = None;
     let flush = |pieces: &mut Vec<Piece>, literal: &mut Option<usize>, end: usize| {
@@ -107,41 +187,46 @@ fn periodic_pieces<T>(
             });
         }
     };
+    let mut pi: Vec<usize> = Vec::new();
     let mut i = 0;
     while i < n {
-        // Differences d[j] = step(items[i + j], items[i + j + 1]); `None` ends the stretch.
-        let mut d: Vec<(i64, i64)> = Vec::new();
-        let mut pi: Vec<usize> = Vec::new();
+        // Relations d[j] = relations[i + j] (item i + j + 1 against item i + j).
+        let d = &relations[i.min(relations.len())..];
+        pi.clear();
         // Best (items covered, period) so far.
         let mut best: Option<(usize, usize)> = None;
-        while i + d.len() + 1 < n {
-            let Some(x) = step(&items[i + d.len()], &items[i + d.len() + 1]) else {
-                break;
-            };
-            let l = d.len();
-            d.push(x);
+        for l in 0..d.len() {
             let mut k = if l == 0 { 0 } else { pi[l - 1] };
-            while k > 0 && d[k] != x {
+            while k > 0 && d[k] != d[l] {
                 k = pi[k - 1];
             }
-            if l > 0 && d[k] == x {
+            if l > 0 && d[k] == d[l] {
                 k += 1;
             }
             pi.push(k);
             let len = l + 1;
             let p = len - pi[l];
-            if p > max_table {
+            if p > max_period {
                 break;
             }
-            // `len` differences with period p: `len + 1` items repeat with period p.
+            // `len` relations with period p: `len + 1` items repeat with period p.
             let covered = (len + 1) / p * p;
             if covered >= 2 * p && best.is_none_or(|(c, _)| covered > c) {
                 best = Some((covered, p));
             }
         }
         let chosen = best.and_then(|(covered, p)| {
-            let delta = step(&items[i], &items[i + p])?;
-            (delta.0 >= 0 && delta.1 > 0).then_some((covered, p, delta))
+            // The relations say so; the items must agree (the first item's relation to what
+            // came before the stretch is not compared).
+            let (covered, shift) = match agreed(items, p, i..i + covered - p, &step) {
+                Ok(shift) => (covered, shift?),
+                Err(k) => {
+                    let covered = (k - i + p) / p * p;
+                    (covered, agreed(items, p, i..i + covered - p, &step).ok()??)
+                }
+            };
+            let delta = strides(shift)?;
+            (covered >= 2 * p).then_some((covered, p, delta))
         });
         match chosen {
             Some((covered, p, delta)) => {
@@ -164,7 +249,33 @@ fn periodic_pieces<T>(
     pieces
 }
 
-fn run_step(a: &TableRun, b: &TableRun) -> Option<(i64, i64)> {
+/// Run `b` against run `a` for [`periodic_pieces`]: sizes, kinds and offset differences.
+fn run_relation(a: &TableRun, b: &TableRun) -> (u32, u32, i64, Option<i64>) {
+    use tessera_kernels::movement::RunSource;
+    let ds = match (a.src, b.src) {
+        (RunSource::Offset(x), RunSource::Offset(y)) => Some(y as i64 - x as i64),
+        (RunSource::Zeros, RunSource::Zeros) => Some(0),
+        _ => None,
+    };
+    (a.bytes, b.bytes, b.dst as i64 - a.dst as i64, ds)
+}
+
+/// Word `b` against word `a` for [`periodic_pieces`]: per lane, zero or the source
+/// difference, and the destination difference.
+fn word_relation(a: &GatherWord, b: &GatherWord) -> (i64, [Option<i64>; 4], [bool; 4]) {
+    let mut ds = [None; 4];
+    let mut zero = [false; 4];
+    for (j, (x, y)) in a.lanes.iter().zip(&b.lanes).enumerate().take(4) {
+        match (x, y) {
+            (Lane::Src(p), Lane::Src(q)) => ds[j] = Some(*q as i64 - *p as i64),
+            (Lane::Zero, Lane::Zero) => zero[j] = true,
+            _ => {}
+        }
+    }
+    (b.dst as i64 - a.dst as i64, ds, zero)
+}
+
+fn run_step(a: &TableRun, b: &TableRun) -> Option<Shift> {
     use tessera_kernels::movement::RunSource;
     if a.bytes != b.bytes {
         return None;
@@ -174,10 +285,10 @@ fn run_step(a: &TableRun, b: &TableRun) -> Option<(i64, i64)> {
         (RunSource::Zeros, RunSource::Zeros) => None,
         _ => return None,
     };
-    Some((ds.unwrap_or(0), b.dst as i64 - a.dst as i64))
+    Some((ds, b.dst as i64 - a.dst as i64))
 }
 
-fn word_step(a: &GatherWord, b: &GatherWord) -> Option<(i64, i64)> {
+fn word_step(a: &GatherWord, b: &GatherWord) -> Option<Shift> {
     let mut ds: Option<i64> = None;
     for (x, y) in a.lanes.iter().zip(&b.lanes) {
         match (x, y) {
@@ -192,7 +303,7 @@ fn word_step(a: &GatherWord, b: &GatherWord) -> Option<(i64, i64)> {
             _ => return None,
         }
     }
-    Some((ds.unwrap_or(0), b.dst as i64 - a.dst as i64))
+    Some((ds, b.dst as i64 - a.dst as i64))
 }
 
 /// Bytes of one `copy_runs` table entry.
@@ -285,7 +396,7 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
             }
             merged.push(r);
         }
-        let cut = pieces(&merged, run_step, MAX_TABLE_BYTES / RUN_BYTES);
+        let cut = pieces(&merged, run_relation, run_step, RUN_BYTES);
         for piece in cut {
             let (ds, dd) = piece.step;
             let table: Vec<TableRun> = merged[piece.start..piece.start + piece.table].to_vec();
@@ -338,7 +449,7 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
             })
             .collect();
         let word_bytes = gather_word_bytes(lanes);
-        let cut = pieces(&words, word_step, MAX_TABLE_BYTES / word_bytes);
+        let cut = pieces(&words, word_relation, word_step, word_bytes);
         for piece in cut {
             let (ds, dd) = piece.step;
             let table: Vec<GatherWord> = words[piece.start..piece.start + piece.table].to_vec();
@@ -393,6 +504,167 @@ mod tests {
             (runs.len(), *outer, *src_stride, *dst_stride, *granule),
             (4, 2, 32, 128, Granule::Word8)
         );
+    }
+
+    /// Every destination byte the calls write, with the source byte it comes from (`None`:
+    /// zero), from the calls' definition (table runs and words shifted by the outer loop).
+    fn written(calls: &[KernelParams]) -> BTreeMap<u32, Option<u32>> {
+        use tessera_kernels::movement::RunSource;
+        let mut out = BTreeMap::new();
+        for call in calls {
+            match call {
+                KernelParams::CopyRuns {
+                    runs,
+                    outer,
+                    src_stride,
+                    dst_stride,
+                    ..
+                } => {
+                    for o in 0..*outer {
+                        for r in runs.iter() {
+                            for b in 0..r.bytes {
+                                let src = match r.src {
+                                    RunSource::Offset(s) => Some(s + o * src_stride + b),
+                                    RunSource::Zeros => None,
+                                };
+                                let fresh = out.insert(r.dst + o * dst_stride + b, src);
+                                assert!(fresh.is_none(), "a byte written twice");
+                            }
+                        }
+                    }
+                }
+                KernelParams::Gather {
+                    words,
+                    outer,
+                    src_stride,
+                    dst_stride,
+                    element,
+                } => {
+                    let e = element.bytes() as u32;
+                    for o in 0..*outer {
+                        for w in words.iter() {
+                            for (k, lane) in w.lanes.iter().enumerate() {
+                                for b in 0..e {
+                                    let src = match lane {
+                                        Lane::Src(s) => Some(s + o * src_stride + b),
+                                        Lane::Zero => None,
+                                    };
+                                    let at = w.dst + o * dst_stride + k as u32 * e + b;
+                                    assert!(out.insert(at, src).is_none(), "a byte written twice");
+                                }
+                            }
+                        }
+                    }
+                }
+                other => panic!("an unexpected call {other:?}"),
+            }
+        }
+        out
+    }
+
+    fn expected(runs: &[Run]) -> BTreeMap<u32, Option<u32>> {
+        runs.iter()
+            .flat_map(|r| (0..r.bytes).map(move |b| (r.dst + b, r.src.map(|s| s + b))))
+            .collect()
+    }
+
+    /// A head's keys into `$CWEI` blocks as staged on a tile whose first key's tail came from
+    /// another sender: 8 blocks of 16 keys × (two 32-byte K-blocks, a 16-byte tail and 16
+    /// bytes of zeros), one tail out of place.
+    fn keys_with_one_stray_tail() -> Vec<Run> {
+        let mut runs = Vec::new();
+        for nb in 0..8u32 {
+            for kb in 0..3u32 {
+                for ch in 0..16u32 {
+                    let key = nb * 16 + ch;
+                    let dst = nb * 1536 + kb * 512 + ch * 32;
+                    if kb < 2 {
+                        runs.push(Run {
+                            src: Some(key * 80 + kb * 32),
+                            dst,
+                            bytes: 32,
+                        });
+                    } else {
+                        let src = if key == 0 { 90_000 } else { key * 80 + 64 };
+                        runs.push(Run {
+                            src: Some(src),
+                            dst,
+                            bytes: 16,
+                        });
+                        runs.push(Run {
+                            src: None,
+                            dst: dst + 16,
+                            bytes: 16,
+                        });
+                    }
+                }
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn a_periodic_list_with_one_stray_item_folds_around_it() {
+        let runs = keys_with_one_stray_tail();
+        let calls = copy_params(&runs, 2).unwrap();
+        assert_eq!(written(&calls), expected(&runs));
+        // One literal table would hold all 512 runs (6 KiB); the pieces hold about one
+        // block's period of 64 runs and the few around the stray tail.
+        let bytes = table_bytes(&calls);
+        assert!(
+            bytes < 1600,
+            "{bytes} bytes of tables in {} calls",
+            calls.len()
+        );
+    }
+
+    /// A list of `blocks` repeats of `pattern` (runs at increasing destinations, shifted by
+    /// `(src_step, dst_step)` per repeat), some items then moved elsewhere.
+    fn almost_periodic(
+        pattern: &[(u16, u8, bool)],
+        blocks: u32,
+        src_step: u32,
+        stray: &[(usize, u32)],
+    ) -> Vec<Run> {
+        let mut runs = Vec::new();
+        let mut dst = 0u32;
+        let mut layout = Vec::new();
+        for &(src, words, zero) in pattern {
+            layout.push((src as u32 * 4, dst, words as u32 * 4 + 4, zero));
+            dst += words as u32 * 4 + 4;
+        }
+        let dst_step = dst;
+        for b in 0..blocks {
+            for &(src, at, bytes, zero) in &layout {
+                runs.push(Run {
+                    src: (!zero).then_some(src + b * src_step),
+                    dst: at + b * dst_step,
+                    bytes,
+                });
+            }
+        }
+        for &(i, to) in stray {
+            let i = i % runs.len();
+            if runs[i].src.is_some() {
+                runs[i].src = Some(1 << 20 | to);
+            }
+        }
+        runs
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pieces_copy_exactly_what_the_runs_say(
+            pattern in proptest::collection::vec((0u16..64, 0u8..6, proptest::bool::weighted(0.2)), 1..12),
+            blocks in 1u32..24,
+            src_step in 0u32..1024,
+            stray in proptest::collection::vec((0usize..10_000, 0u32..4096), 0..4),
+            element in proptest::sample::select(vec![1u32, 2]),
+        ) {
+            let runs = almost_periodic(&pattern, blocks, src_step * 4, &stray);
+            let calls = copy_params(&runs, element).unwrap();
+            proptest::prop_assert_eq!(written(&calls), expected(&runs));
+        }
     }
 
     #[test]
