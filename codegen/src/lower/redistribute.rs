@@ -172,18 +172,6 @@ impl Lower<'_> {
                 }
             };
             let calls = copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))?;
-            if std::env::var("TESSERA_COPY_DUMP").is_ok_and(|l| l == label)
-                && copies::table_bytes(&calls) > 16 * 1024
-            {
-                let mut text = format!(
-                    "{label} tile {tile} behind {:?} from {:?}\n",
-                    copy.behind, copy.from
-                );
-                for r in &copy.runs {
-                    text += &format!("{:?} {} {}\n", r.src, r.dst, r.bytes);
-                }
-                let _ = std::fs::write(format!("/tmp/copydump-{label}-{tile}.txt"), text);
-            }
             for params in calls {
                 self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
             }
