@@ -84,7 +84,8 @@ pub enum TimingClass {
     Delay,
     /// Ends the worker.
     Exit,
-    /// `rpt`: starts a zero-overhead loop.
+    /// `rpt`: starts a zero-overhead loop; its worker's next bundle waits the machine's
+    /// `worker.repeat_rounds` issue rounds (1: no set-up cost).
     Repeat,
     /// `f32div` (aux): its worker's next bundle waits the machine's `worker.divide_rounds`
     /// issue rounds instead of one (PopLibs: "1 or 3 cycles depending on input"; its cycle

@@ -27,6 +27,7 @@
 //! | `contexts.workers`, `contexts.issue_slots` | 6, 6 | \[C\] isa §1 (VPG §4.2.1) |
 //! | `stalls.*` | 6 cycles each: taken branch, CSR write, `run`/`runall`, `sync`, load-use | \[C\] isa §6 (PopLibs `PerformanceEstimation.hpp` cost models) |
 //! | `worker.divide_rounds` | 3 (an `f32div` bundle keeps its worker three issue rounds) | \[C\] PopLibs: `f32div` "takes 1 or 3 cycles depending on input" and the cycle estimators charge 3 (`popopsCycleEstimators.cpp`, `vectorInnerDivCoreCycles_*`; `vectorInnerDiv_half.S`); which inputs take 1 is not public, so always 3 \[A\] |
+//! | `worker.repeat_rounds` | 1 (an executed `rpt` costs its own issue round and nothing more: the body's first bundle issues the next round) | \[S\] PopLibs: the pooling estimates (`lib/popnn/PerformanceEstimation.hpp`) match the `rpt` loops of `lib/popnn/codelets/asm/Pooling.S` bundle for bundle with the `rpt` bundle as one cycle (max-pool forward `4 + 3n`: 3 bundles up to and with the `rpt`, a 3-bundle body run `n` times, 1 after; max-pool backward `7 + 5n`; sum-pool `5 + 3n`), and `popnnCycleEstimators.cpp` (`ReduceMaxClassSparse`) itemises `1 // rpt` beside `(numActs - 1) * 3` for a 3-bundle body run `numActs - 1` times; ASM-DOC `rpt.md` calls it a zero-overhead loop. Against: `popopsCycleEstimators.cpp` `vectorInnerAddCoreCycles_float` / `vectorInnerMulCoreCycles_float` (commented "exact") charge `2 * blockCount` for a 2-bundle body their codelet runs `blockCount - 1` times, yet also count the decrement before the loop and the last add-and-store after it, which do the left-out iteration's work: that iteration is counted twice, so the 2 is not read as a set-up cost. Other estimators of that file disagree with one another (`vectorInnerAddCoreCycles_half_multiple_of_8` +2, `_multiple_of_4` +1, `aXPlusbYMixedCoreCycleEstimate` one 5-bundle iteration fewer than its codelet runs). \[A\] until measured |
 //! | `amp.sets`, `amp.channels_per_set` | 2, 8 (16 conv units: 64 FP16 / 128 FP8 MAC per instruction) | sets \[C\] isa §2.3; 8 AMP units per set \[C-ipu1\] isa §2.3; MAC rates \[I\] isa §6, system §A1 |
 //! | `amp.phases` | 4 (f16/f8 pipeline depth) | \[C\] isa §6 |
 //! | `exchange.bytes_per_cycle_per_tile` | 4 | \[I\] system §A2 (PopLibs planners' `getExchangeBytesPerCycle`, consistent with ~8 TB/s) |
@@ -197,6 +198,10 @@ pub struct ContextDescription {
 pub struct WorkerTiming {
     /// A bundle with `f32div` (timing class `Divide`).
     pub divide_rounds: u32,
+    /// An executed `rpt` bundle (timing class `Repeat`), whatever its count: the rounds before
+    /// the first body bundle (or, with a count of 0, the bundle after the body) issues. 1 is no
+    /// set-up cost beyond the bundle's own issue.
+    pub repeat_rounds: u32,
 }
 
 /// Supervisor stalls: after issuing an instruction of one of these classes, the supervisor's
@@ -331,6 +336,7 @@ impl MachineDescription {
         self.contexts.validate()?;
         self.stalls.validate()?;
         nonzero("worker.divide_rounds", self.worker.divide_rounds)?;
+        nonzero("worker.repeat_rounds", self.worker.repeat_rounds)?;
         self.amp.validate()?;
         self.exchange.validate(self.tiles)?;
         nonzero(

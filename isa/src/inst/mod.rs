@@ -380,6 +380,12 @@ instructions! {
     F32v2mac = "f32v2mac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0080, sem Assumed, [apr(B23), apr(B15)], "AACC[0] += a0*b0, AACC[2] += a1*b1.";
     F16v2cmac = "f16v2cmac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0300, sem Assumed, [ar(B23), ar(B15)], "AACC[0] += a0*b0 + a1*b1 (exact products, lateral sum and accumulation f32 RNE).";
     F16v4cmac = "f16v4cmac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0200, sem Assumed, [apr(B23), apr(B15)], "AACC[0] += a0*b0 + a1*b1, AACC[2] += a2*b2 + a3*b3.";
+    F32v4sqacc = "f32v4sqacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8a00, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += q*q (4 x f32, product and sum each f32 RNE).";
+    F16v8sqacc = "f16v8sqacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8900, sem Assumed, [aqr(B23)], "AACC[2i] += h[2i]^2, then += h[2i+1]^2 (8 x f16, exact squares, f32 RNE sums).";
+    F32v4absacc = "f32v4absacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8600, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += |q| (4 x f32, f32 RNE).";
+    F16v8absacc = "f16v8absacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8500, sem Assumed, [aqr(B23)], "AACC[2i] += |h[2i]|, then += |h[2i+1]| (8 x f16 widened, f32 RNE).";
+    F16v4absacc = "f16v4absacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8400, sem Assumed, [apr(B23)], "AACC[0,2,4,6] += |x| (4 x f16 widened, f32 RNE).";
+    F16v4gacc = "f16v4gacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5000_0400, sem Assumed, [apw(B7)], "$aD = AACC[0,2,4,6] as 4 x f16 (RNE); the accumulators are kept.";
     F16v4mix = "f16v4mix", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5800_000a, sem Assumed, [apw(B7), apr(B23), apr(B15)], "AACC[0,2,4,6] = a*x + b*y with a, b = $TAS low, high half; $aD gets the previous AACC[0,2,4,6] as f16.";
 
     // ---- aux: transcendental and special ----
@@ -394,6 +400,13 @@ instructions! {
     F16v2sigm = "f16v2sigm", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_5a00, sem Assumed, [aw(B7), ar(B23)], "2 x 1/(1+e^-x), f16.";
     F32ln = "f32ln", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_1100, sem Assumed, [aw(B7), ar(B23)], "ln x, f32.";
     F16v2ln = "f16v2ln", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_1200, sem Assumed, [aw(B7), ar(B23)], "2 x ln x, f16.";
+    F32class = "f32class", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5200_2900, sem Inferred, [aw(B7), ar(B23)], "IEEE 754-2008 5.7.2 class of an f32, numbered 1 (sNaN) .. 10 (+inf) (numerics::classify).";
+    Urand32 = "urand32", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5000_0000, sem Assumed, [aw(B7)], "$aD = low 32 bits of one PRNG step (numerics::random).";
+    Urand64 = "urand64", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5000_0100, sem Assumed, [apw(B7)], "$aD:D+1 = one 64-bit PRNG step (numerics::random).";
+    F16v2grand = "f16v2grand", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5000_0200, sem Assumed, [aw(B7)], "2 x f16 Gaussian samples, one PRNG step each (numerics::random).";
+    F32v2grand = "f32v2grand", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5000_0300, sem Assumed, [apw(B7)], "2 x f32 Gaussian samples, one PRNG step each (numerics::random).";
+    F16v4rmask = "f16v4rmask", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5800_050a, sem Assumed, [apw(B7), apr(B23), ar(B15)], "4 x f16 random mask: lane kept with probability p[15:0]/65536; p[16] keeps all, p[16:0] = 0 clears all.";
+    F32v2rmask = "f32v2rmask", Aux, Worker, Pairable, Simple, Transcendental, enc Confirmed 0x5800_050b, sem Assumed, [apw(B7), apr(B23), ar(B15)], "2 x f32 random mask: lane kept with probability p[15:0]/65536; p[16] keeps all, p[16:0] = 0 clears all.";
 
     // ---- aux: conversions ----
     F16v2tof32 = "f16v2tof32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_1400, sem Confirmed, [apw(B7), ar(B23)], "2 x f16 -> 2 x f32 (exact).";
@@ -409,6 +422,8 @@ instructions! {
     F32toui32 = "f32toui32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_5000, sem Confirmed, [aw(B7), ar(B23)], "f32 -> u32, RNE, saturating; NaN -> 0 [A].";
     F32fromi32 = "f32fromi32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_7000, sem Confirmed, [aw(B7), ar(B23)], "i32 -> f32, RNE.";
     F32fromui32 = "f32fromui32", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_0000, sem Confirmed, [aw(B7), ar(B23)], "u32 -> f32, RNE.";
+    F16v4sufromui = "f16v4sufromui", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_4e00, sem Inferred, [apw(B7), apr(B23)], "4 x u16 -> f16 (2u+1-2^16)/2^17, symmetric in [-1/2, 1/2], never 0 (RNE).";
+    F32v2sufromui = "f32v2sufromui", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5200_4b00, sem Inferred, [apw(B7), apr(B23)], "2 x u32 -> f32 (2u+1-2^32)/2^33, symmetric in [-1/2, 1/2], never 0 (RNE).";
     F32int = "f32int", Aux, Worker, Pairable, Simple, Convert, enc Confirmed 0x5100_0000, sem Inferred, [aw(B19), ar(B23), zimm(IMM4)], "Round to an integral f32: mode 0 nearest even, 1 up, 2 down, 3 toward zero.";
 
     // ---- aux: permutes ----
@@ -587,6 +602,7 @@ mod tests {
     const FM2PD: u32 = 0x7f00_0f0f; // base[23:20], delta[15:12], stride[19:16], d[7:4]
     const FAX4: u32 = 0x7f0f_ffff; // a[23:20]
     const FABI3: u32 = 0x7f00_f000; // d[19:16], a[23:20], imm12[11:0]
+    const FX3BX: u32 = 0x7fff_ff0f; // d[7:4]
 
     /// Every row whose encoding basis is Confirmed and that comes from a TableGen record (as
     /// opposed to the isa.md §7 table above) is listed here with its record's fixed bits and
@@ -764,6 +780,21 @@ mod tests {
             (F32v2cmpleB, FAXAB, 0x5808_010b),
             (F32v2cmpgtB, FAXAB, 0x5808_0107),
             (F32v2cmpgeB, FAXAB, 0x5808_0103),
+            (F32v4sqacc, FAX4, 0x5900_8a00),
+            (F16v8sqacc, FAX4, 0x5900_8900),
+            (F32v4absacc, FAX4, 0x5900_8600),
+            (F16v8absacc, FAX4, 0x5900_8500),
+            (F16v4absacc, FAX4, 0x5900_8400),
+            (F16v4gacc, FX3BX, 0x5000_0400),
+            (F32class, FSXD, 0x5200_2900),
+            (Urand32, FX3BX, 0x5000_0000),
+            (Urand64, FX3BX, 0x5000_0100),
+            (F16v2grand, FX3BX, 0x5000_0200),
+            (F32v2grand, FX3BX, 0x5000_0300),
+            (F16v4rmask, FAXAB, 0x5800_050a),
+            (F32v2rmask, FAXAB, 0x5800_050b),
+            (F16v4sufromui, FSXD, 0x5200_4e00),
+            (F32v2sufromui, FSXD, 0x5200_4b00),
         ];
         for &(opcode, mask, value) in pinned {
             let row = opcode.desc();

@@ -81,15 +81,18 @@
 //! ascending order with one RNE rounding per addition; result out f32 → f16 RNE.
 
 pub mod amp;
+pub mod classify;
 pub mod float;
 pub mod fp8;
 pub mod intconv;
+pub mod random;
 mod rounding;
 
 pub use amp::{
     amp_partial_in, amp_phase_channels, amp_phase_f16, amp_phase_fp8, amp_result_out, F16Phase,
     Fp8Phase,
 };
+pub use classify::{f32_class, F32Class};
 pub use float::{
     f16_absadd, f16_add, f16_clamp, f16_cmpeq, f16_cmpge, f16_cmpgt, f16_cmple, f16_cmplt,
     f16_cmpne, f16_exp, f16_is_nan, f16_ln, f16_max, f16_min, f16_mul, f16_sigm, f16_sub, f16_tanh,

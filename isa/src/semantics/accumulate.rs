@@ -1,6 +1,7 @@
 //! Accumulator instructions (aux, worker `$AACC`, f32): `f32v2axpy`, `f16v4mix`, `f32v4acc`,
-//! `f16v4acc`, `f16v8acc`, the multiply-accumulates `f32mac`, `f32v2mac`, `f16v2cmac`,
-//! `f16v4cmac`, and the `gina` read-and-push queue.
+//! `f16v4acc`, `f16v8acc`, their square and absolute-value forms (`*sqacc`, `*absacc`), the
+//! multiply-accumulates `f32mac`, `f32v2mac`, `f16v2cmac`, `f16v4cmac`, `f16v4gacc`, and the
+//! `gina` read-and-push queue.
 //!
 //! All arithmetic is f32 round-to-nearest-even through [`crate::numerics`]. Project assumptions \[A\]:
 //! * `f32v2axpy $aD, x, y`: `$aD` = (AACC\[0\], AACC\[2\]) as they were; then
@@ -10,6 +11,13 @@
 //! * `f16v8acc q` (8 halves, half 2i and 2i+1 of the quad): AACC\[2i\] += h\[2i\], then
 //!   AACC\[2i\] += h\[2i+1\], each widened exactly.
 //! * `f16v4acc x`: AACC\[2i\] += x\[i\] widened, for the four halves.
+//! * `f32v4sqacc`, `f16v8sqacc`, `f32v4absacc`, `f16v8absacc`, `f16v4absacc` (ASM-DOC: "accumulation
+//!   of squares" / "of absolute values" to single precision \[C\]) use the same entries as
+//!   `f32v4acc`, `f16v8acc` and `f16v4acc` and add x × x (rounded to f32; exact for f16 inputs) or
+//!   |x| in place of x.
+//! * `f16v4gacc $aD` ("read 4 internal accumulator values as a half-precision vector" \[C\])
+//!   reads AACC\[0\], \[2\], \[4\], \[6\] (the entries `f16v4acc` adds to), each f32 → f16
+//!   RNE, and leaves the accumulators as they are.
 //! * `f16v4mix $aD, x, y`: `$aD` = the four halves of (AACC\[0\], \[2\], \[4\], \[6\]) as
 //!   they were (each f32 → f16 RNE); then AACC\[2i\] = (a × x\[i\]) + (b × y\[i\]) with a, b
 //!   the halves of `$TAS`, each product rounded to f32, then the sum. That `a` is `$TAS`
@@ -136,6 +144,60 @@ pub(super) fn f16v8acc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
         acc[2 * i] = f32_add(acc[2 * i], f16_to_f32(h[0]));
         acc[2 * i] = f32_add(acc[2 * i], f16_to_f32(h[1]));
     }
+}
+
+/// What an accumulate-into-even-entries instruction adds for each lane value.
+#[derive(Clone, Copy)]
+pub(super) enum Term {
+    /// x × x, rounded to f32.
+    Square,
+    /// |x|.
+    Abs,
+}
+
+impl Term {
+    fn of(self, x: f32) -> f32 {
+        match self {
+            Term::Square => f32_mul(x, x),
+            Term::Abs => x.abs(),
+        }
+    }
+}
+
+/// `f32v4sqacc` / `f32v4absacc $aS:S+3`: AACC\[2i\] += term(q\[i\]).
+pub(super) fn f32v4termacc(inst: &Inst, ctx: &ContextState, out: &mut Pending, term: Term) {
+    let q = read_quad(ctx, inst.reg(0));
+    let acc = out.aacc(ctx);
+    for (i, &s) in q.iter().enumerate() {
+        acc[2 * i] = f32_add(acc[2 * i], term.of(f32::from_bits(s)));
+    }
+}
+
+/// `f16v8sqacc` / `f16v8absacc $aS:S+3`: AACC\[2i\] += term(h\[2i\]), then += term(h\[2i+1\]).
+pub(super) fn f16v8termacc(inst: &Inst, ctx: &ContextState, out: &mut Pending, term: Term) {
+    let q = read_quad(ctx, inst.reg(0));
+    let acc = out.aacc(ctx);
+    for (i, &s) in q.iter().enumerate() {
+        for h in halves(s) {
+            acc[2 * i] = f32_add(acc[2 * i], term.of(f16_to_f32(h)));
+        }
+    }
+}
+
+/// `f16v4absacc $aS:S+1`: AACC\[2i\] += |x\[i\]|.
+pub(super) fn f16v4absacc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let x = halves4(ctx.read_a64(inst.reg(0)));
+    let acc = out.aacc(ctx);
+    for (i, &h) in x.iter().enumerate() {
+        acc[2 * i] = f32_add(acc[2 * i], Term::Abs.of(f16_to_f32(h)));
+    }
+}
+
+/// `f16v4gacc $aD:D+1`.
+pub(super) fn f16v4gacc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
+    let acc = &ctx.aacc;
+    let h = [0, 2, 4, 6].map(|i| f32_to_f16(acc[i]));
+    out.write_a64(inst.reg(0), join_halves4(h));
 }
 
 /// The shared `gina` step: returns the two entries read and pushes `input`.
@@ -409,5 +471,60 @@ mod tests {
             (ctx.read_a64(0), ctx.read_a64(2)),
             (f2(1.0, 2.0), f2(3.0, 4.0))
         );
+    }
+
+    #[test]
+    fn sqacc_and_absacc_add_squares_and_magnitudes_to_the_even_entries() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        for (k, x) in [-1.5f32, 2.0, -3.0, 0.1].iter().enumerate() {
+            ctx.a[4 + k] = x.to_bits();
+        }
+        ok(&mut ctx, &mut env, one(F32v4sqacc, &[4]));
+        let sq = [2.25, 4.0, 9.0, f32_mul(0.1, 0.1)];
+        assert_eq!(
+            &ctx.aacc[..8],
+            &[sq[0], 0.0, sq[1], 0.0, sq[2], 0.0, sq[3], 0.0]
+        );
+        ok(&mut ctx, &mut env, one(F32v4absacc, &[4]));
+        let abs = [1.5, 2.0, 3.0, 0.1];
+        for i in 0..4 {
+            assert_eq!(ctx.aacc[2 * i], f32_add(sq[i], abs[i]));
+        }
+        // f16v8: lanes 2i and 2i+1 into AACC[2i]; squares of halves are exact in f32.
+        let h = |x: f32| f32_to_f16(x) as u32;
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        ctx.a[8] = h(-0.5) | h(3.0) << 16;
+        ctx.a[9] = h(1.0) | h(-1.0) << 16;
+        ctx.a[10] = h(-2.0) | h(0.0) << 16;
+        ctx.a[11] = h(65504.0) | h(0.0) << 16;
+        ok(&mut ctx, &mut env, one(F16v8sqacc, &[8]));
+        let big = 65504.0f32 * 65504.0;
+        assert_eq!(&ctx.aacc[..8], &[9.25, 0.0, 2.0, 0.0, 4.0, 0.0, big, 0.0]);
+        ok(&mut ctx, &mut env, one(F16v8absacc, &[8]));
+        assert_eq!(&ctx.aacc[..6], &[12.75, 0.0, 4.0, 0.0, 6.0, 0.0]);
+        assert_eq!(ctx.aacc[6], f32_add(big, 65504.0));
+        // f16v4absacc: one half per even entry.
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        ctx.a[2] = h(-0.25) | h(0.5) << 16;
+        ctx.a[3] = h(-8.0) | h(1.0) << 16;
+        ok(&mut ctx, &mut env, one(F16v4absacc, &[2]));
+        assert_eq!(&ctx.aacc[..8], &[0.25, 0.0, 0.5, 0.0, 8.0, 0.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn gacc_reads_the_even_entries_as_halves_and_keeps_them() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        let values = [1.0f32, 2.5, -3.0, 1.0e-3];
+        for (i, v) in values.iter().enumerate() {
+            ctx.aacc[2 * i] = *v;
+            ctx.aacc[2 * i + 1] = 99.0;
+        }
+        let before = ctx.aacc;
+        ok(&mut ctx, &mut env, one(F16v4gacc, &[4]));
+        let got = ctx.read_a64(4);
+        for (i, v) in values.iter().enumerate() {
+            assert_eq!((got >> (16 * i)) as u16, f32_to_f16(*v), "lane {i}");
+        }
+        assert_eq!(ctx.aacc, before);
     }
 }

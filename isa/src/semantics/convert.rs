@@ -9,6 +9,8 @@
 //!   upper 16 bits of the destination (isa.md §9 item 1 leaves this open).
 //! * `f16v8tof8`: quad lane order is register order, f16 lane 0 of each register first; byte i
 //!   of the destination pair (lane 0 = least significant) is half i.
+//! * `f16v4sufromui` / `f32v2sufromui` convert lane by lane with the rule of
+//!   [`crate::numerics::random`], lane 0 the least significant.
 //! * Stochastic rounding and the other `$FP_CTL.RND` modes are not modelled: every narrowing
 //!   conversion is round-to-nearest-even (writes that enable them trap, see `csr_access`).
 
@@ -16,6 +18,7 @@ use super::regs::{halves, join_halves, join_halves4, read_quad, Pending};
 use super::state::ContextState;
 use crate::csr::{field, index};
 use crate::inst::Inst;
+use crate::numerics::random::{f16_sufromui, f32_sufromui};
 use crate::numerics::{
     f16_to_f32, f16_to_fp8, f32_to_f16, fp8_to_f16, scale_from_field, Fp8Format,
 };
@@ -119,6 +122,22 @@ pub(super) fn f8v4tof16(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
     let v = ctx.read_a(inst.reg(1));
     let h = [0, 1, 2, 3].map(|i| s.to_f16((v >> (8 * i)) & 0xff));
     out.write_a64(inst.reg(0), join_halves4(h));
+}
+
+/// `f16v4sufromui` on a pair: four u16 lanes to four f16 lanes.
+pub(super) fn f16v4sufromui(x: u64) -> u64 {
+    let mut out = 0;
+    for lane in 0..4 {
+        out |= (f16_sufromui((x >> (16 * lane)) as u16) as u64) << (16 * lane);
+    }
+    out
+}
+
+/// `f32v2sufromui` on a pair: two u32 lanes to two f32 lanes.
+pub(super) fn f32v2sufromui(x: u64) -> u64 {
+    let lo = f32_sufromui(x as u32).to_bits() as u64;
+    let hi = f32_sufromui((x >> 32) as u32).to_bits() as u64;
+    lo | hi << 32
 }
 
 #[cfg(test)]
@@ -248,5 +267,30 @@ mod tests {
                 | (h(7.0) as u64) << 32
                 | (h(1.0e-8) as u64) << 48
         );
+    }
+
+    #[test]
+    fn sufromui_and_class_through_the_instructions() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        ctx.write_a64(2, 0xffff_8000_7fff_0000);
+        ok(&mut ctx, &mut env, one(F16v4sufromui, &[4, 2]));
+        let got = ctx.read_a64(4);
+        let lanes: Vec<f32> = (0..4)
+            .map(|i| nx::f16_to_f32((got >> (16 * i)) as u16))
+            .collect();
+        let tiny = 2f32.powi(-17);
+        assert_eq!(
+            lanes,
+            [nx::f16_to_f32(nx::f32_to_f16(-0.5)), -tiny, tiny, 0.5]
+        );
+        ctx.write_a64(2, 0x8000_0000_7fff_ffff);
+        ok(&mut ctx, &mut env, one(F32v2sufromui, &[6, 2]));
+        assert_eq!(f32::from_bits(ctx.a[6]), -(2f32.powi(-33)));
+        assert_eq!(f32::from_bits(ctx.a[7]), 2f32.powi(-33));
+        for (bits, class) in [(0x7fc0_0000u32, 2u32), (0xff80_0000, 3), (0x3f80_0000, 9)] {
+            ctx.a[1] = bits;
+            ok(&mut ctx, &mut env, one(F32class, &[0, 1]));
+            assert_eq!(ctx.a[0], class, "{bits:#x}");
+        }
     }
 }

@@ -25,7 +25,7 @@ use super::memory::{File, Mode};
 use super::regs::{self, Flow, Pending};
 use super::{
     accumulate, amp, bitwise, broadcast, clamp, compare, control, convert, csr_access, float,
-    integer, integral, memory, pace, permute, supervisor,
+    integer, integral, memory, pace, permute, random, supervisor,
 };
 use super::{ContextKind, ContextState, ExecEnv, StepOutcome, Trap, TrapKind};
 use crate::csr::index;
@@ -569,6 +569,12 @@ fn dispatch<E: ExecEnv>(
         F16v2cmac => accumulate::f16v2cmac(inst, ctx, out),
         F16v4cmac => accumulate::f16v4cmac(inst, ctx, out),
         F16v4mix => accumulate::f16v4mix(inst, ctx, out),
+        F32v4sqacc => accumulate::f32v4termacc(inst, ctx, out, accumulate::Term::Square),
+        F16v8sqacc => accumulate::f16v8termacc(inst, ctx, out, accumulate::Term::Square),
+        F32v4absacc => accumulate::f32v4termacc(inst, ctx, out, accumulate::Term::Abs),
+        F16v8absacc => accumulate::f16v8termacc(inst, ctx, out, accumulate::Term::Abs),
+        F16v4absacc => accumulate::f16v4absacc(inst, ctx, out),
+        F16v4gacc => accumulate::f16v4gacc(inst, ctx, out),
 
         // ---- aux: transcendental and special ----
         F32exp => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_exp)),
@@ -582,6 +588,13 @@ fn dispatch<E: ExecEnv>(
         F16v2sigm => regs::aux_unary(inst, ctx, out, float::f16x2u(nx::f16_sigm)),
         F32ln => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_ln)),
         F16v2ln => regs::aux_unary(inst, ctx, out, float::f16x2u(nx::f16_ln)),
+        F32class => regs::aux_unary(inst, ctx, out, |x| nx::f32_class(x) as u32),
+        Urand32 => random::urand32(inst, ctx, out),
+        Urand64 => random::urand64(inst, ctx, out),
+        F16v2grand => random::f16v2grand(inst, ctx, out),
+        F32v2grand => random::f32v2grand(inst, ctx, out),
+        F16v4rmask => random::f16v4rmask(inst, ctx, out),
+        F32v2rmask => random::f32v2rmask(inst, ctx, out),
 
         // ---- aux: conversions ----
         F16v2tof32 => convert::f16v2tof32(inst, ctx, out),
@@ -597,6 +610,8 @@ fn dispatch<E: ExecEnv>(
         F32toui32 => regs::aux_unary(inst, ctx, out, integral::f32toui32),
         F32fromi32 => regs::aux_unary(inst, ctx, out, integral::f32fromi32),
         F32fromui32 => regs::aux_unary(inst, ctx, out, integral::f32fromui32),
+        F16v4sufromui => regs::aux_unary64(inst, ctx, out, convert::f16v4sufromui),
+        F32v2sufromui => regs::aux_unary64(inst, ctx, out, convert::f32v2sufromui),
         F32int => integral::f32int(inst, ctx, out)?,
 
         // ---- aux: permutes ----

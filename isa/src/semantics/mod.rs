@@ -138,6 +138,7 @@ mod integral;
 mod memory;
 mod pace;
 mod permute;
+mod random;
 mod regs;
 mod supervisor;
 #[cfg(test)]

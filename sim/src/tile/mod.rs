@@ -10,7 +10,9 @@
 //! - A worker's bundle completes at the end of its six-cycle round, so a worker that issues N
 //!   bundles is busy for 6N cycles. [I] A bundle with `f32div` (timing class `Divide`) takes
 //!   `worker.divide_rounds` rounds (3) instead, its slot held meanwhile. [C] (see the machine
-//!   file's basis table)
+//!   file's basis table) An `rpt` bundle takes `worker.repeat_rounds` rounds (1: no set-up cost,
+//!   the body's first bundle issues the next round; the basis table weighs PopLibs' estimators).
+//!   The body's bundles then cost one round each, with no cycle for looping back. [S]
 //! - Supervisor stalls: a taken branch, a CSR write, `run`/`runall` and a released `sync` delay
 //!   the supervisor's next issue to `stall` cycles after the instruction; an instruction reading a
 //!   register loaded by a supervisor load waits until `load_use` cycles after the load, however
@@ -203,6 +205,8 @@ pub struct Tile {
     stalls: SupervisorStalls,
     /// Issue rounds a worker spends on a bundle of timing class `Divide`.
     divide_rounds: u64,
+    /// Issue rounds a worker spends on an `rpt` bundle (timing class `Repeat`).
+    repeat_rounds: u64,
     pub spans: Vec<WorkerSpan>,
     pub outbox: Vec<OutgoingWord>,
     pub exchange_csr_writes: Vec<ExchangeCsrWrite>,
@@ -242,6 +246,7 @@ impl Tile {
             finished_at: 0,
             stalls: machine.stalls.clone(),
             divide_rounds: machine.worker.divide_rounds.into(),
+            repeat_rounds: machine.worker.repeat_rounds.into(),
             spans: Vec::new(),
             outbox: Vec::new(),
             exchange_csr_writes: Vec::new(),
@@ -648,12 +653,16 @@ impl Tile {
         self.counters.bundles += 1;
         self.counters.worker_bundles += 1;
         self.workers[worker].pc = outcome.next_pc;
-        // A `Divide` bundle keeps its worker (and its slot) for `divide_rounds` rounds.
-        let rounds = if decoded.divide {
+        // A `Divide` bundle keeps its worker (and its slot) for `divide_rounds` rounds, an `rpt`
+        // bundle for `repeat_rounds` (the longer if one bundle is both).
+        let mut rounds = if decoded.divide {
             self.divide_rounds
         } else {
             1
         };
+        if decoded.timing == TimingClass::Repeat {
+            rounds = rounds.max(self.repeat_rounds);
+        }
         // `round_end(cycle)`, the cycle being in the worker's own slot, plus the extra rounds.
         let round_end = cycle - worker as u64 + WORKERS as u64 * rounds;
         debug_assert_eq!(

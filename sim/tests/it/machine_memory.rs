@@ -89,6 +89,7 @@ fn ipu21_has_the_documented_parameters() {
         [6; 5]
     );
     assert_eq!(machine.worker.divide_rounds, 3);
+    assert_eq!(machine.worker.repeat_rounds, 1);
     assert_eq!(
         (
             machine.amp.sets,
@@ -111,6 +112,7 @@ fn small_shares_the_ipu21_tile() {
     assert_eq!(small.sram, big.sram);
     assert_eq!(small.contexts, big.contexts);
     assert_eq!(small.stalls, big.stalls);
+    assert_eq!(small.worker, big.worker);
     assert_eq!(small.amp, big.amp);
     assert_eq!(small.exchange.tiles_per_column, 4);
 }
@@ -160,6 +162,8 @@ fn missing_field_is_rejected_by_name() {
     assert!(err.to_string().contains("load_use"), "{err}");
     let err = validation_error(&edited_ipu21("divide_rounds: 3", "divide_rounds: 0"));
     assert!(err.to_string().contains("worker.divide_rounds"), "{err}");
+    let err = validation_error(&edited_ipu21("repeat_rounds: 1", "repeat_rounds: 0"));
+    assert!(err.to_string().contains("worker.repeat_rounds"), "{err}");
 }
 
 #[test]

@@ -66,11 +66,21 @@ fn try_run(
     budget: u64,
     mode: impl FnOnce(u32) -> EntryMode,
 ) -> (Result<u64, SimError>, Tile, Object) {
-    let machine = ipu21();
+    try_run_on(&ipu21(), source, entry, budget, mode)
+}
+
+/// [`try_run`] on `machine`.
+fn try_run_on(
+    machine: &MachineDescription,
+    source: &str,
+    entry: &str,
+    budget: u64,
+    mode: impl FnOnce(u32) -> EntryMode,
+) -> (Result<u64, SimError>, Tile, Object) {
     let object = assemble(source);
-    let mut tile = load(&machine, &object);
+    let mut tile = load(machine, &object);
     let mode = mode(symbol(&object, entry));
-    let result = run_tile(&machine, &mut tile, mode, budget);
+    let result = run_tile(machine, &mut tile, mode, budget);
     (result, tile, object)
 }
 
@@ -91,7 +101,17 @@ fn try_run_worker(source: &str, entry: &str, budget: u64) -> (Result<u64, SimErr
 }
 
 fn run_worker(source: &str, entry: &str) -> (u64, Tile, Object) {
-    expect_cycles(source, try_run_worker(source, entry, BUDGET))
+    run_worker_on(&ipu21(), source, entry)
+}
+
+/// [`run_worker`] on `machine`.
+fn run_worker_on(machine: &MachineDescription, source: &str, entry: &str) -> (u64, Tile, Object) {
+    let run = try_run_on(machine, source, entry, BUDGET, |entry| EntryMode::Worker {
+        entry,
+        vertex: 0,
+        worker_base: SCRATCH,
+    });
+    expect_cycles(source, run)
 }
 
 /// Runs `source` with the supervisor started at `entry`.

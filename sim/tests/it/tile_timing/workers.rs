@@ -218,6 +218,71 @@ work:
     }
 }
 
+/// A worker program of `rpts` loops in a row, each `rpt count` over a body of `body` bundles,
+/// then `exitz`. Every `rpt` is solo and 8-byte aligned with a 4-byte `nop` before it when
+/// needed, so that its body starts 8-byte aligned; returns the program and its bundles outside
+/// the bodies (the rpts, the padding nops and the exitz).
+fn rpt_program(rpts: u64, body: u64, count: u64) -> (String, u64) {
+    let mut source = String::from("    .text\n    .align 8\nwork:\n");
+    let mut outside = 1;
+    for _ in 0..rpts {
+        // The solo rpt at an address = 4 mod 8 puts the body at 0 mod 8.
+        source.push_str("    nop\n");
+        source.push_str(&format!("    rpt {count}, {}\n", body - 1));
+        for _ in 0..body {
+            source.push_str("    { nop ; fnop }\n");
+        }
+        outside += 2;
+    }
+    source.push_str("    exitz $mzero\n");
+    (source, outside)
+}
+
+#[test]
+fn an_executed_rpt_costs_its_own_bundle_and_the_body_nothing_more() {
+    // The decision on `rpt` timing (issue 10; the machine file's `worker.repeat_rounds` = 1, its
+    // basis tabulated in sim/src/machine.rs): an `rpt` of N iterations of a B-bundle body costs
+    // exactly 1 + N·B worker cycles (issue rounds of 6 tile cycles), N = 0 included (the rpt
+    // bundle alone, branching over the body). No set-up rounds, however many loops run.
+    let ipu21 = ipu21();
+    assert_eq!(ipu21.worker.repeat_rounds, 1);
+    for (rpts, body, count) in [
+        (1u64, 1u64, 0u64),
+        (1, 1, 1),
+        (1, 2, 3),
+        (1, 5, 10),
+        (3, 2, 4),
+        (4, 1, 0),
+    ] {
+        let (source, outside) = rpt_program(rpts, body, count);
+        let (cycles, tile, _) = run_worker_on(&ipu21, &source, "work");
+        // Per loop: the padding nop, the rpt (1 round) and B·N body rounds; then exitz.
+        let rounds = rpts * (1 + 1 + body * count) + 1;
+        assert_eq!(cycles, 6 * rounds, "{rpts} rpt(s) of {body} x {count}");
+        assert_eq!(tile.counters.worker_bundles, outside + rpts * body * count);
+    }
+}
+
+#[test]
+fn repeat_rounds_is_the_one_place_rpt_set_up_is_charged() {
+    // With `worker.repeat_rounds` = 3 (the reading of PopLibs' vector-inner estimators that the
+    // basis table rejects), each executed rpt costs 2 rounds more and nothing else changes.
+    let mut machine = ipu21();
+    machine.worker.repeat_rounds = 3;
+    machine.validate().expect("still a valid machine");
+    for (rpts, body, count) in [(1u64, 2u64, 3u64), (3, 1, 0), (2, 4, 7)] {
+        let (source, outside) = rpt_program(rpts, body, count);
+        let (base, _, _) = run_worker(&source, "work");
+        let (cycles, tile, _) = run_worker_on(&machine, &source, "work");
+        assert_eq!(
+            cycles,
+            base + rpts * 2 * 6,
+            "{rpts} rpt(s) of {body} x {count}"
+        );
+        assert_eq!(tile.counters.worker_bundles, outside + rpts * body * count);
+    }
+}
+
 #[test]
 fn a_worker_brnzdec_loop_costs_one_bundle_per_branch() {
     // A worker's taken branch costs nothing extra (isa §3.6): setzi, K + 1 brnzdec bundles
