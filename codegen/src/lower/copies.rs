@@ -512,51 +512,51 @@ mod tests {
         use tessera_kernels::movement::RunSource;
         let mut out = BTreeMap::new();
         for call in calls {
-            match call {
-                KernelParams::CopyRuns {
-                    runs,
-                    outer,
-                    src_stride,
-                    dst_stride,
-                    ..
-                } => {
-                    for o in 0..*outer {
-                        for r in runs.iter() {
-                            for b in 0..r.bytes {
-                                let src = match r.src {
-                                    RunSource::Offset(s) => Some(s + o * src_stride + b),
-                                    RunSource::Zeros => None,
+            if let KernelParams::CopyRuns {
+                runs,
+                outer,
+                src_stride,
+                dst_stride,
+                ..
+            } = call
+            {
+                for o in 0..*outer {
+                    for r in runs.iter() {
+                        for b in 0..r.bytes {
+                            let src = match r.src {
+                                RunSource::Offset(s) => Some(s + o * src_stride + b),
+                                RunSource::Zeros => None,
+                            };
+                            let fresh = out.insert(r.dst + o * dst_stride + b, src);
+                            assert!(fresh.is_none(), "a byte written twice");
+                        }
+                    }
+                }
+            } else if let KernelParams::Gather {
+                words,
+                outer,
+                src_stride,
+                dst_stride,
+                element,
+            } = call
+            {
+                let e = element.bytes();
+                for o in 0..*outer {
+                    for w in words.iter() {
+                        for (k, lane) in w.lanes.iter().enumerate() {
+                            for b in 0..e {
+                                let src = match lane {
+                                    Lane::Src(s) => Some(s + o * src_stride + b),
+                                    Lane::Zero => None,
                                 };
-                                let fresh = out.insert(r.dst + o * dst_stride + b, src);
-                                assert!(fresh.is_none(), "a byte written twice");
+                                let at = w.dst + o * dst_stride + k as u32 * e + b;
+                                assert!(out.insert(at, src).is_none(), "a byte written twice");
                             }
                         }
                     }
                 }
-                KernelParams::Gather {
-                    words,
-                    outer,
-                    src_stride,
-                    dst_stride,
-                    element,
-                } => {
-                    let e = element.bytes() as u32;
-                    for o in 0..*outer {
-                        for w in words.iter() {
-                            for (k, lane) in w.lanes.iter().enumerate() {
-                                for b in 0..e {
-                                    let src = match lane {
-                                        Lane::Src(s) => Some(s + o * src_stride + b),
-                                        Lane::Zero => None,
-                                    };
-                                    let at = w.dst + o * dst_stride + k as u32 * e + b;
-                                    assert!(out.insert(at, src).is_none(), "a byte written twice");
-                                }
-                            }
-                        }
-                    }
-                }
-                other => panic!("an unexpected call {other:?}"),
+            } else {
+                panic!("an unexpected call {call:?}");
             }
         }
         out
