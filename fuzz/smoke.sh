@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo build --locked --bins
+# The binaries are where cargo put them (CARGO_TARGET_DIR when set, else fuzz/target).
+bin_dir=$(cargo metadata --no-deps --format-version 1 --locked | python3 -c "import json,sys; print(json.load(sys.stdin)['target_directory'])")/debug
 targets=$(cargo metadata --no-deps --format-version 1 --locked | python3 -c "import json,sys; print(' '.join(t['name'] for p in json.load(sys.stdin)['packages'] for t in p['targets'] if 'bin' in t['kind']))")
 for target in $targets; do
   inputs=()
@@ -22,7 +24,7 @@ for target in $targets; do
     exit 1
   fi
   log=$(mktemp)
-  if ! "target/debug/$target" "${inputs[@]}" >"$log" 2>&1; then
+  if ! "$bin_dir/$target" "${inputs[@]}" >"$log" 2>&1; then
     tail -40 "$log" >&2
     echo "smoke: $target failed" >&2
     exit 1
