@@ -2,7 +2,7 @@
 //! same typed calls the lowering makes), redistribution cycles from the planned movement
 //! (exchange windows and words per tile, local copies), and the SRAM a strategy pins.
 
-use crate::layout::{Layout, View};
+use crate::layout::{Distribution, Layout, View};
 use crate::lower::calls::{compute_calls, ComputeKind};
 use crate::lower::copies::{copy_params, table_bytes as table_bytes_of};
 use crate::redist::after::{behind_covers, tile_copies};
@@ -10,7 +10,7 @@ use crate::redist::movement::{copy_cycles, runs_word_aligned, transfer_cycles};
 use crate::redist::movement::{plan_blocks, RoutePolicy, WINDOW_CODE_BYTES};
 use crate::redist::{Movement, Side};
 use crate::target::Target;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// Supervisor cycles around one kernel call (CSR writes, launch, local sync) beyond the
@@ -75,7 +75,7 @@ impl ProgramBytes {
 
 /// The cost of `movement` on `target`.
 pub fn movement_cost(target: &Target, movement: &Movement) -> MoveCost {
-    movement_cost_scaled(target, movement, 1.0)
+    movement_cost_scaled(target, movement, None, &SenderScale::NONE)
 }
 
 /// Per tile: the bytes of the copy tables `movement` puts there, as the lowering builds them
@@ -122,10 +122,75 @@ fn table_bytes(movement: &Movement, element_bytes: u32) -> HashMap<u32, u64> {
     per
 }
 
-/// [`movement_cost`] of a movement planned for a sample of the destination blocks: receivers and
-/// copies are exact for the sampled blocks (the busiest of them stands for all), each sender's
-/// load is scaled by `scale` (all blocks / sampled blocks).
-pub fn movement_cost_scaled(target: &Target, movement: &Movement, scale: f64) -> MoveCost {
+/// How many destination blocks each sender of a sampled movement serves in the whole movement,
+/// per block it serves in the sample. A sender's load in the sample times its factor stands for
+/// its whole load.
+///
+/// Regular distributions spread readers evenly over the source tiles, so a sender serves about
+/// `blocks × k / sources` destination blocks, where `k` is the sampled blocks' mean count of
+/// senders and `sources` the tiles the source is held on: a value stored once and read by every
+/// block has one sender serving all of them; rows on 368 tiles read by rows on 1472 have each
+/// sender serving 4. Scaling every sender by `blocks / sampled` instead (as if every block read
+/// every sampled sender) charged the second case 1,472 / 3 blocks per sender, a 100× overstated
+/// exchange (1.5 M cycles for So400m's `probs` spread over the chip, which lowers to 17.5 k).
+/// Never less than the blocks a sender is seen serving in the sample, nor more than all blocks.
+#[derive(Clone, Debug)]
+pub struct SenderScale {
+    /// Destination blocks in the whole movement.
+    pub blocks: usize,
+    /// Tiles the source value is held on.
+    pub sources: usize,
+}
+
+impl SenderScale {
+    /// No scaling: the movement is planned for every destination block.
+    pub const NONE: SenderScale = SenderScale {
+        blocks: 0,
+        sources: 0,
+    };
+
+    /// Per sender tile: the factor its sampled load is multiplied by.
+    fn factors(&self, movement: &Movement, dest: Option<&Distribution>) -> HashMap<u32, f64> {
+        let Some(dest) = dest else {
+            return HashMap::new();
+        };
+        let mut served: HashMap<u32, BTreeSet<usize>> = HashMap::new();
+        let mut senders: BTreeMap<usize, BTreeSet<u32>> = BTreeMap::new();
+        for m in &movement.moves {
+            for d in &m.deliveries {
+                if let Some(b) = dest.block_on(d.0) {
+                    served.entry(m.sender).or_default().insert(b);
+                    senders.entry(b).or_default().insert(m.sender);
+                }
+            }
+        }
+        let sampled = senders.len().max(1) as f64;
+        let mean_senders = senders.values().map(|s| s.len()).sum::<usize>() as f64 / sampled;
+        let readers = self.blocks as f64 * mean_senders / self.sources.max(1) as f64;
+        served
+            .into_iter()
+            .map(|(s, blocks)| {
+                let seen = blocks.len() as f64;
+                (
+                    s,
+                    readers.clamp(seen, (self.blocks as f64).max(seen)) / seen,
+                )
+            })
+            .collect()
+    }
+}
+
+/// [`movement_cost`] of a movement planned for a sample of the destination blocks of `dest`:
+/// receivers and copies are exact for the sampled blocks (the busiest of them stands for all),
+/// each sender's load is scaled by [`SenderScale`] (with `None`, the movement is whole).
+pub fn movement_cost_scaled(
+    target: &Target,
+    movement: &Movement,
+    dest: Option<&Distribution>,
+    scale: &SenderScale,
+) -> MoveCost {
+    let factors = scale.factors(movement, dest);
+    let factor = |s: usize| factors.get(&(s as u32)).copied().unwrap_or(1.0);
     let tiles = target.tiles as usize;
     let mut recv = vec![0u64; tiles];
     let mut sent = vec![0u64; tiles];
@@ -158,7 +223,8 @@ pub fn movement_cost_scaled(target: &Target, movement: &Movement, scale: f64) ->
     let phase = if exchange {
         recv.iter()
             .zip(&sent)
-            .map(|(r, s)| (*r).max((*s as f64 * scale) as u64))
+            .enumerate()
+            .map(|(t, (r, s))| (*r).max((*s as f64 * factor(t)) as u64))
             .max()
             .unwrap_or(0)
             + target.exchange_base_latency as u64
@@ -247,7 +313,11 @@ impl MoveCache {
             self.policy,
         );
         let element = to.dtype.size_bytes() as u32;
-        let mut cost = movement_cost_scaled(target, &movement, count as f64 / sample.len() as f64);
+        let scale = SenderScale {
+            blocks: count,
+            sources: from.dist.tile_count(),
+        };
+        let mut cost = movement_cost_scaled(target, &movement, Some(&to.dist), &scale);
         if !self.program {
             self.costs
                 .lock()
@@ -372,5 +442,87 @@ mod tests {
         let cost = plain.cost(&target, &from, &view, &to).unwrap();
         assert_eq!(cost.program.most(), 0);
         assert_eq!(cost.cycles, sampled.cycles);
+    }
+
+    /// The sampled cost of moving `from` into `to` and the cost of the whole movement.
+    fn sampled_and_whole(from: &Layout, to: &Layout) -> (MoveCost, MoveCost) {
+        let target = Target::test_small();
+        let view = View::identity(from.dist.shape());
+        let sampled = MoveCache::new(RoutePolicy::DEFAULT, false)
+            .cost(&target, from, &view, to)
+            .unwrap();
+        let (fm, tm) = (from.shard_map().unwrap(), to.shard_map().unwrap());
+        let whole = plan_movement_with(
+            &Side {
+                dist: &from.dist,
+                map: &fm,
+            },
+            &Side {
+                dist: &to.dist,
+                map: &tm,
+            },
+            &view,
+            RoutePolicy::DEFAULT,
+        );
+        (sampled, movement_cost(&target, &whole))
+    }
+
+    #[test]
+    fn a_sampled_exchange_scales_each_sender_by_the_blocks_it_serves() {
+        let rows = |tiles: Vec<Vec<u32>>| {
+            let n = tiles.len() as u32;
+            Layout {
+                dist: Distribution::new(
+                    vec![256, 64],
+                    vec![even_bounds(256, n, 1), vec![0, 64]],
+                    tiles,
+                )
+                .unwrap(),
+                order: Order::RowMajor { align: 4 },
+                dtype: DType::F16,
+            }
+        };
+        let columns = Layout {
+            dist: Distribution::new(
+                vec![256, 64],
+                vec![vec![0, 256], even_bounds(64, 16, 1)],
+                (0..16).map(|t| vec![t]).collect(),
+            )
+            .unwrap(),
+            order: Order::RowMajor { align: 4 },
+            dtype: DType::F16,
+        };
+        let reversed = rows((0..16).rev().map(|t| vec![t]).collect());
+        let cases = [
+            // One sender per block, each serving one block (the old scaling charged 16/3).
+            (
+                "rows to rows on other tiles",
+                rows((0..16).map(|t| vec![t]).collect()),
+                reversed.clone(),
+            ),
+            // Four senders, each serving two blocks (the old scaling charged 8/3).
+            (
+                "rows on 4 to rows on 8",
+                rows((12..16).map(|t| vec![t]).collect()),
+                rows((0..8).map(|t| vec![t]).collect()),
+            ),
+            // Every block reads every sender.
+            ("columns to rows", columns, reversed.clone()),
+            // One sender serves every block.
+            (
+                "one tile to rows",
+                rows(vec![vec![0]]),
+                rows((1..16).map(|t| vec![t]).collect()),
+            ),
+        ];
+        for (name, from, to) in cases {
+            let (sampled, whole) = sampled_and_whole(&from, &to);
+            assert!(whole.exchange && sampled.exchange, "{name}");
+            let (s, w) = (sampled.cycles as f64, whole.cycles as f64);
+            assert!(
+                (s - w).abs() <= 0.1 * w,
+                "{name}: sampled {s} cycles, whole movement {w}"
+            );
+        }
     }
 }
