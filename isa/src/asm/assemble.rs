@@ -13,7 +13,8 @@ use super::lexer::lex;
 use super::macros::expand;
 use super::object::{CodeContext, ListingLine, Object, Section};
 use super::parser::{
-    parse, Broadcast, Directive, InstStmt, Operand, OperandValue, ParsedFile, RegOperand, StmtKind,
+    parse, Broadcast, Directive, InstStmt, Operand, OperandValue, ParsedFile, RegMark, RegOperand,
+    StmtKind,
 };
 use super::print::{format_bundle, format_inst, kind_syntax};
 use crate::csr::CsrSpace;
@@ -481,8 +482,7 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
         OperandValue::Reg(reg) => {
             kind.register_file() == Some(reg.file)
                 && kind.register_width() == reg.width
-                && reg.post_inc
-                    == matches!(kind, OperandKind::MRegPostInc | OperandKind::MPairPostInc)
+                && reg.mark == kind_mark(kind)
                 && reg.broadcast == kind_broadcast(kind)
         }
         OperandValue::Csr(csr) => matches!(
@@ -490,6 +490,29 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
             (OperandKind::LowerCsr, CsrSpace::Lower) | (OperandKind::UpperCsr, CsrSpace::Upper)
         ),
         OperandValue::Expr(_) => !kind.is_register(),
+    }
+}
+
+/// The MRF suffix an operand kind is written with.
+fn kind_mark(kind: OperandKind) -> RegMark {
+    match kind {
+        OperandKind::MRegPostInc | OperandKind::MPairPostInc => RegMark::PostInc,
+        OperandKind::MRegIncrement => RegMark::Increment,
+        OperandKind::MRegDelta => RegMark::Delta,
+        OperandKind::MReg
+        | OperandKind::AReg
+        | OperandKind::MPair
+        | OperandKind::APair
+        | OperandKind::AQuad
+        | OperandKind::ABroadcast
+        | OperandKind::ABroadcastLo
+        | OperandKind::ABroadcastHi
+        | OperandKind::Unsigned
+        | OperandKind::Signed
+        | OperandKind::Target
+        | OperandKind::LowerCsr
+        | OperandKind::UpperCsr
+        | OperandKind::WordAddress => RegMark::Plain,
     }
 }
 
@@ -506,6 +529,8 @@ fn kind_broadcast(kind: OperandKind) -> Option<Broadcast> {
         | OperandKind::AQuad
         | OperandKind::MRegPostInc
         | OperandKind::MPairPostInc
+        | OperandKind::MRegIncrement
+        | OperandKind::MRegDelta
         | OperandKind::Unsigned
         | OperandKind::Signed
         | OperandKind::Target
@@ -520,7 +545,7 @@ fn written_syntax(value: &OperandValue) -> String {
         OperandValue::Reg(RegOperand {
             file,
             width,
-            post_inc,
+            mark,
             broadcast,
             ..
         }) => {
@@ -532,10 +557,8 @@ fn written_syntax(value: &OperandValue) -> String {
             };
             if let Some(broadcast) = broadcast {
                 group + broadcast.suffix()
-            } else if *post_inc {
-                group + "+="
             } else {
-                group
+                group + mark.suffix()
             }
         }
         OperandValue::Csr(csr) => match csr.space {

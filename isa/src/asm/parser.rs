@@ -426,22 +426,38 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let mut post_inc = false;
-        if *self.peek() == Tok::Punct(Punct::Plus) && *self.peek_at(1) == Tok::Punct(Punct::Eq) {
-            self.advance();
-            self.advance();
-            if file == RegisterFile::A {
-                return Err(bad(format!(
-                    "`${name}+=`: only MRF registers can be post-incremented"
-                )));
+        let mark = match (self.peek(), self.peek_at(1)) {
+            (Tok::Punct(Punct::Plus), Tok::Punct(Punct::Eq)) => Some((RegMark::PostInc, 2)),
+            (Tok::Punct(Punct::Plus), Tok::Punct(Punct::Plus)) => Some((RegMark::Increment, 2)),
+            (Tok::Punct(Punct::At), _) => Some((RegMark::Delta, 1)),
+            _ => None,
+        };
+        let mark = match mark {
+            Some((mark, tokens)) => {
+                for _ in 0..tokens {
+                    self.advance();
+                }
+                if file == RegisterFile::A {
+                    return Err(bad(format!(
+                        "`${name}{}`: only MRF registers can be post-incremented or loaded as a delta",
+                        mark.suffix()
+                    )));
+                }
+                if mark != RegMark::PostInc && width != 1 {
+                    return Err(bad(format!(
+                        "`{}` after `${name}`: it applies to a single MRF register, not a pair",
+                        mark.suffix()
+                    )));
+                }
+                mark
             }
-            post_inc = true;
-        }
+            None => RegMark::Plain,
+        };
         Ok(OperandValue::Reg(RegOperand {
             file,
             first,
             width,
-            post_inc,
+            mark,
             broadcast,
         }))
     }

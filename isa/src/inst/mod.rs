@@ -219,6 +219,9 @@ instructions! {
     Ld32StepM = "ld32step", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0e00_0000, sem Confirmed, [mw(B19), mr(B23), minc(B15), simm(IMM8)], "$m = word at base+delta; delta += 4*simm8.";
     Ld32StepA = "ld32step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0100, sem Confirmed, [aw(B19), mr(B23), minc(B15), simm(IMM8)], "$a = word at base+delta; delta += 4*simm8.";
     Ld64Step = "ld64step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0200, sem Confirmed, [apw(B19), mr(B23), minc(B15), simm(IMM8)], "$a pair = 64 bits at base+delta; delta += 8*simm8.";
+    Ldd16a32 = "ldd16a32", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4500_0a00, sem Inferred, [aw(B7), mstep(B15), mr(B23), mdelta(B19)], "$a = 32 bits at base+delta; delta = u16 at $mAddr; $mAddr += 2.";
+    Ldd16a64 = "ldd16a64", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4500_0b00, sem Inferred, [apw(B7), mstep(B15), mr(B23), mdelta(B19)], "$a pair = 64 bits at base+delta; delta = u16 at $mAddr; $mAddr += 2.";
+    Ldd16b16 = "ldd16b16", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4500_0c00, sem Inferred, [aw(B7), mstep(B15), mr(B23), mdelta(B19)], "$a = half at base+delta in both lanes; delta = u16 at $mAddr; $mAddr += 2.";
     Ld128Step = "ld128step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0300, sem Confirmed, [aqw(B19), mr(B23), minc(B15), simm(IMM8)], "$a quad = 128 bits at base+delta; delta += 16*simm8.";
     St32StepM = "st32step", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0e00_0400, sem Confirmed, [mr(B19), mr(B23), minc(B15), simm(IMM8)], "Word at base+delta = $m; delta += 4*simm8.";
     St32StepA = "st32step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0e00_0500, sem Confirmed, [ar(B19), mr(B23), minc(B15), simm(IMM8)], "Word at base+delta = $a; delta += 4*simm8.";
@@ -445,6 +448,13 @@ instructions! {
     F16v4hihov4amp = "f16v4hihov4amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0740, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "16-channel f16 AMP step: 4 f16 inputs, 4 f16 partials in, 4 f16 results out.";
     F8v8hihov4amp = "f8v8hihov4amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0940, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "16-channel FP8 AMP step: 8 FP8 inputs, 4 f16 partials in, 4 f16 results out, scaled by 2^FP_ISCL.";
     F16v4sisoamp = "f16v4sisoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0700, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "8-channel f16 AMP step with f32 partials: 4 f16 inputs, 2 f32 partials in, 2 f32 results out.";
+    F16v4hihoamp = "f16v4hihoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0100, sem Assumed, [aw(B19), apr(B15), ar(B23), zimm(IMM6)], "8-channel f16 AMP step: 4 f16 inputs, 2 f16 partials in, 2 f16 results out (semantics::amp).";
+    F32sisoamp = "f32sisoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0f00, sem Assumed, [apw(B19), ar(B15), apr(B23), zimm(IMM6)], "8-channel f32 AMP step, 8 phases: 1 f32 input; on even phases 2 f32 partials in, 2 f32 results out (semantics::amp).";
+    F32sisov2amp = "f32sisov2amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0f40, sem Assumed, [apw(B19), ar(B15), apr(B23), zimm(IMM6)], "16-channel f32 AMP step (both sets), 8 phases: 1 f32 input, 2 f32 partials in, 2 f32 results out (semantics::amp).";
+    F16v4sisoslic = "f16v4sisoslic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0600, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "1x4 slim convolution, 2 output channels: 4 f16 inputs, 2 f32 partials in, 2 f32 results out (semantics::slic).";
+    F16v4hihov4slic = "f16v4hihov4slic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0640, sem Assumed, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "1x4 slim convolution, 4 output channels: 4 f16 inputs, 4 f16 partials in, 4 f16 results out (semantics::slic).";
+    F16v4istacc = "f16v4istacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5b00_0800, sem Assumed, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "4x4 f16 transpose through AACC: two rows in, one column of the previous block out (semantics::stacc).";
+    F16v4stacc = "f16v4stacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5100_0900, sem Assumed, [apw(B19), zimm(IMM8)], "Read through AACC: 0 = (AACC[0], AACC[2]) out, AACC[1,3] = AACC[4,6]; the transpose flags read a column (semantics::stacc).";
 
     // ---- supervisor ----
     Run = "run", Main, Supervisor, Solo, Launch, Supervisor, enc Confirmed 0x1400_0000, sem Confirmed, [mr(B23), mr(B15), zimm(RUN_IMM16)], "Start one worker at $mEntry with vertex base $mV + 4*zimm16.";
@@ -603,6 +613,9 @@ mod tests {
     const FAX4: u32 = 0x7f0f_ffff; // a[23:20]
     const FABI3: u32 = 0x7f00_f000; // d[19:16], a[23:20], imm12[11:0]
     const FX3BX: u32 = 0x7fff_ff0f; // d[7:4]
+    const FABAJ2: u32 = 0x7f00_0fc0; // d[19:16], a[15:12], b[23:20], imm6[5:0]
+    const FXBXI2: u32 = 0x7ff0_ff00; // d[19:16], imm8[7:0]
+    const FMP2B: u32 = 0x7f00_0f0f; // base[23:20], addr++[15:12], delta@[19:16], d[7:4]
 
     /// Every row whose encoding basis is Confirmed and that comes from a TableGen record (as
     /// opposed to the isa.md §7 table above) is listed here with its record's fixed bits and
@@ -795,6 +808,16 @@ mod tests {
             (F32v2rmask, FAXAB, 0x5800_050b),
             (F16v4sufromui, FSXD, 0x5200_4e00),
             (F32v2sufromui, FSXD, 0x5200_4b00),
+            (F16v4hihoamp, FABAJ2, 0x5b00_0100),
+            (F32sisoamp, FABAJ2, 0x5b00_0f00),
+            (F32sisov2amp, FABAJ2, 0x5b00_0f40),
+            (F16v4sisoslic, FABAJ2, 0x5b00_0600),
+            (F16v4hihov4slic, FABAJ2, 0x5b00_0640),
+            (F16v4istacc, FABAJ2, 0x5b00_0800),
+            (F16v4stacc, FXBXI2, 0x5100_0900),
+            (Ldd16a32, FMP2B, 0x4500_0a00),
+            (Ldd16a64, FMP2B, 0x4500_0b00),
+            (Ldd16b16, FMP2B, 0x4500_0c00),
         ];
         for &(opcode, mask, value) in pinned {
             let row = opcode.desc();

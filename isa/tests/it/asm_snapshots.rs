@@ -213,6 +213,40 @@ fn bundles_are_emitted_main_first_whatever_the_order() {
 }
 
 #[test]
+fn delta_loads_and_the_f32_amp_as_popsparse_and_poplin_write_them() {
+    // `ldd16*` with the `$mN++` delta pointer and the `$mN@` delta (SparseDenseMatMul*), the
+    // f32 AMP with its predefined 8-phase flags, and the transpose through AACC.
+    let source = "\
+    .worker
+    { ldd16a64 $a4:5, $m4++, $m2, $m5@ ; f32v4acc $a4:7 }
+    ldd16a32 $a0, $m4++, $m2, $m5@
+    ldd16b16 $a1, $m4++, $m2, $m5@
+    f32sisoamp $a6:7, $a0, $a2:3, TAMP_F32_E4_P6
+    f32sisov2amp $a6:7, $a1, $a2:3, TAMP_F32_E4_P7
+    f16v4hihoamp $a6, $a0:1, $a2, TAMP_F16V4_E4_P1
+    f16v4sisoslic $a4:5, $a0:1, $azeros, TSLIC_F16V4_1x4_W1
+    f16v4hihov4slic $a4:5, $a0:1, $a2:3, TSLIC_F16V4_1x4_W0
+    f16v4istacc $azeros, $a0:1, $a2:3, TISTACC_P0
+    f16v4stacc $a6:7, TSTACC_P1
+";
+    let object = assemble_str(source).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(render(&disassemble_object(&object)), object.listing_text());
+    expect![[r#"
+        0004c000  c5254b40 59408200  { ldd16a64 $a4:5, $m4++, $m2, $m5@ ; f32v4acc $a4:7 }
+        0004c008  45254a00           ldd16a32 $a0, $m4++, $m2, $m5@
+        0004c00c  45254c10           ldd16b16 $a1, $m4++, $m2, $m5@
+        0004c010  5b260f1e           f32sisoamp $a6:7, $a0, $a2:3, 30
+        0004c014  5b261f5f           f32sisov2amp $a6:7, $a1, $a2:3, 31
+        0004c018  5b26010d           f16v4hihoamp $a6, $a0:1, $a2, 13
+        0004c01c  5be40607           f16v4sisoslic $a4:5, $a0:1, $azeros, 7
+        0004c020  5b240643           f16v4hihov4slic $a4:5, $a0:1, $a2:3, 3
+        0004c024  5b2e0810           f16v4istacc $azeros, $a0:1, $a2:3, 16
+        0004c028  51060911           f16v4stacc $a6:7, 17
+    "#]]
+    .assert_eq(&object.listing_text());
+}
+
+#[test]
 fn files_concatenate_and_sections_can_be_pinned() {
     let a = ".text\n.globl shared\nshared: nop\nlocal: nop\n.data\n.int shared\n";
     let b = ".text\nlocal: bri shared\n.section .bss\n.space 16\n";
@@ -263,6 +297,7 @@ fn error_messages() {
         ("wrong context", "    .worker\n    run $m0, $m1, 0\n    .supervisor\n    f32add $a0, $a1, $a2\n"),
         ("duplicate symbol", "x:  nop\nx:  nop\n    .equ x, 3\n"),
         ("bad expressions", "    .int 1 / 0\n    .int 1 << 64\n    .equ a, b\n    .equ b, a\n    .int a\n    .space later\nlater:\n"),
+        ("register suffixes", "    ldd16a64 $a4:5, $a4++, $m2, $m5@\n    ldd16a32 $a0, $m4:5++, $m2, $m5@\n    ldd16a32 $a0, $m4+=, $m2, $m5\n"),
         ("syntax", "    add $m0, $m1, (2\n    nop nop\n    $a0\n    .int 1.5\n    .int 0x\n    .int 12ab\n"),
     ];
     let mut out = String::new();
@@ -334,6 +369,10 @@ fn error_messages() {
         bad.S:2:12: error[E-ASM-014]: shift amount 64 is outside 0..=63
         bad.S:4:13: error[E-ASM-014]: `a` is defined in terms of itself
         bad.S:6:12: error[E-ASM-014]: the size of `.space` must be a constant known at this point, but `later` is defined later
+        == register suffixes
+        bad.S:1:21: error[E-ASM-007]: `$a4++`: only MRF registers can be post-incremented or loaded as a delta
+        bad.S:2:19: error[E-ASM-007]: `++` after `$m4`: it applies to a single MRF register, not a pair
+        bad.S:3:5: error[E-ASM-005]: `ldd16a32` expects: $aN, $mN++, $mN, $mN@; got: $aN, $mN+=, $mN, $mN
         == syntax
         bad.S:1:21: error[E-ASM-001]: expected `)`, found end of line
         bad.S:2:5: error[E-ASM-005]: `nop` expects: no operands; got: imm

@@ -31,6 +31,23 @@ pub const PREDEFINED_SYMBOLS: &[(&str, i64)] = &[
     ("TAMP_F16V4_E4_P1", 13),
     ("TAMP_F16V4_E4_P2", 14),
     ("TAMP_F16V4_E4_P3", 15),
+    // f32 AMP flags: phase in bits [2:0], 0b11 in bits [4:3] (semantics::amp). [A]
+    ("TAMP_F32_E4_P0", 0x18),
+    ("TAMP_F32_E4_P1", 0x19),
+    ("TAMP_F32_E4_P2", 0x1a),
+    ("TAMP_F32_E4_P3", 0x1b),
+    ("TAMP_F32_E4_P4", 0x1c),
+    ("TAMP_F32_E4_P5", 0x1d),
+    ("TAMP_F32_E4_P6", 0x1e),
+    ("TAMP_F32_E4_P7", 0x1f),
+    // SLIC flags: 0b11 = the 1x4 kernel, bit 2 = the $CWEI phase of the weights (semantics::slic). [A]
+    ("TSLIC_F16V4_1x4_W0", 3),
+    ("TSLIC_F16V4_1x4_W1", 7),
+    // The 4x4 transpose through AACC (semantics::stacc). [A]
+    ("TISTACC_P0", 0x10),
+    ("TISTACC_P1", 0x11),
+    ("TSTACC_P0", 0x10),
+    ("TSTACC_P1", 0x11),
     (
         "CSR_W_WSR__CTXTID_M1__MASK",
         field::WSR_CTXTID_M1_MASK as i64,
