@@ -57,6 +57,7 @@ pub fn assemble_with_warnings<N: AsRef<str>, T: AsRef<str>>(
     let mut layout = layout(&files, options, &mut errors);
     let (sections, listing) = encode_sections(&layout, &mut errors, &mut warnings);
     let symbols = layout.object_symbols(&mut errors);
+    warnings.append(&mut layout.warnings);
     explain_undefined(&files, &mut errors);
     for ((name, _), expanded) in sources.iter().zip(&expansions) {
         expanded.annotate(name.as_ref(), &mut errors);
@@ -787,6 +788,14 @@ pub fn check_immediate(
     } else {
         let max = ((1i64 << width) - 1) << shift;
         let align = 1i64 << shift;
+        // A field that holds the top bits of a 32-bit word (`immz12`) takes the value as a
+        // 32-bit word, as GNU as does for 32-bit operands: `or $m0, $mzero, ~0xffffff` is
+        // 0xff000000.
+        let value = if width + shift == 32 && (-(1i64 << 31)..0).contains(&value) {
+            value + (1i64 << 32)
+        } else {
+            value
+        };
         let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) {
             "CSR index"
         } else {

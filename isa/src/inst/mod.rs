@@ -247,7 +247,7 @@ instructions! {
     Ld2x64pace = "ld2x64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x4600_0000, sem Confirmed, [apw(B19), apw(B7), mpinc(B15), mr(B23), zimm(IMM4)], "Two 64-bit loads from packed addresses 0 and 1; both post-increment.";
     Ldst64pace = "ldst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0100, sem Confirmed, [apw(B19), apr(B7), mpinc(B15), mr(B23), zimm(IMM4)], "64-bit load from address 0 and store to address 2; both post-increment.";
     Ld2xst64pace = "ld2xst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0800, sem Confirmed, [aqw(PACE_QUAD), apr(B7), mpinc(B15), mr(B23), zimm(PACE_IMM6)], "Two 64-bit loads (into a quad) and one 64-bit store; all post-increment.";
-    St64pace = "st64pace", Main, Worker, Pairable, Simple, Pace, enc Assumed 0x5600_0200, sem Confirmed, [apr(B7), mpinc(B15), mr(B23), zimm(IMM2)], "64-bit store to packed address 2; post-increment.";
+    St64pace = "st64pace", Main, Worker, Pairable, Simple, Pace, enc Confirmed 0x5c00_0200, sem Confirmed, [apr(B7), mpinc(B15), mr(B23), zimm(Field::new(&[(16, 4), (0, 4)]))], "64-bit store to packed address 2; post-increment by imm8[1:0]'s select.";
 
     // ---- aux: moves and immediates ----
     Fnop = "fnop", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6000_0000, sem Confirmed, [], "No operation in the aux pipeline.";
@@ -818,6 +818,7 @@ mod tests {
             (Ldd16a32, FMP2B, 0x4500_0a00),
             (Ldd16a64, FMP2B, 0x4500_0b00),
             (Ldd16b16, FMP2B, 0x4500_0c00),
+            (St64pace, 0x7f00_0f00, 0x5c00_0200), // FMIPAI: s[7:4], a[15:12], m[23:20], imm8
         ];
         for &(opcode, mask, value) in pinned {
             let row = opcode.desc();

@@ -247,6 +247,38 @@ fn delta_loads_and_the_f32_amp_as_popsparse_and_poplin_write_them() {
 }
 
 #[test]
+fn gnu_as_accepts_what_these_do() {
+    // As GNU as: `.type`/`.size` of a name the program never defines are warnings (the name
+    // would be an undefined symbol nothing refers to); an unquoted section name runs to the
+    // comma (a stray `)` included); a zero-tailed immediate takes a negative value as its
+    // 32-bit word.
+    let source = "\
+    .section .text.entry_stride2), \"ax\"
+    .type elsewhere, @function
+    or $m0, $mzero, ~((1 << 24) - 1)
+    or $a0, $azero, -0x800000 & ~0xfffff
+    .size elsewhere, 8
+";
+    let (object, warnings) =
+        assemble_with_warnings(&[("lenient.S", source)], &LayoutOptions::default());
+    let object = object.unwrap_or_else(|e| panic!("{e}"));
+    let mut out = object.listing_text();
+    for s in &object.sections {
+        let _ = writeln!(out, "section {}", s.name);
+    }
+    for w in &warnings {
+        let _ = writeln!(out, "{w}");
+    }
+    expect![[r#"
+        0004c000  42f0cff0           or $m0, $mzero, 0xff000000
+        0004c004  52f0dff8           or $a0, $azero, 0xff800000
+        section .text.entry_stride2)
+        lenient.S:2:11: warning: `.type` names `elsewhere`, which the program does not define: ignored
+        lenient.S:5:11: warning: `.size` names `elsewhere`, which the program does not define: ignored
+    "#]].assert_eq(&out);
+}
+
+#[test]
 fn files_concatenate_and_sections_can_be_pinned() {
     let a = ".text\n.globl shared\nshared: nop\nlocal: nop\n.data\n.int shared\n";
     let b = ".text\nlocal: bri shared\n.section .bss\n.space 16\n";

@@ -7,7 +7,7 @@
 //! holds code), unless a placement pins it. Expressions are evaluated afterwards against the
 //! placed layout ([`Layout::eval`]).
 
-use super::error::{make, AsmError, Loc};
+use super::error::{make, AsmError, AsmWarning, Loc};
 use super::expr::{eval, Env, Expr};
 use super::lexer::Pos;
 use super::object::{CodeContext, Symbol, SymbolKind};
@@ -208,6 +208,8 @@ pub(crate) struct Layout<'a> {
     pub items: Vec<Item<'a>>,
     symbols: SymbolTable<'a>,
     sizes: Vec<PendingSize<'a>>,
+    /// `.type`/`.size` of names the program does not define (GNU as accepts them).
+    pub warnings: Vec<AsmWarning>,
 }
 
 /// Expression environment over the layout. Without `placed` sections, labels and `.` are not
@@ -351,10 +353,15 @@ impl<'a> Layout<'a> {
         for pending in &sizes {
             let loc = self.loc(pending.file, pending.name_pos);
             let Some(index) = self.symbols.lookup(pending.file, &pending.name) else {
-                errors.push(make::BadDirective(
+                // GNU as makes such a name an undefined symbol with a size, which nothing
+                // refers to: harmless, so a warning here.
+                self.warnings.push(AsmWarning {
                     loc,
-                    format!("`.size` names undefined symbol `{}`", pending.name),
-                ));
+                    message: format!(
+                        "`.size` names `{}`, which the program does not define: ignored",
+                        pending.name
+                    ),
+                });
                 continue;
             };
             match self.eval(pending.size, pending.file, pending.dot) {
@@ -427,6 +434,7 @@ pub(crate) fn layout<'a>(
             items: Vec::new(),
             symbols: SymbolTable::default(),
             sizes: Vec::new(),
+            warnings: Vec::new(),
         },
         code_sections: code_sections(files),
         defined_names: defined_names(files),
