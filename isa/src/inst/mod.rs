@@ -107,16 +107,19 @@ macro_rules! instructions {
 // assumptions predate the public records and overlap them (e.g. 0x20 holds the public
 // `add`-with-immediate), so moving the main lane to the public encodings is one later change.
 // `movnz` has no public record: it sits beside the public `movz` at 0x47 [A]. The public
-// `sub` with an immediate (0x31, free in the plan) is written `sub $mD, simm16, $mS`.
+// `sub` with an immediate (public FMNI4 0x39: `sub_mmmn_si`) is written `sub $mD, simm16, $mS`.
 instructions! {
     // ---- integer (main) ----
     Setzi = "setzi", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3000_0000, sem Confirmed, [mw(B23), zimm(IMM20)], "$mD = zero-extended 20-bit immediate.";
     Mov = "mov", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0018, sem Confirmed, [mw(B19), mr(B23)], "$mD = $mS.";
     Add = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0001, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA + $mB (wrapping).";
     AddImm = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2100_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA + simm16.";
+    // The public zimm16 add (FMNI4 0x2000_0000) collides with this table's assumed encodings of
+    // the register forms, so it takes a free opcode with them; the public value is recorded here.
+    AddImmZ = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3e00_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA + zimm16 (the form for 32768..=65535).";
     Sub = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0002, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA - $mB (wrapping).";
     SubImm = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2200_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA - simm16.";
-    SubImmRev = "sub", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3100_0000, sem Inferred, [mw(B19), simm(IMM16), mr(B23)], "$mD = simm16 - $mS (reverse subtract: `sub $m0, 32, $m0`).";
+    SubImmRev = "sub", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3900_0000, sem Inferred, [mw(B19), simm(IMM16), mr(B23)], "$mD = simm16 - $mS (reverse subtract: `sub $m0, 32, $m0`).";
     And = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0003, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & $mB.";
     AndImm = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2300_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & zimm16.";
     Or = "or", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0004, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA | $mB.";
@@ -139,6 +142,7 @@ instructions! {
     MulImm = "mul", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2900_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = low 32 bits of $mA * simm16.";
     Min = "min", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000a, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = signed minimum.";
     MinImm = "min", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2a00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = signed minimum with simm16.";
+    MinImmZ = "min", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3100_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = signed minimum with zimm16 (the form for 32768..=65535).";
     Max = "max", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000b, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = signed maximum.";
     MaxImm = "max", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2b00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = signed maximum with simm16.";
     Cmpeq = "cmpeq", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000c, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = 1 if equal else 0.";
@@ -180,7 +184,7 @@ instructions! {
     Exitneg = "exitneg", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0003, sem Confirmed, [mr(B23)], "End the worker; status = ($m < 0).";
 
     // ---- CSRs ----
-    Get = "get", Main, Both, Pairable, Simple, Csr, enc Assumed 0x3900_0000, sem Confirmed, [mw(B23), lcsr(IMM8)], "$m = lower-space CSR.";
+    Get = "get", Main, Both, Pairable, Simple, Csr, enc Assumed 0x3d00_0000, sem Confirmed, [mw(B23), lcsr(IMM8)], "$m = lower-space CSR.";
     Put = "put", Main, Both, Pairable, CsrWrite, Csr, enc Assumed 0x3a00_0000, sem Confirmed, [lcsr(IMM8), mr(B23)], "Lower-space CSR = $m.";
     Uget = "uget", Aux, Worker, Pairable, Simple, Csr, enc Confirmed 0x5100_0800, sem Confirmed, [aw(B19), ucsr(IMM8)], "$a = upper-space CSR.";
     Uput = "uput", Aux, Worker, Pairable, CsrWrite, Csr, enc Confirmed 0x5100_8000, sem Confirmed, [ucsr(IMM8), ar(B23)], "Upper-space CSR = $a.";
@@ -451,6 +455,7 @@ instructions! {
     F16v4hihoamp = "f16v4hihoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0100, sem Assumed, [aw(B19), apr(B15), ar(B23), zimm(IMM6)], "8-channel f16 AMP step: 4 f16 inputs, 2 f16 partials in, 2 f16 results out (semantics::amp).";
     F32sisoamp = "f32sisoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0f00, sem Assumed, [apw(B19), ar(B15), apr(B23), zimm(IMM6)], "8-channel f32 AMP step, 8 phases: 1 f32 input; on even phases 2 f32 partials in, 2 f32 results out (semantics::amp).";
     F32sisov2amp = "f32sisov2amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0f40, sem Assumed, [apw(B19), ar(B15), apr(B23), zimm(IMM6)], "16-channel f32 AMP step (both sets), 8 phases: 1 f32 input, 2 f32 partials in, 2 f32 results out (semantics::amp).";
+    F16v4hihoslic = "f16v4hihoslic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0000, sem Assumed, [aw(B19), apr(B15), ar(B23), zimm(IMM6)], "1x4 slim convolution, 2 output channels: 4 f16 inputs, 2 f16 partials in, 2 f16 results out (semantics::slic).";
     F16v4sisoslic = "f16v4sisoslic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0600, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "1x4 slim convolution, 2 output channels: 4 f16 inputs, 2 f32 partials in, 2 f32 results out (semantics::slic).";
     F16v4hihov4slic = "f16v4hihov4slic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0640, sem Assumed, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "1x4 slim convolution, 4 output channels: 4 f16 inputs, 4 f16 partials in, 4 f16 results out (semantics::slic).";
     F16v4istacc = "f16v4istacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5b00_0800, sem Assumed, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "4x4 f16 transpose through AACC: two rows in, one column of the previous block out (semantics::stacc).";
@@ -686,7 +691,8 @@ mod tests {
             (Shuf8x8hiA, FAXAB, 0x5800_0800),
             (F16v4sisoamp, 0x7f00_0fc0, 0x5b00_0700),
             (OrImmHi, FSDI3, 0x4200_c000),
-            (SubImmRev, 0x7f00_0000, 0x3100_0000), // FMNI4: d[19:16], s[23:20], simm16
+            (SubImmRev, 0x7f00_0000, 0x3900_0000), // FMNI4: d[19:16], s[23:20], simm16
+            (MinImmZ, 0x7f00_0000, 0x3100_0000),   // FMNI4: d[19:16], a[23:20], zimm16
             (Xnor, FAXAB, 0x4400_0700),            // FMXMN, the MRF layout of FAXAB
             (AndA, FAXAB, 0x5800_0600),
             (AndImmA, FSDI3, 0x5200_8000),
@@ -812,6 +818,7 @@ mod tests {
             (F32sisoamp, FABAJ2, 0x5b00_0f00),
             (F32sisov2amp, FABAJ2, 0x5b00_0f40),
             (F16v4sisoslic, FABAJ2, 0x5b00_0600),
+            (F16v4hihoslic, FABAJ2, 0x5b00_0000),
             (F16v4hihov4slic, FABAJ2, 0x5b00_0640),
             (F16v4istacc, FABAJ2, 0x5b00_0800),
             (F16v4stacc, FXBXI2, 0x5100_0900),

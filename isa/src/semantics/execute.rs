@@ -302,6 +302,7 @@ fn dispatch<E: ExecEnv>(
         Mov => integer::unary(inst, ctx, |a| a),
         Add => integer::reg_reg(inst, ctx, u32::wrapping_add),
         AddImm => integer::reg_imm(inst, ctx, u32::wrapping_add),
+        AddImmZ => integer::reg_imm(inst, ctx, u32::wrapping_add),
         Sub => integer::reg_reg(inst, ctx, u32::wrapping_sub),
         SubImm => integer::reg_imm(inst, ctx, u32::wrapping_sub),
         SubImmRev => integer::imm_reg(inst, ctx, u32::wrapping_sub),
@@ -327,6 +328,7 @@ fn dispatch<E: ExecEnv>(
         MulImm => integer::reg_imm(inst, ctx, u32::wrapping_mul),
         Min => integer::reg_reg(inst, ctx, integer::min_signed),
         MinImm => integer::reg_imm(inst, ctx, integer::min_signed),
+        MinImmZ => integer::reg_imm(inst, ctx, integer::min_signed),
         Max => integer::reg_reg(inst, ctx, integer::max_signed),
         MaxImm => integer::reg_imm(inst, ctx, integer::max_signed),
         Cmpeq => integer::reg_reg(inst, ctx, integer::cmpeq),
@@ -651,6 +653,7 @@ fn dispatch<E: ExecEnv>(
         F32sisoamp => amp::f32sisoamp(inst, ctx, env, out)?,
         F32sisov2amp => amp::f32sisov2amp(inst, ctx, env, out)?,
         F16v4sisoslic => slic::f16v4sisoslic(inst, ctx, env, out)?,
+        F16v4hihoslic => slic::f16v4hihoslic(inst, ctx, env, out)?,
         F16v4hihov4slic => slic::f16v4hihov4slic(inst, ctx, env, out)?,
 
         // ---- supervisor (main) ----

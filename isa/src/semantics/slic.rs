@@ -1,4 +1,5 @@
-//! Slim convolution (SLIC) through the accumulators: `f16v4sisoslic` and `f16v4hihov4slic`.
+//! Slim convolution (SLIC) through the accumulators: `f16v4sisoslic`, `f16v4hihoslic` and
+//! `f16v4hihov4slic`.
 //!
 //! ASM-DOC's `f16v4sisoslic` table (the 2x1x4x4 example) \[C\] shows a 1x4 systolic convolution
 //! with 2 output channels: call k supplies an f16v4 input x_k and partials P_2k, P_2k+1; it
@@ -8,8 +9,9 @@
 //! `$AACC`\[12\], \[8\], \[4\], \[0\] (even channel) and \[14\], \[10\], \[6\], \[2\] (odd channel).
 //!
 //! **The model** (the table made general; \[A\] where the table is silent):
-//! * C output channels: 2 (`f16v4sisoslic`, f32 partials and results) or 4 (`f16v4hihov4slic`,
-//!   f16 partials in exactly, f16 results out RNE as the AMP's) \[A for the 4-channel form\].
+//! * C output channels: 2 (`f16v4sisoslic`, f32 partials and results; `f16v4hihoslic`, f16
+//!   partials and results, two halves in single registers) or 4 (`f16v4hihov4slic`, f16 pairs);
+//!   f16 partials enter exactly and f16 results leave RNE, as the AMP's \[A for the f16 forms\].
 //! * Stage s = 0..3 of channel c (a result that has had s + 1 taps) is `$AACC`\[12 − 4s + (4/C)·c\].
 //! * Tap t of channel c uses `$CWEI`\[cwei_index(C·(3 − t) + c, n)\], 4 f16 lanes.
 //! * A call: the destination gets stage 3 of every channel; then for s = 3, 2, 1 stage s =
@@ -22,7 +24,7 @@
 //! * SLIC and the AMP share nothing but `$AACC`: a kernel zeroes the accumulators (`$FP_CLR`)
 //!   or drains with `$azeros` before switching, as PopLibs does.
 
-use super::regs::{halves4, join_halves4, join_singles, singles, Pending};
+use super::regs::{halves, halves4, join_halves, join_halves4, join_singles, singles, Pending};
 use super::state::ContextState;
 use super::{ExecEnv, Trap, TrapKind};
 use crate::csr::cwei_index;
@@ -100,6 +102,19 @@ pub(super) fn f16v4sisoslic<E: ExecEnv>(
     Ok(())
 }
 
+/// `f16v4hihoslic $aD, $aX:X+1, $aP, imm6`.
+pub(super) fn f16v4hihoslic<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &mut E,
+    out: &mut Pending,
+) -> Result<(), Trap> {
+    let partials = halves(ctx.read_a(inst.reg(2))).map(amp_partial_in);
+    let finished = step::<E, 2>(inst, ctx, env, out, partials)?;
+    out.write_a(inst.reg(0), join_halves(finished.map(amp_result_out)));
+    Ok(())
+}
+
 /// `f16v4hihov4slic $aD:D+1, $aX:X+1, $aP:P+1, imm6`.
 pub(super) fn f16v4hihov4slic<E: ExecEnv>(
     inst: &Inst,
@@ -161,7 +176,9 @@ mod tests {
             let (xr, pr) = if k < K { (0, 2) } else { (14, 14) };
             if k < K {
                 ctx.write_a64(0, lanes(x[k]));
-                let partial = if channels == 2 {
+                let partial = if op == F16v4hihoslic {
+                    lanes([f32_to_f16(p[k][0]), f32_to_f16(p[k][1]), 0, 0])
+                } else if channels == 2 {
                     p[k][0].to_bits() as u64 | (p[k][1].to_bits() as u64) << 32
                 } else {
                     lanes(std::array::from_fn(|c| f32_to_f16(p[k][c])))
@@ -169,7 +186,11 @@ mod tests {
                 ctx.write_a64(2, partial);
             }
             ok(&mut ctx, &mut env, one(op, &[4, xr, pr, flags]));
-            outputs.push(ctx.read_a64(4));
+            outputs.push(if op == F16v4hihoslic {
+                u64::from(ctx.a[4])
+            } else {
+                ctx.read_a64(4)
+            });
         }
         for j in 0..K {
             for c in 0..channels {
@@ -182,12 +203,13 @@ mod tests {
                     }
                 }
                 let out = outputs[j + 4];
-                let got = if channels == 2 {
+                let f32_io = op == F16v4sisoslic;
+                let got = if f32_io {
                     (out >> (32 * c)) as u32 as u64
                 } else {
                     (out >> (16 * c)) as u16 as u64
                 };
-                let want = if channels == 2 {
+                let want = if f32_io {
                     acc.to_bits() as u64
                 } else {
                     f32_to_f16(acc) as u64
@@ -204,6 +226,12 @@ mod tests {
     }
 
     #[test]
+    fn hiho_slic_convolves_two_channels_in_single_registers() {
+        convolution(F16v4hihoslic, 2, 0);
+        convolution(F16v4hihoslic, 2, 1);
+    }
+
+    #[test]
     fn hiho_v4_slic_convolves_four_channels() {
         convolution(F16v4hihov4slic, 4, 0);
         convolution(F16v4hihov4slic, 4, 1);
@@ -213,7 +241,7 @@ mod tests {
     fn slic_flags_other_than_the_1x4_kernel_trap() {
         let (mut ctx, mut env) = (worker(), TestEnv::new());
         for bad in [0, 1, 2, 0b1011, 0b10_0011] {
-            for op in [F16v4sisoslic, F16v4hihov4slic] {
+            for op in [F16v4sisoslic, F16v4hihoslic, F16v4hihov4slic] {
                 let kind = traps(&mut ctx, &mut env, one(op, &[4, 0, 2, bad]));
                 assert!(matches!(kind, TrapKind::BadFlags { flags, .. } if flags == bad));
             }

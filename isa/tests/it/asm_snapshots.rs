@@ -167,9 +167,9 @@ table:  .int start, end, . - table, -1
         0004c008  21100013           add $m0, $m1, 19
         0004c00c  2322000f           and $m2, $m2, 15
         0004c010  24f30011           or $m3, $mzero, 17
-        0004c014  39500072           get $m5, $CTXT_STS
+        0004c014  3d500072           get $m5, $CTXT_STS
         0004c018  3a500020           put $FP_ICTL, $m5
-        0004c01c  39600060           get $m6, $COUNT_L
+        0004c01c  3d600060           get $m6, $COUNT_L
         0004c020  41800002           sync 2
         0004c024  20070018           mov $m7, $m0
         0004c028  3209300c           brnz $m0, 0x4c030
@@ -316,7 +316,7 @@ fn error_messages() {
         ("wrong operand kind", "    ld32step $a0, $a1, $m1+=, 1\n"),
         ("wrong operand count", "    add $m0, $m1\n"),
         ("CSR of the wrong space", "    uput $WSR, $a0\n"),
-        ("immediate out of range", "    add $m0, $m1, 40000\n    ld32 $m0, $m1, $m2, -1\n    .byte 300\n"),
+        ("immediate out of range", "    add $m0, $m1, 70000\n    ld32 $m0, $m1, $m2, -1\n    .byte 300\n"),
         ("misaligned pair and quad", "    f16v4add $a1:2, $a0:1, $a2:3\n    ld128 $a2:5, $m0, $mzero, 0\n"),
         ("not a pair", "    ld64 $a0:2, $m0, $mzero, 0\n    tapack $m1:2, $m0, $m1, $m2\n"),
         ("unknown register", "    mov $m0, $m16\n    mov $m0, $foo\n"),
@@ -354,7 +354,7 @@ fn error_messages() {
         == CSR of the wrong space
         bad.S:1:5: error[E-ASM-005]: `uput` expects: $CSR, $aN; got: $WSR (a lower-space CSR: get/put), $aN
         == immediate out of range
-        bad.S:1:19: error[E-ASM-006]: immediate 40000 is out of range for operand 3 of `add` (signed 16-bit: -32768..=32767)
+        bad.S:1:19: error[E-ASM-006]: immediate 70000 is out of range for operand 3 of `add` (signed 16-bit: -32768..=32767)
         bad.S:2:25: error[E-ASM-006]: immediate -1 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
         bad.S:3:11: error[E-ASM-006]: value 300 does not fit in `.byte` (-128..=255)
         == misaligned pair and quad
