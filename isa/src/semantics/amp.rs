@@ -391,7 +391,7 @@ pub(super) fn f32sisoamp<E: ExecEnv>(
 ) -> Result<(), Trap> {
     let p = phase_f32(inst)?;
     advance_f32(inst, ctx, env, out, p, 8);
-    if p % 2 == 0 {
+    if p.is_multiple_of(2) {
         f32_pair_out(inst, ctx, out, p);
     }
     Ok(())
@@ -838,7 +838,7 @@ mod tests {
         partials: &[Vec<f32>],
     ) -> Vec<Vec<f32>> {
         let channels = partials[0].len();
-        let moves = |p: usize| op == F32sisov2amp || p % 2 == 0;
+        let moves = |p: usize| op == F32sisov2amp || p.is_multiple_of(2);
         let slot = |p: usize| if op == F32sisov2amp { 2 * p } else { p };
         let mut ctx = worker();
         let mut out = Vec::new();

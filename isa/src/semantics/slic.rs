@@ -193,8 +193,8 @@ mod tests {
             });
         }
         for j in 0..K {
-            for c in 0..channels {
-                let mut acc = p[j][c];
+            for (c, &partial) in p[j].iter().enumerate() {
+                let mut acc = partial;
                 for t in 0..4 {
                     let w = weight(channels * (3 - t) + c);
                     for i in 0..4 {

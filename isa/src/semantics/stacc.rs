@@ -116,7 +116,7 @@ mod tests {
         let block = |b: usize| -> [[u16; 4]; 4] {
             std::array::from_fn(|r| {
                 std::array::from_fn(|c| {
-                    (0x7c01 + (b * 16 + r * 4 + c) as u16 * 0x0101) ^ 0x8000 * (c as u16 & 1)
+                    (0x7c01 + ((b * 16 + r * 4 + c) as u16) * 0x0101) ^ (0x8000 * (c as u16 & 1))
                 })
             })
         };
