@@ -72,6 +72,8 @@ fn syntax(row: &crate::inst::InstDesc) -> String {
             OperandKind::AQuad => format!("$a{0}:{0}+3", letter(i)),
             OperandKind::MRegPostInc => format!("$m{}+=", letter(i)),
             OperandKind::MPairPostInc => format!("$m{0}:{0}+1+=", letter(i)),
+            OperandKind::MRegIncrement => format!("$m{}++", letter(i)),
+            OperandKind::MRegDelta => format!("$m{}@", letter(i)),
             OperandKind::ABroadcast => format!("$a{}:B", letter(i)),
             OperandKind::ABroadcastLo => format!("$a{}:BL", letter(i)),
             OperandKind::ABroadcastHi => format!("$a{}:BU", letter(i)),

@@ -13,7 +13,8 @@ use super::lexer::lex;
 use super::macros::expand;
 use super::object::{CodeContext, ListingLine, Object, Section};
 use super::parser::{
-    parse, Broadcast, Directive, InstStmt, Operand, OperandValue, ParsedFile, RegOperand, StmtKind,
+    parse, Broadcast, Directive, InstStmt, Operand, OperandValue, ParsedFile, RegMark, RegOperand,
+    StmtKind,
 };
 use super::print::{format_bundle, format_inst, kind_syntax};
 use crate::csr::CsrSpace;
@@ -56,6 +57,7 @@ pub fn assemble_with_warnings<N: AsRef<str>, T: AsRef<str>>(
     let mut layout = layout(&files, options, &mut errors);
     let (sections, listing) = encode_sections(&layout, &mut errors, &mut warnings);
     let symbols = layout.object_symbols(&mut errors);
+    warnings.append(&mut layout.warnings);
     explain_undefined(&files, &mut errors);
     for ((name, _), expanded) in sources.iter().zip(&expansions) {
         expanded.annotate(name.as_ref(), &mut errors);
@@ -481,8 +483,7 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
         OperandValue::Reg(reg) => {
             kind.register_file() == Some(reg.file)
                 && kind.register_width() == reg.width
-                && reg.post_inc
-                    == matches!(kind, OperandKind::MRegPostInc | OperandKind::MPairPostInc)
+                && reg.mark == kind_mark(kind)
                 && reg.broadcast == kind_broadcast(kind)
         }
         OperandValue::Csr(csr) => matches!(
@@ -490,6 +491,29 @@ pub fn operand_matches(kind: OperandKind, value: &OperandValue) -> bool {
             (OperandKind::LowerCsr, CsrSpace::Lower) | (OperandKind::UpperCsr, CsrSpace::Upper)
         ),
         OperandValue::Expr(_) => !kind.is_register(),
+    }
+}
+
+/// The MRF suffix an operand kind is written with.
+fn kind_mark(kind: OperandKind) -> RegMark {
+    match kind {
+        OperandKind::MRegPostInc | OperandKind::MPairPostInc => RegMark::PostInc,
+        OperandKind::MRegIncrement => RegMark::Increment,
+        OperandKind::MRegDelta => RegMark::Delta,
+        OperandKind::MReg
+        | OperandKind::AReg
+        | OperandKind::MPair
+        | OperandKind::APair
+        | OperandKind::AQuad
+        | OperandKind::ABroadcast
+        | OperandKind::ABroadcastLo
+        | OperandKind::ABroadcastHi
+        | OperandKind::Unsigned
+        | OperandKind::Signed
+        | OperandKind::Target
+        | OperandKind::LowerCsr
+        | OperandKind::UpperCsr
+        | OperandKind::WordAddress => RegMark::Plain,
     }
 }
 
@@ -506,6 +530,8 @@ fn kind_broadcast(kind: OperandKind) -> Option<Broadcast> {
         | OperandKind::AQuad
         | OperandKind::MRegPostInc
         | OperandKind::MPairPostInc
+        | OperandKind::MRegIncrement
+        | OperandKind::MRegDelta
         | OperandKind::Unsigned
         | OperandKind::Signed
         | OperandKind::Target
@@ -520,7 +546,7 @@ fn written_syntax(value: &OperandValue) -> String {
         OperandValue::Reg(RegOperand {
             file,
             width,
-            post_inc,
+            mark,
             broadcast,
             ..
         }) => {
@@ -532,10 +558,8 @@ fn written_syntax(value: &OperandValue) -> String {
             };
             if let Some(broadcast) = broadcast {
                 group + broadcast.suffix()
-            } else if *post_inc {
-                group + "+="
             } else {
-                group
+                group + mark.suffix()
             }
         }
         OperandValue::Csr(csr) => match csr.space {
@@ -764,6 +788,14 @@ pub fn check_immediate(
     } else {
         let max = ((1i64 << width) - 1) << shift;
         let align = 1i64 << shift;
+        // A field that holds the top bits of a 32-bit word (`immz12`) takes the value as a
+        // 32-bit word, as GNU as does for 32-bit operands: `or $m0, $mzero, ~0xffffff` is
+        // 0xff000000.
+        let value = if width + shift == 32 && (-(1i64 << 31)..0).contains(&value) {
+            value + (1i64 << 32)
+        } else {
+            value
+        };
         let noun = if matches!(desc.kind, OperandKind::LowerCsr | OperandKind::UpperCsr) {
             "CSR index"
         } else {

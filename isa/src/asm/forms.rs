@@ -8,7 +8,7 @@
 //! too ([`LDCONST`]).
 
 use super::expr::Expr;
-use super::parser::{InstStmt, Operand, OperandValue, RegOperand};
+use super::parser::{InstStmt, Operand, OperandValue, RegMark, RegOperand};
 use crate::inst::{Access, InstDesc, OperandKind};
 use crate::registers::{RegisterFile, A_ZERO, A_ZEROS_LOW};
 use crate::table::Family;
@@ -18,7 +18,7 @@ const M_ZERO: RegOperand = RegOperand {
     file: RegisterFile::M,
     first: 15,
     width: 1,
-    post_inc: false,
+    mark: RegMark::Plain,
     broadcast: None,
 };
 
@@ -27,7 +27,7 @@ const A_ZERO_REG: RegOperand = RegOperand {
     file: RegisterFile::A,
     first: A_ZERO,
     width: 1,
-    post_inc: false,
+    mark: RegMark::Plain,
     broadcast: None,
 };
 
@@ -36,7 +36,7 @@ const A_ZEROS: RegOperand = RegOperand {
     file: RegisterFile::A,
     first: A_ZEROS_LOW,
     width: 2,
-    post_inc: false,
+    mark: RegMark::Plain,
     broadcast: None,
 };
 
@@ -130,7 +130,7 @@ pub fn ldconst_expansion(stmt: &InstStmt, value: i64, words: u32) -> Result<Vec<
     let [dst, _] = stmt.operands.as_slice() else {
         return Err("`ldconst` expects: $mN|$aN, imm".into());
     };
-    if !matches!(&dst.value, OperandValue::Reg(r) if r.width == 1 && !r.post_inc) {
+    if !matches!(&dst.value, OperandValue::Reg(r) if r.width == 1 && r.mark == RegMark::Plain) {
         return Err("`ldconst` loads one MRF or ARF register: `ldconst $mN|$aN, imm`".into());
     }
     if !(-(1i64 << 31)..=u32::MAX as i64).contains(&value) {
@@ -190,7 +190,7 @@ fn insert_zero_delta_before_register(written: &[Operand]) -> Option<Vec<Operand>
     let [x, base, offset] = written else {
         return None;
     };
-    if !matches!(&offset.value, OperandValue::Reg(r) if r.file == RegisterFile::M && r.width == 1 && !r.post_inc && r.broadcast.is_none())
+    if !matches!(&offset.value, OperandValue::Reg(r) if r.file == RegisterFile::M && r.width == 1 && r.mark == RegMark::Plain && r.broadcast.is_none())
     {
         return None;
     }
@@ -221,7 +221,7 @@ fn move_pair(written: &[Operand]) -> Option<Vec<Operand>> {
     let [dst, src] = written else {
         return None;
     };
-    let is_pair = |op: &Operand| matches!(&op.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && !r.post_inc);
+    let is_pair = |op: &Operand| matches!(&op.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && r.mark == RegMark::Plain);
     let zeros = Operand {
         pos: src.pos,
         value: OperandValue::Reg(A_ZEROS),
@@ -234,7 +234,7 @@ fn zero_pair_alone(written: &[Operand]) -> Option<Vec<Operand>> {
     let [dst] = written else {
         return None;
     };
-    let is_pair = matches!(&dst.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && !r.post_inc);
+    let is_pair = matches!(&dst.value, OperandValue::Reg(r) if r.file == RegisterFile::A && r.width == 2 && r.mark == RegMark::Plain);
     let zeros = Operand {
         pos: dst.pos,
         value: OperandValue::Reg(A_ZEROS),
@@ -250,7 +250,7 @@ fn zero_single(written: &[Operand]) -> Option<Vec<Operand>> {
     let OperandValue::Reg(reg) = &dst.value else {
         return None;
     };
-    if reg.width != 1 || reg.post_inc {
+    if reg.width != 1 || reg.mark != RegMark::Plain {
         return None;
     }
     let zero = match reg.file {

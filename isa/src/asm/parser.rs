@@ -426,22 +426,38 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let mut post_inc = false;
-        if *self.peek() == Tok::Punct(Punct::Plus) && *self.peek_at(1) == Tok::Punct(Punct::Eq) {
-            self.advance();
-            self.advance();
-            if file == RegisterFile::A {
-                return Err(bad(format!(
-                    "`${name}+=`: only MRF registers can be post-incremented"
-                )));
+        let mark = match (self.peek(), self.peek_at(1)) {
+            (Tok::Punct(Punct::Plus), Tok::Punct(Punct::Eq)) => Some((RegMark::PostInc, 2)),
+            (Tok::Punct(Punct::Plus), Tok::Punct(Punct::Plus)) => Some((RegMark::Increment, 2)),
+            (Tok::Punct(Punct::At), _) => Some((RegMark::Delta, 1)),
+            _ => None,
+        };
+        let mark = match mark {
+            Some((mark, tokens)) => {
+                for _ in 0..tokens {
+                    self.advance();
+                }
+                if file == RegisterFile::A {
+                    return Err(bad(format!(
+                        "`${name}{}`: only MRF registers can be post-incremented or loaded as a delta",
+                        mark.suffix()
+                    )));
+                }
+                if mark != RegMark::PostInc && width != 1 {
+                    return Err(bad(format!(
+                        "`{}` after `${name}`: it applies to a single MRF register, not a pair",
+                        mark.suffix()
+                    )));
+                }
+                mark
             }
-            post_inc = true;
-        }
+            None => RegMark::Plain,
+        };
         Ok(OperandValue::Reg(RegOperand {
             file,
             first,
             width,
-            post_inc,
+            mark,
             broadcast,
         }))
     }
@@ -482,23 +498,26 @@ impl<'a> Parser<'a> {
                     _ => return Err(self.unexpected("a section name after `.section`")),
                 };
                 self.advance();
-                // `.section .text.foo(bar)`: the parenthesised part belongs to the name.
-                if *self.peek() == Tok::Punct(Punct::LParen) {
-                    section.push('(');
-                    self.advance();
-                    loop {
-                        match self.peek().clone() {
-                            Tok::Punct(Punct::RParen) => break,
-                            Tok::Ident(part) => section.push_str(&part),
-                            Tok::Int(n) => section.push_str(&n.to_string()),
-                            Tok::Punct(
-                                p @ (Punct::Comma | Punct::Plus | Punct::Minus | Punct::Colon),
-                            ) => section.push_str(p.text()),
-                            _ => return Err(self.unexpected("`)` closing the section name")),
+                // As GNU as, an unquoted name runs to the comma before the flags (or the end of
+                // the statement): `.section .text.foo(bar)` and a stray `)` belong to the name.
+                // Inside parentheses a comma belongs to the name too.
+                let mut depth = 0usize;
+                loop {
+                    match self.peek().clone() {
+                        Tok::Newline | Tok::Eof | Tok::Punct(Punct::Semi | Punct::RBrace) => break,
+                        Tok::Punct(Punct::Comma) if depth == 0 => break,
+                        Tok::Ident(part) => section.push_str(&part),
+                        Tok::Int(n) => section.push_str(&n.to_string()),
+                        Tok::Punct(p) => {
+                            if p == Punct::LParen {
+                                depth += 1;
+                            } else if p == Punct::RParen {
+                                depth = depth.saturating_sub(1);
+                            }
+                            section.push_str(p.text());
                         }
-                        self.advance();
+                        _ => return Err(self.unexpected("the rest of the section name or `,`")),
                     }
-                    section.push(')');
                     self.advance();
                 }
                 // Flags, type and entry size (`, "ax", @progbits`) are accepted and ignored.

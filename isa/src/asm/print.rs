@@ -45,7 +45,7 @@ fn unsigned(value: u32) -> String {
 
 /// The canonical text of one operand value of a kind.
 pub fn format_operand(kind: OperandKind, value: u32) -> String {
-    let register = |post_inc: bool| -> String {
+    let register = |suffix: &str| -> String {
         let Some(file) = kind.register_file() else {
             return value.to_string();
         };
@@ -58,22 +58,20 @@ pub fn format_operand(kind: OperandKind, value: u32) -> String {
         } else {
             group_name(file, value as u8, width)
         };
-        if post_inc {
-            text + "+="
-        } else {
-            text
-        }
+        text + suffix
     };
     match kind {
         OperandKind::MReg
         | OperandKind::AReg
         | OperandKind::MPair
         | OperandKind::APair
-        | OperandKind::AQuad => register(false),
-        OperandKind::MRegPostInc | OperandKind::MPairPostInc => register(true),
-        OperandKind::ABroadcast => register(false) + ":B",
-        OperandKind::ABroadcastLo => register(false) + ":BL",
-        OperandKind::ABroadcastHi => register(false) + ":BU",
+        | OperandKind::AQuad => register(""),
+        OperandKind::MRegPostInc | OperandKind::MPairPostInc => register("+="),
+        OperandKind::MRegIncrement => register("++"),
+        OperandKind::MRegDelta => register("@"),
+        OperandKind::ABroadcast => register(":B"),
+        OperandKind::ABroadcastLo => register(":BL"),
+        OperandKind::ABroadcastHi => register(":BU"),
         OperandKind::Signed => (value as i32).to_string(),
         OperandKind::Unsigned => unsigned(value),
         OperandKind::Target | OperandKind::WordAddress => format!("{value:#x}"),
@@ -102,6 +100,8 @@ pub fn kind_syntax(kind: OperandKind) -> &'static str {
         OperandKind::AQuad => "$aN:N+3",
         OperandKind::MRegPostInc => "$mN+=",
         OperandKind::MPairPostInc => "$mN:N+1+=",
+        OperandKind::MRegIncrement => "$mN++",
+        OperandKind::MRegDelta => "$mN@",
         OperandKind::ABroadcast => "$aN:B",
         OperandKind::ABroadcastLo => "$aN:BL",
         OperandKind::ABroadcastHi => "$aN:BU",

@@ -32,7 +32,7 @@ pub fn is_internal_name(name: &str) -> bool {
 }
 
 /// A register operand as written: `$m1`, `$a0:1`, `$a4:7`, `$azeros`, `$m2+=`, `$m4:5+=`,
-/// `$a2:BL`.
+/// `$a2:BL`, `$m3++`, `$m5@`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegOperand {
     pub file: RegisterFile,
@@ -40,9 +40,34 @@ pub struct RegOperand {
     pub first: u8,
     /// 1, 2 (pair) or 4 (quad).
     pub width: u8,
-    pub post_inc: bool,
+    /// What follows an MRF register: nothing, `+=`, `++` or `@`.
+    pub mark: RegMark,
     /// `:B`, `:BL` or `:BU` after a single ARF register.
     pub broadcast: Option<Broadcast>,
+}
+
+/// The suffix of an MRF register operand that says how the instruction updates it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegMark {
+    /// No suffix.
+    Plain,
+    /// `+=`: post-incremented by a stride operand (`*step`, `*pace`).
+    PostInc,
+    /// `++`: post-incremented by the access size (the `ldd16*` delta pointer).
+    Increment,
+    /// `@`: read as an address delta and replaced by a loaded one (the `ldd16*` delta).
+    Delta,
+}
+
+impl RegMark {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            RegMark::Plain => "",
+            RegMark::PostInc => "+=",
+            RegMark::Increment => "++",
+            RegMark::Delta => "@",
+        }
+    }
 }
 
 /// The broadcast suffix of an ARF source (isa.md §3.3, bits \[19:18\] of the ARF binary ops).

@@ -17,6 +17,11 @@ pub enum OperandKind {
     MRegPostInc,
     /// `$mN:N+1+=`: a triple-packed address pair that is read and post-incremented.
     MPairPostInc,
+    /// `$mN++`: an address register that is read and incremented by its access size
+    /// (`ldd16*`'s delta pointer).
+    MRegIncrement,
+    /// `$mN@`: an address delta that is read and replaced by a loaded one (`ldd16*`).
+    MRegDelta,
     /// `$aN:B`: an ARF register whose word stands for both f32 lanes of a pair operand.
     ABroadcast,
     /// `$aN:BL`: an ARF register whose low half stands for every f16 lane of the operand.
@@ -44,6 +49,8 @@ impl OperandKind {
             OperandKind::MReg
             | OperandKind::AReg
             | OperandKind::MRegPostInc
+            | OperandKind::MRegIncrement
+            | OperandKind::MRegDelta
             | OperandKind::ABroadcast
             | OperandKind::ABroadcastLo
             | OperandKind::ABroadcastHi => 1,
@@ -97,7 +104,9 @@ impl OperandKind {
             OperandKind::MReg
             | OperandKind::MPair
             | OperandKind::MRegPostInc
-            | OperandKind::MPairPostInc => Some(RegisterFile::M),
+            | OperandKind::MPairPostInc
+            | OperandKind::MRegIncrement
+            | OperandKind::MRegDelta => Some(RegisterFile::M),
             OperandKind::AReg
             | OperandKind::APair
             | OperandKind::AQuad
@@ -123,6 +132,8 @@ impl OperandKind {
             OperandKind::AQuad => "an aligned ARF quad ($aN:N+3)",
             OperandKind::MRegPostInc => "a post-incremented MRF register ($mN+=)",
             OperandKind::MPairPostInc => "a post-incremented MRF pair ($mN:N+1+=)",
+            OperandKind::MRegIncrement => "an MRF register incremented by the access size ($mN++)",
+            OperandKind::MRegDelta => "an MRF delta register replaced by a loaded delta ($mN@)",
             OperandKind::ABroadcast => "an ARF register broadcast to both f32 lanes ($aN:B)",
             OperandKind::ABroadcastLo => "an ARF register's low half broadcast ($aN:BL)",
             OperandKind::ABroadcastHi => "an ARF register's high half broadcast ($aN:BU)",
@@ -242,6 +253,8 @@ impl OperandDesc {
             OperandKind::MReg
             | OperandKind::AReg
             | OperandKind::MRegPostInc
+            | OperandKind::MRegIncrement
+            | OperandKind::MRegDelta
             | OperandKind::ABroadcast
             | OperandKind::ABroadcastLo
             | OperandKind::ABroadcastHi => raw % 16,
@@ -273,6 +286,8 @@ pub const IMM8: Field = Field::new(&[(0, 8)]);
 pub const IMM12: Field = Field::new(&[(0, 12)]);
 pub const IMM16: Field = Field::new(&[(0, 16)]);
 pub const IMM20: Field = Field::new(&[(0, 20)]);
+/// AMP/SLIC/`istacc` flags (`imm6zi` at \[5:0\]). [C]
+pub const IMM6: Field = Field::new(&[(0, 6)]);
 /// A zero-tailed 12-bit immediate (`immz12`, LLVM's `imm12iz`): the value's bits \[31:20\] at
 /// \[11:0\], its low 20 bits zero (`or $a0, $azero, 0x3f800000`). [C]
 pub const IMM12_HI: Field = Field::shifted(&[(0, 12)], 20);
@@ -307,6 +322,14 @@ pub const fn mrw(field: Field) -> OperandDesc {
 }
 pub const fn minc(field: Field) -> OperandDesc {
     operand(OperandKind::MRegPostInc, Access::ReadWrite, field)
+}
+/// `$mN++` (read, then incremented by the access size).
+pub const fn mstep(field: Field) -> OperandDesc {
+    operand(OperandKind::MRegIncrement, Access::ReadWrite, field)
+}
+/// `$mN@` (read as a delta, then replaced by a loaded delta).
+pub const fn mdelta(field: Field) -> OperandDesc {
+    operand(OperandKind::MRegDelta, Access::ReadWrite, field)
 }
 pub const fn mpw(field: Field) -> OperandDesc {
     operand(OperandKind::MPair, Access::Write, field)

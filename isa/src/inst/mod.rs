@@ -107,16 +107,19 @@ macro_rules! instructions {
 // assumptions predate the public records and overlap them (e.g. 0x20 holds the public
 // `add`-with-immediate), so moving the main lane to the public encodings is one later change.
 // `movnz` has no public record: it sits beside the public `movz` at 0x47 [A]. The public
-// `sub` with an immediate (0x31, free in the plan) is written `sub $mD, simm16, $mS`.
+// `sub` with an immediate (public FMNI4 0x39: `sub_mmmn_si`) is written `sub $mD, simm16, $mS`.
 instructions! {
     // ---- integer (main) ----
     Setzi = "setzi", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3000_0000, sem Confirmed, [mw(B23), zimm(IMM20)], "$mD = zero-extended 20-bit immediate.";
     Mov = "mov", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0018, sem Confirmed, [mw(B19), mr(B23)], "$mD = $mS.";
     Add = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0001, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA + $mB (wrapping).";
     AddImm = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2100_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA + simm16.";
+    // The public zimm16 add (FMNI4 0x2000_0000) collides with this table's assumed encodings of
+    // the register forms, so it takes a free opcode with them; the public value is recorded here.
+    AddImmZ = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3e00_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA + zimm16 (the form for 32768..=65535).";
     Sub = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0002, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA - $mB (wrapping).";
     SubImm = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2200_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA - simm16.";
-    SubImmRev = "sub", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3100_0000, sem Inferred, [mw(B19), simm(IMM16), mr(B23)], "$mD = simm16 - $mS (reverse subtract: `sub $m0, 32, $m0`).";
+    SubImmRev = "sub", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3900_0000, sem Inferred, [mw(B19), simm(IMM16), mr(B23)], "$mD = simm16 - $mS (reverse subtract: `sub $m0, 32, $m0`).";
     And = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0003, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & $mB.";
     AndImm = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2300_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & zimm16.";
     Or = "or", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0004, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA | $mB.";
@@ -139,6 +142,7 @@ instructions! {
     MulImm = "mul", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2900_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = low 32 bits of $mA * simm16.";
     Min = "min", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000a, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = signed minimum.";
     MinImm = "min", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2a00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = signed minimum with simm16.";
+    MinImmZ = "min", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3100_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = signed minimum with zimm16 (the form for 32768..=65535).";
     Max = "max", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000b, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = signed maximum.";
     MaxImm = "max", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2b00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = signed maximum with simm16.";
     Cmpeq = "cmpeq", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000c, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = 1 if equal else 0.";
@@ -180,7 +184,7 @@ instructions! {
     Exitneg = "exitneg", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0003, sem Confirmed, [mr(B23)], "End the worker; status = ($m < 0).";
 
     // ---- CSRs ----
-    Get = "get", Main, Both, Pairable, Simple, Csr, enc Assumed 0x3900_0000, sem Confirmed, [mw(B23), lcsr(IMM8)], "$m = lower-space CSR.";
+    Get = "get", Main, Both, Pairable, Simple, Csr, enc Assumed 0x3d00_0000, sem Confirmed, [mw(B23), lcsr(IMM8)], "$m = lower-space CSR.";
     Put = "put", Main, Both, Pairable, CsrWrite, Csr, enc Assumed 0x3a00_0000, sem Confirmed, [lcsr(IMM8), mr(B23)], "Lower-space CSR = $m.";
     Uget = "uget", Aux, Worker, Pairable, Simple, Csr, enc Confirmed 0x5100_0800, sem Confirmed, [aw(B19), ucsr(IMM8)], "$a = upper-space CSR.";
     Uput = "uput", Aux, Worker, Pairable, CsrWrite, Csr, enc Confirmed 0x5100_8000, sem Confirmed, [ucsr(IMM8), ar(B23)], "Upper-space CSR = $a.";
@@ -219,6 +223,9 @@ instructions! {
     Ld32StepM = "ld32step", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0e00_0000, sem Confirmed, [mw(B19), mr(B23), minc(B15), simm(IMM8)], "$m = word at base+delta; delta += 4*simm8.";
     Ld32StepA = "ld32step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0100, sem Confirmed, [aw(B19), mr(B23), minc(B15), simm(IMM8)], "$a = word at base+delta; delta += 4*simm8.";
     Ld64Step = "ld64step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0200, sem Confirmed, [apw(B19), mr(B23), minc(B15), simm(IMM8)], "$a pair = 64 bits at base+delta; delta += 8*simm8.";
+    Ldd16a32 = "ldd16a32", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4500_0a00, sem Inferred, [aw(B7), mstep(B15), mr(B23), mdelta(B19)], "$a = 32 bits at base+delta; delta = u16 at $mAddr; $mAddr += 2.";
+    Ldd16a64 = "ldd16a64", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4500_0b00, sem Inferred, [apw(B7), mstep(B15), mr(B23), mdelta(B19)], "$a pair = 64 bits at base+delta; delta = u16 at $mAddr; $mAddr += 2.";
+    Ldd16b16 = "ldd16b16", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4500_0c00, sem Inferred, [aw(B7), mstep(B15), mr(B23), mdelta(B19)], "$a = half at base+delta in both lanes; delta = u16 at $mAddr; $mAddr += 2.";
     Ld128Step = "ld128step", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0e00_0300, sem Confirmed, [aqw(B19), mr(B23), minc(B15), simm(IMM8)], "$a quad = 128 bits at base+delta; delta += 16*simm8.";
     St32StepM = "st32step", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0e00_0400, sem Confirmed, [mr(B19), mr(B23), minc(B15), simm(IMM8)], "Word at base+delta = $m; delta += 4*simm8.";
     St32StepA = "st32step", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0e00_0500, sem Confirmed, [ar(B19), mr(B23), minc(B15), simm(IMM8)], "Word at base+delta = $a; delta += 4*simm8.";
@@ -244,7 +251,7 @@ instructions! {
     Ld2x64pace = "ld2x64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x4600_0000, sem Confirmed, [apw(B19), apw(B7), mpinc(B15), mr(B23), zimm(IMM4)], "Two 64-bit loads from packed addresses 0 and 1; both post-increment.";
     Ldst64pace = "ldst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0100, sem Confirmed, [apw(B19), apr(B7), mpinc(B15), mr(B23), zimm(IMM4)], "64-bit load from address 0 and store to address 2; both post-increment.";
     Ld2xst64pace = "ld2xst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0800, sem Confirmed, [aqw(PACE_QUAD), apr(B7), mpinc(B15), mr(B23), zimm(PACE_IMM6)], "Two 64-bit loads (into a quad) and one 64-bit store; all post-increment.";
-    St64pace = "st64pace", Main, Worker, Pairable, Simple, Pace, enc Assumed 0x5600_0200, sem Confirmed, [apr(B7), mpinc(B15), mr(B23), zimm(IMM2)], "64-bit store to packed address 2; post-increment.";
+    St64pace = "st64pace", Main, Worker, Pairable, Simple, Pace, enc Confirmed 0x5c00_0200, sem Confirmed, [apr(B7), mpinc(B15), mr(B23), zimm(Field::new(&[(16, 4), (0, 4)]))], "64-bit store to packed address 2; post-increment by imm8[1:0]'s select.";
 
     // ---- aux: moves and immediates ----
     Fnop = "fnop", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6000_0000, sem Confirmed, [], "No operation in the aux pipeline.";
@@ -445,6 +452,14 @@ instructions! {
     F16v4hihov4amp = "f16v4hihov4amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0740, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "16-channel f16 AMP step: 4 f16 inputs, 4 f16 partials in, 4 f16 results out.";
     F8v8hihov4amp = "f8v8hihov4amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0940, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "16-channel FP8 AMP step: 8 FP8 inputs, 4 f16 partials in, 4 f16 results out, scaled by 2^FP_ISCL.";
     F16v4sisoamp = "f16v4sisoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0700, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(Field::new(&[(0, 6)]))], "8-channel f16 AMP step with f32 partials: 4 f16 inputs, 2 f32 partials in, 2 f32 results out.";
+    F16v4hihoamp = "f16v4hihoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0100, sem Assumed, [aw(B19), apr(B15), ar(B23), zimm(IMM6)], "8-channel f16 AMP step: 4 f16 inputs, 2 f16 partials in, 2 f16 results out (semantics::amp).";
+    F32sisoamp = "f32sisoamp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0f00, sem Assumed, [apw(B19), ar(B15), apr(B23), zimm(IMM6)], "8-channel f32 AMP step, 8 phases: 1 f32 input; on even phases 2 f32 partials in, 2 f32 results out (semantics::amp).";
+    F32sisov2amp = "f32sisov2amp", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0f40, sem Assumed, [apw(B19), ar(B15), apr(B23), zimm(IMM6)], "16-channel f32 AMP step (both sets), 8 phases: 1 f32 input, 2 f32 partials in, 2 f32 results out (semantics::amp).";
+    F16v4hihoslic = "f16v4hihoslic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0000, sem Assumed, [aw(B19), apr(B15), ar(B23), zimm(IMM6)], "1x4 slim convolution, 2 output channels: 4 f16 inputs, 2 f16 partials in, 2 f16 results out (semantics::slic).";
+    F16v4sisoslic = "f16v4sisoslic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0600, sem Inferred, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "1x4 slim convolution, 2 output channels: 4 f16 inputs, 2 f32 partials in, 2 f32 results out (semantics::slic).";
+    F16v4hihov4slic = "f16v4hihov4slic", Aux, Worker, Pairable, Simple, Amp, enc Confirmed 0x5b00_0640, sem Assumed, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "1x4 slim convolution, 4 output channels: 4 f16 inputs, 4 f16 partials in, 4 f16 results out (semantics::slic).";
+    F16v4istacc = "f16v4istacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5b00_0800, sem Assumed, [apw(B19), apr(B15), apr(B23), zimm(IMM6)], "4x4 f16 transpose through AACC: two rows in, one column of the previous block out (semantics::stacc).";
+    F16v4stacc = "f16v4stacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5100_0900, sem Assumed, [apw(B19), zimm(IMM8)], "Read through AACC: 0 = (AACC[0], AACC[2]) out, AACC[1,3] = AACC[4,6]; the transpose flags read a column (semantics::stacc).";
 
     // ---- supervisor ----
     Run = "run", Main, Supervisor, Solo, Launch, Supervisor, enc Confirmed 0x1400_0000, sem Confirmed, [mr(B23), mr(B15), zimm(RUN_IMM16)], "Start one worker at $mEntry with vertex base $mV + 4*zimm16.";
@@ -603,6 +618,9 @@ mod tests {
     const FAX4: u32 = 0x7f0f_ffff; // a[23:20]
     const FABI3: u32 = 0x7f00_f000; // d[19:16], a[23:20], imm12[11:0]
     const FX3BX: u32 = 0x7fff_ff0f; // d[7:4]
+    const FABAJ2: u32 = 0x7f00_0fc0; // d[19:16], a[15:12], b[23:20], imm6[5:0]
+    const FXBXI2: u32 = 0x7ff0_ff00; // d[19:16], imm8[7:0]
+    const FMP2B: u32 = 0x7f00_0f0f; // base[23:20], addr++[15:12], delta@[19:16], d[7:4]
 
     /// Every row whose encoding basis is Confirmed and that comes from a TableGen record (as
     /// opposed to the isa.md §7 table above) is listed here with its record's fixed bits and
@@ -673,7 +691,8 @@ mod tests {
             (Shuf8x8hiA, FAXAB, 0x5800_0800),
             (F16v4sisoamp, 0x7f00_0fc0, 0x5b00_0700),
             (OrImmHi, FSDI3, 0x4200_c000),
-            (SubImmRev, 0x7f00_0000, 0x3100_0000), // FMNI4: d[19:16], s[23:20], simm16
+            (SubImmRev, 0x7f00_0000, 0x3900_0000), // FMNI4: d[19:16], s[23:20], simm16
+            (MinImmZ, 0x7f00_0000, 0x3100_0000),   // FMNI4: d[19:16], a[23:20], zimm16
             (Xnor, FAXAB, 0x4400_0700),            // FMXMN, the MRF layout of FAXAB
             (AndA, FAXAB, 0x5800_0600),
             (AndImmA, FSDI3, 0x5200_8000),
@@ -795,6 +814,18 @@ mod tests {
             (F32v2rmask, FAXAB, 0x5800_050b),
             (F16v4sufromui, FSXD, 0x5200_4e00),
             (F32v2sufromui, FSXD, 0x5200_4b00),
+            (F16v4hihoamp, FABAJ2, 0x5b00_0100),
+            (F32sisoamp, FABAJ2, 0x5b00_0f00),
+            (F32sisov2amp, FABAJ2, 0x5b00_0f40),
+            (F16v4sisoslic, FABAJ2, 0x5b00_0600),
+            (F16v4hihoslic, FABAJ2, 0x5b00_0000),
+            (F16v4hihov4slic, FABAJ2, 0x5b00_0640),
+            (F16v4istacc, FABAJ2, 0x5b00_0800),
+            (F16v4stacc, FXBXI2, 0x5100_0900),
+            (Ldd16a32, FMP2B, 0x4500_0a00),
+            (Ldd16a64, FMP2B, 0x4500_0b00),
+            (Ldd16b16, FMP2B, 0x4500_0c00),
+            (St64pace, 0x7f00_0f00, 0x5c00_0200), // FMIPAI: s[7:4], a[15:12], m[23:20], imm8
         ];
         for &(opcode, mask, value) in pinned {
             let row = opcode.desc();

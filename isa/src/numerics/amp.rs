@@ -168,6 +168,14 @@ impl F16Phase {
     }
 }
 
+/// One phase of one channel of the f32 AMP (`f32sisoamp`, `f32sisov2amp`): acc + x · w, the
+/// product rounded to f32, then the sum (each RNE), then the canonical NaN. The same project
+/// assumption as the f16 and FP8 phases (module doc), with one lane.
+#[inline]
+pub fn amp_phase_f32(acc: f32, x: f32, w: f32) -> f32 {
+    canonical(acc + x * w)
+}
+
 /// Output channels of one `*hihov4amp` call: [`amp_phase_channels`] runs a phase of all of them.
 pub const CALL_CHANNELS: usize = 16;
 

@@ -1,5 +1,5 @@
 //! The AMP (accumulating matrix product) pipeline of a worker: `f16v4hihov4amp`,
-//! `f8v8hihov4amp` and `f16v4sisoamp`.
+//! `f8v8hihov4amp`, `f16v4sisoamp`, `f16v4hihoamp`, `f32sisoamp` and `f32sisov2amp`.
 //!
 //! **The model is a project assumption \[A\]** (the public sources give the operand shapes, the
 //! 4-call pipeline depth, the phase-0 partial / phase 1–3 accumulate behaviour and the warm-up
@@ -25,6 +25,24 @@
 //! 3. output pair = (finished\[2p\], finished\[2p+1\]) as f32 bits;
 //! 4. pending\[2p + i\] = f32 partial lane i.
 //!
+//! `f16v4hihoamp` (8 channels, f16 partials and results, 2 per call: `$aD` and `$aP` are single
+//! registers of two halves): as `f16v4sisoamp`, with output lanes i = `amp_result_out`(finished\[2p
+//! + i\]) and pending\[2p + i\] = `amp_partial_in`(P half i).
+//!
+//! The f32 forms have **8 phases** (`TAMP_F32_E4_P0..P7`, PopLibs): flags bits \[2:0\] = phase p,
+//! bits \[4:3\] must be 0b11 (E4), bit 5 must be 0 (→ `BadFlags`), so `TAMP_F32_E4_Pn` = 0x18 + n.
+//! A call has one f32 input x; phase p multiplies it by the f32 weight in lane p mod 2 (bits
+//! \[32(p mod 2)+31 : 32(p mod 2)\]) of `$CWEI`\[cwei_index(m, p / 2)\] for every channel m, then
+//! adds (product and sum each f32 RNE, `numerics::amp::amp_phase_f32`); step 1 happens on p = 0.
+//! * `f32sisov2amp` (16 channels, both sets): every phase moves a pair, results (finished\[2p\],
+//!   finished\[2p+1\]) out and pending\[2p + i\] = partial lane i.
+//! * `f32sisoamp` (8 channels): only even phases move a pair, slots p and p + 1; an odd phase
+//!   neither reads its partials nor writes its destination. PopLibs' `conv_partial_1x1_float_float.S`
+//!   passes partials and a result register on P0, P2, P4, P6 and `$azeros` on the odd phases,
+//!   which is what this shape requires (8 partials per group of 8 calls). The ASM-DOC says the
+//!   instruction uses `$TAS` as temporary storage; the model leaves `$TAS` unchanged, so code
+//!   must not rely on its value after an f32 AMP call.
+//!
 //! So partials for group k enter during the calls of group k−1 (the first four calls are a
 //! warm-up that only feeds partials), and the results of group k leave during the calls of
 //! group k+1 (four drain calls with zero inputs flush the last group). Lanes: f16 lane i and FP8
@@ -39,12 +57,12 @@
 //! decodes again when either differs, so the cache can never be stale, whoever wrote `$CWEI`.
 //! An FP8 scale outside the f32 fast path takes the per-channel f64 definition.
 
-use super::regs::{halves4, join_halves4, join_singles, singles, Pending};
+use super::regs::{halves, halves4, join_halves, join_halves4, join_singles, singles, Pending};
 use super::state::ContextState;
 use super::{ExecEnv, Trap, TrapKind};
 use crate::csr::{cwei_index, field, index, CWEI_COUNT};
 use crate::inst::Inst;
-use crate::numerics::amp::{amp_phase_channels, CALL_CHANNELS};
+use crate::numerics::amp::{amp_phase_channels, amp_phase_f32, CALL_CHANNELS};
 use crate::numerics::{
     amp_partial_in, amp_result_out, f16_to_f32, fp8_values, scale_from_field, Fp8Format, Fp8Phase,
 };
@@ -145,6 +163,28 @@ fn phase(inst: &Inst) -> Result<usize, Trap> {
         return Err(bad("bits [5:4] must be 0"));
     }
     Ok((flags & 3) as usize)
+}
+
+/// Decodes the f32 forms' flags into the phase (0..8), or `BadFlags`.
+fn phase_f32(inst: &Inst) -> Result<usize, Trap> {
+    let flags = inst.imm(3);
+    let bad = |reason| {
+        TrapKind::BadFlags {
+            mnemonic: inst.desc().mnemonic,
+            flags,
+            reason,
+        }
+        .into()
+    };
+    if (flags >> 3) & 3 != 3 {
+        return Err(bad(
+            "bits [4:3] must be 0b11 (E4, all engines); E1/E2 are not modelled",
+        ));
+    }
+    if flags >> 5 != 0 {
+        return Err(bad("bit 5 must be 0"));
+    }
+    Ok((flags & 7) as usize)
 }
 
 /// Step 1 of the module doc over the first `channels` channels.
@@ -278,6 +318,95 @@ pub(super) fn f16v4sisoamp<E: ExecEnv>(
     amp.pending[2 * p] = partials[0];
     amp.pending[2 * p + 1] = partials[1];
     out.write_a64(inst.reg(0), join_singles(result));
+    Ok(())
+}
+
+/// `f16v4hihoamp $aD, $aX:X+1, $aP, imm6`.
+pub(super) fn f16v4hihoamp<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &mut E,
+    out: &mut Pending,
+) -> Result<(), Trap> {
+    let p = phase(inst)?;
+    let x = f16_lanes(ctx.read_a64(inst.reg(1)));
+    advance(ctx, env, out, p, 8, &x, LaneFormat::F16);
+    let partials = halves(ctx.read_a(inst.reg(2)));
+    let amp = out.amp(ctx);
+    let result = [
+        amp_result_out(amp.finished[2 * p]),
+        amp_result_out(amp.finished[2 * p + 1]),
+    ];
+    amp.pending[2 * p] = amp_partial_in(partials[0]);
+    amp.pending[2 * p + 1] = amp_partial_in(partials[1]);
+    out.write_a(inst.reg(0), join_halves(result));
+    Ok(())
+}
+
+/// The f32 weight of channel m at phase p of the f32 forms.
+#[inline]
+fn f32_weight(cwei: &[u64; CWEI_COUNT], m: usize, p: usize) -> f32 {
+    let word = cwei[cwei_index(m as u8, (p / 2) as u8) as usize];
+    f32::from_bits((word >> (32 * (p % 2))) as u32)
+}
+
+/// Steps 1 and 2 of the f32 forms over the first `channels` channels.
+fn advance_f32<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &mut E,
+    out: &mut Pending,
+    p: usize,
+    channels: usize,
+) {
+    let x = f32::from_bits(ctx.read_a(inst.reg(1)));
+    let cwei = env.cwei();
+    let weights: [f32; CALL_CHANNELS] = std::array::from_fn(|m| f32_weight(cwei, m, p));
+    let amp = out.amp(ctx);
+    if p == 0 {
+        amp.finished[..channels].copy_from_slice(&amp.accumulating[..channels]);
+        amp.accumulating[..channels].copy_from_slice(&amp.pending[..channels]);
+    }
+    for (acc, &w) in amp.accumulating[..channels].iter_mut().zip(&weights) {
+        *acc = amp_phase_f32(*acc, x, w);
+    }
+}
+
+/// Moves one result pair out of and one partial pair into slots `slot`, `slot + 1`.
+fn f32_pair_out(inst: &Inst, ctx: &ContextState, out: &mut Pending, slot: usize) {
+    let partials = singles(ctx.read_a64(inst.reg(2)));
+    let amp = out.amp(ctx);
+    let result = [amp.finished[slot], amp.finished[slot + 1]];
+    amp.pending[slot] = partials[0];
+    amp.pending[slot + 1] = partials[1];
+    out.write_a64(inst.reg(0), join_singles(result));
+}
+
+/// `f32sisoamp $aD:D+1, $aX, $aP:P+1, imm6`.
+pub(super) fn f32sisoamp<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &mut E,
+    out: &mut Pending,
+) -> Result<(), Trap> {
+    let p = phase_f32(inst)?;
+    advance_f32(inst, ctx, env, out, p, 8);
+    if p.is_multiple_of(2) {
+        f32_pair_out(inst, ctx, out, p);
+    }
+    Ok(())
+}
+
+/// `f32sisov2amp $aD:D+1, $aX, $aP:P+1, imm6`.
+pub(super) fn f32sisov2amp<E: ExecEnv>(
+    inst: &Inst,
+    ctx: &ContextState,
+    env: &mut E,
+    out: &mut Pending,
+) -> Result<(), Trap> {
+    let p = phase_f32(inst)?;
+    advance_f32(inst, ctx, env, out, p, 16);
+    f32_pair_out(inst, ctx, out, 2 * p);
     Ok(())
 }
 
@@ -635,5 +764,169 @@ mod tests {
             assert_eq!(results[m].to_bits(), acc.to_bits(), "channel {m}");
         }
         assert_eq!(ctx.amp.accumulating[12], 0.0, "channels 8..15 untouched");
+    }
+
+    /// 8 channels with f16 partials and results in single registers (`f16v4hihoamp`), two
+    /// groups through the pipeline; the reference is the module doc's sum, written out.
+    #[test]
+    fn hiho_amp_with_f16_partials_in_single_registers() {
+        let mut rng = Rng(0x5151_a0a0_1234_9876);
+        let weights: Vec<[u16; 16]> = (0..8).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let inputs: Vec<[u16; 16]> = (0..2).map(|_| [0; 16].map(|_: u16| rng.f16())).collect();
+        let partials: Vec<[u16; 8]> = (0..2).map(|_| [0; 8].map(|_: u16| rng.f16())).collect();
+        let mut env = TestEnv::new();
+        for (m, row) in weights.iter().enumerate() {
+            for p in 0..4 {
+                env.cwei[cwei_index(m as u8, p as u8) as usize] = halves4(&row[4 * p..4 * p + 4]);
+            }
+        }
+        let mut ctx = worker();
+        let two = |h: &[u16]| h[0] as u32 | (h[1] as u32) << 16;
+        let mut results = Vec::new();
+        // Warm-up (partials of group 0), group 0 (partials of group 1), group 1, drain.
+        for stage in 0..4 {
+            for p in 0..4 {
+                let x = if (1..=2).contains(&stage) {
+                    halves4(&inputs[stage - 1][4 * p..4 * p + 4])
+                } else {
+                    0
+                };
+                ctx.write_a64(0, x);
+                ctx.a[2] = if stage < 2 {
+                    two(&partials[stage][2 * p..2 * p + 2])
+                } else {
+                    0
+                };
+                amp_call(&mut ctx, &mut env, F16v4hihoamp, 4, 0, 2, p);
+                results.push(ctx.a[4]);
+            }
+        }
+        for g in 0..2 {
+            for m in 0..8 {
+                let mut acc = amp_partial_in(partials[g][m]);
+                for p in 0..4 {
+                    for i in 0..4 {
+                        let x = crate::numerics::f16_to_f32(inputs[g][4 * p + i]);
+                        let w = crate::numerics::f16_to_f32(weights[m][4 * p + i]);
+                        acc += x * w;
+                    }
+                }
+                let out = results[4 * (g + 2) + m / 2];
+                assert_eq!(
+                    (out >> (16 * (m % 2))) as u16,
+                    amp_result_out(acc),
+                    "group {g} channel {m}"
+                );
+            }
+        }
+        assert!(results[4..8].iter().all(|&r| r == 0), "warm-up results");
+    }
+
+    /// f32 flags: phase in bits [2:0], E4 in bits [4:3], bit 5 clear.
+    fn flags_f32(p: usize) -> u32 {
+        0x18 | p as u32
+    }
+
+    /// Runs `groups` groups of 8 f32 inputs through an f32 AMP form the way PopLibs'
+    /// `conv_partial_1x1_float_float*.S` does (a warm-up group of zero inputs, then one group
+    /// per input vector, then a drain group), feeding partials and collecting results on the
+    /// phases the form moves them; returns the results of every group after the warm-up.
+    fn run_f32(
+        op: Opcode,
+        env: &mut TestEnv,
+        inputs: &[[f32; 8]],
+        partials: &[Vec<f32>],
+    ) -> Vec<Vec<f32>> {
+        let channels = partials[0].len();
+        let moves = |p: usize| op == F32sisov2amp || p.is_multiple_of(2);
+        let slot = |p: usize| if op == F32sisov2amp { 2 * p } else { p };
+        let mut ctx = worker();
+        let mut out = Vec::new();
+        for stage in 0..inputs.len() + 2 {
+            let mut results = vec![0f32; channels];
+            for p in 0..8 {
+                ctx.a[0] = if (1..=inputs.len()).contains(&stage) {
+                    inputs[stage - 1][p].to_bits()
+                } else {
+                    0
+                };
+                let feeds = stage < inputs.len() && moves(p);
+                let (dst, src) = if moves(p) { (4, 2) } else { (14, 14) };
+                if feeds {
+                    let k = slot(p);
+                    ctx.a[2] = partials[stage][k].to_bits();
+                    ctx.a[3] = partials[stage][k + 1].to_bits();
+                } else {
+                    ctx.a[2] = 0;
+                    ctx.a[3] = 0;
+                }
+                ok(&mut ctx, env, one(op, &[dst, 0, src, flags_f32(p)]));
+                if moves(p) {
+                    let k = slot(p);
+                    results[k] = f32::from_bits(ctx.a[4]);
+                    results[k + 1] = f32::from_bits(ctx.a[5]);
+                }
+            }
+            if stage > 0 {
+                out.push(results);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn f32_amp_forms_multiply_a_matrix_by_vectors_over_eight_phases() {
+        let mut rng = Rng(0x0f32_0f32_0f32_0f32);
+        let mut f32v = || (rng.next() % 20001) as f32 / 1000.0 - 10.0;
+        for (op, channels) in [(F32sisoamp, 8usize), (F32sisov2amp, 16)] {
+            // Weight of channel m, input channel p: lane p % 2 of $CWEI[m][p / 2].
+            let weights: Vec<[f32; 8]> = (0..channels).map(|_| [0f32; 8].map(|_| f32v())).collect();
+            let mut env = TestEnv::new();
+            for (m, row) in weights.iter().enumerate() {
+                for n in 0..4 {
+                    env.cwei[cwei_index(m as u8, n as u8) as usize] =
+                        row[2 * n].to_bits() as u64 | (row[2 * n + 1].to_bits() as u64) << 32;
+                }
+            }
+            if channels == 8 {
+                // The other set must not take part.
+                env.cwei[cwei_index(9, 0) as usize] = u64::MAX;
+            }
+            let inputs: Vec<[f32; 8]> = (0..3).map(|_| [0f32; 8].map(|_| f32v())).collect();
+            let partials: Vec<Vec<f32>> = (0..3)
+                .map(|_| (0..channels).map(|_| f32v()).collect())
+                .collect();
+            let results = run_f32(op, &mut env, &inputs, &partials);
+            assert!(results[0].iter().all(|&r| r == 0.0), "{op:?} warm-up");
+            for g in 0..3 {
+                for m in 0..channels {
+                    let mut acc = partials[g][m];
+                    for p in 0..8 {
+                        acc += inputs[g][p] * weights[m][p];
+                    }
+                    assert_eq!(
+                        results[g + 1][m].to_bits(),
+                        acc.to_bits(),
+                        "{op:?} group {g} channel {m}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_amp_flags_select_e4_and_eight_phases() {
+        let (mut ctx, mut env) = (worker(), TestEnv::new());
+        for bad in [0x00, 0x07, 0x08, 0x10, 0x38, 0x3f] {
+            for op in [F32sisoamp, F32sisov2amp] {
+                let kind = traps(&mut ctx, &mut env, one(op, &[4, 0, 2, bad]));
+                assert!(
+                    matches!(kind, TrapKind::BadFlags { flags, .. } if flags == bad),
+                    "{op:?} {bad:#x}"
+                );
+            }
+        }
+        let kind = traps(&mut ctx, &mut env, one(F16v4hihoamp, &[4, 0, 2, 0]));
+        assert!(matches!(kind, TrapKind::BadFlags { .. }));
     }
 }

@@ -25,7 +25,7 @@ use super::memory::{File, Mode};
 use super::regs::{self, Flow, Pending};
 use super::{
     accumulate, amp, bitwise, broadcast, clamp, compare, control, convert, csr_access, float,
-    integer, integral, memory, pace, permute, random, supervisor,
+    integer, integral, memory, pace, permute, random, slic, stacc, supervisor,
 };
 use super::{ContextKind, ContextState, ExecEnv, StepOutcome, Trap, TrapKind};
 use crate::csr::index;
@@ -302,6 +302,7 @@ fn dispatch<E: ExecEnv>(
         Mov => integer::unary(inst, ctx, |a| a),
         Add => integer::reg_reg(inst, ctx, u32::wrapping_add),
         AddImm => integer::reg_imm(inst, ctx, u32::wrapping_add),
+        AddImmZ => integer::reg_imm(inst, ctx, u32::wrapping_add),
         Sub => integer::reg_reg(inst, ctx, u32::wrapping_sub),
         SubImm => integer::reg_imm(inst, ctx, u32::wrapping_sub),
         SubImmRev => integer::imm_reg(inst, ctx, u32::wrapping_sub),
@@ -327,6 +328,7 @@ fn dispatch<E: ExecEnv>(
         MulImm => integer::reg_imm(inst, ctx, u32::wrapping_mul),
         Min => integer::reg_reg(inst, ctx, integer::min_signed),
         MinImm => integer::reg_imm(inst, ctx, integer::min_signed),
+        MinImmZ => integer::reg_imm(inst, ctx, integer::min_signed),
         Max => integer::reg_reg(inst, ctx, integer::max_signed),
         MaxImm => integer::reg_imm(inst, ctx, integer::max_signed),
         Cmpeq => integer::reg_reg(inst, ctx, integer::cmpeq),
@@ -410,6 +412,18 @@ fn dispatch<E: ExecEnv>(
         Ld32StepM => memory::load32(inst, ctx, env, Mode::StepImm, File::M, memory::word)?,
         Ld32StepA => memory::load32(inst, ctx, env, Mode::StepImm, File::A, memory::word)?,
         Ld64Step => memory::load64(inst, ctx, env, Mode::StepImm)?,
+        Ldd16a32 => {
+            let data = memory::ldd16::<E, 4>(inst, ctx, env)?;
+            ctx.write_a(inst.reg(0), memory::word(data));
+        }
+        Ldd16a64 => {
+            let data = memory::ldd16::<E, 8>(inst, ctx, env)?;
+            ctx.write_a64(inst.reg(0), u64::from_le_bytes(data));
+        }
+        Ldd16b16 => {
+            let data = memory::ldd16::<E, 2>(inst, ctx, env)?;
+            ctx.write_a(inst.reg(0), memory::bcast16(data));
+        }
         Ld128Step => memory::load128(inst, ctx, env, Mode::StepImm)?,
         St32StepM => memory::store32(inst, ctx, env, Mode::StepImm, File::M)?,
         St32StepA => memory::store32(inst, ctx, env, Mode::StepImm, File::A)?,
@@ -575,6 +589,8 @@ fn dispatch<E: ExecEnv>(
         F16v8absacc => accumulate::f16v8termacc(inst, ctx, out, accumulate::Term::Abs),
         F16v4absacc => accumulate::f16v4absacc(inst, ctx, out),
         F16v4gacc => accumulate::f16v4gacc(inst, ctx, out),
+        F16v4istacc => stacc::f16v4istacc(inst, ctx, out)?,
+        F16v4stacc => stacc::f16v4stacc(inst, ctx, out)?,
 
         // ---- aux: transcendental and special ----
         F32exp => regs::aux_unary(inst, ctx, out, float::f32u(nx::f32_exp)),
@@ -633,6 +649,12 @@ fn dispatch<E: ExecEnv>(
         F16v4hihov4amp => amp::f16v4hihov4amp(inst, ctx, env, out)?,
         F8v8hihov4amp => amp::f8v8hihov4amp(inst, ctx, env, out)?,
         F16v4sisoamp => amp::f16v4sisoamp(inst, ctx, env, out)?,
+        F16v4hihoamp => amp::f16v4hihoamp(inst, ctx, env, out)?,
+        F32sisoamp => amp::f32sisoamp(inst, ctx, env, out)?,
+        F32sisov2amp => amp::f32sisov2amp(inst, ctx, env, out)?,
+        F16v4sisoslic => slic::f16v4sisoslic(inst, ctx, env, out)?,
+        F16v4hihoslic => slic::f16v4hihoslic(inst, ctx, env, out)?,
+        F16v4hihov4slic => slic::f16v4hihov4slic(inst, ctx, env, out)?,
 
         // ---- supervisor (main) ----
         Run => supervisor::run(inst, ctx, flow)?,

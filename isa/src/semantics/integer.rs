@@ -180,6 +180,10 @@ mod tests {
         assert_eq!(rr(Max, 0xffff_ffff, 1), 1);
         assert_eq!(ri(MinImm, 3, -5), (-5i32) as u32);
         assert_eq!(ri(MaxImm, 0x8000_0000, -5), (-5i32) as u32);
+        // The zimm16 forms: the immediate is not sign-extended.
+        assert_eq!(ri(MinImmZ, 0x1_0000, 0xffff), 0xffff);
+        assert_eq!(ri(MinImmZ, 0xffff_ffff, 0xffff), 0xffff_ffff);
+        assert_eq!(ri(AddImmZ, 0x10, 0x8000), 0x8010);
         assert_eq!(rr(Cmpeq, 7, 7), 1);
         assert_eq!(rr(Cmpne, 7, 7), 0);
         assert_eq!(rr(Cmpslt, 0xffff_ffff, 0), 1);

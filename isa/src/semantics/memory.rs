@@ -8,6 +8,12 @@
 //! * `stm32 $mS, $mBase, $mOffset`: EA = base + 4 × offset, no delta \[C\] (ASM-DOC `stm32.md`).
 //! * Address arithmetic wraps at 32 bits; the environment checks range and natural alignment
 //!   (and that 16-byte accesses go to interleaved memory).
+//! * `ldd16a32`, `ldd16a64`, `ldd16b16 $aD, $mAddr++, $mBase, $mDelta@` (ASM-DOC \[C\]): a data
+//!   load at base + delta (the delta register's low 16 bits, unsigned) and a 16-bit load at
+//!   `$mAddr`, which becomes the new delta; then `$mAddr` += 2. That the data address uses the
+//!   delta from *before* the instruction is \[I\]: PopLibs' sparse codelets load the first delta
+//!   with `ldz16step` before the loop and each `ldd16*` fetches the next one. Project choice
+//!   \[A\]: `$mAddr` = `$mDelta` (two writes to one register) traps `InvalidOperation`.
 //! * Project choice \[A\]: an MRF load step whose destination is also its post-incremented delta
 //!   register traps `InvalidOperation` (the two writes would race; the ISA text is not public).
 
@@ -133,6 +139,32 @@ pub(super) fn load128<E: ExecEnv>(
     }
     post_increment(inst, ctx, new_delta);
     Ok(())
+}
+
+/// The shared part of `ldd16*` (operands `[data, $mAddr++, $mBase, $mDelta@]`): loads and
+/// returns the N data bytes, loads the new delta and steps the delta pointer.
+#[inline]
+pub(super) fn ldd16<E: ExecEnv, const N: usize>(
+    inst: &Inst,
+    ctx: &mut ContextState,
+    env: &mut E,
+) -> Result<[u8; N], Trap> {
+    let (pointer, base, delta) = (inst.reg(1), inst.reg(2), inst.reg(3));
+    if pointer == delta && pointer != 15 {
+        return Err(TrapKind::InvalidOperation {
+            what: "ldd16 delta pointer is also its delta register",
+        }
+        .into());
+    }
+    let address = ctx.read_m(pointer);
+    let ea = ctx.read_m(base).wrapping_add(ctx.read_m(delta) & 0xffff);
+    let mut data = [0u8; N];
+    env.load(ea, &mut data)?;
+    let mut next = [0u8; 2];
+    env.load(address, &mut next)?;
+    write_m(ctx, delta, u32::from(u16::from_le_bytes(next)));
+    write_m(ctx, pointer, address.wrapping_add(2));
+    Ok(data)
 }
 
 /// `stm32 $mS, $mBase, $mOffset`.
@@ -506,5 +538,71 @@ mod tests {
         ));
         ok(&mut sup, &mut env, one(Ld32M, &[0, 1, 15, 0]));
         assert_eq!(sup.m[0], 77);
+    }
+
+    /// A sparse gather as PopLibs' `SparseDenseMatMulElementWise_*` writes it: the first delta
+    /// loaded with `ldz16step`, then each `ldd16*` loads the element at the current delta and
+    /// fetches the next one. The reference walks the delta list by hand.
+    #[test]
+    fn ldd16_gathers_along_a_delta_list() {
+        let deltas: [u16; 6] = [0x18, 0x0, 0x40, 0x8, 0x30, 0x20];
+        let list = 0x6_0000;
+        for (op, size) in [(Ldd16a32, 4usize), (Ldd16a64, 8), (Ldd16b16, 2)] {
+            let mut env = TestEnv::new();
+            for (k, &d) in deltas.iter().enumerate() {
+                env.write_bytes(list + 2 * k as u32, &d.to_le_bytes());
+            }
+            for k in 0..0x50u32 {
+                env.write_bytes(BASE + k, &[(k as u8).wrapping_mul(37) ^ 0x5a]);
+            }
+            let mut ctx = worker();
+            ctx.m[4] = list + 2; // the next delta
+            ctx.m[2] = BASE;
+            ctx.m[5] = u32::from(deltas[0]) | 0xabcd_0000; // only the low 16 bits count
+            for k in 0..deltas.len() - 1 {
+                ok(&mut ctx, &mut env, one(op, &[0, 4, 2, 5]));
+                let ea = BASE + u32::from(deltas[k]);
+                let data = env.read_bytes(ea, size).to_vec();
+                let expected: u64 = match size {
+                    2 => {
+                        let h = u16::from_le_bytes([data[0], data[1]]) as u64;
+                        h | h << 16
+                    }
+                    4 => u32::from_le_bytes(data[..4].try_into().unwrap()) as u64,
+                    _ => u64::from_le_bytes(data[..8].try_into().unwrap()),
+                };
+                let got = if size == 8 {
+                    ctx.read_a64(0)
+                } else {
+                    ctx.a[0] as u64
+                };
+                assert_eq!(got, expected, "{op:?} element {k}");
+                assert_eq!(ctx.m[5], u32::from(deltas[k + 1]), "{op:?} delta {k}");
+                assert_eq!(ctx.m[4], list + 4 + 2 * k as u32, "{op:?} pointer {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn ldd16_traps_on_a_shared_pointer_and_delta_and_on_misalignment() {
+        let mut env = TestEnv::new();
+        let mut ctx = worker();
+        ctx.m[2] = BASE;
+        ctx.m[4] = 0x6_0000;
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ldd16a32, &[0, 4, 2, 4])),
+            TrapKind::InvalidOperation { .. }
+        ));
+        ctx.m[5] = 2; // a 64-bit load at base + 2
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ldd16a64, &[0, 4, 2, 5])),
+            TrapKind::Memory(_)
+        ));
+        ctx.m[5] = 0;
+        ctx.m[4] = 0x6_0001; // an odd delta pointer
+        assert!(matches!(
+            traps(&mut ctx, &mut env, one(Ldd16b16, &[0, 4, 2, 5])),
+            TrapKind::Memory(_)
+        ));
     }
 }

@@ -140,6 +140,8 @@ mod pace;
 mod permute;
 mod random;
 mod regs;
+mod slic;
+mod stacc;
 mod supervisor;
 #[cfg(test)]
 mod test_env;

@@ -19,8 +19,9 @@
 //!
 //! Immediate bit order: `ld2x64pace` imm4 — \[1:0\] address 0 (first load), \[3:2\] address 1
 //! (second load); `ldst64pace` imm4 — \[1:0\] the load (address 0), \[3:2\] the store (address 2);
-//! `ld2xst64pace` imm6 — \[1:0\] load 0, \[3:2\] load 1, \[5:4\] the store; `st64pace` imm2 — the
-//! store (address 2). Addresses an instruction does not use are left unchanged.
+//! `ld2xst64pace` imm6 — \[1:0\] load 0, \[3:2\] load 1, \[5:4\] the store; `st64pace` imm8 (LLVM-TD-W
+//! `imm8zi` \[C\]) — \[1:0\] the store (address 2); bits \[7:2\] are ignored \[A\] (PopLibs
+//! writes 0x05 and 0b1010, the store's select repeated in \[3:2\]). Addresses an instruction does not use are left unchanged.
 //!
 //! Before its accesses every pace instruction passes all of them to
 //! [`ExecEnv::check_parallel_accesses`]. `ld2xst64pace` loads 0 and 1 go to the low and high
@@ -185,7 +186,7 @@ pub(super) fn ld2xst64pace<E: ExecEnv>(
     Ok(())
 }
 
-/// `st64pace $aS:S+1, $mA:A+1+=, $mStride, imm2`.
+/// `st64pace $aS:S+1, $mA:A+1+=, $mStride, imm8`.
 pub(super) fn st64pace<E: ExecEnv>(
     inst: &Inst,
     ctx: &mut ContextState,
@@ -196,7 +197,7 @@ pub(super) fn st64pace<E: ExecEnv>(
     let store = packed.byte(2);
     env.check_parallel_accesses(&[(store, 8)])?;
     env.store(store, &ctx.read_a64(s).to_le_bytes())?;
-    packed.advance(2, imm, stride);
+    packed.advance(2, imm & 3, stride);
     write_back(ctx, pair, packed);
     Ok(())
 }
@@ -360,6 +361,10 @@ mod tests {
         ctx.m[6] = strides(0, 0, -2);
         ok(&mut ctx, &mut env, one(St64pace, &[2, 4, 6, 0b11]));
         assert_eq!((ctx.m[4], ctx.m[5]), pack(A0, A1, A2 - 8));
+        // Bits [7:2] of the immediate are ignored (PopLibs writes 0b1010 for 0b10).
+        ctx.m[6] = strides(0, 3, 0);
+        ok(&mut ctx, &mut env, one(St64pace, &[2, 4, 6, 0b1110]));
+        assert_eq!((ctx.m[4], ctx.m[5]), pack(A0, A1, A2 - 8 + 24));
     }
 
     #[test]

@@ -77,9 +77,14 @@ fn an_immediate_picks_the_row_whose_field_takes_it() {
         0x4c00c  52f1b007           andc $a1, $azero, 7
         0x4c010  42f0c300           or $m0, $mzero, 0x30000000
         0x4c014  24f00005           or $m0, $mzero, 5
+        0x4c018  21108000           add $m0, $m1, -32768
+        0x4c01c  3e108000           add $m0, $m1, 0x8000
+        0x4c020  2a787fff           min $m8, $m7, 32767
+        0x4c024  3178ffff           min $m8, $m7, 0xffff
+        0x4c028  39000020           sub $m0, 32, $m0
     "#]]
     .assert_eq(&listing(
-        "or $a1, $azero, 1\nor $a1, $azero, 0x3f800000\nand $a1, $azero, 0xfff00000\nandc $a1, $azero, 7\nor $m0, $mzero, 0x30000000\nor $m0, $mzero, 5\n",
+        "or $a1, $azero, 1\nor $a1, $azero, 0x3f800000\nand $a1, $azero, 0xfff00000\nandc $a1, $azero, 7\nor $m0, $mzero, 0x30000000\nor $m0, $mzero, 5\nadd $m0, $m1, -32768\nadd $m0, $m1, 32768\nmin $m8, $m7, 0x7fff\nmin $m8, $m7, 0xffff\nsub $m0, 32, $m0\n",
     ));
     expect![[r#"
         f.S:1:17: error[E-ASM-006]: immediate 1065353217 is out of range for operand 3 of `or` (unsigned 12-bit: 0..=4095)

@@ -167,9 +167,9 @@ table:  .int start, end, . - table, -1
         0004c008  21100013           add $m0, $m1, 19
         0004c00c  2322000f           and $m2, $m2, 15
         0004c010  24f30011           or $m3, $mzero, 17
-        0004c014  39500072           get $m5, $CTXT_STS
+        0004c014  3d500072           get $m5, $CTXT_STS
         0004c018  3a500020           put $FP_ICTL, $m5
-        0004c01c  39600060           get $m6, $COUNT_L
+        0004c01c  3d600060           get $m6, $COUNT_L
         0004c020  41800002           sync 2
         0004c024  20070018           mov $m7, $m0
         0004c028  3209300c           brnz $m0, 0x4c030
@@ -213,6 +213,72 @@ fn bundles_are_emitted_main_first_whatever_the_order() {
 }
 
 #[test]
+fn delta_loads_and_the_f32_amp_as_popsparse_and_poplin_write_them() {
+    // `ldd16*` with the `$mN++` delta pointer and the `$mN@` delta (SparseDenseMatMul*), the
+    // f32 AMP with its predefined 8-phase flags, and the transpose through AACC.
+    let source = "\
+    .worker
+    { ldd16a64 $a4:5, $m4++, $m2, $m5@ ; f32v4acc $a4:7 }
+    ldd16a32 $a0, $m4++, $m2, $m5@
+    ldd16b16 $a1, $m4++, $m2, $m5@
+    f32sisoamp $a6:7, $a0, $a2:3, TAMP_F32_E4_P6
+    f32sisov2amp $a6:7, $a1, $a2:3, TAMP_F32_E4_P7
+    f16v4hihoamp $a6, $a0:1, $a2, TAMP_F16V4_E4_P1
+    f16v4sisoslic $a4:5, $a0:1, $azeros, TSLIC_F16V4_1x4_W1
+    f16v4hihov4slic $a4:5, $a0:1, $a2:3, TSLIC_F16V4_1x4_W0
+    f16v4istacc $azeros, $a0:1, $a2:3, TISTACC_P0
+    f16v4stacc $a6:7, TSTACC_P1
+";
+    let object = assemble_str(source).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(render(&disassemble_object(&object)), object.listing_text());
+    expect![[r#"
+        0004c000  c5254b40 59408200  { ldd16a64 $a4:5, $m4++, $m2, $m5@ ; f32v4acc $a4:7 }
+        0004c008  45254a00           ldd16a32 $a0, $m4++, $m2, $m5@
+        0004c00c  45254c10           ldd16b16 $a1, $m4++, $m2, $m5@
+        0004c010  5b260f1e           f32sisoamp $a6:7, $a0, $a2:3, 30
+        0004c014  5b261f5f           f32sisov2amp $a6:7, $a1, $a2:3, 31
+        0004c018  5b26010d           f16v4hihoamp $a6, $a0:1, $a2, 13
+        0004c01c  5be40607           f16v4sisoslic $a4:5, $a0:1, $azeros, 7
+        0004c020  5b240643           f16v4hihov4slic $a4:5, $a0:1, $a2:3, 3
+        0004c024  5b2e0810           f16v4istacc $azeros, $a0:1, $a2:3, 16
+        0004c028  51060911           f16v4stacc $a6:7, 17
+    "#]]
+    .assert_eq(&object.listing_text());
+}
+
+#[test]
+fn gnu_as_accepts_what_these_do() {
+    // As GNU as: `.type`/`.size` of a name the program never defines are warnings (the name
+    // would be an undefined symbol nothing refers to); an unquoted section name runs to the
+    // comma (a stray `)` included); a zero-tailed immediate takes a negative value as its
+    // 32-bit word.
+    let source = "\
+    .section .text.entry_stride2), \"ax\"
+    .type elsewhere, @function
+    or $m0, $mzero, ~((1 << 24) - 1)
+    or $a0, $azero, -0x800000 & ~0xfffff
+    .size elsewhere, 8
+";
+    let (object, warnings) =
+        assemble_with_warnings(&[("lenient.S", source)], &LayoutOptions::default());
+    let object = object.unwrap_or_else(|e| panic!("{e}"));
+    let mut out = object.listing_text();
+    for s in &object.sections {
+        let _ = writeln!(out, "section {}", s.name);
+    }
+    for w in &warnings {
+        let _ = writeln!(out, "{w}");
+    }
+    expect![[r#"
+        0004c000  42f0cff0           or $m0, $mzero, 0xff000000
+        0004c004  52f0dff8           or $a0, $azero, 0xff800000
+        section .text.entry_stride2)
+        lenient.S:2:11: warning: `.type` names `elsewhere`, which the program does not define: ignored
+        lenient.S:5:11: warning: `.size` names `elsewhere`, which the program does not define: ignored
+    "#]].assert_eq(&out);
+}
+
+#[test]
 fn files_concatenate_and_sections_can_be_pinned() {
     let a = ".text\n.globl shared\nshared: nop\nlocal: nop\n.data\n.int shared\n";
     let b = ".text\nlocal: bri shared\n.section .bss\n.space 16\n";
@@ -250,7 +316,7 @@ fn error_messages() {
         ("wrong operand kind", "    ld32step $a0, $a1, $m1+=, 1\n"),
         ("wrong operand count", "    add $m0, $m1\n"),
         ("CSR of the wrong space", "    uput $WSR, $a0\n"),
-        ("immediate out of range", "    add $m0, $m1, 40000\n    ld32 $m0, $m1, $m2, -1\n    .byte 300\n"),
+        ("immediate out of range", "    add $m0, $m1, 70000\n    ld32 $m0, $m1, $m2, -1\n    .byte 300\n"),
         ("misaligned pair and quad", "    f16v4add $a1:2, $a0:1, $a2:3\n    ld128 $a2:5, $m0, $mzero, 0\n"),
         ("not a pair", "    ld64 $a0:2, $m0, $mzero, 0\n    tapack $m1:2, $m0, $m1, $m2\n"),
         ("unknown register", "    mov $m0, $m16\n    mov $m0, $foo\n"),
@@ -263,6 +329,7 @@ fn error_messages() {
         ("wrong context", "    .worker\n    run $m0, $m1, 0\n    .supervisor\n    f32add $a0, $a1, $a2\n"),
         ("duplicate symbol", "x:  nop\nx:  nop\n    .equ x, 3\n"),
         ("bad expressions", "    .int 1 / 0\n    .int 1 << 64\n    .equ a, b\n    .equ b, a\n    .int a\n    .space later\nlater:\n"),
+        ("register suffixes", "    ldd16a64 $a4:5, $a4++, $m2, $m5@\n    ldd16a32 $a0, $m4:5++, $m2, $m5@\n    ldd16a32 $a0, $m4+=, $m2, $m5\n"),
         ("syntax", "    add $m0, $m1, (2\n    nop nop\n    $a0\n    .int 1.5\n    .int 0x\n    .int 12ab\n"),
     ];
     let mut out = String::new();
@@ -287,7 +354,7 @@ fn error_messages() {
         == CSR of the wrong space
         bad.S:1:5: error[E-ASM-005]: `uput` expects: $CSR, $aN; got: $WSR (a lower-space CSR: get/put), $aN
         == immediate out of range
-        bad.S:1:19: error[E-ASM-006]: immediate 40000 is out of range for operand 3 of `add` (signed 16-bit: -32768..=32767)
+        bad.S:1:19: error[E-ASM-006]: immediate 70000 is out of range for operand 3 of `add` (signed 16-bit: -32768..=32767)
         bad.S:2:25: error[E-ASM-006]: immediate -1 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
         bad.S:3:11: error[E-ASM-006]: value 300 does not fit in `.byte` (-128..=255)
         == misaligned pair and quad
@@ -334,6 +401,10 @@ fn error_messages() {
         bad.S:2:12: error[E-ASM-014]: shift amount 64 is outside 0..=63
         bad.S:4:13: error[E-ASM-014]: `a` is defined in terms of itself
         bad.S:6:12: error[E-ASM-014]: the size of `.space` must be a constant known at this point, but `later` is defined later
+        == register suffixes
+        bad.S:1:21: error[E-ASM-007]: `$a4++`: only MRF registers can be post-incremented or loaded as a delta
+        bad.S:2:19: error[E-ASM-007]: `++` after `$m4`: it applies to a single MRF register, not a pair
+        bad.S:3:5: error[E-ASM-005]: `ldd16a32` expects: $aN, $mN++, $mN, $mN@; got: $aN, $mN+=, $mN, $mN
         == syntax
         bad.S:1:21: error[E-ASM-001]: expected `)`, found end of line
         bad.S:2:5: error[E-ASM-005]: `nop` expects: no operands; got: imm

@@ -183,10 +183,27 @@ fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
                 Access::Write | Access::Constant => {}
             }
             let written = matches!(operand.access, Access::Write | Access::ReadWrite);
-            if desc.timing == TimingClass::Load
-                && matches!(operand.access, Access::Write)
-                && operand.kind != OperandKind::MRegPostInc
-            {
+            let loaded = match operand.kind {
+                // `ldd16*` writes its delta register with a loaded value.
+                OperandKind::MRegDelta => true,
+                OperandKind::MRegPostInc | OperandKind::MRegIncrement => false,
+                OperandKind::MReg
+                | OperandKind::AReg
+                | OperandKind::MPair
+                | OperandKind::APair
+                | OperandKind::AQuad
+                | OperandKind::MPairPostInc
+                | OperandKind::ABroadcast
+                | OperandKind::ABroadcastLo
+                | OperandKind::ABroadcastHi
+                | OperandKind::Unsigned
+                | OperandKind::Signed
+                | OperandKind::Target
+                | OperandKind::LowerCsr
+                | OperandKind::UpperCsr
+                | OperandKind::WordAddress => matches!(operand.access, Access::Write),
+            };
+            if desc.timing == TimingClass::Load && loaded {
                 load_writes_m |= mask;
             } else if written {
                 writes_m |= mask;

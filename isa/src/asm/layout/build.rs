@@ -427,10 +427,17 @@ impl<'a> Builder<'a, '_> {
         for (file, name, pos, kind) in std::mem::take(&mut self.types) {
             match self.layout.symbols.lookup(file, &name) {
                 Some(index) => self.layout.symbols.entries[index].kind = kind,
-                None => self.errors.push(make::BadDirective(
-                    self.loc(file, pos),
-                    format!("`.type` names undefined symbol `{name}`"),
-                )),
+                // As GNU as: the name becomes an undefined symbol with a type; nothing refers
+                // to it, so a warning.
+                None => {
+                    let loc = self.loc(file, pos);
+                    self.layout.warnings.push(AsmWarning {
+                        loc,
+                        message: format!(
+                            "`.type` names `{name}`, which the program does not define: ignored"
+                        ),
+                    });
+                }
             }
         }
     }

@@ -7,7 +7,7 @@
 //! holds code), unless a placement pins it. Expressions are evaluated afterwards against the
 //! placed layout ([`Layout::eval`]).
 
-use super::error::{make, AsmError, Loc};
+use super::error::{make, AsmError, AsmWarning, Loc};
 use super::expr::{eval, Env, Expr};
 use super::lexer::Pos;
 use super::object::{CodeContext, Symbol, SymbolKind};
@@ -31,6 +31,23 @@ pub const PREDEFINED_SYMBOLS: &[(&str, i64)] = &[
     ("TAMP_F16V4_E4_P1", 13),
     ("TAMP_F16V4_E4_P2", 14),
     ("TAMP_F16V4_E4_P3", 15),
+    // f32 AMP flags: phase in bits [2:0], 0b11 in bits [4:3] (semantics::amp). [A]
+    ("TAMP_F32_E4_P0", 0x18),
+    ("TAMP_F32_E4_P1", 0x19),
+    ("TAMP_F32_E4_P2", 0x1a),
+    ("TAMP_F32_E4_P3", 0x1b),
+    ("TAMP_F32_E4_P4", 0x1c),
+    ("TAMP_F32_E4_P5", 0x1d),
+    ("TAMP_F32_E4_P6", 0x1e),
+    ("TAMP_F32_E4_P7", 0x1f),
+    // SLIC flags: 0b11 = the 1x4 kernel, bit 2 = the $CWEI phase of the weights (semantics::slic). [A]
+    ("TSLIC_F16V4_1x4_W0", 3),
+    ("TSLIC_F16V4_1x4_W1", 7),
+    // The 4x4 transpose through AACC (semantics::stacc). [A]
+    ("TISTACC_P0", 0x10),
+    ("TISTACC_P1", 0x11),
+    ("TSTACC_P0", 0x10),
+    ("TSTACC_P1", 0x11),
     (
         "CSR_W_WSR__CTXTID_M1__MASK",
         field::WSR_CTXTID_M1_MASK as i64,
@@ -191,6 +208,8 @@ pub(crate) struct Layout<'a> {
     pub items: Vec<Item<'a>>,
     symbols: SymbolTable<'a>,
     sizes: Vec<PendingSize<'a>>,
+    /// `.type`/`.size` of names the program does not define (GNU as accepts them).
+    pub warnings: Vec<AsmWarning>,
 }
 
 /// Expression environment over the layout. Without `placed` sections, labels and `.` are not
@@ -334,10 +353,15 @@ impl<'a> Layout<'a> {
         for pending in &sizes {
             let loc = self.loc(pending.file, pending.name_pos);
             let Some(index) = self.symbols.lookup(pending.file, &pending.name) else {
-                errors.push(make::BadDirective(
+                // GNU as makes such a name an undefined symbol with a size, which nothing
+                // refers to: harmless, so a warning here.
+                self.warnings.push(AsmWarning {
                     loc,
-                    format!("`.size` names undefined symbol `{}`", pending.name),
-                ));
+                    message: format!(
+                        "`.size` names `{}`, which the program does not define: ignored",
+                        pending.name
+                    ),
+                });
                 continue;
             };
             match self.eval(pending.size, pending.file, pending.dot) {
@@ -410,6 +434,7 @@ pub(crate) fn layout<'a>(
             items: Vec::new(),
             symbols: SymbolTable::default(),
             sizes: Vec::new(),
+            warnings: Vec::new(),
         },
         code_sections: code_sections(files),
         defined_names: defined_names(files),

@@ -14,6 +14,7 @@
 pub mod args;
 pub mod cond;
 mod define;
+mod location;
 mod symbols;
 #[cfg(test)]
 mod tests;
@@ -108,6 +109,7 @@ pub fn expand(file: &str, text: &str, errors: &mut Vec<AsmError>) -> Expanded {
         conds: Conditions::default(),
         collecting: None,
         values: HashMap::new(),
+        locations: location::Locations::default(),
         macros_run: 0,
         work: 0,
         bytes: 0,
@@ -238,6 +240,8 @@ struct Expander<'a> {
     collecting: Option<Collecting>,
     /// Symbols defined so far: their value if it was a constant then.
     values: HashMap<String, Option<i64>>,
+    /// Section offsets and label places of the lines emitted so far.
+    locations: location::Locations,
     macros_run: u64,
     work: u64,
     bytes: u64,

@@ -3,6 +3,7 @@
 
 use super::args::two_strings;
 use super::cond::Test;
+use super::location::{Locations, Place, Placement};
 use super::{Expander, Line};
 use crate::asm::error::{make, AsmError, Loc};
 use crate::asm::expr::{eval, Env};
@@ -32,6 +33,7 @@ impl Expander<'_> {
     /// Records the symbols a line defines, for later conditions.
     pub(super) fn track(&mut self, tokens: &[Token]) {
         let toks: Vec<&Tok> = tokens.iter().map(|t| &t.tok).collect();
+        self.locations.line(&toks);
         let (name, value) = match toks.as_slice() {
             [Tok::Ident(directive), Tok::Ident(name), Tok::Punct(Punct::Comma), ..]
                 if matches!(directive.as_str(), ".set" | ".equ" | ".equiv" | ".eqv") =>
@@ -49,14 +51,16 @@ impl Expander<'_> {
         };
         let value = parse_expression(self.file, value)
             .ok()
-            .and_then(|expr| eval(&expr, &self.env()).ok());
+            .and_then(|expr| eval(&expr, &self.env(Placement::First)).ok());
         self.values.insert(name, value);
     }
 
-    fn env(&self) -> StageEnv<'_> {
+    fn env(&self, placement: Placement) -> StageEnv<'_> {
         StageEnv {
             file: self.file,
             values: &self.values,
+            locations: &self.locations,
+            placement,
         }
     }
 
@@ -76,7 +80,40 @@ impl Expander<'_> {
             ));
             return None;
         }
-        let result = parse_expression(self.file, &tokens).and_then(|e| eval(&e, &self.env()));
+        // Numeric local labels name the places `Locations` keeps (`Nb`: the latest `N:`).
+        let tokens: Vec<Token> = tokens
+            .into_iter()
+            .map(|token| match token.tok {
+                Tok::Local { n, forward } => Token {
+                    tok: Tok::Ident(local_name(n, forward)),
+                    pos: token.pos,
+                },
+                Tok::Ident(_)
+                | Tok::Reg(_)
+                | Tok::Int(_)
+                | Tok::Float(_)
+                | Tok::Half(_)
+                | Tok::Str(_)
+                | Tok::Punct(_)
+                | Tok::Newline
+                | Tok::Eof => token,
+            })
+            .collect();
+        let result = parse_expression(self.file, &tokens).and_then(|e| {
+            let first = eval(&e, &self.env(Placement::First))?;
+            let second = eval(&e, &self.env(Placement::Second))?;
+            if first == second {
+                Ok(first)
+            } else {
+                Err(make::BadExpression(
+                    self.loc(at),
+                    format!(
+                        "`{what}` depends on where a section is placed: it needs `.` and labels \
+                         only as differences of places in one section"
+                    ),
+                ))
+            }
+        });
         match result {
             Ok(value) => Some(value),
             Err(error) => {
@@ -136,10 +173,24 @@ impl Expander<'_> {
     }
 }
 
-/// Symbols as conditions see them: constants defined above, and the predefined ones.
+/// The name a numeric local label reference stands for in a condition.
+fn local_name(n: u32, forward: bool) -> String {
+    format!("{n}\u{3}{}", if forward { 'f' } else { 'b' })
+}
+
+/// Symbols as conditions see them: constants defined above, the predefined ones, and labels
+/// and `.` as places in a section (module `location`).
 struct StageEnv<'a> {
     file: &'a str,
     values: &'a HashMap<String, Option<i64>>,
+    locations: &'a Locations,
+    placement: Placement,
+}
+
+impl StageEnv<'_> {
+    fn place(&self, (section, offset): Place) -> i64 {
+        self.placement.base(section) + offset as i64
+    }
 }
 
 impl Env for StageEnv<'_> {
@@ -148,6 +199,26 @@ impl Env for StageEnv<'_> {
     }
 
     fn symbol(&self, name: &str, loc: Loc) -> Result<i64, AsmError> {
+        if let Some((n, direction)) = name.split_once('\u{3}') {
+            let place = n
+                .parse::<u32>()
+                .ok()
+                .filter(|_| direction == "b")
+                .and_then(|n| self.locations.local(n));
+            return match place {
+                Some(place) => Ok(self.place(place)),
+                None => Err(make::UndefinedSymbol(
+                    loc,
+                    format!(
+                        "local label `{n}{direction}` has no known place here (conditions see only \
+                         the `{n}:` above them, in code of known size)"
+                    ),
+                )),
+            };
+        }
+        if let Some(place) = self.locations.label(name) {
+            return Ok(self.place(place));
+        }
         match self.values.get(name) {
             Some(Some(value)) => Ok(*value),
             Some(None) => Err(make::BadExpression(
@@ -168,9 +239,12 @@ impl Env for StageEnv<'_> {
     }
 
     fn dot(&self, loc: Loc) -> Result<i64, AsmError> {
-        Err(make::BadExpression(
-            loc,
-            "`.` has no value in a condition or count",
-        ))
+        match self.locations.dot() {
+            Some(place) => Ok(self.place(place)),
+            None => Err(make::BadExpression(
+                loc,
+                "`.` has no value here: something of unknown size (`ldconst`, a `.space` of a symbol) precedes it in its section",
+            )),
+        }
     }
 }

@@ -350,3 +350,82 @@ fn malformed_input_never_panics() {
         let _ = crate::asm::assemble_str(input);
     }
 }
+
+#[test]
+fn conditions_on_places_in_a_section() {
+    // PopLibs' RPT_ALIGNED_TO: whether `.` is 8-byte aligned relative to an aligned label
+    // decides between a lone `rpt` and an `rpt` bundle. Places are known while every size is.
+    check(
+        r#"
+.macro ALIGNED LABEL
+.if (. - \LABEL) & 0x7
+  odd
+.else
+  even
+.endif
+.endm
+    .section .text.k, "ax"
+    .align 8
+start:
+    ALIGNED start
+    nop
+    ALIGNED start
+    { nop ; fnop }
+    ALIGNED start
+    .int 1, 2, 3
+    ALIGNED start
+2:  nop
+.if (. - 2b) != 4
+    .error "a numeric label's place"
+.endif
+    .section .data
+    .byte 1
+    .section .text.k
+    ALIGNED start
+"#,
+        expect![[r#"
+            L9: .section .text.k , "ax"
+            L10: .align 8
+            L11: start :
+            L6: even
+            L13: nop
+            L6: even
+            L15: { nop ; fnop }
+            L4: odd
+            L17: .int 1 , 2 , 3
+            L4: odd
+            L19: 2 : nop
+            L23: .section .data
+            L24: .byte 1
+            L25: .section .text.k
+            L4: odd
+        "#]],
+    );
+    // `.` alone, a label of another section and a place after `ldconst` have no value then.
+    check(
+        r#"
+    .section .data
+d:  .int 0
+    .text
+.if . & 7
+.endif
+.if . - d
+.endif
+    ldconst $m0, 0x12345678
+.if . - d
+.endif
+.if 3f - .
+.endif
+"#,
+        expect![[r#"
+            L2: .section .data
+            L3: d : .int 0
+            L4: .text
+            L9: ldconst $m0 , 305419896
+            t.S:5:4: error[E-ASM-014]: `.if` depends on where a section is placed: it needs `.` and labels only as differences of places in one section
+            t.S:7:4: error[E-ASM-014]: `.if` depends on where a section is placed: it needs `.` and labels only as differences of places in one section
+            t.S:10:5: error[E-ASM-014]: `.` has no value here: something of unknown size (`ldconst`, a `.space` of a symbol) precedes it in its section
+            t.S:12:5: error[E-ASM-008]: local label `3f` has no known place here (conditions see only the `3:` above them, in code of known size)
+        "#]],
+    );
+}
