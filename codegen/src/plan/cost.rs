@@ -2,7 +2,7 @@
 //! same typed calls the lowering makes), redistribution cycles from the planned movement
 //! (exchange windows and words per tile, local copies), and the SRAM a strategy pins.
 
-use crate::layout::{Distribution, Layout, View};
+use crate::layout::{Distribution, Index, Layout, View, MAX_RANK};
 use crate::lower::calls::{compute_calls, ComputeKind};
 use crate::lower::copies::{copy_params, table_bytes as table_bytes_of};
 use crate::redist::after::{behind_covers, tile_copies};
@@ -128,7 +128,7 @@ fn table_bytes(movement: &Movement, element_bytes: u32) -> HashMap<u32, u64> {
 ///
 /// Regular distributions spread readers evenly over the source tiles, so a sender serves about
 /// `blocks × k / sources` destination blocks, where `k` is the sampled blocks' mean count of
-/// senders and `sources` the tiles the source is held on: a value stored once and read by every
+/// senders and `sources` the tiles holding source data the movement reads: a value stored once and read by every
 /// block has one sender serving all of them; rows on 368 tiles read by rows on 1472 have each
 /// sender serving 4. Scaling every sender by `blocks / sampled` instead (as if every block read
 /// every sampled sender) charged the second case 1,472 / 3 blocks per sender, a 100× overstated
@@ -138,7 +138,7 @@ fn table_bytes(movement: &Movement, element_bytes: u32) -> HashMap<u32, u64> {
 pub struct SenderScale {
     /// Destination blocks in the whole movement.
     pub blocks: usize,
-    /// Tiles the source value is held on.
+    /// Tiles holding source data the movement reads ([`read_source_tiles`]).
     pub sources: usize,
 }
 
@@ -177,6 +177,63 @@ impl SenderScale {
                 )
             })
             .collect()
+    }
+}
+
+/// Points of the destination lattice [`read_source_tiles`] maps (about).
+const READ_LATTICE_POINTS: f64 = 32_768.0;
+
+/// The tiles holding source data `view` reads: the senders a movement's load spreads over (a
+/// slice such as V of a fused QKV reads a third of the product's tiles). Found by mapping a
+/// lattice of destination indices, each dimension's first and last index and about
+/// [`READ_LATTICE_POINTS`]^(1/rank) between; a source block narrower than the lattice's step may
+/// be missed, which only charges the senders found more.
+fn read_source_tiles(from: &Distribution, view: &View) -> usize {
+    let shape = view.shape();
+    let rank = shape.len();
+    if rank == 0 || shape.contains(&0) {
+        return from.tile_count();
+    }
+    let per_dim = READ_LATTICE_POINTS.powf(1.0 / rank as f64).max(2.0) as u32;
+    let axes: Vec<Vec<u32>> = shape
+        .iter()
+        .map(|&e| {
+            let step = e.div_ceil(per_dim).max(1);
+            let mut a: Vec<u32> = (0..e).step_by(step as usize).collect();
+            if a.last() != Some(&(e - 1)) {
+                a.push(e - 1);
+            }
+            a
+        })
+        .collect();
+    let mut read = vec![false; from.block_count()];
+    let (mut at, mut dest): ([usize; MAX_RANK], Index) = ([0; MAX_RANK], [0; MAX_RANK]);
+    let (mut source, mut local): (Index, Index) = ([0; MAX_RANK], [0; MAX_RANK]);
+    loop {
+        for d in 0..rank {
+            dest[d] = axes[d][at[d]];
+        }
+        view.map(&dest[..rank], &mut source);
+        if let Some(r) = read.get_mut(from.locate(&source[..from.rank()], &mut local)) {
+            *r = true;
+        }
+        // The next lattice point, last dimension fastest.
+        let mut d = rank;
+        loop {
+            if d == 0 {
+                let tiles = (0..read.len())
+                    .filter(|&b| read[b])
+                    .map(|b| from.tiles_of(b).len())
+                    .sum::<usize>();
+                return tiles.max(1);
+            }
+            d -= 1;
+            at[d] += 1;
+            if at[d] < axes[d].len() {
+                break;
+            }
+            at[d] = 0;
+        }
     }
 }
 
@@ -315,7 +372,7 @@ impl MoveCache {
         let element = to.dtype.size_bytes() as u32;
         let scale = SenderScale {
             blocks: count,
-            sources: from.dist.tile_count(),
+            sources: read_source_tiles(&from.dist, view),
         };
         let mut cost = movement_cost_scaled(target, &movement, Some(&to.dist), &scale);
         if !self.program {
@@ -445,11 +502,10 @@ mod tests {
     }
 
     /// The sampled cost of moving `from` into `to` and the cost of the whole movement.
-    fn sampled_and_whole(from: &Layout, to: &Layout) -> (MoveCost, MoveCost) {
+    fn sampled_and_whole(from: &Layout, view: &View, to: &Layout) -> (MoveCost, MoveCost) {
         let target = Target::test_small();
-        let view = View::identity(from.dist.shape());
         let sampled = MoveCache::new(RoutePolicy::DEFAULT, false)
-            .cost(&target, from, &view, to)
+            .cost(&target, from, view, to)
             .unwrap();
         let (fm, tm) = (from.shard_map().unwrap(), to.shard_map().unwrap());
         let whole = plan_movement_with(
@@ -461,7 +517,7 @@ mod tests {
                 dist: &to.dist,
                 map: &tm,
             },
-            &view,
+            view,
             RoutePolicy::DEFAULT,
         );
         (sampled, movement_cost(&target, &whole))
@@ -515,8 +571,38 @@ mod tests {
                 rows((1..16).map(|t| vec![t]).collect()),
             ),
         ];
-        for (name, from, to) in cases {
-            let (sampled, whole) = sampled_and_whole(&from, &to);
+        let identity = View::identity(&[256, 64]);
+        let mut cases: Vec<(&str, Layout, View, Layout)> = cases
+            .into_iter()
+            .map(|(name, from, to)| (name, from, identity.clone(), to))
+            .collect();
+        // A slice (V of a fused QKV) reads a third of its source's tiles: 4 senders of 12,
+        // each serving two blocks.
+        let fused = Layout {
+            dist: Distribution::new(
+                vec![64, 48],
+                vec![even_bounds(64, 4, 1), even_bounds(48, 3, 1)],
+                (0..12).map(|t| vec![t]).collect(),
+            )
+            .unwrap(),
+            order: Order::RowMajor { align: 4 },
+            dtype: DType::F16,
+        };
+        let slice_rows = Layout {
+            dist: Distribution::new(
+                vec![64, 16],
+                vec![even_bounds(64, 8, 1), vec![0, 16]],
+                (8..16).rev().map(|t| vec![t]).collect(),
+            )
+            .unwrap(),
+            order: Order::RowMajor { align: 4 },
+            dtype: DType::F16,
+        };
+        let third = View::slice(&[64, 48], 1, 32, 48).unwrap();
+        assert_eq!(read_source_tiles(&fused.dist, &third), 4);
+        cases.push(("a slice read by rows", fused, third, slice_rows));
+        for (name, from, view, to) in cases {
+            let (sampled, whole) = sampled_and_whole(&from, &view, &to);
             assert!(whole.exchange && sampled.exchange, "{name}");
             let (s, w) = (sampled.cycles as f64, whole.cycles as f64);
             assert!(
