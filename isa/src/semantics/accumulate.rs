@@ -42,7 +42,7 @@ use super::regs::{
     halves, halves4, join_halves, join_halves4, join_singles, read_quad, singles, Pending,
 };
 use super::state::ContextState;
-use super::{Trap, TrapKind};
+use super::Trap;
 use crate::csr::index;
 use crate::inst::Inst;
 use crate::numerics::{f16_to_f32, f32_add, f32_mul, f32_to_f16};
@@ -209,12 +209,11 @@ fn gina(
 ) -> Result<[f32; 2], Trap> {
     let flags = inst.imm(2);
     if flags & !1 != 0 {
-        return Err(TrapKind::BadFlags {
-            mnemonic: inst.desc().mnemonic,
+        return Err(Trap::bad_flags(
+            inst,
             flags,
-            reason: "only bit 0 (odd entries) is defined; the other bits must be 0",
-        }
-        .into());
+            "only bit 0 (odd entries) is defined; the other bits must be 0",
+        ));
     }
     let e = (flags & 1) as usize;
     let acc = out.aacc(ctx);

@@ -59,7 +59,7 @@
 
 use super::regs::{halves, halves4, join_halves, join_halves4, join_singles, singles, Pending};
 use super::state::ContextState;
-use super::{ExecEnv, Trap, TrapKind};
+use super::{ExecEnv, Trap};
 use crate::csr::{cwei_index, field, index, CWEI_COUNT};
 use crate::inst::Inst;
 use crate::numerics::amp::{amp_phase_channels, amp_phase_f32, CALL_CHANNELS};
@@ -146,14 +146,7 @@ impl CweiLanes {
 /// Decodes the flags into the phase, or `BadFlags`.
 fn phase(inst: &Inst) -> Result<usize, Trap> {
     let flags = inst.imm(3);
-    let bad = |reason| {
-        TrapKind::BadFlags {
-            mnemonic: inst.desc().mnemonic,
-            flags,
-            reason,
-        }
-        .into()
-    };
+    let bad = |reason| Trap::bad_flags(inst, flags, reason);
     if (flags >> 2) & 3 != 3 {
         return Err(bad(
             "bits [3:2] must be 0b11 (E4, all engines); E1/E2 are not modelled",
@@ -168,14 +161,7 @@ fn phase(inst: &Inst) -> Result<usize, Trap> {
 /// Decodes the f32 forms' flags into the phase (0..8), or `BadFlags`.
 fn phase_f32(inst: &Inst) -> Result<usize, Trap> {
     let flags = inst.imm(3);
-    let bad = |reason| {
-        TrapKind::BadFlags {
-            mnemonic: inst.desc().mnemonic,
-            flags,
-            reason,
-        }
-        .into()
-    };
+    let bad = |reason| Trap::bad_flags(inst, flags, reason);
     if (flags >> 3) & 3 != 3 {
         return Err(bad(
             "bits [4:3] must be 0b11 (E4, all engines); E1/E2 are not modelled",

@@ -5,7 +5,7 @@
 
 use super::regs::Pending;
 use super::state::ContextState;
-use super::{Trap, TrapKind};
+use super::Trap;
 use crate::inst::Inst;
 use crate::numerics::{
     f32_round_integral, f32_to_i32, f32_to_u32, i32_to_f32, u32_to_f32, IntegralRounding,
@@ -31,12 +31,11 @@ pub(super) fn f32fromui32(a: u32) -> u32 {
 pub(super) fn f32int(inst: &Inst, ctx: &ContextState, out: &mut Pending) -> Result<(), Trap> {
     let mode = inst.imm(2);
     let Some(rounding) = IntegralRounding::from_immediate(mode) else {
-        return Err(TrapKind::BadFlags {
-            mnemonic: inst.desc().mnemonic,
-            flags: mode,
-            reason: "rounding modes 0..3 are defined (nearest even, up, down, toward zero)",
-        }
-        .into());
+        return Err(Trap::bad_flags(
+            inst,
+            mode,
+            "rounding modes 0..3 are defined (nearest even, up, down, toward zero)",
+        ));
     };
     let x = f32::from_bits(ctx.read_a(inst.reg(1)));
     out.write_a(inst.reg(0), f32_round_integral(x, rounding).to_bits());

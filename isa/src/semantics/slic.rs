@@ -26,7 +26,7 @@
 
 use super::regs::{halves, halves4, join_halves, join_halves4, join_singles, singles, Pending};
 use super::state::ContextState;
-use super::{ExecEnv, Trap, TrapKind};
+use super::{ExecEnv, Trap};
 use crate::csr::cwei_index;
 use crate::inst::Inst;
 use crate::numerics::{amp_partial_in, amp_phase_f16, amp_result_out};
@@ -37,14 +37,7 @@ const TAPS: usize = 4;
 /// The `$CWEI` phase the flags select, or `BadFlags`.
 fn weight_phase(inst: &Inst) -> Result<u8, Trap> {
     let flags = inst.imm(3);
-    let bad = |reason| {
-        TrapKind::BadFlags {
-            mnemonic: inst.desc().mnemonic,
-            flags,
-            reason,
-        }
-        .into()
-    };
+    let bad = |reason| Trap::bad_flags(inst, flags, reason);
     if flags & 3 != 3 {
         return Err(bad(
             "bits [1:0] must be 0b11 (the 1x4 kernel); other kernels are not modelled",
@@ -136,11 +129,7 @@ mod tests {
     use crate::semantics::test_env::*;
     use crate::semantics::TrapKind;
 
-    fn lanes(h: [u16; 4]) -> u64 {
-        h.iter()
-            .enumerate()
-            .fold(0, |acc, (i, &x)| acc | (x as u64) << (16 * i))
-    }
+    use crate::semantics::regs::join_halves4 as lanes;
 
     /// Small f16 values of a few bits, from a counter.
     fn f16_at(k: usize) -> u16 {

@@ -27,7 +27,7 @@
 
 use super::regs::{halves4, join_halves4, join_singles, Pending};
 use super::state::{ContextState, AACC_COUNT};
-use super::{Trap, TrapKind};
+use super::Trap;
 use crate::inst::Inst;
 
 /// `TISTACC_P0` / `TSTACC_P0`; `_P1` is one more.
@@ -37,12 +37,11 @@ pub const TRANSPOSE_P0: u32 = 0x10;
 const WRITING: usize = 16;
 
 fn bad(inst: &Inst, flags: u32) -> Trap {
-    TrapKind::BadFlags {
-        mnemonic: inst.desc().mnemonic,
+    Trap::bad_flags(
+        inst,
         flags,
-        reason: "not a modelled permute (0x10/0x11 transpose; stacc also 0)",
-    }
-    .into()
+        "not a modelled permute (0x10/0x11 transpose; stacc also 0)",
+    )
 }
 
 /// Column `c` of the block being read, rows 0..3 in lanes 0..3.
@@ -102,11 +101,7 @@ mod tests {
     use crate::semantics::test_env::*;
     use crate::semantics::TrapKind;
 
-    fn lanes(h: [u16; 4]) -> u64 {
-        h.iter()
-            .enumerate()
-            .fold(0, |acc, (i, &x)| acc | (x as u64) << (16 * i))
-    }
+    use crate::semantics::regs::join_halves4 as lanes;
 
     /// Three 4×4 blocks of halves (NaN and signalling-NaN patterns among them) through the
     /// sequence of `BlockTransposeGradW_half.S`: each block's columns come out as its rows

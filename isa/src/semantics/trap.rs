@@ -61,6 +61,16 @@ impl Trap {
         TrapKind::Memory(message.into()).into()
     }
 
+    /// `BadFlags`: `inst`'s flags operand holds `flags`, which the model does not define.
+    pub fn bad_flags(inst: &crate::inst::Inst, flags: u32, reason: &'static str) -> Trap {
+        TrapKind::BadFlags {
+            mnemonic: inst.desc().mnemonic,
+            flags,
+            reason,
+        }
+        .into()
+    }
+
     /// A behaviour the model does not cover; `what` names it and what is modelled.
     pub fn unmodelled(what: impl Into<String>) -> Trap {
         TrapKind::Unmodelled { what: what.into() }.into()
