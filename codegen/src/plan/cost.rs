@@ -523,53 +523,49 @@ mod tests {
         (sampled, movement_cost(&target, &whole))
     }
 
+    /// f16 row-major blocks of `shape` split at `bounds`, block i on `tiles[i]`.
+    fn f16_blocks(shape: [u32; 2], bounds: [Vec<u32>; 2], tiles: Vec<Vec<u32>>) -> Layout {
+        Layout {
+            dist: Distribution::new(shape.to_vec(), bounds.to_vec(), tiles).unwrap(),
+            order: Order::RowMajor { align: 4 },
+            dtype: DType::F16,
+        }
+    }
+
+    /// One tile per block.
+    fn each(tiles: impl Iterator<Item = u32>) -> Vec<Vec<u32>> {
+        tiles.map(|t| vec![t]).collect()
+    }
+
     #[test]
     fn a_sampled_exchange_scales_each_sender_by_the_blocks_it_serves() {
         let rows = |tiles: Vec<Vec<u32>>| {
             let n = tiles.len() as u32;
-            Layout {
-                dist: Distribution::new(
-                    vec![256, 64],
-                    vec![even_bounds(256, n, 1), vec![0, 64]],
-                    tiles,
-                )
-                .unwrap(),
-                order: Order::RowMajor { align: 4 },
-                dtype: DType::F16,
-            }
+            f16_blocks([256, 64], [even_bounds(256, n, 1), vec![0, 64]], tiles)
         };
-        let columns = Layout {
-            dist: Distribution::new(
-                vec![256, 64],
-                vec![vec![0, 256], even_bounds(64, 16, 1)],
-                (0..16).map(|t| vec![t]).collect(),
-            )
-            .unwrap(),
-            order: Order::RowMajor { align: 4 },
-            dtype: DType::F16,
-        };
-        let reversed = rows((0..16).rev().map(|t| vec![t]).collect());
+        let columns = f16_blocks(
+            [256, 64],
+            [vec![0, 256], even_bounds(64, 16, 1)],
+            each(0..16),
+        );
+        let reversed = rows(each((0..16).rev()));
         let cases = [
             // One sender per block, each serving one block (the old scaling charged 16/3).
             (
                 "rows to rows on other tiles",
-                rows((0..16).map(|t| vec![t]).collect()),
+                rows(each(0..16)),
                 reversed.clone(),
             ),
             // Four senders, each serving two blocks (the old scaling charged 8/3).
             (
                 "rows on 4 to rows on 8",
-                rows((12..16).map(|t| vec![t]).collect()),
-                rows((0..8).map(|t| vec![t]).collect()),
+                rows(each(12..16)),
+                rows(each(0..8)),
             ),
             // Every block reads every sender.
             ("columns to rows", columns, reversed.clone()),
             // One sender serves every block.
-            (
-                "one tile to rows",
-                rows(vec![vec![0]]),
-                rows((1..16).map(|t| vec![t]).collect()),
-            ),
+            ("one tile to rows", rows(vec![vec![0]]), rows(each(1..16))),
         ];
         let identity = View::identity(&[256, 64]);
         let mut cases: Vec<(&str, Layout, View, Layout)> = cases
@@ -578,26 +574,16 @@ mod tests {
             .collect();
         // A slice (V of a fused QKV) reads a third of its source's tiles: 4 senders of 12,
         // each serving two blocks.
-        let fused = Layout {
-            dist: Distribution::new(
-                vec![64, 48],
-                vec![even_bounds(64, 4, 1), even_bounds(48, 3, 1)],
-                (0..12).map(|t| vec![t]).collect(),
-            )
-            .unwrap(),
-            order: Order::RowMajor { align: 4 },
-            dtype: DType::F16,
-        };
-        let slice_rows = Layout {
-            dist: Distribution::new(
-                vec![64, 16],
-                vec![even_bounds(64, 8, 1), vec![0, 16]],
-                (8..16).rev().map(|t| vec![t]).collect(),
-            )
-            .unwrap(),
-            order: Order::RowMajor { align: 4 },
-            dtype: DType::F16,
-        };
+        let fused = f16_blocks(
+            [64, 48],
+            [even_bounds(64, 4, 1), even_bounds(48, 3, 1)],
+            each(0..12),
+        );
+        let slice_rows = f16_blocks(
+            [64, 16],
+            [even_bounds(64, 8, 1), vec![0, 16]],
+            each((8..16).rev()),
+        );
         let third = View::slice(&[64, 48], 1, 32, 48).unwrap();
         assert_eq!(read_source_tiles(&fused.dist, &third), 4);
         cases.push(("a slice read by rows", fused, third, slice_rows));
