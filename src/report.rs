@@ -8,11 +8,14 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tessera_codegen::compile::CompiledGraph;
+use tessera_codegen::tile::Program;
 use tessera_sim::profile::Profile;
 use tessera_sim::MachineDescription;
 
-/// Simulated (start, end) cycle of every program step: step `k` ends at global sync `k`.
-pub fn step_times(profile: &Profile, steps: usize) -> Vec<(u64, u64)> {
+/// Simulated (start, end) cycle of every step as it ran (a loop's steps once per iteration, in
+/// the order of [`Program::executed_steps`]): the `k`-th ends at global sync `k`.
+pub fn step_times(profile: &Profile, program: &Program) -> Vec<(u64, u64)> {
+    let steps = program.executed_steps().len();
     let mut out = Vec::with_capacity(steps);
     let mut start = profile.startup_cycles;
     for k in 0..steps {
@@ -47,15 +50,24 @@ pub fn op_kind(label: &str) -> String {
     }
 }
 
-/// Simulated and estimated cycles per op label (exchange steps as `exchange: …` rows).
-pub fn per_op(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> BTreeMap<String, (u64, u64)> {
-    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for (k, (label, est)) in compiled.estimate.steps.iter().enumerate() {
+/// Simulated and estimated cycles per op label (exchange steps as `exchange: …` rows), and how
+/// many times it ran (the iterations of a loop it is in, else 1); `steps` from [`step_times`].
+pub fn per_op(
+    compiled: &CompiledGraph,
+    steps: &[(u64, u64)],
+) -> BTreeMap<String, (u64, u64, usize)> {
+    let mut out: BTreeMap<String, (u64, u64, usize)> = BTreeMap::new();
+    let mut iterations: BTreeMap<String, std::collections::BTreeSet<u32>> = BTreeMap::new();
+    let executed = compiled.lowered.program.executed_steps();
+    for (k, &(step, iteration)) in executed.iter().enumerate() {
+        let Some((label, est)) = compiled.estimate.steps.get(step) else {
+            continue;
+        };
         let simulated = steps.get(k).map(|(s, e)| e - s).unwrap_or(0);
         let shares = compiled
             .estimate
             .step_ops
-            .get(k)
+            .get(step)
             .cloned()
             .unwrap_or_default();
         let total: u64 = shares.iter().map(|(_, c)| *c).sum();
@@ -63,13 +75,21 @@ pub fn per_op(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> BTreeMap<String
             let e = out.entry(label.clone()).or_default();
             e.0 += simulated;
             e.1 += *est;
+            iterations
+                .entry(label.clone())
+                .or_default()
+                .insert(iteration);
             continue;
         }
         for (op, c) in shares {
-            let e = out.entry(op).or_default();
+            let e = out.entry(op.clone()).or_default();
             e.0 += simulated * c / total;
             e.1 += est * c / total;
+            iterations.entry(op).or_default().insert(iteration);
         }
+    }
+    for (label, e) in &mut out {
+        e.2 = iterations.get(label).map_or(1, |s| s.len());
     }
     out
 }
@@ -77,11 +97,11 @@ pub fn per_op(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> BTreeMap<String
 /// The per-op table: the `top` ops by simulated cycles, grouped over layers.
 pub fn op_table(compiled: &CompiledGraph, steps: &[(u64, u64)], top: usize) -> String {
     let mut grouped: BTreeMap<String, (u64, u64, usize)> = BTreeMap::new();
-    for (label, (sim, est)) in per_op(compiled, steps) {
+    for (label, (sim, est, runs)) in per_op(compiled, steps) {
         let e = grouped.entry(op_kind(&label)).or_default();
         e.0 += sim;
         e.1 += est;
-        e.2 += 1;
+        e.2 += runs;
     }
     let run: u64 = steps.iter().map(|(s, e)| e - s).sum::<u64>().max(1);
     let mut rows: Vec<(String, (u64, u64, usize))> = grouped.into_iter().collect();
@@ -128,11 +148,13 @@ pub fn op_table(compiled: &CompiledGraph, steps: &[(u64, u64)], top: usize) -> S
 }
 
 /// Cycles from the start of the first step running the first encoder layer's first LayerNorm
-/// to the end of the last step running the last layer's second residual.
+/// to the end of the last step running the last layer's second residual (steps as they ran).
 pub fn encoder_span(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> Option<u64> {
     let ops = &compiled.lowered.step_ops;
-    let first = ops.iter().position(|o| {
-        o.iter()
+    let executed = compiled.lowered.program.executed_steps();
+    let first = executed.iter().position(|&(s, _)| {
+        ops[s]
+            .iter()
             .any(|l| l.ends_with(".ln1") && l.starts_with("layer0."))
     })?;
     let last_layer = ops
@@ -145,7 +167,9 @@ pub fn encoder_span(compiled: &CompiledGraph, steps: &[(u64, u64)]) -> Option<u6
         })
         .max()?;
     let tail = format!("layer{last_layer}.residual2");
-    let last = ops.iter().rposition(|o| o.contains(&tail))?;
+    let last = executed
+        .iter()
+        .rposition(|&(s, _)| ops[s].contains(&tail))?;
     Some(steps.get(last)?.1.saturating_sub(steps.get(first)?.0))
 }
 
@@ -169,24 +193,31 @@ pub fn name_steps(profile: &mut Profile, compiled: &CompiledGraph) {
             }
         }
     }
-    let steps = step_times(profile, program.steps.len());
+    let steps = step_times(profile, program);
     let mut grouped: BTreeMap<String, tessera_sim::profile::OperationCycles> = BTreeMap::new();
-    for (label, (sim, est)) in per_op(compiled, &steps) {
+    for (label, (sim, est, runs)) in per_op(compiled, &steps) {
         let e = grouped.entry(op_kind(&label)).or_default();
         e.name = op_kind(&label);
         e.simulated += sim;
         e.estimated += est;
-        e.count += 1;
+        e.count += runs as u32;
     }
     profile.operations = grouped.into_values().collect();
-    profile.superstep_names = compiled
-        .lowered
-        .program
-        .steps
-        .iter()
-        .map(|s| match s {
-            tessera_codegen::tile::StepKind::Compute { label }
-            | tessera_codegen::tile::StepKind::Exchange { label, .. } => label.clone(),
+    // One name per superstep as it ran: a loop's steps once per iteration.
+    let looped = program.looped.is_some();
+    profile.superstep_names = program
+        .executed_steps()
+        .into_iter()
+        .map(|(step, iteration)| {
+            let label = match &program.steps[step] {
+                tessera_codegen::tile::StepKind::Compute { label }
+                | tessera_codegen::tile::StepKind::Exchange { label, .. } => label.clone(),
+            };
+            if looped && program.runs_of(step) > 1 {
+                format!("{label} (iteration {iteration})")
+            } else {
+                label
+            }
         })
         .collect();
 }
@@ -352,7 +383,7 @@ impl RunSummary {
         let first = self.errors.first();
         let ops: Vec<serde_json::Value> = per_op(compiled, steps)
             .into_iter()
-            .map(|(label, (sim, est))| json!({"op": label, "simulated": sim, "estimated": est}))
+            .map(|(label, (sim, est, runs))| json!({"op": label, "simulated": sim, "estimated": est, "runs": runs}))
             .collect();
         let value = json!({
             "machine": self.machine,

@@ -149,7 +149,12 @@ fn compile_split(
     say: &dyn Fn(&str),
     times: &mut StageTimes,
 ) -> Result<CompiledGraph, CompileError> {
-    let mut current = inline_repeats(graph).map_err(SplitError::from)?;
+    let mut current = if options.layer_loop {
+        crate::graph::inline::inline_repeats_as_loop(graph)
+    } else {
+        inline_repeats(graph)
+    }
+    .map_err(SplitError::from)?;
     let mut splits: Vec<String> = Vec::new();
     let mut options = options.clone();
     let mut tightened = 0;

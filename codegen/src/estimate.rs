@@ -2,7 +2,8 @@
 //! per compute step, the busiest tile's kernel estimates (each kernel's own formula) plus the
 //! supervisor's cost per call; per exchange step, the length of its exact static schedule; a
 //! global sync after every step. Also split per op label (on the busiest tile of each step), so
-//! the profile's per-op table can show estimate and simulation side by side.
+//! the profile's per-op table can show estimate and simulation side by side. A loop's steps count
+//! once per iteration in the totals; per-step figures are one iteration's.
 
 use crate::plan::cost::CALL_OVERHEAD_CYCLES;
 use crate::target::Target;
@@ -13,10 +14,10 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Estimate {
     pub cycles: u64,
-    /// Per step: (label, cycles including its sync).
+    /// Per program step: (label, cycles including its sync, for one run of the step).
     pub steps: Vec<(String, u64)>,
-    /// Per op label: estimated cycles (compute on each step's busiest tile; exchange phases
-    /// under `exchange: …` labels).
+    /// Per op label: estimated cycles over the whole run (compute on each step's busiest tile;
+    /// exchange phases under `exchange: …` labels).
     pub ops: BTreeMap<String, u64>,
     /// Per step: its ops' estimated cycles (the busiest tile's, for compute steps).
     pub step_ops: Vec<Vec<(String, u64)>>,
@@ -27,6 +28,7 @@ pub fn estimate(target: &Target, program: &Program, phase_cycles: &[u32]) -> Est
     let mut out = Estimate::default();
     let sync = target.global_sync_latency as u64;
     for (step, kind) in program.steps.iter().enumerate() {
+        let runs = program.runs_of(step) as u64;
         let (label, cycles) = match kind {
             StepKind::Compute { label } => {
                 let mut busiest: (u64, BTreeMap<&str, u64>) = (0, BTreeMap::new());
@@ -44,7 +46,7 @@ pub fn estimate(target: &Target, program: &Program, phase_cycles: &[u32]) -> Est
                 }
                 let mut mine = Vec::new();
                 for (op, c) in busiest.1 {
-                    *out.ops.entry(op.to_string()).or_default() += c;
+                    *out.ops.entry(op.to_string()).or_default() += c * runs;
                     mine.push((op.to_string(), c));
                 }
                 out.step_ops.push(mine);
@@ -52,13 +54,13 @@ pub fn estimate(target: &Target, program: &Program, phase_cycles: &[u32]) -> Est
             }
             StepKind::Exchange { phase, label } => {
                 let c = phase_cycles.get(*phase).copied().unwrap_or(0) as u64;
-                *out.ops.entry(label.clone()).or_default() += c;
+                *out.ops.entry(label.clone()).or_default() += c * runs;
                 out.step_ops.push(vec![(label.clone(), c)]);
                 (label.clone(), c)
             }
         };
         out.steps.push((label, cycles + sync));
-        out.cycles += cycles + sync;
+        out.cycles += (cycles + sync) * runs;
     }
     out
 }

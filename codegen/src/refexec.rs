@@ -11,6 +11,9 @@
 //! * exchange: every transfer's words are read from the sender (all reads see the state before
 //!   the phase) and written to every delivery.
 //!
+//! A loop's steps run once per iteration, a binding into a layered buffer reading that
+//! iteration's slice ([`Program::binding_offset`]).
+//!
 //! Buffers that share memory in a placement are separate here, so a difference from the
 //! simulator points at the placement, the schedule or the code, not at the plan. A kernel
 //! reference given a malformed case may panic (kernel code, not input checking); cases built by
@@ -67,6 +70,8 @@ pub struct RefExec<'a> {
     roots: Vec<Vec<usize>>,
     /// Per tile, per root: the bytes (empty for non-roots).
     memory: Vec<Vec<Vec<u8>>>,
+    /// The steps as they run: (step, iteration).
+    sequence: Vec<(usize, u32)>,
     next_step: usize,
 }
 
@@ -103,6 +108,7 @@ impl<'a> RefExec<'a> {
             program,
             roots,
             memory,
+            sequence: program.executed_steps(),
             next_step: 0,
         };
         exec.write_inputs(inputs)?;
@@ -176,19 +182,21 @@ impl<'a> RefExec<'a> {
         Some(self.bytes(tile, buffer, 0, bytes))
     }
 
-    /// Steps run so far.
+    /// Steps run so far (a loop's steps once per iteration).
     pub fn steps_done(&self) -> usize {
         self.next_step
     }
 
     /// Runs the next step; `false` when every step has run.
     pub fn step(&mut self) -> Result<bool, RefExecError> {
-        let step = self.next_step;
+        let Some(&(step, iteration)) = self.sequence.get(self.next_step) else {
+            return Ok(false);
+        };
         let Some(kind) = self.program.steps.get(step) else {
             return Ok(false);
         };
         match kind {
-            StepKind::Compute { .. } => self.compute(step)?,
+            StepKind::Compute { .. } => self.compute(step, iteration)?,
             StepKind::Exchange { phase, .. } => self.exchange(*phase),
         }
         self.next_step += 1;
@@ -198,7 +206,7 @@ impl<'a> RefExec<'a> {
     /// Runs every tile's calls of a compute step. Tiles share nothing in a compute step, so
     /// they run in parallel (on the current rayon pool); within a tile, calls run in order. The
     /// first failing tile in tile order reports, whatever the thread count.
-    fn compute(&mut self, step: usize) -> Result<(), RefExecError> {
+    fn compute(&mut self, step: usize, iteration: u32) -> Result<(), RefExecError> {
         use rayon::prelude::*;
         let program = self.program;
         let results: Vec<Result<(), RefExecError>> = program
@@ -206,7 +214,12 @@ impl<'a> RefExec<'a> {
             .par_iter()
             .zip(self.memory.par_iter_mut())
             .zip(self.roots.par_iter())
-            .map(|((tile, memory), roots)| compute_tile(tile, memory, roots, step))
+            .map(|((tile, memory), roots)| {
+                let at = |id: BufferId, offset: u32| {
+                    program.binding_offset(tile.tile, id, offset, iteration)
+                };
+                compute_tile(tile, memory, roots, step, &at)
+            })
             .collect();
         results.into_iter().collect()
     }
@@ -255,15 +268,17 @@ impl<'a> RefExec<'a> {
 }
 
 /// One tile's calls of compute step `step`, on that tile's buffers (`memory` by alias root,
-/// `roots` by buffer).
+/// `roots` by buffer); `at` gives the offset a binding means in this iteration.
 fn compute_tile(
     tile: &crate::tile::TileProgram,
     memory: &mut [Vec<u8>],
     roots: &[usize],
     step: usize,
+    at: &dyn Fn(BufferId, u32) -> u32,
 ) -> Result<(), RefExecError> {
     let range = |id: BufferId, offset: u32, len: usize| {
         let r = roots[id.0 as usize];
+        let offset = at(id, offset);
         (r, offset as usize..offset as usize + len)
     };
     for call in &tile.calls[step] {

@@ -58,6 +58,10 @@ pub struct ModelArgs {
     /// without them does not fit.
     #[arg(long)]
     sram_saving: bool,
+    /// Unroll the encoder layers instead of compiling them as one loop (the layer's code,
+    /// vertex state and exchange programs emitted once and run once per layer).
+    #[arg(long)]
+    unroll: bool,
 }
 
 impl ModelArgs {
@@ -104,6 +108,7 @@ impl ModelArgs {
             options.grids_per_product = g;
         }
         options.sram_saving = self.sram_saving;
+        options.layer_loop = !self.unroll;
         for f in &self.force {
             let (op, strategy) = f
                 .split_once('=')
@@ -336,10 +341,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let summary = RunSummary::new(&machine, &compiled, &outcome, compile_seconds);
     print!("{}", summary.text());
-    let steps = step_times(
-        &outcome.report.profile,
-        compiled.lowered.program.steps.len(),
-    );
+    let steps = step_times(&outcome.report.profile, &compiled.lowered.program);
     print!("{}", op_table(&compiled, &steps, 12));
     if let Some(span) = encoder_span(&compiled, &steps) {
         println!("encoder span (first LayerNorm to the last residual): {span} cycles");

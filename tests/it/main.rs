@@ -12,6 +12,7 @@ mod kernels_elementwise;
 mod kernels_gemm;
 mod kernels_movement;
 mod kernels_norm;
+mod layer_loop;
 mod npy_roundtrip;
 mod profile_browser;
 mod tidy;

@@ -16,9 +16,9 @@ use tessera_isa::asm::format_inst;
 use tessera_isa::asm::object::{CodeContext, Object, Section, Symbol, SymbolKind};
 use tessera_isa::inst::emit::encode;
 use tessera_isa::inst::{Inst, Opcode};
-use tessera_isa::registers::M_VERTEX_BASE;
+use tessera_isa::registers::{M_VERTEX_BASE, M_ZERO};
 use tessera_isa::semantics::TMEM_REGION0_BASE_ADDR;
-use tessera_kernels::EntryKind;
+use tessera_kernels::{EntryKind, VertexWord};
 
 /// `sync` zones (`TEXCH_SYNCZONE_LOCAL`, `TEXCH_SYNCZONE_INTERNAL`).
 const SYNC_LOCAL: u32 = 2;
@@ -36,6 +36,8 @@ pub(super) trait Sink {
     fn keeps_text(&self) -> bool;
     fn inst(&mut self, inst: Inst, note: Option<String>);
     fn comment(&mut self, text: String);
+    /// Instructions so far.
+    fn len(&self) -> u32;
 }
 
 /// Counts a tile's instructions.
@@ -54,16 +56,21 @@ impl Sink for Counter {
     }
 
     fn comment(&mut self, _: String) {}
+
+    fn len(&self) -> u32 {
+        self.count
+    }
 }
 
 /// A tile's program as assembly text.
 pub(super) struct Text {
     pub text: String,
+    instructions: u32,
 }
 
 impl Text {
     pub fn new() -> Text {
-        Text { text: format!("    .section .text.{ENTRY_LABEL}\n    .globl {ENTRY_LABEL}\n    .supervisor\n    .align 8\n{ENTRY_LABEL}:\n") }
+        Text { instructions: 0, text: format!("    .section .text.{ENTRY_LABEL}\n    .globl {ENTRY_LABEL}\n    .supervisor\n    .align 8\n{ENTRY_LABEL}:\n") }
     }
 }
 
@@ -80,6 +87,7 @@ impl Sink for Text {
     }
 
     fn inst(&mut self, inst: Inst, note: Option<String>) {
+        self.instructions += 1;
         let line = format_inst(&inst);
         match note {
             Some(note) => self
@@ -91,6 +99,10 @@ impl Sink for Text {
 
     fn comment(&mut self, text: String) {
         self.text.push_str(&format!("    // {}\n", clean(&text)));
+    }
+
+    fn len(&self) -> u32 {
+        self.instructions
     }
 }
 
@@ -133,6 +145,10 @@ impl Sink for Encoded {
 
     fn comment(&mut self, text: String) {
         self.comments.push((self.words.len(), clean(&text)));
+    }
+
+    fn len(&self) -> u32 {
+        self.words.len() as u32
     }
 }
 
@@ -245,7 +261,19 @@ pub(super) fn generate_tile(
     let mut csrs: BTreeMap<u8, u32> = BTreeMap::new();
     let mut call_index = 0usize;
     let text = sink.keeps_text();
+    let words = layered_words(program, frame, tile);
+    let mut body_start = 0u32;
     for (step, kind) in program.steps.iter().enumerate() {
+        if let Some(l) = program.looped.as_ref().filter(|l| l.first == step) {
+            loop_entry(sink, frame, l.count, text);
+            body_start = frame.program_base + 4 * sink.len();
+        }
+        let loop_end = program.looped.as_ref().filter(|l| l.last == step);
+        // Every iteration starts with no CSR set: the body resets what it set before it loops,
+        // and the step before the loop does the same. (Before the sync: after it, tiles must
+        // run the same instructions up to an exchange's first.)
+        let clear_csrs =
+            loop_end.is_some() || program.looped.as_ref().is_some_and(|l| l.first == step + 1);
         match kind {
             StepKind::Compute { label } => {
                 if text {
@@ -326,6 +354,12 @@ pub(super) fn generate_tile(
                         }
                     }
                 }
+                if clear_csrs {
+                    reset_csrs(sink, &mut csrs);
+                }
+                if loop_end.is_some() {
+                    loop_advance(sink, frame, &words, text);
+                }
                 sink.inst(Inst::new(Opcode::Sync, &[SYNC_INTERNAL]), None);
             }
             StepKind::Exchange { phase, label } => {
@@ -354,15 +388,132 @@ pub(super) fn generate_tile(
                         sink.inst(*inst, None);
                     }
                 }
+                if loop_end.is_some() {
+                    reset_csrs(sink, &mut csrs);
+                    loop_advance(sink, frame, &words, text);
+                }
                 sink.inst(Inst::new(Opcode::Sync, &[SYNC_INTERNAL]), None);
             }
         }
+        if loop_end.is_some() {
+            // `$m0` is the count of iterations left before this one (`loop_advance`): the
+            // same on every tile, so every tile takes the same path out of the sync.
+            sink.inst(
+                Inst::new(Opcode::Brnz, &[0, body_start]),
+                text.then(|| "next iteration".to_string()),
+            );
+        }
+    }
+    if let Some(l) = &program.looped {
+        loop_rewind(sink, &words, l.count, text);
     }
     sink.inst(
         Inst::new(Opcode::Br, &[tessera_isa::registers::M_ZERO as u32]),
         text.then(|| "return to the host".to_string()),
     );
     Ok(())
+}
+
+/// The vertex words of `tile`'s calls in the loop body that hold a layered buffer's address,
+/// with the stride each moves by per iteration: `(word address, stride)`.
+fn layered_words(program: &Program, frame: &Frame, tile: u32) -> Vec<(u32, u32)> {
+    let (Some(l), Some(tile_program)) = (&program.looped, program.tiles.get(tile as usize)) else {
+        return Vec::new();
+    };
+    let mut words = Vec::new();
+    let calls = tile_program
+        .calls
+        .iter()
+        .enumerate()
+        .flat_map(|(step, calls)| calls.iter().map(move |call| (step, call)));
+    for (index, (step, call)) in calls.enumerate() {
+        if !(l.first..=l.last).contains(&step) {
+            continue;
+        }
+        let record = frame.vertex.record(tile, index);
+        for (w, word) in call.spec.vertex.iter().enumerate() {
+            let VertexWord::Address { buffer, .. } = *word else {
+                continue;
+            };
+            if let Some(stride) = call
+                .bindings
+                .get(buffer)
+                .and_then(|&(id, _)| l.stride(tile, id))
+            {
+                words.push((record + 4 * w as u32, stride));
+            }
+        }
+    }
+    words
+}
+
+/// Every CSR set so far back to 0, its start value.
+fn reset_csrs(sink: &mut impl Sink, csrs: &mut BTreeMap<u8, u32>) {
+    for (index, _) in std::mem::take(csrs) {
+        sink.inst(Inst::new(Opcode::Setzi, &[0, 0]), None);
+        sink.inst(Inst::new(Opcode::Put, &[index as u32, 0]), None);
+    }
+}
+
+/// `$mzero`'s number, as an operand.
+const Z: u32 = M_ZERO as u32;
+
+/// Before a loop's first step: its counter = the iterations after the first.
+fn loop_entry(sink: &mut impl Sink, frame: &Frame, count: u32, text: bool) {
+    if text {
+        sink.comment(format!("loop: {count} iterations"));
+    }
+    set_register(sink, 0, count - 1, None);
+    set_register(
+        sink,
+        1,
+        frame.vertex.loop_counter(),
+        text.then(|| "loop counter".into()),
+    );
+    sink.inst(Inst::new(Opcode::St32M, &[0, 1, Z, 0]), None);
+}
+
+/// At the end of a loop's last step, before its sync: every layered vertex word moves on by its
+/// stride (the next iteration's slice), and `$m0` = the counter, which is decremented in memory.
+fn loop_advance(sink: &mut impl Sink, frame: &Frame, words: &[(u32, u32)], text: bool) {
+    if text {
+        sink.comment(format!(
+            "loop: {} vertex words to the next iteration's slices",
+            words.len()
+        ));
+    }
+    for &(address, stride) in words {
+        step_word(sink, address, stride, Opcode::Add);
+    }
+    set_register(
+        sink,
+        1,
+        frame.vertex.loop_counter(),
+        text.then(|| "loop counter".into()),
+    );
+    sink.inst(Inst::new(Opcode::Ld32M, &[0, 1, Z, 0]), None);
+    sink.inst(Inst::new(Opcode::SubImm, &[2, 0, 1]), None);
+    sink.inst(Inst::new(Opcode::St32M, &[2, 1, Z, 0]), None);
+}
+
+/// After the loop (at the program's end): the layered vertex words back at iteration 0's slices,
+/// so the image runs again as it ran the first time.
+fn loop_rewind(sink: &mut impl Sink, words: &[(u32, u32)], count: u32, text: bool) {
+    if text && !words.is_empty() {
+        sink.comment("loop: vertex words back to the first iteration's slices".into());
+    }
+    for &(address, stride) in words {
+        step_word(sink, address, stride.wrapping_mul(count), Opcode::Sub);
+    }
+}
+
+/// The word at `address` = word `op` `by`.
+fn step_word(sink: &mut impl Sink, address: u32, by: u32, op: Opcode) {
+    set_register(sink, 1, address, None);
+    sink.inst(Inst::new(Opcode::Ld32M, &[0, 1, Z, 0]), None);
+    set_register(sink, 2, by, None);
+    sink.inst(Inst::new(op, &[0, 0, 2]), None);
+    sink.inst(Inst::new(Opcode::St32M, &[0, 1, Z, 0]), None);
 }
 
 /// Generates every running tile's program with buffer `addresses` (tiles in parallel), into a

@@ -1,5 +1,6 @@
 //! Vertex state: one record per kernel call (its case's vertex words, addresses resolved with the
-//! placement), 8-byte aligned, in step and call order, from a base shared by every tile.
+//! placement), 8-byte aligned, in step and call order, from a base shared by every tile. A
+//! program with a loop keeps its iteration counter in the first 8 bytes.
 
 use super::EmitError;
 use crate::tile::Program;
@@ -16,12 +17,13 @@ pub(super) struct VertexLayout {
 
 impl VertexLayout {
     pub fn new(program: &Program, base: u32) -> VertexLayout {
-        let mut max_bytes = 0;
+        let first = base + if program.looped.is_some() { 8 } else { 0 };
+        let mut max_bytes = first - base;
         let records = program
             .tiles
             .iter()
             .map(|tile| {
-                let mut next = base;
+                let mut next = first;
                 let records = tile
                     .calls
                     .iter()
@@ -43,6 +45,11 @@ impl VertexLayout {
         }
     }
 
+    /// The loop counter's word (meaningful only in a program with a loop).
+    pub fn loop_counter(&self) -> u32 {
+        self.base
+    }
+
     /// One past the vertex area.
     pub fn end(&self) -> u32 {
         self.base + self.max_bytes
@@ -57,7 +64,8 @@ impl VertexLayout {
             .unwrap_or(self.base)
     }
 
-    /// The vertex bytes of `tile`, from the base (empty when it makes no calls).
+    /// The vertex bytes of `tile`, from the base (empty when it makes no calls and the program
+    /// has no loop).
     pub fn bytes(
         &self,
         program: &Program,
@@ -101,6 +109,10 @@ impl VertexLayout {
                 };
                 bytes.extend_from_slice(&value.to_le_bytes());
             }
+        }
+        if program.looped.is_some() && bytes.len() < 8 {
+            // The loop counter's word, on every running tile.
+            bytes.resize(8, 0);
         }
         Ok(bytes)
     }

@@ -1,8 +1,10 @@
 //! [`inline_repeats`]: a graph with every `Repeat` unrolled into copies of its region, so later
 //! levels see one flat graph. Iteration `i`'s nodes get the label prefix `{region}{i}.` (e.g.
 //! `encoder_layer0.fc1`) and its weights their per-iteration store names.
+//! [`inline_repeats_as_loop`] does the same but keeps the first top-level repeat as a loop: its
+//! body inlined once and marked ([`GraphLoop`]), so the compiler plans and emits it once.
 
-use super::op::{compute_op, repeat_weight_name, Graph, Node, Op, ValueHandle};
+use super::op::{compute_op, repeat_weight_name, Graph, GraphLoop, Node, Op, ValueHandle};
 use super::verify::{verify, VerifyError};
 use std::collections::HashMap;
 
@@ -58,6 +60,17 @@ fn copy_body(
 /// Unrolls every repeat (regions first, so nested repeats unroll too). The result has no
 /// regions and is verified.
 pub fn inline_repeats(graph: &Graph) -> Result<Graph, VerifyError> {
+    inline(graph, false)
+}
+
+/// Unrolls every repeat but the first one of the top level, which is inlined once and marked
+/// as a loop in [`Graph::looped`] (with the store names of its weights in every iteration).
+/// A graph without a repeat comes back as [`inline_repeats`] makes it.
+pub fn inline_repeats_as_loop(graph: &Graph) -> Result<Graph, VerifyError> {
+    inline(graph, true)
+}
+
+fn inline(graph: &Graph, keep_loop: bool) -> Result<Graph, VerifyError> {
     let mut regions: Vec<Graph> = Vec::with_capacity(graph.regions.len());
     for (_, region) in graph.regions.iter() {
         regions.push(inline_repeats(&region.body)?);
@@ -65,8 +78,58 @@ pub fn inline_repeats(graph: &Graph) -> Result<Graph, VerifyError> {
     let mut out = Graph::new();
     let mut map: Vec<ValueHandle> = Vec::with_capacity(graph.nodes.len());
     let mut weights: HashMap<String, ValueHandle> = HashMap::new();
+    let mut looped: Option<GraphLoop> = None;
     for (_, node) in graph.nodes.iter() {
         let mapped = match &node.op {
+            Op::Repeat {
+                region,
+                count,
+                args,
+                weight_prefix,
+            } if keep_loop && looped.is_none() => {
+                let body = &regions[region.index()];
+                let name = &graph.regions[*region].name;
+                let params: Vec<ValueHandle> = args.iter().map(|a| map[a.index()]).collect();
+                let first = out.nodes.len();
+                // A fresh weight map: every body weight node is in the body, even one whose
+                // iteration-0 tensor is also read outside it.
+                let mut body_weights: HashMap<String, ValueHandle> = HashMap::new();
+                let prefix = repeat_weight_name(weight_prefix, 0, "");
+                let value = copy_body(
+                    body,
+                    &mut out,
+                    &params,
+                    &prefix,
+                    &format!("{name}0."),
+                    &mut body_weights,
+                );
+                let (Some(carried_out), Some(&carried_in)) = (value, params.first()) else {
+                    return Err(VerifyError::BadLoop {
+                        name: name.clone(),
+                        reason: "a repeat kept as a loop needs a carried parameter and an output"
+                            .into(),
+                    });
+                };
+                let mut per_iteration = std::collections::BTreeMap::new();
+                for (_, n) in body.weights() {
+                    let names: Vec<String> = (0..*count)
+                        .map(|i| repeat_weight_name(weight_prefix, i, n))
+                        .collect();
+                    if names.iter().any(|m| *m != names[0]) {
+                        per_iteration.insert(names[0].clone(), names);
+                    }
+                }
+                looped = Some(GraphLoop {
+                    name: name.clone(),
+                    count: *count,
+                    first,
+                    end: out.nodes.len(),
+                    carried_in,
+                    carried_out,
+                    weights: per_iteration,
+                });
+                carried_out
+            }
             Op::Repeat {
                 region,
                 count,
@@ -107,6 +170,7 @@ pub fn inline_repeats(graph: &Graph) -> Result<Graph, VerifyError> {
         };
         map.push(mapped);
     }
+    out.looped = looped;
     verify(&out)?;
     Ok(out)
 }

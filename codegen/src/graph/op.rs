@@ -261,6 +261,33 @@ impl Region {
 pub struct Graph {
     pub nodes: Arena<Node>,
     pub regions: Arena<Region>,
+    /// A repeat kept as a loop ([`crate::graph::inline::inline_repeats_as_loop`]): which nodes
+    /// are its body. `None` in graphs as built and after [`crate::graph::inline_repeats`].
+    pub looped: Option<GraphLoop>,
+}
+
+/// A repeat inlined once and kept as a loop: nodes `first..end` are its body (iteration 0's
+/// copy, labels prefixed `{name}0.`), run `count` times. Iteration 0 reads `carried_in` (a node
+/// before the body); every later iteration reads the previous iteration's `carried_out`, and
+/// the nodes after the body read the last one's. Every other value the body reads from before
+/// it is the same in every iteration. A body weight whose store name differs per iteration is
+/// listed in `weights`: iteration 0's name → every iteration's, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphLoop {
+    pub name: String,
+    pub count: u32,
+    pub first: usize,
+    pub end: usize,
+    pub carried_in: ValueHandle,
+    pub carried_out: ValueHandle,
+    pub weights: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl GraphLoop {
+    /// Whether node index `index` is in the body.
+    pub fn contains(&self, index: usize) -> bool {
+        (self.first..self.end).contains(&index)
+    }
 }
 
 impl Graph {

@@ -69,7 +69,15 @@ pub fn split_contraction(
     let cuts = bounds(k, parts, granule);
     let mut out = Graph::new();
     let mut map: Vec<ValueHandle> = Vec::with_capacity(graph.nodes.len());
+    // A loop's body bounds move with the nodes the split adds.
+    let (mut first, mut end) = (0, 0);
     for (h, n) in graph.nodes.iter() {
+        if graph.looped.as_ref().is_some_and(|l| l.first == h.index()) {
+            first = out.nodes.len();
+        }
+        if graph.looped.as_ref().is_some_and(|l| l.end == h.index()) {
+            end = out.nodes.len();
+        }
         if h != product {
             let mut op = n.op.clone();
             op.map_operands(|v| map[v.index()]);
@@ -122,6 +130,16 @@ pub fn split_contraction(
         map.push(sum.ok_or(SplitError::NotAProduct(product.index()))?);
     }
     out.regions = graph.regions.clone();
+    out.looped = graph.looped.as_ref().map(|l| {
+        let mut l = l.clone();
+        if l.end == graph.nodes.len() {
+            end = out.nodes.len();
+        }
+        (l.first, l.end) = (first, end);
+        l.carried_in = map[l.carried_in.index()];
+        l.carried_out = map[l.carried_out.index()];
+        l
+    });
     verify(&out)?;
     Ok(out)
 }

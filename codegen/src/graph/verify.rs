@@ -87,6 +87,9 @@ pub enum VerifyError {
         first: String,
         second: String,
     },
+
+    #[error("E-VERIFY-011: loop `{name}`: {reason}")]
+    BadLoop { name: String, reason: String },
 }
 
 fn at(graph: &Graph, node: ValueHandle) -> At {
@@ -100,7 +103,73 @@ fn at(graph: &Graph, node: ValueHandle) -> At {
 /// Verifies `graph` and, recursively, the bodies of its regions. Returns the first problem.
 pub fn verify(graph: &Graph) -> Result<(), VerifyError> {
     verify_structure(graph)?;
+    verify_loop(graph)?;
     check_weight_names(graph)
+}
+
+/// A loop mark names a non-empty body inside the graph that starts after its carried value and
+/// holds the carried result; nothing before the body reads a body value.
+fn verify_loop(graph: &Graph) -> Result<(), VerifyError> {
+    let Some(l) = &graph.looped else {
+        return Ok(());
+    };
+    let bad = |reason: String| VerifyError::BadLoop {
+        name: l.name.clone(),
+        reason,
+    };
+    if l.count == 0 || l.first >= l.end || l.end > graph.nodes.len() {
+        return Err(bad(format!(
+            "body {}..{} of {} nodes, {} iterations",
+            l.first,
+            l.end,
+            graph.nodes.len(),
+            l.count
+        )));
+    }
+    if l.carried_in.index() >= l.first || !l.contains(l.carried_out.index()) {
+        return Err(bad(format!(
+            "carried value %{} enters and %{} leaves, body {}..{}",
+            l.carried_in.index(),
+            l.carried_out.index(),
+            l.first,
+            l.end
+        )));
+    }
+    if graph.nodes[l.carried_in].ty != graph.nodes[l.carried_out].ty {
+        return Err(bad("the carried value changes type".into()));
+    }
+    for (h, node) in graph.nodes.iter() {
+        if l.contains(h.index()) {
+            if matches!(
+                node.op,
+                Op::Input { .. } | Op::Output { .. } | Op::Repeat { .. }
+            ) {
+                return Err(bad(format!(
+                    "%{} ({}) is in the body",
+                    h.index(),
+                    node.op.mnemonic()
+                )));
+            }
+        } else if h.index() >= l.end {
+            // After the body, only the last iteration's carried value is defined.
+            for (_, o) in node.op.operands() {
+                if o == l.carried_in {
+                    return Err(bad(format!(
+                        "%{} after the body reads the carried value as it entered the loop, which later iterations overwrite",
+                        h.index()
+                    )));
+                }
+                if l.contains(o.index()) && o != l.carried_out {
+                    return Err(bad(format!(
+                        "%{} after the body reads body value %{} (only the carried result leaves it)",
+                        h.index(),
+                        o.index()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn verify_structure(graph: &Graph) -> Result<(), VerifyError> {

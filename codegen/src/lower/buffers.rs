@@ -94,6 +94,26 @@ impl Lower<'_> {
         Ok(())
     }
 
+    /// A copy of `bytes` bytes (whole words) of `from` into `to` at `vstep`.
+    pub(super) fn copy_into(
+        &mut self,
+        vstep: usize,
+        tile: u32,
+        from: BufferId,
+        to: BufferId,
+        bytes: u32,
+    ) -> Result<(), LowerError> {
+        let run = [crate::redist::Run {
+            src: Some(0),
+            dst: 0,
+            bytes,
+        }];
+        for params in copies::copy_params(&run, 4).map_err(|e| self.fail(41, e))? {
+            self.call(vstep, tile, params, &[(from, 0), (to, 0)])?;
+        }
+        Ok(())
+    }
+
     /// A copy of `buffer` (whole words) in a fresh buffer, made at `vstep`: for an operand whose
     /// memory needs (region, element slot) conflict with the buffer's other uses.
     pub(super) fn copy_of(
@@ -111,14 +131,7 @@ impl Lower<'_> {
             )
         };
         let copy = self.new_buffer(tile, &name, bytes, category, None);
-        let run = [crate::redist::Run {
-            src: Some(0),
-            dst: 0,
-            bytes,
-        }];
-        for params in copies::copy_params(&run, 4).map_err(|e| self.fail(41, e))? {
-            self.call(vstep, tile, params, &[(buffer, 0), (copy, 0)])?;
-        }
+        self.copy_into(vstep, tile, buffer, copy, bytes)?;
         Ok(copy)
     }
 
@@ -222,7 +235,13 @@ impl Lower<'_> {
 
     /// Whether this node may write its result over operand `x`'s buffers.
     pub(super) fn in_place(&self, x: MidId) -> bool {
-        self.readers[x.index()].len() == 1
+        // A loop body must not overwrite a value from before it that later iterations read
+        // again (the carried value is rewritten by the carry at the end of every iteration).
+        let invariant = self.mid.looped.as_ref().is_some_and(|l| {
+            l.contains(self.node.index()) && x.index() < l.first && x != l.carried_in
+        });
+        !invariant
+            && self.readers[x.index()].len() == 1
             && self.layout(x).dist == self.layout(self.node).dist
             && self.shard[x.index()]
                 .iter()

@@ -92,6 +92,13 @@ struct Lower<'a> {
     /// allow, so large destination buffers — a head's keys broadcast to every query tile — are
     /// not live long before they are used).
     late: Vec<usize>,
+    /// Per node: the first compute step its work may use (after a loop's body for the nodes
+    /// after it; see `steps::late_steps`).
+    floors: Vec<usize>,
+    /// A loop's body: its first and last compute step.
+    body: Option<(usize, usize)>,
+    /// Layered weight buffers (tile, buffer, stride): one slice per loop iteration.
+    layered: Vec<(u32, BufferId, u32)>,
 }
 
 impl Lower<'_> {
@@ -159,7 +166,7 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
             )))
         })
         .collect::<Result<_, LowerError>>()?;
-    let late = late_steps(mid, &movements);
+    let schedule = late_steps(mid, &movements);
     let mut lowering = Lower {
         mid,
         store,
@@ -174,7 +181,10 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
         step_ops: BTreeMap::new(),
         node: MidId::from_index(0),
         movements,
-        late,
+        late: schedule.late,
+        floors: schedule.floors,
+        body: schedule.body,
+        layered: Vec::new(),
     };
     for (id, node) in mid.nodes.iter() {
         lowering.node = id;
@@ -186,9 +196,55 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
             }
         }
         lowering.lower_node()?;
+        if mid.looped.as_ref().is_some_and(|l| l.carry == id) {
+            lowering.carry()?;
+        }
     }
     let lowered = lowering.finish();
     Ok(lowered)
+}
+
+impl Lower<'_> {
+    /// At the end of a loop's body (its last compute step, after everything in it), every
+    /// tile's carry shard becomes the carried value's: a copy where the two are different
+    /// buffers.
+    fn carry(&mut self) -> Result<(), LowerError> {
+        let (Some(l), Some((_, last))) = (&self.mid.looped, self.body) else {
+            return Ok(());
+        };
+        let (carry, carried_in) = (l.carry, l.carried_in);
+        let vstep = steps::compute_vstep(last);
+        let used = self
+            .calls
+            .iter()
+            .map(|c| c.0)
+            .chain(
+                self.transfers
+                    .iter()
+                    .filter(|(_, t)| !t.is_empty())
+                    .map(|(&s, _)| steps::exchange_vstep(s)),
+            )
+            .max()
+            .unwrap_or(0);
+        if used > vstep {
+            return Err(self.fail(
+                50,
+                format!("the loop's work reaches virtual step {used}, past its last ({vstep})"),
+            ));
+        }
+        let bytes = self.map(carried_in)?.buffer_bytes();
+        let tiles: Vec<u32> = self.layout(carried_in).dist.all_tiles().collect();
+        for t in tiles {
+            let from = self.shard_of(carry, t)?;
+            let to = self.shard_of(carried_in, t)?;
+            if from != to {
+                self.copy_into(vstep, t, from, to, bytes)?;
+            } else {
+                self.touch(t, to, vstep);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The exchange steps of a program, for reports: (step, phase, label).

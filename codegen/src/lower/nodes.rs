@@ -54,22 +54,60 @@ impl Lower<'_> {
                 self.ready[id.index()] = 0;
             }
             MidOp::Weight { tensor, view } => {
-                let data = self.store.get(tensor).ok_or_else(|| {
-                    self.fail(21, format!("weight `{tensor}` is not in the store"))
-                })?;
+                // A loop body's per-iteration weight: one slice per iteration in one buffer.
+                let names: Vec<String> = match &self.mid.looped {
+                    Some(l) if l.contains(id.index()) => l
+                        .weights
+                        .get(tensor)
+                        .cloned()
+                        .unwrap_or_else(|| vec![tensor.clone()]),
+                    _ => vec![tensor.clone()],
+                };
                 let layout = node.layout.clone();
-                let blocks = host::weight_shards(tensor, data, view, &layout)
-                    .map_err(|e| self.fail(22, e.to_string()))?;
+                let mut per_iteration = Vec::with_capacity(names.len());
+                for name in &names {
+                    let data = self.store.get(name).ok_or_else(|| {
+                        self.fail(21, format!("weight `{name}` is not in the store"))
+                    })?;
+                    per_iteration.push(
+                        host::weight_shards(name, data, view, &layout)
+                            .map_err(|e| self.fail(22, e.to_string()))?,
+                    );
+                }
                 let bytes = self.map(id)?.buffer_bytes();
-                for (block, contents) in blocks.into_iter().enumerate() {
+                let stride = bytes.max(8).div_ceil(8) * 8;
+                let layered = names.len() > 1;
+                let total = stride.checked_mul(names.len() as u32).ok_or_else(|| {
+                    self.fail(
+                        24,
+                        format!("{} slices of {stride} bytes overflow", names.len()),
+                    )
+                })?;
+                for block in 0..per_iteration[0].len() {
+                    let contents = if layered {
+                        let mut all = Vec::with_capacity(total as usize);
+                        for slices in &per_iteration {
+                            let slice = slices.get(block).ok_or_else(|| {
+                                self.fail(24, "iterations have different block counts")
+                            })?;
+                            all.extend_from_slice(slice);
+                            all.resize(all.len().next_multiple_of(stride as usize), 0);
+                        }
+                        Arc::new(all)
+                    } else {
+                        per_iteration[0][block].clone()
+                    };
                     for &t in layout.dist.tiles_of(block) {
                         let b = self.new_buffer(
                             t,
                             tensor,
-                            bytes,
+                            if layered { total } else { bytes },
                             BufferCategory::Weights(tensor.clone()),
                             Some(contents.clone()),
                         );
+                        if layered {
+                            self.layered.push((t, b, stride));
+                        }
                         self.shard[id.index()].insert(t, b);
                     }
                 }
@@ -171,7 +209,8 @@ impl Lower<'_> {
             .iter()
             .map(|o| self.ready[o.index()])
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(self.floors[id.index()]);
         match reuse {
             Some(x) => {
                 let shards = self.shard[x.index()].clone();

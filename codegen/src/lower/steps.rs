@@ -81,6 +81,33 @@ impl Lower<'_> {
                 buffer.live.0 = 0;
             }
         }
+        if let (Some(l), Some((b0, b1))) = (&self.mid.looped, self.body) {
+            let first = used.partition_point(|&u| u < compute_vstep(b0));
+            let end = used.partition_point(|&u| u <= compute_vstep(b1));
+            if first < end {
+                let (first, last) = (first, end - 1);
+                // A buffer used both in the body and outside it lives through the whole body:
+                // the body runs again while it holds its value.
+                for tile in &mut self.program.tiles {
+                    for buffer in &mut tile.buffers {
+                        let (a, b) = buffer.live;
+                        if a <= last && b >= first && (a < first || b > last) {
+                            buffer.live = (a.min(first), b.max(last));
+                        }
+                    }
+                }
+                let mut layered = vec![std::collections::BTreeMap::new(); self.program.tiles.len()];
+                for &(tile, buffer, stride) in &self.layered {
+                    layered[tile as usize].insert(buffer, stride);
+                }
+                self.program.looped = Some(crate::tile::StepLoop {
+                    first,
+                    last,
+                    count: l.count,
+                    layered,
+                });
+            }
+        }
         Lowered {
             program: self.program,
             step_ops,
@@ -93,9 +120,17 @@ impl Lower<'_> {
 /// starts the next step and that exchange runs in the phase just before (as late as its readers
 /// allow). So a large destination — a head's keys or values broadcast to every query tile — is
 /// live only from the phase before its reader, and two of them do not pile up in one step.
-pub(super) fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Vec<usize> {
+///
+/// In a program with a loop, the body's work starts in a compute step of its own after
+/// everything before it, and the work after the body in one after the body's last (a node's
+/// *floor*): so the body's steps are a range that can run again.
+pub(super) fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Schedule {
     let n = mid.nodes.len();
     let mut asap = vec![0usize; n];
+    let mut floors = vec![0usize; n];
+    let mut floor = 0usize;
+    let mut latest = 0usize;
+    let mut body = None;
     let exchanged = |id: MidId| {
         movements[id.index()]
             .as_ref()
@@ -103,8 +138,29 @@ pub(super) fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Ve
     };
     let mut current = 0usize;
     for (id, node) in mid.nodes.iter() {
+        if let Some(l) = &mid.looped {
+            if id.index() == l.first {
+                floor = latest + 1;
+                current = current.max(floor);
+            }
+            if id.index() == l.end {
+                body = Some((floor, latest.max(floor)));
+                floor = latest.max(floor) + 1;
+                current = current.max(floor);
+            }
+        }
+        floors[id.index()] = floor;
         let operands = node.op.operands();
-        let ready = operands.iter().map(|o| asap[o.index()]).max().unwrap_or(0);
+        let ready = operands
+            .iter()
+            .map(|o| asap[o.index()])
+            .max()
+            .unwrap_or(0)
+            .max(if node.op.operands().is_empty() {
+                0
+            } else {
+                floor
+            });
         // A redistribution waits for its exchange; a compute op starts a new step after an
         // exchanged operand (`MidOp::is_compute` is the one exhaustive classification).
         asap[id.index()] = if let MidOp::Redistribute { .. } = node.op {
@@ -119,6 +175,12 @@ pub(super) fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Ve
         } else {
             ready
         };
+        latest = latest.max(asap[id.index()]);
+    }
+    if let Some(l) = &mid.looped {
+        if l.end == n {
+            body = Some((floor, latest.max(floor)));
+        }
     }
     let readers = mid.readers();
     let mut late = asap.clone();
@@ -134,5 +196,15 @@ pub(super) fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Ve
             }
         }
     }
-    late
+    Schedule { late, floors, body }
+}
+
+/// When values are needed: see [`late_steps`].
+pub(super) struct Schedule {
+    /// Per redistribution: the compute step its result is needed in.
+    pub late: Vec<usize>,
+    /// Per node: the first compute step its work may use.
+    pub floors: Vec<usize>,
+    /// A loop's body: its first and last compute step.
+    pub body: Option<(usize, usize)>,
 }

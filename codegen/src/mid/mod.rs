@@ -201,6 +201,43 @@ pub struct MidProgram {
     pub nodes: Arena<MidNode>,
     /// How the lowering routes every `Redistribute` (as the planner costed them).
     pub route_policy: crate::redist::RoutePolicy,
+    /// A loop over a range of nodes (see [`MidLoop`]).
+    pub looped: Option<MidLoop>,
+}
+
+/// Nodes `first..end` run `count` times. Iteration 0 reads `carried_in` (a node before the
+/// body) as it was computed; at the end of every iteration the value of `carry` (in
+/// `carried_in`'s layout) becomes `carried_in`'s, which the next iteration and the nodes after
+/// the body read — so after the loop, a body value holds its last iteration's. A body weight
+/// whose tensor is in `weights` reads, in iteration `i`, the `i`-th listed tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MidLoop {
+    pub name: String,
+    pub count: u32,
+    pub first: usize,
+    pub end: usize,
+    pub carried_in: MidId,
+    pub carry: MidId,
+    pub weights: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl MidLoop {
+    /// Whether node index `index` is in the body.
+    pub fn contains(&self, index: usize) -> bool {
+        (self.first..self.end).contains(&index)
+    }
+
+    /// The loop after a pass kept some nodes and renumbered them (`renumber[old]`).
+    pub fn renumbered(&self, renumber: &[Option<MidId>]) -> Option<MidLoop> {
+        let kept_before = |end: usize| renumber[..end].iter().filter(|r| r.is_some()).count();
+        Some(MidLoop {
+            first: kept_before(self.first),
+            end: kept_before(self.end),
+            carried_in: renumber[self.carried_in.index()]?,
+            carry: renumber[self.carry.index()]?,
+            ..self.clone()
+        })
+    }
 }
 
 impl MidProgram {

@@ -70,7 +70,11 @@ pub fn prune(program: &mut MidProgram) {
         let dead: Vec<bool> = program
             .nodes
             .iter()
-            .map(|(id, n)| !matches!(n.op, MidOp::Output { .. }) && readers[id.index()].is_empty())
+            .map(|(id, n)| {
+                !matches!(n.op, MidOp::Output { .. })
+                    && readers[id.index()].is_empty()
+                    && program.looped.as_ref().is_none_or(|l| l.carry != id)
+            })
             .collect();
         if !dead.iter().any(|&d| d) {
             return;
@@ -80,6 +84,7 @@ pub fn prune(program: &mut MidProgram) {
             route_policy: program.route_policy,
             ..MidProgram::new()
         };
+        let looped = program.looped.clone();
         for (id, node) in program.nodes.iter() {
             if dead[id.index()] {
                 continue;
@@ -89,6 +94,8 @@ pub fn prune(program: &mut MidProgram) {
                 .map_operands(|v| renumber[v.index()].expect("operands are kept before users"));
             renumber[id.index()] = Some(kept.push(node));
         }
+        // The carried value and the carry are read by the loop, so they are kept.
+        kept.looped = looped.and_then(|l| l.renumbered(&renumber));
         *program = kept;
     }
 }

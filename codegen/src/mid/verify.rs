@@ -351,9 +351,71 @@ pub fn verify(program: &MidProgram) -> Result<(), MidVerifyError> {
         Checker { program, id }.check()?;
     }
     let readers = program.readers();
+    let carry = program.looped.as_ref().map(|l| l.carry);
     for (id, node) in program.nodes.iter() {
-        if !matches!(node.op, MidOp::Output { .. }) && readers[id.index()].is_empty() {
+        if !matches!(node.op, MidOp::Output { .. })
+            && readers[id.index()].is_empty()
+            && carry != Some(id)
+        {
             return Err(Checker { program, id }.fail(4, "the value is never used"));
+        }
+    }
+    if let Some(l) = &program.looped {
+        verify_loop(program, l)?;
+    }
+    Ok(())
+}
+
+/// A loop's body is a non-empty range after its carried value; its carry is in the body with
+/// the carried value's shape and layout; nothing after the body reads the carried value (the
+/// carry overwrites it: after the loop, body values hold their last iteration's).
+fn verify_loop(program: &MidProgram, l: &super::MidLoop) -> Result<(), MidVerifyError> {
+    let fail = |id: MidId, reason: String| Checker { program, id }.fail(90, reason);
+    let carry = l.carry;
+    if l.count == 0 || l.first >= l.end || l.end > program.nodes.len() {
+        return Err(fail(
+            carry,
+            format!(
+                "loop `{}`: body {}..{} of {} nodes, {} iterations",
+                l.name,
+                l.first,
+                l.end,
+                program.nodes.len(),
+                l.count
+            ),
+        ));
+    }
+    if l.carried_in.index() >= l.first || !l.contains(carry.index()) {
+        return Err(fail(
+            carry,
+            format!(
+                "loop `{}`: the carried value %{} must precede the body {}..{} and the carry be in it",
+                l.name,
+                l.carried_in.index(),
+                l.first,
+                l.end
+            ),
+        ));
+    }
+    let (a, b) = (&program.nodes[l.carried_in], &program.nodes[carry]);
+    if a.shape != b.shape || a.layout != b.layout {
+        return Err(fail(
+            carry,
+            format!(
+                "loop `{}`: the carry's shape and layout differ from the carried value's",
+                l.name
+            ),
+        ));
+    }
+    for (id, node) in program.nodes.iter() {
+        if id.index() >= l.end && node.op.operands().contains(&l.carried_in) {
+            return Err(fail(
+                id,
+                format!(
+                    "reads the carried value of loop `{}` after the loop",
+                    l.name
+                ),
+            ));
         }
     }
     Ok(())

@@ -34,6 +34,8 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
     let mut layouts: Vec<Option<Arc<Layout>>> = vec![None; graph.nodes.len()];
     // (base node, view, layout) → the node holding it.
     let mut made: HashMap<(ValueHandle, View, Layout), MidId> = HashMap::new();
+    // In a loop's body: (the carried value's base, the body's first mid node).
+    let body_entry: std::cell::Cell<Option<(ValueHandle, usize)>> = std::cell::Cell::new(None);
 
     // The node holding graph value `x` (a form) in `want`; a weight with a `stored` layout is
     // converted into that one and redistributed into `want`.
@@ -47,7 +49,14 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
         let view = (*form.view).clone();
         let key = (form.base, view.clone(), want.clone());
         if let Some(&id) = made.get(&key) {
-            return Ok(id);
+            // In a loop's body, the carried value changes every iteration: a node made from it
+            // before the body holds iteration 0's and is not reused.
+            let stale = body_entry
+                .get()
+                .is_some_and(|(carried, first)| carried == form.base && id.index() < first);
+            if !stale {
+                return Ok(id);
+            }
         }
         let base = &graph.nodes[form.base];
         let label = graph.nodes[x].label.clone();
@@ -111,7 +120,37 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
         Ok(id)
     };
 
+    let mut looped: Option<crate::mid::MidLoop> = None;
+    let mut loop_first = 0;
     for (h, node) in graph.nodes.iter() {
+        if let Some(l) = &graph.looped {
+            if l.first == h.index() {
+                loop_first = program.nodes.len();
+                let carried = planned.forms[l.carried_in.index()].base;
+                body_entry.set(Some((carried, loop_first)));
+            }
+            if l.end == h.index() {
+                // The body is built: bring its result into the carried value's layout.
+                let fail = |why: &str| PlanError::op(graph, l.carried_out, why);
+                let entering = &planned.forms[l.carried_in.index()];
+                if entering.kind != BaseKind::Compute || !entering.view.is_identity() {
+                    return Err(fail("a loop's carried value must be computed before it"));
+                }
+                let carried_in = ids[entering.base.index()]
+                    .ok_or_else(|| fail("the loop's carried value is not built"))?;
+                let want = program.nodes[carried_in].layout.clone();
+                let carry = materialize(&mut program, &ids, l.carried_out, &want, None)?;
+                looped = Some(crate::mid::MidLoop {
+                    name: l.name.clone(),
+                    count: l.count,
+                    first: loop_first,
+                    end: program.nodes.len(),
+                    carried_in,
+                    carry,
+                    weights: l.weights.clone(),
+                });
+            }
+        }
         if let Op::Output { x, name } = &node.op {
             let form = &planned.forms[x.index()];
             let x_id = match form.kind {
@@ -208,6 +247,12 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
         ids[h.index()] = Some(id);
         layouts[h.index()] = Some(Arc::new(s.out));
     }
+    if graph.looped.is_some() && looped.is_none() {
+        return Err(PlanError::NothingFits(
+            "the loop's body ends the graph (nothing reads its result)".into(),
+        ));
+    }
+    program.looped = looped;
     verify(&program)
         .map_err(|e| PlanError::NothingFits(format!("the built program is malformed: {e}")))?;
     let log = fuse_fp8_casts(&mut program);

@@ -410,9 +410,10 @@ pub fn shard_bytes(layout: &Layout) -> u32 {
         .unwrap_or(u32::MAX)
 }
 
-/// Adds `layout`'s shard bytes to the per-tile totals (weights pinned for the whole run).
-pub fn pin(totals: &mut Arc<Vec<u32>>, layout: &Layout) {
-    let bytes = shard_bytes(layout);
+/// Adds `copies` × `layout`'s shard bytes to the per-tile totals (weights pinned for the whole
+/// run; a loop body's weight has one copy per iteration).
+pub fn pin(totals: &mut Arc<Vec<u32>>, layout: &Layout, copies: u32) {
+    let bytes = shard_bytes(layout).saturating_mul(copies);
     let totals = Arc::make_mut(totals);
     for t in layout.dist.all_tiles() {
         if let Some(v) = totals.get_mut(t as usize) {

@@ -55,6 +55,9 @@ pub struct PlanOptions {
     /// panels arrive without staging). The compiler turns this on when a plan without it does
     /// not fit.
     pub sram_saving: bool,
+    /// Keep the graph's first top-level repeat as a loop (planned, lowered and emitted once,
+    /// run `count` times) instead of unrolling it.
+    pub layer_loop: bool,
 }
 
 impl PlanOptions {
@@ -72,6 +75,7 @@ impl PlanOptions {
                 .saturating_sub(32 * 1024),
             force: Vec::new(),
             sram_saving: false,
+            layer_loop: false,
         }
     }
 }
@@ -365,12 +369,13 @@ fn expand(
             BaseKind::Input => charge(cost::MoveCost::default(), want, "input".into()),
             BaseKind::Weight => match s.stored.get(j).and_then(Option::as_ref) {
                 None => {
-                    pin(&mut weights, want);
-                    own_weights += shard_bytes(want) as u64;
+                    let copies = loop_copies(graph, form.base);
+                    pin(&mut weights, want, copies);
+                    own_weights += shard_bytes(want) as u64 * copies as u64;
                 }
                 Some(stored) => {
                     // Stored once; gathered into `want` for this op only.
-                    pin(&mut weights, stored);
+                    pin(&mut weights, stored, 1);
                     own_weights += shard_bytes(stored) as u64;
                     let identity = View::identity(stored.dist.shape());
                     let m = moves.cost(target, stored, &identity, want)?;
@@ -563,7 +568,8 @@ fn weight_allowances(graph: &Graph, forms: &[Form], budget: u32) -> Vec<u64> {
         for (_, x) in node.op.operands() {
             if forms[x.index()].kind == BaseKind::Weight {
                 let t = &graph.nodes[x].ty;
-                bytes[h.index()] += t.shape.numel() as u64 * t.dtype.size_bytes() as u64;
+                let copies = loop_copies(graph, forms[x.index()].base) as u64;
+                bytes[h.index()] += t.shape.numel() as u64 * t.dtype.size_bytes() as u64 * copies;
             }
         }
     }
@@ -575,6 +581,44 @@ fn weight_allowances(graph: &Graph, forms: &[Form], budget: u32) -> Vec<u64> {
         .into_iter()
         .map(|b| b * for_weights * 13 / 10 / total + 16 * 1024)
         .collect()
+}
+
+/// `list` with every strategy that gathers a loop body's per-iteration weight from where it is
+/// stored marked dropped (an empty label, indices kept for the build): the gather's exchange
+/// code would name one iteration's weights, and a loop's exchange code is the same in every
+/// iteration.
+fn drop_loop_gathers(
+    graph: &Graph,
+    forms: &[Form],
+    h: ValueHandle,
+    mut list: Vec<Strategy>,
+) -> Vec<Strategy> {
+    if graph.looped.is_none() {
+        return list;
+    }
+    let operands = graph.nodes[h].op.operands();
+    for s in &mut list {
+        let gathers = s.stored.iter().enumerate().any(|(j, stored)| {
+            stored.is_some()
+                && operands.get(j).is_some_and(|&(_, x)| {
+                    let base = forms[x.index()].base;
+                    forms[x.index()].kind == BaseKind::Weight && loop_copies(graph, base) > 1
+                })
+        });
+        if gathers {
+            s.label = String::new();
+        }
+    }
+    list
+}
+
+/// Copies of weight node `weight` on a tile: one per iteration for a loop body's per-iteration
+/// weight, else one.
+pub fn loop_copies(graph: &Graph, weight: ValueHandle) -> u32 {
+    match (&graph.looped, graph.nodes[weight].op.tensor_name()) {
+        (Some(l), Some(name)) if l.weights.contains_key(name) => l.count,
+        _ => 1,
+    }
 }
 
 /// How movements are routed in a plan with or without SRAM saving (the lowering routes the
@@ -595,8 +639,22 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
             options.beam, options.finalists, options.grids_per_product
         )));
     }
-    let graph =
-        crate::graph::inline_repeats(graph).map_err(|e| PlanError::NothingFits(e.to_string()))?;
+    // A graph the compiler has already inlined (and perhaps split) is planned as it is, so its
+    // loop mark stays.
+    let graph = if graph
+        .nodes
+        .iter()
+        .any(|(_, n)| matches!(n.op, Op::Repeat { .. }))
+    {
+        let inline = if options.layer_loop {
+            crate::graph::inline::inline_repeats_as_loop
+        } else {
+            crate::graph::inline_repeats
+        };
+        inline(graph).map_err(|e| PlanError::NothingFits(e.to_string()))?
+    } else {
+        graph.clone()
+    };
     let forms = forms::forms(&graph)?;
     for (op, _) in &options.force {
         let known = graph
@@ -657,8 +715,9 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         let per_state: Vec<Vec<Strategy>> = beam
             .iter()
             .map(|state| {
-                strategies(&ctx, h, &|v| state.layouts[v.index()].clone()).map(
-                    |list| match forced {
+                strategies(&ctx, h, &|v| state.layouts[v.index()].clone()).map(|list| {
+                    let list = drop_loop_gathers(&graph, &forms, h, list);
+                    match forced {
                         // Keep the indices of the full list (the build replays them); drop the rest.
                         Some(f) => list
                             .into_iter()
@@ -670,8 +729,8 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
                             })
                             .collect(),
                         None => list,
-                    },
-                )
+                    }
+                })
             })
             .collect::<Result<_, _>>()?;
         if let Some(f) = forced {

@@ -4,7 +4,10 @@
 //!
 //! All tiles run the same sequence of steps (bulk-synchronous): a step is either a compute step
 //! (each tile runs its own kernel calls; a tile with none idles) or an exchange step (the phase's
-//! transfers). Every step ends with a global sync.
+//! transfers). Every step ends with a global sync. A [`StepLoop`] runs a range of steps several
+//! times (a model's layers): the same calls and transfers in every iteration, except that a
+//! binding into a *layered* buffer (one slice per iteration, such as a layer's weights) reads
+//! iteration `i`'s slice.
 
 pub mod verify;
 
@@ -165,6 +168,25 @@ pub struct HostTensorPlan {
     pub pieces: Vec<HostPiecePlan>,
 }
 
+/// Steps `first..=last` run `count` times, then the steps after them. On every tile, each
+/// buffer in `layered` holds `count` slices `stride` bytes apart: a call's binding `(b, o)`
+/// into one means `o + i × stride` in iteration `i` (transfers never name a layered buffer).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StepLoop {
+    pub first: usize,
+    pub last: usize,
+    pub count: u32,
+    /// Per tile: layered buffer → stride in bytes.
+    pub layered: Vec<std::collections::BTreeMap<BufferId, u32>>,
+}
+
+impl StepLoop {
+    /// The stride of `buffer` on `tile` if it is layered.
+    pub fn stride(&self, tile: u32, buffer: BufferId) -> Option<u32> {
+        self.layered.get(tile as usize)?.get(&buffer).copied()
+    }
+}
+
 /// The whole tile-level program.
 #[derive(Clone, Debug, Default)]
 pub struct Program {
@@ -173,6 +195,7 @@ pub struct Program {
     pub phases: Vec<Vec<SymbolicTransfer>>,
     pub inputs: Vec<HostTensorPlan>,
     pub outputs: Vec<HostTensorPlan>,
+    pub looped: Option<StepLoop>,
 }
 
 impl Program {
@@ -185,6 +208,38 @@ impl Program {
                 })
                 .collect(),
             ..Program::default()
+        }
+    }
+
+    /// The steps as they run, in order: `(step, iteration)` (iteration 0 outside a loop).
+    pub fn executed_steps(&self) -> Vec<(usize, u32)> {
+        let n = self.steps.len();
+        match &self.looped {
+            None => (0..n).map(|s| (s, 0)).collect(),
+            Some(l) => {
+                let mut out: Vec<(usize, u32)> = (0..l.first.min(n)).map(|s| (s, 0)).collect();
+                for i in 0..l.count {
+                    out.extend((l.first..=l.last.min(n.saturating_sub(1))).map(|s| (s, i)));
+                }
+                out.extend((l.last + 1..n).map(|s| (s, 0)));
+                out
+            }
+        }
+    }
+
+    /// How many times step `step` runs.
+    pub fn runs_of(&self, step: usize) -> u32 {
+        match &self.looped {
+            Some(l) if (l.first..=l.last).contains(&step) => l.count,
+            _ => 1,
+        }
+    }
+
+    /// The byte offset a binding `(buffer, offset)` of `tile` means in iteration `iteration`.
+    pub fn binding_offset(&self, tile: u32, buffer: BufferId, offset: u32, iteration: u32) -> u32 {
+        match self.looped.as_ref().and_then(|l| l.stride(tile, buffer)) {
+            Some(stride) => offset.wrapping_add(stride.wrapping_mul(iteration)),
+            None => offset,
         }
     }
 

@@ -12,9 +12,31 @@ pub enum TileVerifyError {
 }
 
 /// Checks structure: steps agree across tiles, bindings and transfers refer to live buffers
-/// of the right size, exchange steps have no calls, host pieces lie inside their buffers.
+/// of the right size, exchange steps have no calls, host pieces lie inside their buffers. A
+/// loop lies within the steps; a buffer live both inside and outside it is live through all of
+/// it (the loop runs its steps again); a binding into a layered buffer is in the loop and
+/// within one slice, and no transfer or host piece names a layered buffer.
 pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
     let steps = program.steps.len();
+    if let Some(l) = &program.looped {
+        if l.count == 0 || l.first > l.last || l.last >= steps {
+            return Err(TileVerifyError::Step {
+                step: l.first,
+                reason: format!(
+                    "a loop over steps {}..={} of {steps}, {} times",
+                    l.first, l.last, l.count
+                ),
+            });
+        }
+        if l.layered.len() > program.tiles.len() {
+            return Err(TileVerifyError::Step {
+                step: l.first,
+                reason: format!("layered buffers for {} tiles", l.layered.len()),
+            });
+        }
+    }
+    let layered =
+        |tile: u32, id: super::BufferId| program.looped.as_ref().and_then(|l| l.stride(tile, id));
     for tile in &program.tiles {
         let fail = |reason: String| TileVerifyError::Tile {
             tile: tile.tile,
@@ -46,6 +68,27 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
                         buffer.name,
                         tile.buffer(parent).name
                     )));
+                }
+            }
+            if let Some(l) = &program.looped {
+                let (a, b) = buffer.live;
+                let inside = a <= l.last && b >= l.first;
+                if inside && (a < l.first || b > l.last) && !(a <= l.first && b >= l.last) {
+                    return Err(fail(format!(
+                        "buffer `{}` has life {:?}: it enters or leaves the loop over steps {}..={} without living through it",
+                        buffer.name, buffer.live, l.first, l.last
+                    )));
+                }
+                if let Some(stride) = l.stride(tile.tile, super::BufferId(i as u32)) {
+                    if stride == 0
+                        || !stride.is_multiple_of(8)
+                        || (stride as u64) * (l.count as u64) > buffer.bytes as u64
+                    {
+                        return Err(fail(format!(
+                            "layered buffer `{}` of {} bytes cannot hold {} slices of {stride}",
+                            buffer.name, buffer.bytes, l.count
+                        )));
+                    }
                 }
             }
             if let Some(contents) = &buffer.contents {
@@ -87,6 +130,22 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
                             buffer.name
                         )));
                     }
+                    if let Some(stride) = layered(tile.tile, id) {
+                        let in_loop = program
+                            .looped
+                            .as_ref()
+                            .is_some_and(|l| (l.first..=l.last).contains(&step));
+                        if !in_loop
+                            || offset as u64 + call.spec.operands[k].bytes as u64 > stride as u64
+                        {
+                            return Err(fail(format!(
+                                "step {step} `{}`: `{}` binds layered `{}` outside the loop or across slices",
+                                call.name(),
+                                call.spec.operands[k].name,
+                                buffer.name
+                            )));
+                        }
+                    }
                     if !(buffer.live.0 <= step && step <= buffer.live.1) {
                         return Err(fail(format!(
                             "step {step} `{}` uses `{}` outside its life {:?}",
@@ -126,6 +185,12 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
                 if offset + bytes > buffer.bytes || !offset.is_multiple_of(4) {
                     return Err(fail(format!("`{}`: {bytes} bytes at offset {offset} do not fit `{}` ({} bytes) on tile {tile}", transfer.label, buffer.name, buffer.bytes)));
                 }
+                if layered(tile, id).is_some() {
+                    return Err(fail(format!(
+                        "`{}`: `{}` on tile {tile} is layered (one slice per iteration)",
+                        transfer.label, buffer.name
+                    )));
+                }
                 if !(buffer.live.0 <= step && step <= buffer.live.1) {
                     return Err(fail(format!(
                         "`{}`: `{}` on tile {tile} is not live",
@@ -152,6 +217,15 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
                     reason: format!("host tensor `{}` names a missing buffer", tensor.name),
                 });
             };
+            if layered(piece.tile, piece.buffer).is_some() {
+                return Err(TileVerifyError::Tile {
+                    tile: piece.tile,
+                    reason: format!(
+                        "host tensor `{}` names layered `{}`",
+                        tensor.name, buffer.name
+                    ),
+                });
+            }
             if piece.offset + piece.bytes > buffer.bytes {
                 return Err(TileVerifyError::Tile {
                     tile: piece.tile,
