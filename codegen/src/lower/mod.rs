@@ -97,8 +97,8 @@ struct Lower<'a> {
     floors: Vec<usize>,
     /// A loop's body: its first and last compute step.
     body: Option<(usize, usize)>,
-    /// Layered weight buffers (tile, buffer, stride): one slice per loop iteration.
-    layered: Vec<(u32, BufferId, u32)>,
+    /// Layered weight buffers (tile, buffer) → stride: one slice per loop iteration.
+    layered: HashMap<(u32, BufferId), u32>,
 }
 
 impl Lower<'_> {
@@ -184,7 +184,7 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
         late: schedule.late,
         floors: schedule.floors,
         body: schedule.body,
-        layered: Vec::new(),
+        layered: HashMap::new(),
     };
     for (id, node) in mid.nodes.iter() {
         lowering.node = id;

@@ -106,7 +106,7 @@ impl Lower<'_> {
                             Some(contents.clone()),
                         );
                         if layered {
-                            self.layered.push((t, b, stride));
+                            self.layered.insert((t, b), stride);
                         }
                         self.shard[id.index()].insert(t, b);
                     }

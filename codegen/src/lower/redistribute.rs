@@ -78,6 +78,33 @@ impl Lower<'_> {
             );
             staging.insert(t, b);
         }
+        // A loop's exchange code is the same in every iteration, so it cannot name one
+        // iteration's slice of a layered buffer: a sender copies its slice into a buffer of
+        // its own first (the copy's binding moves on with the iterations), and sends that.
+        let mut slices: HashMap<u32, BufferId> = HashMap::new();
+        if exchange {
+            let senders: std::collections::BTreeSet<u32> = movement
+                .moves
+                .iter()
+                .filter(|m| m.from == Buf::Source)
+                .map(|m| m.sender)
+                .collect();
+            for t in senders {
+                let layered = self.shard_of(x, t)?;
+                let Some(&stride) = self.layered.get(&(t, layered)) else {
+                    continue;
+                };
+                let slice = self.new_buffer(
+                    t,
+                    &format!("{label}.slice"),
+                    stride,
+                    BufferCategory::Exchange(label.clone()),
+                    None,
+                );
+                self.copy_into(compute_vstep(step), t, layered, slice, stride)?;
+                slices.insert(t, slice);
+            }
+        }
         let mut send: HashMap<u32, BufferId> = HashMap::new();
         for (&t, &bytes) in &movement.send_bytes {
             let b = self.new_buffer(
@@ -91,7 +118,10 @@ impl Lower<'_> {
         }
         let buffer = |me: &Self, tile: u32, buf: Buf| -> Result<BufferId, LowerError> {
             match buf {
-                Buf::Source => me.shard_of(x, tile),
+                Buf::Source => match slices.get(&tile) {
+                    Some(&slice) => Ok(slice),
+                    None => me.shard_of(x, tile),
+                },
                 Buf::Dest => me.shard_of(id, tile),
                 Buf::Staging => staging
                     .get(&tile)

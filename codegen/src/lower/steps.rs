@@ -97,7 +97,7 @@ impl Lower<'_> {
                     }
                 }
                 let mut layered = vec![std::collections::BTreeMap::new(); self.program.tiles.len()];
-                for &(tile, buffer, stride) in &self.layered {
+                for (&(tile, buffer), &stride) in &self.layered {
                     layered[tile as usize].insert(buffer, stride);
                 }
                 self.program.looped = Some(crate::tile::StepLoop {

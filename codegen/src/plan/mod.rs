@@ -583,35 +583,6 @@ fn weight_allowances(graph: &Graph, forms: &[Form], budget: u32) -> Vec<u64> {
         .collect()
 }
 
-/// `list` with every strategy that gathers a loop body's per-iteration weight from where it is
-/// stored marked dropped (an empty label, indices kept for the build): the gather's exchange
-/// code would name one iteration's weights, and a loop's exchange code is the same in every
-/// iteration.
-fn drop_loop_gathers(
-    graph: &Graph,
-    forms: &[Form],
-    h: ValueHandle,
-    mut list: Vec<Strategy>,
-) -> Vec<Strategy> {
-    if graph.looped.is_none() {
-        return list;
-    }
-    let operands = graph.nodes[h].op.operands();
-    for s in &mut list {
-        let gathers = s.stored.iter().enumerate().any(|(j, stored)| {
-            stored.is_some()
-                && operands.get(j).is_some_and(|&(_, x)| {
-                    let base = forms[x.index()].base;
-                    forms[x.index()].kind == BaseKind::Weight && loop_copies(graph, base) > 1
-                })
-        });
-        if gathers {
-            s.label = String::new();
-        }
-    }
-    list
-}
-
 /// Copies of weight node `weight` on a tile: one per iteration for a loop body's per-iteration
 /// weight, else one.
 pub fn loop_copies(graph: &Graph, weight: ValueHandle) -> u32 {
@@ -716,7 +687,6 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
             .iter()
             .map(|state| {
                 strategies(&ctx, h, &|v| state.layouts[v.index()].clone()).map(|list| {
-                    let list = drop_loop_gathers(&graph, &forms, h, list);
                     match forced {
                         // Keep the indices of the full list (the build replays them); drop the rest.
                         Some(f) => list
