@@ -270,6 +270,47 @@ pub struct RunSummary {
     pub compile_seconds: f64,
     pub simulate_seconds: f64,
     pub reference_seconds: f64,
+    /// The layers' loop, when the layers ran as one.
+    pub layer_loop: Option<LoopSummary>,
+}
+
+/// How a loop of layers ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopSummary {
+    pub iterations: u32,
+    /// Steps in the body.
+    pub steps: usize,
+    /// Simulated cycles of every iteration, from the start of its first step to the end of its
+    /// last.
+    pub iteration_cycles: Vec<u64>,
+    /// The busiest tile's per-layer weights: bytes of one iteration's slices.
+    pub weights_per_layer: u64,
+}
+
+impl LoopSummary {
+    fn new(compiled: &CompiledGraph, profile: &Profile, tile: u32) -> Option<LoopSummary> {
+        let program = &compiled.lowered.program;
+        let l = program.looped.as_ref()?;
+        let times = step_times(profile, program);
+        let steps = l.last + 1 - l.first;
+        let iteration_cycles = (0..l.count as usize)
+            .filter_map(|i| {
+                let first = times.get(l.first + i * steps)?;
+                let last = times.get(l.first + (i + 1) * steps - 1)?;
+                Some(last.1.saturating_sub(first.0))
+            })
+            .collect();
+        let weights_per_layer = l
+            .layered
+            .get(tile as usize)
+            .map_or(0, |m| m.values().map(|&s| s as u64).sum());
+        Some(LoopSummary {
+            iterations: l.count,
+            steps,
+            iteration_cycles,
+            weights_per_layer,
+        })
+    }
 }
 
 impl RunSummary {
@@ -305,10 +346,11 @@ impl RunSummary {
                 .collect(),
             mismatches: outcome.mismatches.clone(),
             bit_exact: outcome.bit_exact(),
-            peak_sram,
             compile_seconds,
             simulate_seconds: outcome.simulate_seconds,
             reference_seconds: outcome.reference_seconds,
+            layer_loop: LoopSummary::new(compiled, &report.profile, peak_sram.0),
+            peak_sram,
         }
     }
 
@@ -346,6 +388,19 @@ impl RunSummary {
             self.sram_per_tile / 1024,
             parts.join(", ")
         );
+        if let Some(l) = &self.layer_loop {
+            let n = l.iteration_cycles.len().max(1) as u64;
+            let mean = l.iteration_cycles.iter().sum::<u64>() / n;
+            let _ = writeln!(
+                out,
+                "layers: one loop of {} iterations over {} steps; per layer {mean} cycles (first {}, last {}); tile {tile}'s weights {:.1} KiB per layer",
+                l.iterations,
+                l.steps,
+                l.iteration_cycles.first().unwrap_or(&0),
+                l.iteration_cycles.last().unwrap_or(&0),
+                l.weights_per_layer as f64 / 1024.0
+            );
+        }
         for (name, max_abs, rel_rms, count) in &self.errors {
             let _ = writeln!(
                 out,
@@ -412,6 +467,12 @@ impl RunSummary {
             },
             "supersteps": self.supersteps,
             "running_tiles": self.running_tiles,
+            "layer_loop": self.layer_loop.as_ref().map(|l| json!({
+                "iterations": l.iterations,
+                "steps": l.steps,
+                "iteration_cycles": l.iteration_cycles,
+                "weights_per_layer_bytes": l.weights_per_layer,
+            })),
             "ops": ops,
         });
         serde_json::to_string_pretty(&value).unwrap_or_default()

@@ -654,6 +654,36 @@ mod tests {
     }
 
     #[test]
+    fn a_looped_program_is_its_assembled_text() {
+        // The loop's counter, the vertex words it steps and its backward branch assemble from
+        // the printed text to the same object.
+        let target = Target::test_small();
+        let mut program = example::rotate_add(4, 64);
+        let last = program.steps.len() - 1;
+        program.looped = Some(crate::tile::StepLoop {
+            first: 0,
+            last,
+            count: 3,
+            layered: Vec::new(),
+        });
+        encoded_programs_match_their_text(&target, &program);
+        let calls: Vec<example::CallWithData> = tessera_kernels::table::KernelParams::examples()
+            .into_iter()
+            .map(|p| (std::sync::Arc::new(p), Vec::new()))
+            .collect();
+        let mut program = example::calls_in_sequence(&calls).unwrap();
+        let steps = program.steps.len();
+        program.looped = Some(crate::tile::StepLoop {
+            first: 0,
+            last: steps - 1,
+            count: 2,
+            layered: Vec::new(),
+        });
+        verify(&program).unwrap();
+        encoded_programs_match_their_text(&target, &program);
+    }
+
+    #[test]
     fn encoded_calls_are_their_assembled_text() {
         // CSRs set and reset, worker and supervisor entries, tiles with different calls.
         let target = Target::test_small();

@@ -49,6 +49,19 @@ fn write_graph(out: &mut impl Write, graph: &Graph, indent: usize) -> fmt::Resul
         writeln!(out, "{pad}}}")?;
     }
     for (h, node) in graph.nodes.iter() {
+        if let Some(l) = graph.looped.as_ref().filter(|l| l.first == h.index()) {
+            writeln!(
+                out,
+                "{pad}loop `{}` x{}: %{}..%{}, carried {} -> {} ({} per-iteration weights)",
+                l.name,
+                l.count,
+                l.first,
+                l.end.saturating_sub(1),
+                v(l.carried_in),
+                v(l.carried_out),
+                l.weights.len()
+            )?;
+        }
         let rhs = match &node.op {
             Op::Input { name } => format!("input \"{name}\""),
             Op::Weight { name } => format!("weight \"{name}\""),

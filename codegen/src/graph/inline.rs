@@ -63,9 +63,9 @@ pub fn inline_repeats(graph: &Graph) -> Result<Graph, VerifyError> {
     inline(graph, false)
 }
 
-/// Unrolls every repeat but the first one of the top level, which is inlined once and marked
-/// as a loop in [`Graph::looped`] (with the store names of its weights in every iteration).
-/// A graph without a repeat comes back as [`inline_repeats`] makes it.
+/// Unrolls every repeat but the first one of the top level with two or more iterations, which
+/// is inlined once and marked as a loop in [`Graph::looped`] (with the store names of its
+/// weights in every iteration). A graph without one comes back as [`inline_repeats`] makes it.
 pub fn inline_repeats_as_loop(graph: &Graph) -> Result<Graph, VerifyError> {
     inline(graph, true)
 }
@@ -86,7 +86,7 @@ fn inline(graph: &Graph, keep_loop: bool) -> Result<Graph, VerifyError> {
                 count,
                 args,
                 weight_prefix,
-            } if keep_loop && looped.is_none() => {
+            } if keep_loop && looped.is_none() && *count >= 2 => {
                 let body = &regions[region.index()];
                 let name = &graph.regions[*region].name;
                 let params: Vec<ValueHandle> = args.iter().map(|a| map[a.index()]).collect();
@@ -206,5 +206,48 @@ mod tests {
             %7: f16[4, 8] = output "y", %6
         "#]]
         .assert_eq(&dump(&flat));
+    }
+
+    #[test]
+    fn a_repeat_kept_as_a_loop_is_its_body_once() {
+        let mut body = GraphBuilder::new();
+        let x = body.input("x", DType::F16, [4, 8]).unwrap();
+        let b = body.weight("b", DType::F32, [8]).unwrap();
+        let s = body.weight("shared", DType::F32, [8]).unwrap();
+        let y = body.bias_add("add", x, b).unwrap();
+        let y = body.bias_add("add2", y, s).unwrap();
+        let y = body.gelu("act", y).unwrap();
+        body.output("y", y).unwrap();
+        let body = body.finish().unwrap();
+        let mut g = GraphBuilder::new();
+        let x = g.input("x", DType::F16, [4, 8]).unwrap();
+        let x = g.gelu("pre", x).unwrap();
+        let r = g.region("layer", body).unwrap();
+        let y = g.repeat("layers", r, 3, "l{i}.", &[x]).unwrap();
+        let y = g.gelu("post", y).unwrap();
+        g.output("y", y).unwrap();
+        let graph = g.finish().unwrap();
+        let looped = inline_repeats_as_loop(&graph).unwrap();
+        expect_test::expect![[r#"
+            %0: f16[4, 8] = input "x"
+            %1: f16[4, 8] = gelu %0  // pre
+            loop `layer` x3: %2..%6, carried %1 -> %6 (2 per-iteration weights)
+            %2: f32[8] = weight "l0.b"
+            %3: f32[8] = weight "l0.shared"
+            %4: f16[4, 8] = bias_add %1, %2  // layer0.add
+            %5: f16[4, 8] = bias_add %4, %3  // layer0.add2
+            %6: f16[4, 8] = gelu %5  // layer0.act
+            %7: f16[4, 8] = gelu %6  // post
+            %8: f16[4, 8] = output "y", %7
+        "#]]
+        .assert_eq(&dump(&looped));
+        let l = looped.looped.as_ref().unwrap();
+        assert_eq!(l.weights["l0.b"], ["l0.b", "l1.b", "l2.b"]);
+        // Unrolled, there is no mark; a mark that breaks the rules is refused.
+        let one = inline_repeats(&graph).unwrap();
+        assert!(one.looped.is_none());
+        let mut bad = looped.clone();
+        bad.looped.as_mut().unwrap().carried_in = ValueHandle::from_index(3);
+        assert!(matches!(verify(&bad), Err(VerifyError::BadLoop { .. })));
     }
 }

@@ -21,6 +21,18 @@ fn view_text(view: &View) -> String {
 pub fn dump(program: &MidProgram) -> String {
     let mut out = String::new();
     for (id, node) in program.nodes.iter() {
+        if let Some(l) = program.looped.as_ref().filter(|l| l.first == id.index()) {
+            let _ = writeln!(
+                out,
+                "loop `{}` x{}: %{}..%{}, carried %{} = %{} after each iteration",
+                l.name,
+                l.count,
+                l.first,
+                l.end.saturating_sub(1),
+                l.carried_in.index(),
+                l.carry.index()
+            );
+        }
         let operands: Vec<String> = node
             .op
             .operands()

@@ -127,6 +127,9 @@ struct State {
     choices: Vec<(ValueHandle, u32, Arc<str>, u64)>,
     /// Weight bytes pinned on each tile.
     weights: Arc<Vec<u32>>,
+    /// The part of `weights` that a product reads in place, which lives in interleaved memory
+    /// (a weight stored once and gathered may be anywhere).
+    amp_weights: Arc<Vec<u32>>,
     /// Program bytes pinned on each tile by the redistributions planned so far: exchange code
     /// and copy tables, which stay for the whole run (see [`cost::ProgramBytes`]).
     program: Arc<Vec<u32>>,
@@ -320,6 +323,8 @@ fn expand(
     let mut parts = vec![format!("kernel {cost}")];
     let mut weights = state.weights.clone();
     let mut own_weights = 0u64;
+    let mut amp_weights = state.amp_weights.clone();
+    let mut own_amp_weights = 0u64;
     let mut working = shard_bytes(&s.out) as u64;
     // A product's weights operand and result live in interleaved memory.
     let mut interleaved = 0u64;
@@ -372,11 +377,17 @@ fn expand(
                     let copies = loop_copies(graph, form.base);
                     pin(&mut weights, want, copies);
                     own_weights += shard_bytes(want) as u64 * copies as u64;
+                    if j == 1 && matches!(kind, ComputeKind::MatMul { .. }) {
+                        pin(&mut amp_weights, want, copies);
+                        // One copy is this op's working set too (counted below).
+                        own_amp_weights += shard_bytes(want) as u64;
+                    }
                 }
                 Some(stored) => {
                     // Stored once; gathered into `want` for this op only.
-                    pin(&mut weights, stored, 1);
-                    own_weights += shard_bytes(stored) as u64;
+                    let copies = loop_copies(graph, form.base);
+                    pin(&mut weights, stored, copies);
+                    own_weights += shard_bytes(stored) as u64 * copies as u64;
                     let identity = View::identity(stored.dist.shape());
                     let m = moves.cost(target, stored, &identity, want)?;
                     charge(m, want, format!("{} gathered", graph.nodes[x].label));
@@ -405,7 +416,7 @@ fn expand(
         .out
         .dist
         .all_tiles()
-        .map(|t| weights.get(t as usize).copied().unwrap_or(0))
+        .map(|t| amp_weights.get(t as usize).copied().unwrap_or(0))
         .max()
         .unwrap_or(0);
     // What stays on a tile for the whole run: its weights and its program bytes.
@@ -420,12 +431,8 @@ fn expand(
         .max()
         .unwrap_or(0);
     let pinned = (0..weights.len()).map(resident).max().unwrap_or(0);
-    let interleaved_use = worst_weights as u64 + interleaved
-        - if matches!(kind, ComputeKind::MatMul { .. }) {
-            own_weights
-        } else {
-            0
-        };
+    // A product's in-place weights are both pinned and part of its interleaved working set.
+    let interleaved_use = (worst_weights as u64 + interleaved).saturating_sub(own_amp_weights);
     if interleaved_use > interleaved_budget as u64 {
         return Err(format!(
             "needs {interleaved_use} bytes of interleaved memory on a tile (budget {interleaved_budget})"
@@ -446,6 +453,7 @@ fn expand(
         layouts,
         choices,
         weights,
+        amp_weights,
         program,
         own_weights,
         pending,
@@ -653,6 +661,7 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
         layouts: vec![None; graph.nodes.len()],
         choices: Vec::new(),
         weights: Arc::new(vec![0; target.tiles as usize]),
+        amp_weights: Arc::new(vec![0; target.tiles as usize]),
         program: Arc::new(vec![0; target.tiles as usize]),
         own_weights: 0,
         pending: Arc::new(std::collections::BTreeMap::new()),

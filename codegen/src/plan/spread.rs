@@ -155,6 +155,30 @@ pub fn columns_of(like: &Distribution) -> Result<Distribution, LayoutError> {
     Distribution::new(vec![n], bounds, tiles)
 }
 
+/// A parameter vector held on every tile of `params` (replicated) stored once instead: split
+/// into pieces of whole words (at least 16 values) on distinct tiles of `params`, so each tile
+/// keeps a piece and the whole is gathered before use. `None` when `params` is not replicated.
+pub fn stored_once(params: &Distribution) -> Option<Distribution> {
+    if params.rank() != 1 || params.replication() <= 1 {
+        return None;
+    }
+    let n = params.shape()[0];
+    let mut tiles: Vec<u32> = params.all_tiles().collect();
+    tiles.sort_unstable();
+    tiles.dedup();
+    let piece = n.div_ceil(tiles.len() as u32).max(16).next_multiple_of(4);
+    let bounds: Vec<u32> = (0..n.div_ceil(piece))
+        .map(|i| i * piece)
+        .chain([n])
+        .collect();
+    let lists = tiles
+        .iter()
+        .take(bounds.len() - 1)
+        .map(|&t| vec![t])
+        .collect();
+    Distribution::new(vec![n], vec![bounds], lists).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

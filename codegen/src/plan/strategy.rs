@@ -11,7 +11,7 @@
 //! | softmax, layernorm | follow when rows are whole; rows over the chip |
 
 use super::forms::{BaseKind, Form};
-use super::spread::{columns_of, product_grid, rows};
+use super::spread::{columns_of, product_grid, rows, stored_once};
 use super::{value_dims, PlanError};
 use crate::graph::op::view_op;
 use crate::graph::{DType, Graph, Op, ValueHandle};
@@ -43,6 +43,28 @@ pub struct Ctx<'g> {
     pub grids_per_product: usize,
     /// See [`super::PlanOptions::sram_saving`].
     pub sram_saving: bool,
+}
+
+/// In an SRAM-saving plan, a replicated parameter vector (operands `operands`, laid out as
+/// `params`) may be stored once and gathered before use, as replicated product weights are:
+/// the `stored` list of that strategy.
+fn gathered_params(
+    ctx: &Ctx,
+    is_weight: bool,
+    params: &Distribution,
+    order: Order,
+    dtype: DType,
+    operands: &[usize],
+) -> Option<Vec<Option<Layout>>> {
+    if !ctx.sram_saving || !is_weight {
+        return None;
+    }
+    let stored = stored_once(params)?;
+    let mut list = vec![None; operands.iter().max()? + 1];
+    for &j in operands {
+        list[j] = Some(lay(stored.clone(), order, dtype));
+    }
+    Some(list)
 }
 
 fn lay(dist: Distribution, order: Order, dtype: DType) -> Layout {
@@ -304,13 +326,15 @@ pub fn strategies(
                 }
             }
         }
-        Op::BiasAdd { x, .. } => {
+        Op::BiasAdd { x, bias } => {
             needs_f16(graph, h, *x, "x")?;
             let dists = row_op_layouts(ctx, &shape, followed(*x), dtype);
             for (label, dist, order) in dists {
                 let bias_dist =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
-                out.push(Strategy {
+                let is_weight = ctx.forms[bias.index()].kind == BaseKind::Weight;
+                let gathered = gathered_params(ctx, is_weight, &bias_dist, order, DType::F16, &[1]);
+                let pinned = Strategy {
                     label,
                     out: lay(dist.clone(), order, DType::F16),
                     operands: vec![
@@ -318,7 +342,15 @@ pub fn strategies(
                         lay(bias_dist, order, DType::F16),
                     ],
                     stored: Vec::new(),
-                });
+                };
+                if let Some(stored) = gathered {
+                    out.push(Strategy {
+                        label: format!("{} bias gathered", pinned.label),
+                        stored,
+                        ..pinned.clone()
+                    });
+                }
+                out.push(pinned);
             }
         }
         Op::Add { a, b } => {
@@ -434,7 +466,9 @@ pub fn strategies(
             for (label, dist) in dists {
                 let params =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
-                out.push(Strategy {
+                let gathered =
+                    gathered_params(ctx, true, &params, Order::DENSE, DType::F32, &[1, 2]);
+                let pinned = Strategy {
                     label,
                     out: lay(dist.clone(), Order::DENSE, dtype),
                     operands: vec![
@@ -443,7 +477,15 @@ pub fn strategies(
                         lay(params, Order::DENSE, DType::F32),
                     ],
                     stored: Vec::new(),
-                });
+                };
+                if let Some(stored) = gathered {
+                    out.push(Strategy {
+                        label: format!("{} params gathered", pinned.label),
+                        stored,
+                        ..pinned.clone()
+                    });
+                }
+                out.push(pinned);
             }
         }
         Op::Input { .. }
