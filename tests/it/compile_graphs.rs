@@ -450,9 +450,9 @@ fn a_loop_gathers_each_layers_weight() {
     let mut store = WeightStore::new();
     for i in 0..3 {
         let w = HostTensor::new([k, k], random(10 + i, k * k, 0.1)).unwrap();
-        store.insert(&format!("l{i}.w"), w);
+        store.insert(format!("l{i}.w"), w);
         store.insert(
-            &format!("l{i}.b"),
+            format!("l{i}.b"),
             HostTensor::new([k], random(20 + i, k, 0.3)).unwrap(),
         );
     }
