@@ -192,6 +192,80 @@ pub fn build(rows: usize, cols: usize, f32_input: bool, steps: &[Step]) -> Optio
     })
 }
 
+/// A graph whose `[rows, cols]` f16 input goes through `pre` (a GeLU), then a repeat of
+/// `count` iterations of a random chain of shape-keeping ops (`steps`: GeLU, LayerNorm, bias,
+/// products with a `[cols, cols]` weight in f16 or FP8, softmax, each feeding the next) with a
+/// residual add of the iteration's input, then a GeLU; every iteration has its own weights.
+pub fn build_loop(rows: usize, cols: usize, count: u32, steps: &[Step]) -> Option<Built> {
+    let mut body = GraphBuilder::new();
+    let mut store = WeightStore::new();
+    let x = body.input("x", DType::F16, [rows, cols]).ok()?;
+    let mut weights = 0u64;
+    let mut weight =
+        |body: &mut GraphBuilder, store: &mut WeightStore, dtype, shape: Vec<usize>| {
+            weights += 1;
+            let name = format!("w{weights}");
+            let n: usize = shape.iter().product();
+            for i in 0..count {
+                let data = random(weights * 31 + i as u64 * 7, n, 0.5);
+                store.insert(
+                    format!("l{i}.{name}"),
+                    HostTensor::new(shape.clone(), data).ok()?,
+                );
+            }
+            body.weight(&name, dtype, shape).ok()
+        };
+    let mut cur = x;
+    for (i, s) in steps.iter().enumerate() {
+        let label = format!("op{i}");
+        cur = match s.op % 6 {
+            0 => body.gelu(&label, cur).ok()?,
+            1 => {
+                let g = weight(&mut body, &mut store, DType::F32, vec![cols])?;
+                let be = weight(&mut body, &mut store, DType::F32, vec![cols])?;
+                body.layer_norm(&label, cur, g, be, 1e-5).ok()?
+            }
+            2 => {
+                let w = weight(&mut body, &mut store, DType::F32, vec![cols])?;
+                body.bias_add(&label, cur, w).ok()?
+            }
+            3 => {
+                let w = weight(&mut body, &mut store, DType::F16, vec![cols, cols])?;
+                body.matmul(&label, cur, w).ok()?
+            }
+            4 => {
+                let c = body
+                    .cast(&format!("{label}.in"), cur, DType::f143(-4))
+                    .ok()?;
+                let w = weight(&mut body, &mut store, DType::f152(-8), vec![cols, cols])?;
+                body.matmul(&label, c, w).ok()?
+            }
+            _ => body.softmax(&label, cur, 0.5).ok()?,
+        };
+    }
+    let y = body.add("residual", x, cur).ok()?;
+    body.output("y", y).ok()?;
+    let body = body.finish().ok()?;
+    let mut g = GraphBuilder::new();
+    let input = g.input("x", DType::F16, [rows, cols]).ok()?;
+    let pre = g.gelu("pre", input).ok()?;
+    let region = g.region("layer", body).ok()?;
+    let y = g.repeat("layers", region, count, "l{i}.", &[pre]).ok()?;
+    let post = g.gelu("post", y).ok()?;
+    g.output("y", post).ok()?;
+    let mut graph = g.finish().ok()?;
+    fit_fp8_weight_scales(&mut graph, &store).ok()?;
+    let bytes = random(5, rows * cols, 2.0)
+        .iter()
+        .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
+        .collect();
+    Some(Built {
+        graph,
+        store,
+        inputs: vec![("x".to_string(), bytes)],
+    })
+}
+
 /// Compiles `built` for the built-in machine `machine` and, if it compiles, runs it on the chip
 /// within `max_cycles` and compares every output with the plan's reference executor. `Ok` when
 /// it runs bit-exactly or the planner refuses it naming an op; `Err` says what broke the promise.
@@ -200,10 +274,32 @@ pub fn check_compiles_or_is_refused(
     machine: &str,
     max_cycles: u64,
 ) -> Result<(), String> {
+    check_with(built, machine, max_cycles, false)
+}
+
+/// [`check_compiles_or_is_refused`] with its repeats kept as loops: what compiles must also have
+/// kept the loop.
+pub fn check_loop_compiles_or_is_refused(
+    built: &Built,
+    machine: &str,
+    max_cycles: u64,
+) -> Result<(), String> {
+    check_with(built, machine, max_cycles, true)
+}
+
+fn check_with(
+    built: &Built,
+    machine: &str,
+    max_cycles: u64,
+    layer_loop: bool,
+) -> Result<(), String> {
     let machine = MachineDescription::builtin(machine).map_err(|e| e.to_string())?;
     let target = crate::target::target_of(&machine);
     let dump = || tessera_codegen::graph::dump(&built.graph);
-    let options = PlanOptions::for_target(&target);
+    let options = PlanOptions {
+        layer_loop,
+        ..PlanOptions::for_target(&target)
+    };
     match compile(&built.graph, &built.store, &target, &options, None) {
         Err(error) => {
             let text = error.to_string();
@@ -225,6 +321,9 @@ pub fn check_compiles_or_is_refused(
             Ok(())
         }
         Ok(compiled) => {
+            if layer_loop && compiled.lowered.program.looped.is_none() {
+                return Err(format!("the loop was not kept\n{}", dump()));
+            }
             let mut chip = Chip::new(&machine).map_err(|e| e.to_string())?;
             chip.load_image(&compiled.back.image)
                 .map_err(|e| format!("the image does not load: {e}\n{}", dump()))?;

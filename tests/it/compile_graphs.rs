@@ -341,7 +341,10 @@ mod random_graphs {
     //! plan's reference. Graphs are random sequences of every supported op on small shapes.
 
     use proptest::prelude::*;
-    use tessera::random_graph::{build, check_compiles_or_is_refused, Step, OP_KINDS};
+    use tessera::random_graph::{
+        build, build_loop, check_compiles_or_is_refused, check_loop_compiles_or_is_refused, Step,
+        OP_KINDS,
+    };
 
     fn steps() -> impl Strategy<Value = Vec<Step>> {
         proptest::collection::vec(
@@ -364,6 +367,17 @@ mod random_graphs {
         ) {
             let Some(built) = build(rows, cols, f32_input, &steps) else { return Ok(()) };
             let verdict = check_compiles_or_is_refused(&built, "small", 1_000_000_000);
+            prop_assert!(verdict.is_ok(), "{}", verdict.unwrap_err());
+        }
+
+        /// The same promise for loops: a repeat of a random layer compiled as one loop runs
+        /// bit-exactly (every iteration with its own weights) or is refused by name.
+        #[test]
+        fn every_verified_loop_compiles_bit_exactly_or_is_refused_by_name(
+            rows in 1usize..20, cols in 1usize..10, count in 2u32..5, steps in steps(),
+        ) {
+            let Some(built) = build_loop(rows, 4 * cols, count, &steps) else { return Ok(()) };
+            let verdict = check_loop_compiles_or_is_refused(&built, "small", 1_000_000_000);
             prop_assert!(verdict.is_ok(), "{}", verdict.unwrap_err());
         }
     }
