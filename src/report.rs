@@ -186,10 +186,16 @@ pub fn name_steps(profile: &mut Profile, compiled: &CompiledGraph) {
             continue;
         };
         let calls: Vec<&tessera_codegen::tile::KernelCall> = t.calls.iter().flatten().collect();
+        // One name per call, shared by its spans (every worker, every iteration).
+        let mut names: Vec<Option<std::sync::Arc<str>>> = vec![None; calls.len()];
         for span in spans.iter_mut() {
             let i = records.partition_point(|&(start, _)| start <= span.vertex);
             if let Some(k) = i.checked_sub(1).filter(|&k| span.vertex < records[k].1) {
-                span.name = format!("{} ({})", calls[k].label, calls[k].name());
+                span.name = names[k]
+                    .get_or_insert_with(|| {
+                        format!("{} ({})", calls[k].label, calls[k].name()).into()
+                    })
+                    .clone();
             }
         }
     }

@@ -99,16 +99,26 @@ pub(super) fn profile(
                             .collect()
                     })
                     .unwrap_or_default();
+                let mut named: BTreeMap<u32, std::sync::Arc<str>> = BTreeMap::new();
                 profile.kernels[index] = loaded
                     .tile
                     .spans
                     .iter()
                     .map(|span| KernelSpan {
                         worker: span.worker,
-                        name: tables
-                            .iter()
-                            .find_map(|t| t.get(&span.entry))
-                            .map_or_else(|| format!("{:#x}", span.entry), |n| (*n).to_string()),
+                        name: named
+                            .entry(span.entry)
+                            .or_insert_with(|| {
+                                tables
+                                    .iter()
+                                    .find_map(|t| t.get(&span.entry))
+                                    .map_or_else(
+                                        || format!("{:#x}", span.entry),
+                                        |n| (*n).to_string(),
+                                    )
+                                    .into()
+                            })
+                            .clone(),
                         start: span.start,
                         end: span.end,
                         vertex: span.vertex,

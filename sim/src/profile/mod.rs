@@ -66,8 +66,9 @@ pub struct PhaseSpan {
 pub struct KernelSpan {
     pub worker: u8,
     /// The entry symbol's name (or its address in hex when no symbol names it); a compiler
-    /// front end may rename it after the op it ran for.
-    pub name: String,
+    /// front end may rename it after the op it ran for. Shared: a full run has millions of
+    /// spans and a few hundred names.
+    pub name: std::sync::Arc<str>,
     pub start: u64,
     pub end: u64,
     /// `$mvertex_base` at launch (identifies the call whose vertex state the worker read).

@@ -278,20 +278,18 @@ pub fn coarse_kernel_spans<'a>(
     for kernel in kernels {
         let phase = phases.partition_point(|p| p.start <= kernel.start);
         let end = kernel.end.max(kernel.start);
-        let slot = *index
-            .entry((phase, kernel.name.as_str()))
-            .or_insert_with(|| {
-                groups.push(CoarseKernelSpan {
-                    name: &kernel.name,
-                    phase,
-                    start: kernel.start,
-                    end,
-                    calls: 0,
-                    busy: 0,
-                    worker_bits: [0; 4],
-                });
-                groups.len() - 1
+        let slot = *index.entry((phase, &*kernel.name)).or_insert_with(|| {
+            groups.push(CoarseKernelSpan {
+                name: &kernel.name,
+                phase,
+                start: kernel.start,
+                end,
+                calls: 0,
+                busy: 0,
+                worker_bits: [0; 4],
             });
+            groups.len() - 1
+        });
         let group = &mut groups[slot];
         group.start = group.start.min(kernel.start);
         group.end = group.end.max(end);

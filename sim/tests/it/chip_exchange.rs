@@ -108,7 +108,9 @@ fn rotate_on_the_small_machine_matches_the_host() {
         assert_eq!(profile.exchange[tile].bytes_sent, 4 * 100 * 4);
         assert_eq!(profile.exchange[tile].bytes_received, 4 * 100 * 4);
         assert_eq!(profile.kernels[tile].len(), 6 * 4);
-        assert!(profile.kernels[tile].iter().all(|k| k.name == "scale_add"));
+        assert!(profile.kernels[tile]
+            .iter()
+            .all(|k| &*k.name == "scale_add"));
         let memory = &profile.memory[tile];
         assert_eq!(memory.categories["host-data"], 400);
         assert_eq!(memory.categories["tensor:buf"], 400);

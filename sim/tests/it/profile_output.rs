@@ -365,7 +365,7 @@ fn a_full_trace_has_a_process_per_tile_and_a_thread_per_context() {
             e.ph == "X" && e.pid == tile as u32 && e.tid == Some(u32::from(kernel.worker) + 1)
         })
         .unwrap();
-    assert_eq!(kernel_event.name, kernel.name);
+    assert_eq!(kernel_event.name, &*kernel.name);
     assert_eq!(kernel_event.args.start_cycle, Some(kernel.start));
 
     // About 120 bytes per event keeps a full-chip trace loadable.
@@ -499,7 +499,7 @@ fn the_default_trace_has_coarse_kernel_spans_that_keep_the_totals() {
     for (tile, kernels) in profile.kernels.iter().enumerate() {
         for kernel in kernels {
             let entry = expected_totals
-                .entry((tile as u32, kernel.name.clone()))
+                .entry((tile as u32, kernel.name.to_string()))
                 .or_default();
             entry.0 += 1;
             entry.1 += kernel.end - kernel.start;
@@ -512,7 +512,7 @@ fn the_default_trace_has_coarse_kernel_spans_that_keep_the_totals() {
             assert!(
                 spans[&(tile as u32)]
                     .iter()
-                    .any(|(name, start, end)| *name == kernel.name
+                    .any(|(name, start, end)| **name == *kernel.name
                         && *start <= kernel.start
                         && kernel.end <= *end),
                 "tile {tile}: {kernel:?}"
