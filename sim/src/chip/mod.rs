@@ -319,7 +319,7 @@ impl Chip {
             syncs: syncs.released,
         };
         let mut profile =
-            record::profile(&self.machine, &image, &self.tiles, &self.slot_of, &totals);
+            record::profile(&self.machine, &image, &mut self.tiles, &self.slot_of, &totals);
         profile.sync_releases = syncs.releases;
         Ok(RunReport {
             outputs,

@@ -47,11 +47,12 @@ fn symbol_names(image: &Image) -> Vec<BTreeMap<u32, &str>> {
         .collect()
 }
 
-/// Builds the profile of a finished run.
+/// Builds the profile of a finished run, taking the tiles' worker spans (a run of many layers
+/// has tens of millions; they are not kept twice).
 pub(super) fn profile(
     machine: &MachineDescription,
     image: &Image,
-    tiles: &[LoadedTile],
+    tiles: &mut [LoadedTile],
     slot_of: &[u32],
     totals: &Totals,
 ) -> Profile {
@@ -79,7 +80,7 @@ pub(super) fn profile(
             .get(id as usize)
             .copied()
             .filter(|&s| s != u32::MAX)
-            .and_then(|s| tiles.get(s as usize));
+            .and_then(|s| tiles.get_mut(s as usize));
         let tile_image = image.tile(id);
         profile.memory.push(match tile_image {
             Some(t) => accounting::tile_usage(machine, id, Some(t)),
@@ -100,10 +101,8 @@ pub(super) fn profile(
                     })
                     .unwrap_or_default();
                 let mut named: BTreeMap<u32, std::sync::Arc<str>> = BTreeMap::new();
-                profile.kernels[index] = loaded
-                    .tile
-                    .spans
-                    .iter()
+                profile.kernels[index] = std::mem::take(&mut loaded.tile.spans)
+                    .into_iter()
                     .map(|span| KernelSpan {
                         worker: span.worker,
                         name: named
