@@ -318,8 +318,13 @@ impl Chip {
             cropped,
             syncs: syncs.released,
         };
-        let mut profile =
-            record::profile(&self.machine, &image, &mut self.tiles, &self.slot_of, &totals);
+        let mut profile = record::profile(
+            &self.machine,
+            &image,
+            &mut self.tiles,
+            &self.slot_of,
+            &totals,
+        );
         profile.sync_releases = syncs.releases;
         Ok(RunReport {
             outputs,
