@@ -202,6 +202,18 @@ fn halves_to_f32(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
+/// What a run records beside its outputs and cycles.
+#[derive(Clone, Copy, Default)]
+pub struct RunRecording<'a> {
+    /// Host threads of the simulation (`None`: one per core).
+    pub threads: Option<usize>,
+    /// Called after every global sync.
+    pub progress: Option<&'a dyn Fn(&RunProgress)>,
+    /// Record every worker's kernel span (for a profile page or trace; a many-layer run makes
+    /// tens of millions of them).
+    pub kernel_spans: bool,
+}
+
 /// Simulates `compiled` on `pixels`, and compares the outputs with the plan's reference and the
 /// host reference of `model` run for `spec`.
 pub fn run_and_check(
@@ -210,8 +222,7 @@ pub fn run_and_check(
     spec: &RunSpec,
     compiled: &CompiledGraph,
     pixels: &PixelValues,
-    threads: Option<usize>,
-    progress: Option<&dyn Fn(&RunProgress)>,
+    recording: RunRecording,
 ) -> Result<Outcome> {
     pixels.validate(&model.config)?;
     if pixels.batch() != spec.batch {
@@ -236,9 +247,10 @@ pub fn run_and_check(
     let report = chip.run(
         &inputs,
         &RunOptions {
-            threads,
+            threads: recording.threads,
             max_cycles: 20_000_000_000,
-            progress,
+            progress: recording.progress,
+            record_kernel_spans: recording.kernel_spans,
         },
     )?;
     let simulate_seconds = started.elapsed().as_secs_f64();

@@ -327,8 +327,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         &spec,
         &compiled,
         &pixels,
-        args.threads,
-        Some(&progress),
+        tessera::pipeline::RunRecording {
+            threads: args.threads,
+            progress: Some(&progress),
+            // Kernel spans only feed the profile page and the trace.
+            kernel_spans: args.profile.is_some(),
+        },
     )?;
     bar.finish_and_clear();
     if std::env::var_os("TESSERA_TIMING").is_some() {

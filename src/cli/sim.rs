@@ -117,6 +117,8 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         threads: args.threads,
         max_cycles: args.max_cycles,
         progress: Some(&progress),
+        // Kernel spans only feed the profile page and the trace.
+        record_kernel_spans: args.profile.is_some(),
     };
     let started = Instant::now();
     let result = run_image(&machine, &image, &inputs, &options);

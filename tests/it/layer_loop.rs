@@ -4,7 +4,7 @@
 //! supervisor programs, vertex state and exchange phases do not grow with the layer count.
 
 use tessera::pipeline::{
-    compile_graph, run_and_check, synthetic_pixels, tower_graph, Model, RunSpec,
+    compile_graph, run_and_check, synthetic_pixels, tower_graph, Model, RunRecording, RunSpec,
 };
 use tessera_codegen::compile::CompiledGraph;
 use tessera_codegen::graph::{evaluate, HostTensor};
@@ -70,8 +70,18 @@ fn a_four_layer_tower_compiled_as_a_loop_runs_bit_exactly() {
         "no layered weights"
     );
     let pixels = synthetic_pixels(&model.config, 2, 3);
-    let outcome = run_and_check(&machine, &model, &spec(4), &compiled, &pixels, None, None)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = run_and_check(
+        &machine,
+        &model,
+        &spec(4),
+        &compiled,
+        &pixels,
+        RunRecording {
+            kernel_spans: true,
+            ..RunRecording::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert!(outcome.bit_exact(), "{:?}", outcome.mismatches);
     // One superstep per step as it ran: the body's once per layer.
     assert_eq!(

@@ -16,7 +16,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tessera::pipeline::{compile_graph, run_and_check, tower_graph, Model, Outcome, RunSpec};
+use tessera::pipeline::{
+    compile_graph, run_and_check, tower_graph, Model, Outcome, RunRecording, RunSpec,
+};
 use tessera_codegen::graph::{evaluate, HostTensor};
 use tessera_codegen::plan::PlanOptions;
 use tessera_models::pixels::PixelValues;
@@ -47,8 +49,18 @@ fn run(
     let options = PlanOptions::for_target(&tessera::target::target_of(&machine));
     let compiled = compile_graph(&machine, &graph, &model.store, &options, None)
         .unwrap_or_else(|e| panic!("{e}"));
-    let outcome = run_and_check(&machine, model, spec, &compiled, pixels, None, None)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = run_and_check(
+        &machine,
+        model,
+        spec,
+        &compiled,
+        pixels,
+        RunRecording {
+            kernel_spans: true,
+            ..RunRecording::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let input = HostTensor::new(pixels.shape().to_vec(), pixels.data().to_vec()).unwrap();
     let inputs: BTreeMap<String, HostTensor> =
         [("pixel_values".to_string(), input)].into_iter().collect();
@@ -177,8 +189,11 @@ fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
                     &spec,
                     &compiled,
                     &pixels,
-                    Some(threads),
-                    None,
+                    RunRecording {
+                        threads: Some(threads),
+                        progress: None,
+                        kernel_spans: true,
+                    },
                 )
             })
             .unwrap()

@@ -58,6 +58,9 @@ pub struct RunOptions<'a> {
     pub max_cycles: u64,
     /// Called after every global sync.
     pub progress: Option<&'a dyn Fn(&RunProgress)>,
+    /// Record every worker's run for the profile's kernel spans. A front end that writes no
+    /// profile page or trace turns it off: a many-layer run makes tens of millions of them.
+    pub record_kernel_spans: bool,
 }
 
 impl Default for RunOptions<'_> {
@@ -66,6 +69,7 @@ impl Default for RunOptions<'_> {
             threads: None,
             max_cycles: 1_000_000_000,
             progress: None,
+            record_kernel_spans: true,
         }
     }
 }
@@ -263,6 +267,7 @@ impl Chip {
         let startup = (image.load_bytes() + input_bytes).div_ceil(rate);
         let limit = startup.saturating_add(options.max_cycles);
         for loaded in &mut self.tiles {
+            loaded.tile.record_spans = options.record_kernel_spans;
             loaded.tile.advance_to(startup);
             loaded.record.span(PhaseKind::Startup, 0, startup);
             if let Some(entry) = loaded.entry {

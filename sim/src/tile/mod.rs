@@ -208,6 +208,8 @@ pub struct Tile {
     /// Issue rounds a worker spends on an `rpt` bundle (timing class `Repeat`).
     repeat_rounds: u64,
     pub spans: Vec<WorkerSpan>,
+    /// Whether worker exits are recorded in `spans`.
+    pub record_spans: bool,
     pub outbox: Vec<OutgoingWord>,
     pub exchange_csr_writes: Vec<ExchangeCsrWrite>,
     pub counters: TileCounters,
@@ -248,6 +250,7 @@ impl Tile {
             divide_rounds: machine.worker.divide_rounds.into(),
             repeat_rounds: machine.worker.repeat_rounds.into(),
             spans: Vec::new(),
+            record_spans: true,
             outbox: Vec::new(),
             exchange_csr_writes: Vec::new(),
             counters: TileCounters::default(),
@@ -675,14 +678,16 @@ impl Tile {
                 let slot = self.slots[worker];
                 self.slots[worker] = WorkerSlot::default();
                 self.running_mask &= !(1 << worker);
-                self.spans.push(WorkerSpan {
-                    worker: worker as u8,
-                    entry: slot.entry,
-                    vertex: slot.vertex,
-                    start: slot.started,
-                    end: round_end,
-                    exit_status: status,
-                });
+                if self.record_spans {
+                    self.spans.push(WorkerSpan {
+                        worker: worker as u8,
+                        entry: slot.entry,
+                        vertex: slot.vertex,
+                        start: slot.started,
+                        end: round_end,
+                        exit_status: status,
+                    });
+                }
                 if self.status == SupervisorStatus::WaitingLocalSync && !self.any_worker_running() {
                     self.status = SupervisorStatus::Running;
                     self.supervisor_next_issue = self

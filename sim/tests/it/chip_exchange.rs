@@ -51,6 +51,7 @@ fn run(
         threads,
         max_cycles: 10_000_000,
         progress: None,
+        record_kernel_spans: true,
     };
     chip.run(inputs, &options)
 }
