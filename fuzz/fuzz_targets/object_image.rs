@@ -86,6 +86,7 @@ fn check_image(image: &Image) {
             threads: Some(1),
             max_cycles: MAX_CYCLES,
             progress: None,
+            record_kernel_spans: true,
         };
         let _ = chip.run(&inputs, &options);
     }
