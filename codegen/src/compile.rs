@@ -12,7 +12,7 @@ use crate::graph::{Graph, ValueHandle};
 use crate::layout::order::AMP_BLOCK_BYTES;
 use crate::lower::{lower, LowerError, Lowered};
 use crate::mid::MidProgram;
-use crate::plan::{build::build, plan, PlanError, PlanOptions, PlanReport};
+use crate::plan::{build::build, plan_with_progress, PlanError, PlanOptions, PlanReport};
 use crate::target::Target;
 use crate::tile::verify::{verify, TileVerifyError};
 use std::time::Instant;
@@ -93,9 +93,9 @@ pub fn compile(
     let mut times = StageTimes::default();
     if options.sram_saving {
         // Asked for from the start: the same splitting and tightening as the fallback.
-        return compile_split(graph, store, target, options, &say, &mut times);
+        return compile_split(graph, store, target, options, &say, progress, &mut times);
     }
-    match compile_with(graph, store, target, options, &say, &mut times) {
+    match compile_with(graph, store, target, options, &say, progress, &mut times) {
         // A plan that does not fit is tried again with strategies that spend cycles to save
         // SRAM (weights stored once and gathered at use); the first error is kept when that
         // fails too, as it names the smaller search's limit.
@@ -110,7 +110,7 @@ pub fn compile(
                 sram_saving: true,
                 ..options.clone()
             };
-            match compile_split(graph, store, target, &saving, &say, &mut times) {
+            match compile_split(graph, store, target, &saving, &say, progress, &mut times) {
                 Ok(mut compiled) => {
                     // The report says why the slower strategies were searched.
                     compiled.report.stop_reason += &format!("; searched because {first}");
@@ -147,6 +147,7 @@ fn compile_split(
     target: &Target,
     options: &PlanOptions,
     say: &dyn Fn(&str),
+    progress: Option<&dyn Progress>,
     times: &mut StageTimes,
 ) -> Result<CompiledGraph, CompileError> {
     let mut current = if options.layer_loop {
@@ -159,7 +160,7 @@ fn compile_split(
     let mut options = options.clone();
     let mut tightened = 0;
     loop {
-        match compile_with(&current, store, target, &options, say, times) {
+        match compile_with(&current, store, target, &options, say, progress, times) {
             // The planner's SRAM model leaves out copy tables and exchange code, so a plan it
             // accepts can still fail placement: plan again leaving more of each tile to them
             // (and split what then does not fit), at most MAX_TIGHTENINGS times.
@@ -214,11 +215,22 @@ fn compile_with(
     target: &Target,
     options: &PlanOptions,
     say: &dyn Fn(&str),
+    progress: Option<&dyn Progress>,
     times: &mut StageTimes,
 ) -> Result<CompiledGraph, CompileError> {
     let started = Instant::now();
     say("planning");
-    let planned = plan(graph, target, options)?;
+    let tick = |p: crate::plan::SearchProgress| {
+        if let Some(progress) = progress {
+            progress.stage(&format!(
+                "planning: op {} of {}, {} candidates costed",
+                p.ops_done + 1,
+                p.ops,
+                p.costed
+            ));
+        }
+    };
+    let planned = plan_with_progress(graph, target, options, &tick)?;
     times.plan += started.elapsed().as_secs_f64();
     let mut refusals = Vec::new();
     for finalist in 0..planned.finalists.len() {

@@ -513,3 +513,27 @@ fn a_loop_gathers_each_layers_weight() {
     let error = tessera_models::reference::compare(&host["y"].data, &got);
     assert!(error.relative_rms < 5e-3, "{}", error.relative_rms);
 }
+
+/// The planner reports its progress once per compute op, in order, with the candidates costed
+/// so far (what `tessera compile` and `run` show while they plan).
+#[test]
+fn planning_reports_every_op_and_the_candidates_costed() {
+    let (g, _, _) = matmul_with_bias(20, 48, 40, 2);
+    let machine = MachineDescription::builtin("small").unwrap();
+    let target = target_of(&machine);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let planned = tessera_codegen::plan::plan_with_progress(
+        &g,
+        &target,
+        &PlanOptions::for_target(&target),
+        &|p| seen.lock().unwrap().push(p),
+    )
+    .unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for (i, p) in seen.iter().enumerate() {
+        assert_eq!((p.ops_done, p.ops), (i, 2));
+    }
+    assert!(seen.windows(2).all(|w| w[0].costed <= w[1].costed));
+    assert!(seen[1].costed > 0 && seen[1].costed <= planned.report.expansions);
+}

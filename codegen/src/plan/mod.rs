@@ -612,6 +612,24 @@ pub fn route_policy(sram_saving: bool) -> crate::redist::RoutePolicy {
 
 /// Plans `graph` for `target`.
 pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Planned, PlanError> {
+    plan_with_progress(graph, target, options, &|_| {})
+}
+
+/// How far a search has got: compute ops planned of all, and candidate states costed so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchProgress {
+    pub ops_done: usize,
+    pub ops: usize,
+    pub costed: usize,
+}
+
+/// [`plan`], calling `progress` after every compute op.
+pub fn plan_with_progress(
+    graph: &Graph,
+    target: &Target,
+    options: &PlanOptions,
+    progress: &dyn Fn(SearchProgress),
+) -> Result<Planned, PlanError> {
     if options.beam == 0 || options.finalists == 0 || options.grids_per_product == 0 {
         return Err(PlanError::Options(format!(
             "beam {}, finalists {} and grids per product {} must all be at least 1",
@@ -682,10 +700,22 @@ pub fn plan(graph: &Graph, target: &Target, options: &PlanOptions) -> Result<Pla
     let live_after = last_reads(&graph, &forms);
     let mut report = PlanReport::default();
     let mut tried_per_op: Vec<usize> = Vec::new();
+    let ops = graph
+        .nodes
+        .iter()
+        .filter(|(h, _)| compute_kind(&graph, *h).is_some())
+        .count();
+    let mut ops_done = 0;
     for (h, _) in graph.nodes.iter() {
         if compute_kind(&graph, h).is_none() {
             continue;
         }
+        progress(SearchProgress {
+            ops_done,
+            ops,
+            costed: report.expansions,
+        });
+        ops_done += 1;
         // Strategies per state (they depend on the operands' layouts).
         let forced = options
             .force
