@@ -12,23 +12,15 @@ use tessera_codegen::plan::PlanOptions;
 use tessera_models::reference::compare;
 use tessera_models::siglip::config::SiglipVisionConfig;
 use tessera_models::siglip::weights::{synthetic_weights, WeightSelection};
-use tessera_models::siglip::HiddenAct;
 use tessera_sim::MachineDescription;
 
 /// A seeded tower the size of the transformers test checkpoints (56×56 pixels in patches of
 /// 14: 16 tokens, hidden 64, MLP 256, 4 heads) with `layers` layers and the pooling head.
 fn model(layers: usize) -> Model {
     let config = SiglipVisionConfig {
-        hidden_size: 64,
         intermediate_size: 256,
-        num_attention_heads: 4,
         num_hidden_layers: layers,
-        num_channels: 3,
-        patch_size: 14,
-        image_size: 56,
-        layer_norm_eps: 1e-6,
-        hidden_act: HiddenAct::GeluTanh,
-        vision_use_head: true,
+        ..SiglipVisionConfig::tiny()
     };
     let store = synthetic_weights(&config, &WeightSelection::full(&config), 7);
     Model {

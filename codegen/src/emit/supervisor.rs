@@ -421,12 +421,7 @@ fn layered_words(program: &Program, frame: &Frame, tile: u32) -> Vec<(u32, u32)>
         return Vec::new();
     };
     let mut words = Vec::new();
-    let calls = tile_program
-        .calls
-        .iter()
-        .enumerate()
-        .flat_map(|(step, calls)| calls.iter().map(move |call| (step, call)));
-    for (index, (step, call)) in calls.enumerate() {
+    for (index, (step, call)) in tile_program.calls_by_step().enumerate() {
         if !(l.first..=l.last).contains(&step) {
             continue;
         }

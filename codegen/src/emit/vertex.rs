@@ -76,12 +76,7 @@ impl VertexLayout {
             return Ok(Vec::new());
         };
         let mut bytes = Vec::new();
-        let calls = tile_program
-            .calls
-            .iter()
-            .enumerate()
-            .flat_map(|(step, calls)| calls.iter().map(move |call| (step, call)));
-        for (index, (step, call)) in calls.enumerate() {
+        for (index, (step, call)) in tile_program.calls_by_step().enumerate() {
             let offset = (self.record(tile, index) - self.base) as usize;
             bytes.resize(offset, 0);
             for (w, word) in call.spec.vertex.iter().enumerate() {

@@ -67,6 +67,23 @@ fn gathered_params(
     Some(list)
 }
 
+/// `pinned`, after its variant that stores `what` once and gathers it (`stored`), if any.
+fn push_with_gathered(
+    out: &mut Vec<Strategy>,
+    pinned: Strategy,
+    stored: Option<Vec<Option<Layout>>>,
+    what: &str,
+) {
+    if let Some(stored) = stored {
+        out.push(Strategy {
+            label: format!("{} {what} gathered", pinned.label),
+            stored,
+            ..pinned.clone()
+        });
+    }
+    out.push(pinned);
+}
+
 fn lay(dist: Distribution, order: Order, dtype: DType) -> Layout {
     Layout { dist, order, dtype }
 }
@@ -343,14 +360,7 @@ pub fn strategies(
                     ],
                     stored: Vec::new(),
                 };
-                if let Some(stored) = gathered {
-                    out.push(Strategy {
-                        label: format!("{} bias gathered", pinned.label),
-                        stored,
-                        ..pinned.clone()
-                    });
-                }
-                out.push(pinned);
+                push_with_gathered(&mut out, pinned, gathered, "bias");
             }
         }
         Op::Add { a, b } => {
@@ -478,14 +488,7 @@ pub fn strategies(
                     ],
                     stored: Vec::new(),
                 };
-                if let Some(stored) = gathered {
-                    out.push(Strategy {
-                        label: format!("{} params gathered", pinned.label),
-                        stored,
-                        ..pinned.clone()
-                    });
-                }
-                out.push(pinned);
+                push_with_gathered(&mut out, pinned, gathered, "params");
             }
         }
         Op::Input { .. }

@@ -122,6 +122,14 @@ impl TileProgram {
     pub fn buffer(&self, id: BufferId) -> &BufferDecl {
         &self.buffers[id.0 as usize]
     }
+
+    /// Every call with its step, in step and call order (the order of vertex records).
+    pub fn calls_by_step(&self) -> impl Iterator<Item = (usize, &KernelCall)> {
+        self.calls
+            .iter()
+            .enumerate()
+            .flat_map(|(step, calls)| calls.iter().map(move |call| (step, call)))
+    }
 }
 
 /// What a step does.
