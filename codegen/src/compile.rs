@@ -167,6 +167,8 @@ fn compile_split(
             Err(CompileError::NoFinalistFits(refusals)) if tightened < MAX_TIGHTENINGS => {
                 tightened += 1;
                 options.sram_budget = options.sram_budget.saturating_sub(TIGHTENING_BYTES);
+                options.sram_saving_budget =
+                    options.sram_saving_budget.saturating_sub(TIGHTENING_BYTES);
                 let why = format!(
                     "planned again leaving {} KiB more per tile to what the planner does not model (no finalist fit: {})",
                     TIGHTENING_BYTES / 1024,

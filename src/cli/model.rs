@@ -442,9 +442,59 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode> {
             std::fs::write(dir.join(format!("tile{tile}.S")), text)?;
         }
         std::fs::write(dir.join("tile0.calls.txt"), calls_text(&compiled, 0))?;
+        let (busiest, text) = buffers_text(&compiled);
+        std::fs::write(dir.join(format!("tile{busiest}.buffers.txt")), text)?;
         println!("dumps: {}", dir.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The buffers of the tile whose placed buffers reach highest, in address order: where each
+/// is, how big, the steps it is live in and what it holds (how to see what fills a tile).
+fn buffers_text(compiled: &CompiledGraph) -> (usize, String) {
+    use std::fmt::Write;
+    let program = &compiled.lowered.program;
+    let addresses = &compiled.back.placement.addresses;
+    let end_of = |t: usize| {
+        program.tiles[t]
+            .buffers
+            .iter()
+            .zip(&addresses[t])
+            .map(|(b, &a)| a as u64 + b.bytes as u64)
+            .max()
+            .unwrap_or(0)
+    };
+    let busiest = (0..program.tiles.len().min(addresses.len()))
+        .max_by_key(|&t| (end_of(t), std::cmp::Reverse(t)))
+        .unwrap_or(0);
+    let mut out = String::new();
+    let Some(tile) = program.tiles.get(busiest) else {
+        return (busiest, out);
+    };
+    let _ = writeln!(
+        out,
+        "tile {busiest}: buffers up to {:#x}\n   address      bytes   live steps  category               name",
+        end_of(busiest)
+    );
+    let mut order: Vec<usize> = (0..tile.buffers.len()).collect();
+    order.sort_by_key(|&i| (addresses[busiest][i], i));
+    for i in order {
+        let b = &tile.buffers[i];
+        let _ = writeln!(
+            out,
+            "{:#10x} {:>10}  {:>5}..={:<5}  {:<22} {}",
+            addresses[busiest][i],
+            b.bytes,
+            b.live.0,
+            b.live.1,
+            tessera_codegen::place::category_name(&b.category)
+                .chars()
+                .take(22)
+                .collect::<String>(),
+            b.name
+        );
+    }
+    (busiest, out)
 }
 
 /// Every kernel call of `tile`, step by step, with its estimate.

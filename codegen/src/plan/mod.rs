@@ -30,9 +30,18 @@ use std::fmt::Write;
 use std::sync::Arc;
 use strategy::{strategies, Ctx, Strategy};
 
-/// Bytes an SRAM-saving plan leaves beyond [`PlanOptions::sram_budget`] on every tile, for
-/// the spread of the program bytes it models ([`cost::ProgramBytes`]) and what it does not.
-pub const SRAM_SAVING_RESERVE: u32 = 32 * 1024;
+/// Bytes of every tile a plan without SRAM-saving strategies leaves to kernel code, vertex
+/// state, supervisor and exchange programs, copy tables and scratch (what it does not model).
+pub const PROGRAM_RESERVE: u32 = 160 * 1024;
+
+/// The same for an SRAM-saving plan, from what the busiest tile of the 12-layer So400m loop
+/// held beside weights and activations: 57 KiB of code (kernels, supervisor and exchange
+/// programs), 15 KiB of constants, 5 KiB of vertex state, 1 KiB of worker scratch — 78 KiB —
+/// and 50 KiB of margin. Smaller than [`PROGRAM_RESERVE`]: these plans are the ones that did not
+/// fit, and every byte goes to the weights a loop keeps resident (27 So400m layers are ~280 KiB
+/// of every tile). Should placement still fail, the compiler plans again with less
+/// ([`crate::compile`]).
+pub const SRAM_SAVING_RESERVE: u32 = 128 * 1024;
 
 /// Search bounds.
 #[derive(Clone, Debug)]
@@ -45,6 +54,8 @@ pub struct PlanOptions {
     pub finalists: usize,
     /// Bytes of a tile's SRAM the planner lets weights and one op's working set use.
     pub sram_budget: u32,
+    /// The same when [`PlanOptions::sram_saving`] is on.
+    pub sram_saving_budget: u32,
     /// Bytes of the interleaved region the same may use (AMP weights and products live there).
     pub interleaved_budget: u32,
     /// Fixed choices: (op label, strategy label) — the op takes that strategy (as printed in
@@ -67,7 +78,8 @@ impl PlanOptions {
             grids_per_product: 4,
             finalists: 3,
             // Kernel code, vertex state, supervisor and exchange programs take the rest.
-            sram_budget: target.sram_size().saturating_sub(160 * 1024),
+            sram_budget: target.sram_size().saturating_sub(PROGRAM_RESERVE),
+            sram_saving_budget: target.sram_size().saturating_sub(SRAM_SAVING_RESERVE),
             interleaved_budget: target
                 .region(true)
                 .map(|r| r.size)
@@ -260,6 +272,7 @@ impl Planned {
             granules: self.granules.clone(),
             grids_per_product: self.grids_per_product,
             sram_saving: self.sram_saving,
+            stored_bases: Ctx::stored_bases(&self.graph, self.tiles),
         }
     }
 }
@@ -438,9 +451,10 @@ fn expand(
             "needs {interleaved_use} bytes of interleaved memory on a tile (budget {interleaved_budget})"
         ));
     }
-    if worst + working > budget as u64 || pinned > budget as u64 {
+    let to_come = lookahead.weights_after[h.index()];
+    if worst + working + to_come > budget as u64 || pinned + to_come > budget as u64 {
         return Err(format!(
-            "needs {} bytes of weights and program and {working} working bytes on a tile (budget {budget})",
+            "needs {} bytes of weights and program, {working} working bytes and {to_come} bytes of later ops' weights on a tile (budget {budget})",
             worst.max(pinned)
         ));
     }
@@ -464,6 +478,9 @@ fn expand(
 /// readers that do not depend on their operands' layouts (made once per reader).
 struct Lookahead<'g> {
     readers: Vec<Vec<(ValueHandle, usize)>>,
+    /// Per node: bytes per tile, at the least, of the weights only later ops read
+    /// ([`weights_to_come`]).
+    weights_after: Vec<u64>,
     ctx: &'g Ctx<'g>,
     cache: std::sync::Mutex<std::collections::HashMap<ValueHandle, Arc<Vec<Strategy>>>>,
 }
@@ -600,6 +617,42 @@ pub fn loop_copies(graph: &Graph, weight: ValueHandle) -> u32 {
     }
 }
 
+/// Per node: the bytes per tile, at the least (spread evenly over `tiles`), of the weights no
+/// compute op up to that node reads. Every weight is resident from the start of the run, so an
+/// op's working set shares its tiles with them too; the search sees only the weights already
+/// placed, and this floor keeps it from accepting an op that later weights crowd out (a loop's
+/// 27 layers of weights are most of the chip).
+fn weights_to_come(graph: &Graph, forms: &[Form], tiles: u32) -> Vec<u64> {
+    let mut seen = std::collections::HashSet::new();
+    let mut read_by: Vec<u64> = vec![0; graph.nodes.len()];
+    for (h, node) in graph.nodes.iter() {
+        if compute_kind(graph, h).is_none() {
+            continue;
+        }
+        for (_, x) in node.op.operands() {
+            let form = &forms[x.index()];
+            if form.kind == BaseKind::Weight && seen.insert(form.base) {
+                read_by[h.index()] += resident_bytes(graph, form.base);
+            }
+        }
+    }
+    let mut after = vec![0u64; read_by.len()];
+    let mut later = 0u64;
+    for i in (0..read_by.len()).rev() {
+        after[i] = later.div_ceil(tiles.max(1) as u64);
+        later += read_by[i];
+    }
+    after
+}
+
+/// The bytes weight `h` takes on the chip: all its loop copies.
+pub fn resident_bytes(graph: &Graph, h: ValueHandle) -> u64 {
+    let ty = &graph.nodes[h].ty;
+    ty.shape.0.iter().map(|&d| d as u64).product::<u64>()
+        * ty.dtype.size_bytes() as u64
+        * loop_copies(graph, h) as u64
+}
+
 /// How movements are routed in a plan with or without SRAM saving (the lowering routes the
 /// built program's movements the same way).
 pub fn route_policy(sram_saving: bool) -> crate::redist::RoutePolicy {
@@ -672,6 +725,7 @@ pub fn plan_with_progress(
         granules: granules.clone(),
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
+        stored_bases: Ctx::stored_bases(&graph, target.tiles),
     };
     let moves = MoveCache::new(route_policy(options.sram_saving), options.sram_saving);
     let mut beam = vec![State {
@@ -686,13 +740,12 @@ pub fn plan_with_progress(
     }];
     let lookahead = Lookahead {
         readers: view_readers(&graph, &forms),
+        weights_after: weights_to_come(&graph, &forms, target.tiles),
         ctx: &ctx,
         cache: Default::default(),
     };
-    // An SRAM-saving plan is one that did not fit the first time: it also leaves room for what
-    // the planner does not model (copy tables, exchange code), which is what crowded it out.
     let sram_budget = if options.sram_saving {
-        options.sram_budget.saturating_sub(SRAM_SAVING_RESERVE)
+        options.sram_saving_budget
     } else {
         options.sram_budget
     };

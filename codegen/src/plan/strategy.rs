@@ -11,7 +11,7 @@
 //! | softmax, layernorm | follow when rows are whole; rows over the chip |
 
 use super::forms::{BaseKind, Form};
-use super::spread::{columns_of, product_grid, rows, stored_once};
+use super::spread::{columns_of, product_grid, rows, stored_bases, stored_once, stored_spread};
 use super::{value_dims, PlanError};
 use crate::graph::op::view_op;
 use crate::graph::{DType, Graph, Op, ValueHandle};
@@ -43,6 +43,19 @@ pub struct Ctx<'g> {
     pub grids_per_product: usize,
     /// See [`super::PlanOptions::sram_saving`].
     pub sram_saving: bool,
+    /// Per node: the tile a matrix weight stored once starts at ([`stored_bases`]).
+    pub stored_bases: Vec<u32>,
+}
+
+impl Ctx<'_> {
+    /// The tile each matrix weight of `graph` stored once starts at, indexed by node.
+    pub fn stored_bases(graph: &Graph, tiles: u32) -> Vec<u32> {
+        let sizes = graph.nodes.iter().map(|(h, n)| {
+            let matrix = matches!(n.op, Op::Weight { .. }) && n.ty.shape.0.len() == 2;
+            matrix.then(|| super::resident_bytes(graph, h))
+        });
+        stored_bases(sizes, tiles)
+    }
 }
 
 /// In an SRAM-saving plan, a replicated parameter vector (operands `operands`, laid out as
@@ -324,7 +337,22 @@ pub fn strategies(
                         // A replicated weight may instead be stored once and gathered into
                         // the replicated layout before each use: slower, but it leaves the
                         // SRAM to activations (what larger batches need).
-                        let stored = lay(grid.b_stored, Order::Cwei, bd);
+                        // Laid out as the operand (the host converts the weight through its view).
+                        let b_base = ctx.forms[b.index()].base;
+                        let b_dims = value_dims(graph, *b);
+                        let stored_dist = if !batched && b_dims.len() == 2 {
+                            stored_spread(
+                                &b_dims,
+                                kg,
+                                16,
+                                ctx.tiles,
+                                ctx.stored_bases.get(b_base.index()).copied().unwrap_or(0),
+                            )
+                            .map_err(|e| PlanError::op(graph, h, e.to_string()))?
+                        } else {
+                            grid.b_stored
+                        };
+                        let stored = lay(stored_dist, Order::Cwei, bd);
                         let streams = ctx.sram_saving
                             && ctx.forms[b.index()].kind == BaseKind::Weight
                             && weights.dist.replication() > 1
