@@ -122,14 +122,22 @@ fn a_matmul_with_bias() {
     assert_bit_exact(&run("small", &g, &store, &inputs));
 }
 
-/// SRAM-saving plans store a replicated weight once (in the smallest whole K- and column-granule
-/// blocks, dealt around the chip's tiles) and gather it into the replicated layout before the
-/// product: the result is the same bits.
+/// SRAM-saving plans store a replicated weight once — on the product's grid, K split over the
+/// row blocks, or (`spread_stored`) in the smallest whole K- and column-granule blocks dealt
+/// around the chip's tiles — and gather it into the replicated layout before the product: the
+/// result is the same bits either way.
 #[test]
 fn a_weight_stored_once_and_gathered_before_use() {
+    for spread in [false, true] {
+        stored_once_and_gathered(spread);
+    }
+}
+
+fn stored_once_and_gathered(spread: bool) {
     let (g, store, inputs) = matmul_with_bias(64, 96, 64, 5);
     let (results, report) = run_with("small", &g, &store, &inputs, |o| {
         o.sram_saving = true;
+        o.spread_stored = Some(spread);
         o.force = vec![(
             "mm".to_string(),
             "grid 4x4 cols/16 rows/16 weights gathered".to_string(),
@@ -481,6 +489,8 @@ fn a_loop_gathers_each_layers_weight() {
     let (results, report) = run_with("small", &g, &store, &inputs, |o| {
         o.layer_loop = true;
         o.sram_saving = true;
+        // Each layer's weights dealt around the chip, as a long loop's are.
+        o.spread_stored = Some(true);
         o.force = vec![(
             "layer0.mm".to_string(),
             "grid 4x4 cols/16 rows/16 weights gathered".to_string(),

@@ -69,6 +69,10 @@ pub struct PlanOptions {
     /// Keep the graph's first top-level repeat as a loop (planned, lowered and emitted once,
     /// run `count` times) instead of unrolling it.
     pub layer_loop: bool,
+    /// Store weights stored once dealt around all tiles (`Some(true)`) or on their products'
+    /// grids (`Some(false)`); `None`: around all tiles when the model's weights take more than
+    /// 1/[`strategy::SPREAD_ABOVE_SHARE`] of every tile.
+    pub spread_stored: Option<bool>,
 }
 
 impl PlanOptions {
@@ -88,6 +92,7 @@ impl PlanOptions {
             force: Vec::new(),
             sram_saving: false,
             layer_loop: false,
+            spread_stored: None,
         }
     }
 }
@@ -261,6 +266,8 @@ pub struct Planned {
     pub tiles: u32,
     pub grids_per_product: usize,
     pub sram_saving: bool,
+    /// See [`Ctx::stored_bases`].
+    pub stored_bases: Vec<u32>,
 }
 
 impl Planned {
@@ -272,7 +279,7 @@ impl Planned {
             granules: self.granules.clone(),
             grids_per_product: self.grids_per_product,
             sram_saving: self.sram_saving,
-            stored_bases: Ctx::stored_bases(&self.graph, self.tiles),
+            stored_bases: self.stored_bases.clone(),
         }
     }
 }
@@ -725,7 +732,11 @@ pub fn plan_with_progress(
         granules: granules.clone(),
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
-        stored_bases: Ctx::stored_bases(&graph, target.tiles),
+        stored_bases: match options.spread_stored {
+            Some(false) => Vec::new(),
+            Some(true) => Ctx::stored_bases(&graph, target.tiles, 0),
+            None => Ctx::stored_bases(&graph, target.tiles, target.sram_size()),
+        },
     };
     let moves = MoveCache::new(route_policy(options.sram_saving), options.sram_saving);
     let mut beam = vec![State {
@@ -926,6 +937,7 @@ pub fn plan_with_progress(
         .iter()
         .map(|s| s.choices.iter().map(|(h, i, _, _)| (*h, *i)).collect())
         .collect();
+    let stored_bases = ctx.stored_bases.clone();
     Ok(Planned {
         graph,
         forms,
@@ -935,5 +947,6 @@ pub fn plan_with_progress(
         tiles: target.tiles,
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
+        stored_bases,
     })
 }
