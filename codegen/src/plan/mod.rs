@@ -14,34 +14,26 @@
 
 pub mod build;
 pub mod cost;
+mod expand;
 pub mod forms;
+mod memory;
 pub mod spread;
 pub mod strategy;
 
 use crate::graph::op::view_op;
 use crate::graph::{Graph, Op, ValueHandle};
-use crate::layout::{Layout, View};
+use crate::layout::Layout;
 use crate::lower::calls::ComputeKind;
 use crate::target::Target;
-use cost::{op_cycles, pin, shard_bytes, MoveCache};
+use cost::MoveCache;
+use expand::{expand, Lookahead};
 use forms::{BaseKind, Form};
+pub use memory::{loop_copies, resident_bytes, PROGRAM_RESERVE, SRAM_SAVING_RESERVE};
+use memory::{weight_allowances, weights_to_come};
 use rayon::prelude::*;
 use std::fmt::Write;
 use std::sync::Arc;
 use strategy::{strategies, Ctx, Strategy};
-
-/// Bytes of every tile a plan without SRAM-saving strategies leaves to kernel code, vertex
-/// state, supervisor and exchange programs, copy tables and scratch (what it does not model).
-pub const PROGRAM_RESERVE: u32 = 160 * 1024;
-
-/// The same for an SRAM-saving plan, from what the busiest tile of the 12-layer So400m loop
-/// held beside weights and activations: 57 KiB of code (kernels, supervisor and exchange
-/// programs), 15 KiB of constants, 5 KiB of vertex state, 1 KiB of worker scratch — 78 KiB —
-/// and 50 KiB of margin. Smaller than [`PROGRAM_RESERVE`]: these plans are the ones that did not
-/// fit, and every byte goes to the weights a loop keeps resident (27 So400m layers are ~280 KiB
-/// of every tile). Should placement still fail, the compiler plans again with less
-/// ([`crate::compile`]).
-pub const SRAM_SAVING_RESERVE: u32 = 128 * 1024;
 
 /// Search bounds.
 #[derive(Clone, Debug)]
@@ -165,9 +157,6 @@ impl State {
     }
 }
 
-/// For every compute node `h`: the later compute ops reading `h` through a view (with the
-/// operand index), looking through the elementwise ops that follow `h` (a bias add after a
-/// product keeps its layout), so a product's layout is costed against how attention reads it.
 /// The shape of value `h` as the `u32` dimensions that views and layouts take.
 fn value_dims(graph: &Graph, h: ValueHandle) -> Vec<u32> {
     graph.nodes[h]
@@ -179,6 +168,9 @@ fn value_dims(graph: &Graph, h: ValueHandle) -> Vec<u32> {
         .collect()
 }
 
+/// For every compute node `h`: the later compute ops reading `h` through a view (with the
+/// operand index), looking through the elementwise ops that follow `h` (a bias add after a
+/// product keeps its layout), so a product's layout is costed against how attention reads it.
 fn view_readers(graph: &Graph, forms: &[Form]) -> Vec<Vec<(ValueHandle, usize)>> {
     let n = graph.nodes.len();
     let mut direct: Vec<Vec<(ValueHandle, usize)>> = vec![Vec::new(); n];
@@ -305,217 +297,6 @@ pub fn compute_kind(graph: &Graph, h: ValueHandle) -> Option<ComputeKind> {
     })
 }
 
-/// Expands `state` by strategy `s` of op `h`: the new state, or why it was dropped.
-#[allow(clippy::too_many_arguments)]
-fn expand(
-    graph: &Graph,
-    forms: &[Form],
-    target: &Target,
-    (budget, interleaved_budget): (u32, u32),
-    moves: &MoveCache,
-    lookahead: &Lookahead,
-    state: &State,
-    h: ValueHandle,
-    index: usize,
-    s: &Strategy,
-) -> Result<State, String> {
-    let kind = compute_kind(graph, h).ok_or("not a compute op")?;
-    let operands: Vec<&Layout> = s.operands.iter().collect();
-    let mut pending = state.pending.clone();
-    if pending.contains_key(&h) {
-        Arc::make_mut(&mut pending).remove(&h);
-    }
-    for &(c, j) in &lookahead.readers[h.index()] {
-        let operand = graph.nodes[c].op.operands()[j].1;
-        let view = &forms[operand.index()].view;
-        let mut best: Option<u64> = None;
-        for consumer in lookahead.strategies(c).iter().take(2) {
-            if let Ok(m) = moves.cost(target, &s.out, view, &consumer.operands[j]) {
-                best = Some(best.map_or(m.cycles, |b| b.min(m.cycles)));
-            }
-        }
-        if let Some(b) = best {
-            *Arc::make_mut(&mut pending).entry(c).or_default() += b;
-        }
-    }
-    let mut cost = op_cycles(&kind, &s.out, &operands)?;
-    let debug = std::env::var("TESSERA_PLAN_OP").is_ok_and(|l| graph.nodes[h].label == l);
-    let mut parts = vec![format!("kernel {cost}")];
-    let mut weights = state.weights.clone();
-    let mut own_weights = 0u64;
-    let mut amp_weights = state.amp_weights.clone();
-    let mut own_amp_weights = 0u64;
-    let mut working = shard_bytes(&s.out) as u64;
-    // A product's weights operand and result live in interleaved memory.
-    let mut interleaved = 0u64;
-    if matches!(kind, ComputeKind::MatMul { .. }) {
-        interleaved = shard_bytes(&s.out) as u64
-            + s.operands
-                .get(1)
-                .map(|b| shard_bytes(b) as u64)
-                .unwrap_or(0);
-    }
-    let mut program = state.program.clone();
-    // An operand moved into `want`: its cycles, the operand and its buffers as working SRAM,
-    // and its exchange code and copy tables on `want`'s tiles for the rest of the run (the
-    // busiest sampled tile's bytes stand for every tile of `want`).
-    let mut charge = |m: cost::MoveCost, want: &Layout, what: String| {
-        cost += m.cycles;
-        if debug {
-            parts.push(format!(
-                "{what}: {} (windows {}, buffers {}, program {} typical, {} most)",
-                m.cycles,
-                m.windows,
-                m.buffer_bytes,
-                m.program.typical,
-                m.program.most()
-            ));
-        }
-        working += shard_bytes(want) as u64 + m.buffer_bytes as u64;
-        if m.program.most() > 0 {
-            let totals = Arc::make_mut(&mut program);
-            for t in want.dist.all_tiles() {
-                if let Some(v) = totals.get_mut(t as usize) {
-                    *v = v.saturating_add(m.program.on(t));
-                }
-            }
-        }
-    };
-    for (j, ((_, x), want)) in graph.nodes[h]
-        .op
-        .operands()
-        .into_iter()
-        .zip(&s.operands)
-        .enumerate()
-    {
-        let form = &forms[x.index()];
-        match form.kind {
-            // A host input arrives in place.
-            BaseKind::Input => charge(cost::MoveCost::default(), want, "input".into()),
-            BaseKind::Weight => match s.stored.get(j).and_then(Option::as_ref) {
-                None => {
-                    let copies = loop_copies(graph, form.base);
-                    pin(&mut weights, want, copies);
-                    own_weights += shard_bytes(want) as u64 * copies as u64;
-                    if j == 1 && matches!(kind, ComputeKind::MatMul { .. }) {
-                        pin(&mut amp_weights, want, copies);
-                        // One copy is this op's working set too (counted below).
-                        own_amp_weights += shard_bytes(want) as u64;
-                    }
-                }
-                Some(stored) => {
-                    // Stored once; gathered into `want` for this op only.
-                    let copies = loop_copies(graph, form.base);
-                    pin(&mut weights, stored, copies);
-                    own_weights += shard_bytes(stored) as u64 * copies as u64;
-                    let identity = View::identity(stored.dist.shape());
-                    let m = moves.cost(target, stored, &identity, want)?;
-                    charge(m, want, format!("{} gathered", graph.nodes[x].label));
-                }
-            },
-            BaseKind::Compute => {
-                let from = state.layouts[form.base.index()]
-                    .as_ref()
-                    .ok_or("operand not planned")?;
-                let m = moves.cost(target, from, &form.view, want)?;
-                charge(m, want, graph.nodes[x].label.clone());
-            }
-        }
-    }
-    if debug {
-        eprintln!(
-            "  {} [{}]: {} | pinned before: weights {}, program {}",
-            s.label,
-            from_label(state, graph),
-            parts.join(", "),
-            state.weights.iter().max().unwrap_or(&0),
-            state.program.iter().max().unwrap_or(&0)
-        );
-    }
-    let worst_weights = s
-        .out
-        .dist
-        .all_tiles()
-        .map(|t| amp_weights.get(t as usize).copied().unwrap_or(0))
-        .max()
-        .unwrap_or(0);
-    // What stays on a tile for the whole run: its weights and its program bytes.
-    let resident = |t: usize| {
-        (weights.get(t).copied().unwrap_or(0) as u64) + program.get(t).copied().unwrap_or(0) as u64
-    };
-    let worst = s
-        .out
-        .dist
-        .all_tiles()
-        .map(|t| resident(t as usize))
-        .max()
-        .unwrap_or(0);
-    let pinned = (0..weights.len()).map(resident).max().unwrap_or(0);
-    // A product's in-place weights are both pinned and part of its interleaved working set.
-    let interleaved_use = (worst_weights as u64 + interleaved).saturating_sub(own_amp_weights);
-    if interleaved_use > interleaved_budget as u64 {
-        return Err(format!(
-            "needs {interleaved_use} bytes of interleaved memory on a tile (budget {interleaved_budget})"
-        ));
-    }
-    let to_come = lookahead.weights_after[h.index()];
-    if worst + working + to_come > budget as u64 || pinned + to_come > budget as u64 {
-        return Err(format!(
-            "needs {} bytes of weights and program, {working} working bytes and {to_come} bytes of later ops' weights on a tile (budget {budget})",
-            worst.max(pinned)
-        ));
-    }
-    let mut layouts = state.layouts.clone();
-    layouts[h.index()] = Some(Arc::new(s.out.clone()));
-    let mut choices = state.choices.clone();
-    choices.push((h, index as u32, Arc::from(s.label.as_str()), cost));
-    Ok(State {
-        cost: state.cost + cost,
-        layouts,
-        choices,
-        weights,
-        amp_weights,
-        program,
-        own_weights,
-        pending,
-    })
-}
-
-/// What the lookahead needs: who reads what through a view, and the strategies of those
-/// readers that do not depend on their operands' layouts (made once per reader).
-struct Lookahead<'g> {
-    readers: Vec<Vec<(ValueHandle, usize)>>,
-    /// Per node: bytes per tile, at the least, of the weights only later ops read
-    /// ([`weights_to_come`]).
-    weights_after: Vec<u64>,
-    ctx: &'g Ctx<'g>,
-    cache: std::sync::Mutex<std::collections::HashMap<ValueHandle, Arc<Vec<Strategy>>>>,
-}
-
-impl Lookahead<'_> {
-    fn strategies(&self, c: ValueHandle) -> Arc<Vec<Strategy>> {
-        if let Some(s) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&c) {
-            return s.clone();
-        }
-        let list = Arc::new(strategies(self.ctx, c, &|_| None).unwrap_or_default());
-        self.cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(c, list.clone());
-        list
-    }
-}
-
-fn from_label(state: &State, graph: &Graph) -> String {
-    state
-        .choices
-        .iter()
-        .filter(|c| c.2.starts_with("grid"))
-        .map(|c| format!("{}:{}", graph.nodes[c.0].label, c.2))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// For every compute base: the position of the last node reading it (through any view).
 fn last_reads(graph: &Graph, forms: &[Form]) -> Vec<usize> {
     let mut last = vec![0usize; graph.nodes.len()];
@@ -585,79 +366,6 @@ fn select(sorted: Vec<(usize, State)>, beam: usize, key: impl Fn(&State) -> u64)
     picked.sort_unstable();
     let mut out: Vec<Option<State>> = sorted.into_iter().map(|(_, s)| Some(s)).collect();
     picked.into_iter().filter_map(|i| out[i].take()).collect()
-}
-
-/// Every op's share of the weight memory: bytes of its weight operands over all ops', of the
-/// part of a tile's budget weights may take, with some slack. A strategy pinning more than its
-/// op's share on a tile is kept only when no strategy of the op fits its share: otherwise early
-/// ops would replicate their weights freely and leave nothing for the later ones.
-fn weight_allowances(graph: &Graph, forms: &[Form], budget: u32) -> Vec<u64> {
-    let mut bytes = vec![0u64; graph.nodes.len()];
-    for (h, node) in graph.nodes.iter() {
-        if compute_kind(graph, h).is_none() {
-            continue;
-        }
-        for (_, x) in node.op.operands() {
-            if forms[x.index()].kind == BaseKind::Weight {
-                let t = &graph.nodes[x].ty;
-                let copies = loop_copies(graph, forms[x.index()].base) as u64;
-                bytes[h.index()] += t.shape.numel() as u64 * t.dtype.size_bytes() as u64 * copies;
-            }
-        }
-    }
-    let total: u64 = bytes.iter().sum::<u64>().max(1);
-    // Weights may take half the budget; the rest is activations (attention keys and values
-    // for a whole head on every query tile) and exchange buffers.
-    let for_weights = budget as u64 / 2;
-    bytes
-        .into_iter()
-        .map(|b| b * for_weights * 13 / 10 / total + 16 * 1024)
-        .collect()
-}
-
-/// Copies of weight node `weight` on a tile: one per iteration for a loop body's per-iteration
-/// weight, else one.
-pub fn loop_copies(graph: &Graph, weight: ValueHandle) -> u32 {
-    match (&graph.looped, graph.nodes[weight].op.tensor_name()) {
-        (Some(l), Some(name)) if l.weights.contains_key(name) => l.count,
-        _ => 1,
-    }
-}
-
-/// Per node: the bytes per tile, at the least (spread evenly over `tiles`), of the weights no
-/// compute op up to that node reads. Every weight is resident from the start of the run, so an
-/// op's working set shares its tiles with them too; the search sees only the weights already
-/// placed, and this floor keeps it from accepting an op that later weights crowd out (a loop's
-/// 27 layers of weights are most of the chip).
-fn weights_to_come(graph: &Graph, forms: &[Form], tiles: u32) -> Vec<u64> {
-    let mut seen = std::collections::HashSet::new();
-    let mut read_by: Vec<u64> = vec![0; graph.nodes.len()];
-    for (h, node) in graph.nodes.iter() {
-        if compute_kind(graph, h).is_none() {
-            continue;
-        }
-        for (_, x) in node.op.operands() {
-            let form = &forms[x.index()];
-            if form.kind == BaseKind::Weight && seen.insert(form.base) {
-                read_by[h.index()] += resident_bytes(graph, form.base);
-            }
-        }
-    }
-    let mut after = vec![0u64; read_by.len()];
-    let mut later = 0u64;
-    for i in (0..read_by.len()).rev() {
-        after[i] = later.div_ceil(tiles.max(1) as u64);
-        later += read_by[i];
-    }
-    after
-}
-
-/// The bytes weight `h` takes on the chip: all its loop copies.
-pub fn resident_bytes(graph: &Graph, h: ValueHandle) -> u64 {
-    let ty = &graph.nodes[h].ty;
-    ty.shape.0.iter().map(|&d| d as u64).product::<u64>()
-        * ty.dtype.size_bytes() as u64
-        * loop_copies(graph, h) as u64
 }
 
 /// How movements are routed in a plan with or without SRAM saving (the lowering routes the

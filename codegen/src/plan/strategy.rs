@@ -303,6 +303,21 @@ pub fn strategies(
             let (m, n) = (shape[rank - 2], shape[rank - 1]);
             let batched = matches!(node.op, Op::BatchedMatMul { .. });
             let lead = if batched { shape[0].min(ctx.tiles) } else { 1 };
+            // K-slices of a stored weight: whole AMP blocks.
+            let kg = AMP_BLOCK_BYTES / bd.size_bytes().max(1) as u32;
+            // The weight stored once dealt around all tiles, when the plan spreads (the same
+            // for every grid); laid out as the operand (the host converts through its view).
+            let b_dims = value_dims(graph, *b);
+            let spread = if !batched && b_dims.len() == 2 && !ctx.stored_bases.is_empty() {
+                let base = ctx.forms[b.index()].base;
+                let start = ctx.stored_bases.get(base.index()).copied().unwrap_or(0);
+                Some(
+                    stored_spread(&b_dims, kg, 16, ctx.tiles, start)
+                        .map_err(|e| PlanError::op(graph, h, e.to_string()))?,
+                )
+            } else {
+                None
+            };
             let per_lead = (ctx.tiles / lead).max(1);
             let mut granules = vec![16u32];
             if ctx.sram_saving && !batched && n >= 64 {
@@ -331,8 +346,6 @@ pub fn strategies(
                         if rg > 1 && m < 2 * rg {
                             continue;
                         }
-                        // K-slices of a stored weight: whole AMP blocks.
-                        let kg = AMP_BLOCK_BYTES / bd.size_bytes().max(1) as u32;
                         let grid = product_grid(&shape, k, lead, tm, tn, rg, cg, kg)
                             .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
                         let (l, cm, cn) = grid.counts;
@@ -354,23 +367,7 @@ pub fn strategies(
                         // A replicated weight may instead be stored once and gathered into
                         // the replicated layout before each use: slower, but it leaves the
                         // SRAM to activations (what larger batches need).
-                        // Laid out as the operand (the host converts the weight through its view).
-                        let b_base = ctx.forms[b.index()].base;
-                        let b_dims = value_dims(graph, *b);
-                        let stored_dist =
-                            if !batched && b_dims.len() == 2 && !ctx.stored_bases.is_empty() {
-                                stored_spread(
-                                    &b_dims,
-                                    kg,
-                                    16,
-                                    ctx.tiles,
-                                    ctx.stored_bases.get(b_base.index()).copied().unwrap_or(0),
-                                )
-                                .map_err(|e| PlanError::op(graph, h, e.to_string()))?
-                            } else {
-                                grid.b_stored
-                            };
-                        let stored = lay(stored_dist, Order::Cwei, bd);
+                        let stored = lay(spread.clone().unwrap_or(grid.b_stored), Order::Cwei, bd);
                         let streams = ctx.sram_saving
                             && ctx.forms[b.index()].kind == BaseKind::Weight
                             && weights.dist.replication() > 1
