@@ -114,8 +114,16 @@ pub enum EmitError {
         phase: usize,
         error: ExchangeError,
     },
-    #[error("E-EMIT-006 code, vertex state and worker scratch end at {end:#x}, past the standard region's end {region_end:#x}")]
-    DoesNotFit { end: u64, region_end: u32 },
+    #[error("E-EMIT-006 code, vertex state and worker scratch end at {end:#x}, past the standard region's end {region_end:#x} by {over} bytes: kernel code ends at {kernel_end:#x}, vertex state at {vertex_end:#x}, then the largest supervisor program ({program_bytes} bytes, tile {program_tile}) and {scratch_bytes} bytes of worker scratch", over = end - *region_end as u64)]
+    DoesNotFit {
+        end: u64,
+        region_end: u32,
+        kernel_end: u32,
+        vertex_end: u32,
+        program_bytes: u32,
+        program_tile: u32,
+        scratch_bytes: u32,
+    },
     #[error("E-EMIT-007 tile {tile}: the supervisor program needs {needed} bytes but {reserved} are reserved")]
     ReserveTooSmall {
         tile: u32,
@@ -194,6 +202,8 @@ struct Frame {
     program_base: u32,
     /// The largest program, in bytes, generated with placeholder addresses.
     program_bytes: u32,
+    /// The tile whose program that is.
+    program_tile: u32,
 }
 
 impl Frame {
@@ -238,6 +248,7 @@ impl Frame {
             running,
             program_base,
             program_bytes: 0,
+            program_tile: 0,
         };
         let placeholder: Vec<Vec<u32>> = program
             .tiles
@@ -252,7 +263,13 @@ impl Frame {
             false,
             supervisor::Counter::default,
         )?;
-        frame.program_bytes = counts.iter().map(|(_, c)| c.count).max().unwrap_or(0) * 4;
+        if let Some((tile, counter)) = counts
+            .iter()
+            .max_by_key(|(tile, c)| (c.count, u32::MAX - *tile))
+        {
+            frame.program_bytes = counter.count * 4;
+            frame.program_tile = *tile;
+        }
         Ok(frame)
     }
 
@@ -273,22 +290,32 @@ impl Frame {
             worker_scratch: code_end.div_ceil(16) * 16,
             worker_scratch_bytes: WORKER_SCRATCH_BYTES,
         };
-        fits(target, &reserved)?;
+        self.fits(target, &reserved)?;
         Ok(reserved)
     }
-}
 
-fn fits(target: &Target, reserved: &Reserved) -> Result<(), EmitError> {
-    let end = reserved.worker_scratch as u64
-        + WORKER_CONTEXTS as u64 * reserved.worker_scratch_bytes as u64;
-    let region_end = target
-        .region(false)
-        .map(|r| r.end())
-        .unwrap_or(target.sram_base);
-    if end > region_end as u64 {
-        return Err(EmitError::DoesNotFit { end, region_end });
+    /// Whether `reserved` (kernel code, vertex state, supervisor programs, worker scratch)
+    /// ends inside the standard region; if not, what takes it.
+    fn fits(&self, target: &Target, reserved: &Reserved) -> Result<(), EmitError> {
+        let scratch_bytes = WORKER_CONTEXTS as u32 * reserved.worker_scratch_bytes;
+        let end = reserved.worker_scratch as u64 + scratch_bytes as u64;
+        let region_end = target
+            .region(false)
+            .map(|r| r.end())
+            .unwrap_or(target.sram_base);
+        if end > region_end as u64 {
+            return Err(EmitError::DoesNotFit {
+                end,
+                region_end,
+                kernel_end: self.kernels.end,
+                vertex_end: self.vertex.end(),
+                program_bytes: reserved.code_end.saturating_sub(self.program_base),
+                program_tile: self.program_tile,
+                scratch_bytes,
+            });
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Schedules every phase (addresses play no part in a schedule).
@@ -364,7 +391,7 @@ pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError
                 worker_scratch: code_end.div_ceil(16) * 16,
                 worker_scratch_bytes: WORKER_SCRATCH_BYTES,
             };
-            fits(target, &reserved)?;
+            frame.fits(target, &reserved)?;
             let placement = place::place(target, &program.tiles, reserved)?;
             let Emitted { image, report } = emit_with(target, program, &frame, &placement)?;
             Ok(Compiled {
@@ -411,7 +438,7 @@ fn check_placement(
             frame.program_base
         )));
     }
-    fits(target, &reserved)?;
+    frame.fits(target, &reserved)?;
     place::check::check(target, &program.tiles, placement)?;
     Ok(())
 }
