@@ -114,7 +114,7 @@ pub enum EmitError {
         phase: usize,
         error: ExchangeError,
     },
-    #[error("E-EMIT-006 code, vertex state and worker scratch end at {end:#x}, past the standard region's end {region_end:#x} by {over} bytes: kernel code ends at {kernel_end:#x}, vertex state at {vertex_end:#x}, then the largest supervisor program ({program_bytes} bytes, tile {program_tile}) and {scratch_bytes} bytes of worker scratch", over = end - *region_end as u64)]
+    #[error("E-EMIT-006 code, vertex state and worker scratch end at {end:#x}, past the standard region's end {region_end:#x} by {over} bytes: kernel code ends at {kernel_end:#x}, vertex state at {vertex_end:#x}, then the largest supervisor program ({program_bytes} bytes, tile {program_tile}) and {scratch_bytes} bytes of worker scratch", over = end.saturating_sub(*region_end as u64))]
     DoesNotFit {
         end: u64,
         region_end: u32,
@@ -284,19 +284,35 @@ impl Frame {
     }
 
     fn reserved(&self, target: &Target) -> Result<Reserved, EmitError> {
-        let code_end = self.program_base + self.program_bytes;
+        self.reserve(target, self.program_bytes, self.program_tile)
+    }
+
+    /// The reserved area for supervisor programs of `program_bytes` (the largest, on
+    /// `program_tile`), checked to fit the standard region.
+    fn reserve(
+        &self,
+        target: &Target,
+        program_bytes: u32,
+        program_tile: u32,
+    ) -> Result<Reserved, EmitError> {
+        let code_end = self.program_base + program_bytes;
         let reserved = Reserved {
             code_end,
             worker_scratch: code_end.div_ceil(16) * 16,
             worker_scratch_bytes: WORKER_SCRATCH_BYTES,
         };
-        self.fits(target, &reserved)?;
+        self.fits(target, &reserved, program_tile)?;
         Ok(reserved)
     }
 
     /// Whether `reserved` (kernel code, vertex state, supervisor programs, worker scratch)
     /// ends inside the standard region; if not, what takes it.
-    fn fits(&self, target: &Target, reserved: &Reserved) -> Result<(), EmitError> {
+    fn fits(
+        &self,
+        target: &Target,
+        reserved: &Reserved,
+        program_tile: u32,
+    ) -> Result<(), EmitError> {
         let scratch_bytes = WORKER_CONTEXTS as u32 * reserved.worker_scratch_bytes;
         let end = reserved.worker_scratch as u64 + scratch_bytes as u64;
         let region_end = target
@@ -310,7 +326,7 @@ impl Frame {
                 kernel_end: self.kernels.end,
                 vertex_end: self.vertex.end(),
                 program_bytes: reserved.code_end.saturating_sub(self.program_base),
-                program_tile: self.program_tile,
+                program_tile,
                 scratch_bytes,
             });
         }
@@ -384,14 +400,8 @@ pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError
             image: image.into(),
             report,
         }),
-        Err(EmitError::ReserveTooSmall { needed, .. }) => {
-            let code_end = frame.program_base + needed;
-            let reserved = Reserved {
-                code_end,
-                worker_scratch: code_end.div_ceil(16) * 16,
-                worker_scratch_bytes: WORKER_SCRATCH_BYTES,
-            };
-            frame.fits(target, &reserved)?;
+        Err(EmitError::ReserveTooSmall { tile, needed, .. }) => {
+            let reserved = frame.reserve(target, needed, tile)?;
             let placement = place::place(target, &program.tiles, reserved)?;
             let Emitted { image, report } = emit_with(target, program, &frame, &placement)?;
             Ok(Compiled {
@@ -438,7 +448,7 @@ fn check_placement(
             frame.program_base
         )));
     }
-    frame.fits(target, &reserved)?;
+    frame.fits(target, &reserved, frame.program_tile)?;
     place::check::check(target, &program.tiles, placement)?;
     Ok(())
 }
