@@ -1,5 +1,5 @@
 //! The Tessera compiler. Three levels, each its own type with a verifier (see
-//! `shared/DESIGN.md`, "The compiler's shape"):
+//! `docs/design.md`, "The compiler's shape"):
 //!
 //! * [`graph`] — ops on logical tensors, built by `tessera-models`.
 //! * [`mid`] — the distributed level: per-value layouts over tiles ([`layout`]), explicit

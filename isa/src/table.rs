@@ -1,6 +1,6 @@
 //! Vocabulary of the instruction table: pipelines, contexts, timing classes, families and the basis of each fact.
 
-/// How well a fact is established (the tags of `shared/reference`).
+/// How well a fact is established (the tags of `docs/reference`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Basis {
     /// A public source states it for ipu2/ipu21.

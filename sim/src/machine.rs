@@ -10,7 +10,7 @@
 //!
 //! # Basis of the `ipu21` values
 //!
-//! Tags as in `shared/reference/`: **\[C\]** confirmed by a cited public source, **\[I\]** inferred
+//! Tags as in `docs/reference/`: **\[C\]** confirmed by a cited public source, **\[I\]** inferred
 //! (our deduction or a chosen value consistent with public figures), **\[S\]** secondary (a third
 //! party's summary). "isa" is `reference/isa.md`, "system" is `reference/system.md`.
 //!

@@ -34,7 +34,7 @@ fn scratch_path(name: &str) -> PathBuf {
 fn reads_shared_f143_decode_table() {
     let path = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/testdata/fp8/f143_decode.npy"
+        "/testdata/fp8/f143_decode.npy"
     ));
     let array = NpyArray::read(path).unwrap();
     assert_eq!(array.dtype, DType::Float32);
@@ -570,7 +570,7 @@ mod why_not_npyz {
 
     fn numpy_written(rel: &str) -> Vec<u8> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/testdata/hf")
+            .join("testdata/hf")
             .join(rel);
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }

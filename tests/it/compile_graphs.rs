@@ -210,11 +210,9 @@ fn forced_strategies_that_match_nothing_are_refused_by_name() {
 #[ignore]
 fn tower_values_one_by_one() {
     use tessera_codegen::graph::{inline_repeats, Node, Op};
-    let model = tessera::pipeline::Model::load(
-        std::path::Path::new("../shared/testdata/hf/vision-f32"),
-        None,
-    )
-    .unwrap();
+    let model =
+        tessera::pipeline::Model::load(std::path::Path::new("testdata/hf/vision-f32"), None)
+            .unwrap();
     let spec = tessera::pipeline::RunSpec {
         batch: 2,
         layers: 1,

@@ -1,6 +1,6 @@
 //! Acceptance test of the FP8 cast kernel (`kernels/asm/examples/f16_to_fp8.S`) run through the
 //! CLI (`tessera asm run --worker ...`) on every f16 bit pattern: every output byte is compared
-//! (a) with the oracle tables in `../shared/testdata/fp8/` (made with NumPy/ml_dtypes, outside
+//! (a) with the oracle tables in `testdata/fp8/` (made with NumPy/ml_dtypes, outside
 //! the project) and (b) for more scales with a reference written here from the FP8 format
 //! definition (isa.md §4), not with tessera's numerics module. The cycle count the CLI prints is
 //! checked against the count derived from the kernel's instructions.
@@ -22,7 +22,7 @@ const PATTERNS: usize = 65_536;
 const GROUPS: u64 = (PATTERNS / 4) as u64;
 
 fn oracle(name: &str) -> PathBuf {
-    repo().join("../shared/testdata/fp8").join(name)
+    repo().join("testdata/fp8").join(name)
 }
 
 /// Writes the input: every f16 bit pattern in order (index = pattern), dtype float16.

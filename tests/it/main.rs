@@ -15,5 +15,6 @@ mod kernels_norm;
 mod layer_loop;
 mod npy_roundtrip;
 mod profile_browser;
+mod testdata_manifest;
 mod tidy;
 mod tower;

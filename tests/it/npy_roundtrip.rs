@@ -1,13 +1,13 @@
-//! Round trips through `.npy` files with the public `tessera::npy` API, and reads of the shared FP8 reference tables.
+//! Round trips through `.npy` files with the public `tessera::npy` API, and reads of the FP8 oracle tables in `testdata/fp8`.
 
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use tessera::npy::{DType, NpyArray, NpyError};
 
-fn shared(name: &str) -> PathBuf {
+fn oracle(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/testdata/fp8")
+        .join("testdata/fp8")
         .join(name)
 }
 
@@ -41,7 +41,7 @@ fn every_dtype_round_trips_through_a_file() {
 
 #[test]
 fn reads_the_f16_to_f143_table() {
-    let table = NpyArray::read(&shared("f16_to_f143_fpscl0_nanoo0.npy")).unwrap();
+    let table = NpyArray::read(&oracle("f16_to_f143_fpscl0_nanoo0.npy")).unwrap();
     assert_eq!(table.dtype, DType::UInt8);
     assert_eq!(table.shape, vec![65536]);
     let code = |f16_bits: usize| table.data[f16_bits];
@@ -56,7 +56,7 @@ fn reads_the_f16_to_f143_table() {
 
 #[test]
 fn decode_table_agrees_with_f32_conversion() {
-    let table = NpyArray::read(&shared("f143_decode.npy")).unwrap();
+    let table = NpyArray::read(&oracle("f143_decode.npy")).unwrap();
     assert_eq!(
         (table.dtype, table.shape.clone()),
         (DType::Float32, vec![256])
@@ -65,7 +65,7 @@ fn decode_table_agrees_with_f32_conversion() {
     assert_eq!(values[0x08], 2f32.powi(-7));
     assert_eq!(values[0x7f], 240.0);
     // Writing it back out reproduces NumPy's file byte for byte.
-    let original = std::fs::read(shared("f143_decode.npy")).unwrap();
+    let original = std::fs::read(oracle("f143_decode.npy")).unwrap();
     assert_eq!(table.to_bytes(), original);
 }
 

@@ -6,6 +6,7 @@
 //!   (`clippy::wildcard_enum_match_arm`, run with `-D warnings` in CI); a wildcard that stays is
 //!   an `#[expect(..., reason = "...")]`, never an `allow`, so a stale one fails too;
 //! - every workspace member and top-level source directory is in ARCHITECTURE.md's codemap.
+//! - nothing names a path outside the repository: a bare clone has all it needs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -200,5 +201,47 @@ fn the_codemap_names_every_crate_and_source_directory() {
     assert!(
         missing.is_empty(),
         "ARCHITECTURE.md's codemap does not name {missing:?}"
+    );
+}
+
+/// Every text file of the repository (with `.ci/`), for the checks that scan more than Rust.
+fn text_files(dir: &Path, out: &mut Vec<(String, String)>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            if !SKIPPED_DIRS.contains(&name) && (name == ".ci" || !name.starts_with('.')) {
+                text_files(&path, out);
+            }
+        } else if let Ok(text) = fs::read_to_string(&path) {
+            out.push((relative(&path), text));
+        }
+    }
+}
+
+#[test]
+fn nothing_names_a_path_outside_the_repository() {
+    // Spelled in two pieces so that this file does not name it either.
+    let outside = ["..", "/shared"].concat();
+    let mut files = Vec::new();
+    text_files(&root(), &mut files);
+    assert!(files.len() > 100, "found only {} text files", files.len());
+    let offenders: Vec<String> = files
+        .iter()
+        .flat_map(|(path, text)| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| line.contains(&outside))
+                .map(move |(n, line)| format!("{path}:{}: {}", n + 1, line.trim()))
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "the repository must stand alone (oracle data is in testdata/, facts in docs/reference/):\n{}",
+        offenders.join("\n")
     );
 }

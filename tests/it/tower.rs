@@ -27,7 +27,7 @@ use tessera_sim::MachineDescription;
 
 fn testdata(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/testdata/hf")
+        .join("testdata/hf")
         .join(path)
 }
 

@@ -93,7 +93,7 @@ macro_rules! instructions {
 }
 
 // Encodings. A row marked `enc Confirmed` has the fixed bits and field positions of its
-// Graphcore-generated TableGen record (LLVM-TD-W / LLVM-TD-C of shared/reference/isa.md §0; the
+// Graphcore-generated TableGen record (LLVM-TD-W / LLVM-TD-C of docs/reference/isa.md §0; the
 // values are pinned in `tests::llvm_td_encodings_are_pinned`). Every aux row whose instruction
 // has such a record uses it; so do the main-lane rows added for PopLibs (issue 10) where their
 // major opcode is one the project's own plan leaves free (0x42, 0x44, 0x47, 0x4c).
@@ -871,7 +871,7 @@ mod tests {
 
     #[test]
     fn public_masks_match_the_reference() {
-        // Masks from shared/reference/isa.md §7 (computed from the Graphcore TableGen files).
+        // Masks from docs/reference/isa.md §7 (computed from the Graphcore TableGen files).
         let expected = [
             (Opcode::F16v2tof8, 0x7f0fff0f, 0x52006d00),
             (Opcode::F8v2tof16, 0x7f0fff0f, 0x52006c00),

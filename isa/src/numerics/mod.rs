@@ -13,7 +13,7 @@
 //! * FP8 ([`Fp8Format`]): F143 (1.4.3, bias 8, max 240, min subnormal 2^-10) and F152 (1.5.2,
 //!   bias 16, max 57344, min subnormal 2^-17). Both are "FNUZ": no infinities, a single NaN
 //!   [`FP8_NAN`] = 0x80, a single zero 0x00, subnormals. **\[public\]** (isa.md §4; the biases are
-//!   inferred there and agree with the oracle tables in `shared/testdata/fp8`). Format field:
+//!   inferred there and agree with the oracle tables in `testdata/fp8`). Format field:
 //!   1 = F143, 0 = F152 **\[public\]**.
 //!
 //! # Rounding

@@ -11,8 +11,8 @@ use tessera_isa::numerics::*;
 
 const FORMATS: [Fp8Format; 2] = [Fp8Format::F143, Fp8Format::F152];
 
-/// The FP8 oracle data lives in `shared/` beside the repository checkout.
-const FP8_TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/fp8");
+/// The FP8 oracle data lives in the repository's `testdata/fp8` (scripts/make_testdata.py).
+const FP8_TESTDATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/fp8");
 
 // ---------------------------------------------------------------------------------------------
 // .npy reading (no dependency: the header is a small Python-dict literal)

@@ -11,7 +11,7 @@ use tessera_models::siglip::{
     SiglipVisionConfig, SourceDtype, WeightSelection,
 };
 
-const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/testdata/hf");
+const ORACLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/hf");
 
 /// A fresh temporary directory for one test, removed on drop.
 struct TempDir(PathBuf);

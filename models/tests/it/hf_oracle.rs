@@ -1,4 +1,4 @@
-//! Against transformers itself: the two checkpoints in `shared/testdata/hf` are loaded and run
+//! Against transformers itself: the two checkpoints in `testdata/hf` are loaded and run
 //! through the host reference on transformers' own `pixel_values`, and every intermediate
 //! (embeddings, each layer, `last_hidden_state`, `pooler_output`) must match what transformers
 //! computed, to float32 rounding.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::support::{npy, oracle};
 
-/// `shared/testdata/hf/image/<rel>`.
+/// `testdata/hf/image/<rel>`.
 fn image(rel: &str) -> PathBuf {
     oracle(&format!("image/{rel}"))
 }

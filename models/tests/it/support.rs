@@ -2,13 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// `shared/testdata/hf/<rel>`: data made outside the project by transformers.
+/// `testdata/hf/<rel>`: data made outside the project by transformers.
 pub fn oracle(rel: &str) -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/testdata/hf"
-    ))
-    .join(rel)
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/hf")).join(rel)
 }
 
 /// A float32 `.npy` file: shape and data (read with npyz, not the project's reader).

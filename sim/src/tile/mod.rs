@@ -1,7 +1,7 @@
 //! One tile: SRAM, pre-decoded code, the supervisor and six workers in a six-slot barrel, and the
 //! issue loop that turns executed bundles into cycles.
 //!
-//! Timing rules (each from `shared/reference/isa.md` §1 and §6, numbers from the machine file):
+//! Timing rules (each from `docs/reference/isa.md` §1 and §6, numbers from the machine file):
 //! - Tile cycle `c` belongs to issue slot `c % 6`. Worker `n` always runs in slot `n` [A: the
 //!   slot assignment is not public]. A running worker issues one bundle each time its slot comes
 //!   round, so it issues every 6 cycles whatever the others do. [C]

@@ -1,5 +1,5 @@
 //! Exact cycle counts of small tile programs, each derived in a comment from the timing rules
-//! documented at the top of `sim/src/tile/mod.rs` (from `shared/reference/isa.md` §1 and §6) and
+//! documented at the top of `sim/src/tile/mod.rs` (from `docs/reference/isa.md` §1 and §6) and
 //! the ipu21 machine file (every supervisor stall is 6 cycles), plus trap reports and
 //! determinism. Programs are assembled with `assemble_str` and run with `single::run_tile`.
 //!
