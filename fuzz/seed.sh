@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 repo=..
 corpus=corpus
-mkdir -p "$corpus"/{asm,decode,object_image,npy,machine,config_json,safetensors,tile_sim,compile_graph}
+mkdir -p "$corpus"/{asm,decode,object_image,npy,machine,config_json,safetensors,tile_sim,compile_graph,plan_lower}
 
 # asm: every kernel and example, and the files as pairs joined by NUL (multi-file input).
 for f in "$repo"/kernels/asm/*.S "$repo"/kernels/asm/examples/*.S; do
@@ -26,6 +26,9 @@ if [ -d seeds ]; then
     cp "$dir"* "$corpus/$target/"
   done
 fi
+
+# plan_lower reads its bytes as compile_graph does.
+cp seeds/compile_graph/* "$corpus/plan_lower/"
 
 # regression inputs are seeds too
 if [ -d regressions ]; then

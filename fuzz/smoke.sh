@@ -18,6 +18,7 @@ for target in $targets; do
   case "$target" in
     asm) inputs+=(../kernels/asm/*.S ../kernels/asm/examples/*.S) ;;
     machine) inputs+=(../machines/*.ron) ;;
+    plan_lower) inputs+=(seeds/compile_graph/*) ;; # the same bytes make the same graphs
   esac
   if [ ${#inputs[@]} -eq 0 ]; then
     echo "smoke: $target has no inputs" >&2

@@ -351,3 +351,42 @@ fn check_with(
         }
     }
 }
+
+/// The fast half of [`check_compiles_or_is_refused`], for fuzzing the planner and the lowering
+/// at hundreds of graphs a second: plans `built` on `machine` (its repeats kept as a loop when
+/// `layer_loop`), then builds, lowers and verifies every finalist, without placing, emitting or
+/// simulating. A verified graph plans or is refused by the planner naming an op; every finalist
+/// builds a mid program that lowers to a tile program the tile verifier accepts.
+pub fn check_plans_and_lowers(
+    built: &Built,
+    machine: &str,
+    layer_loop: bool,
+) -> Result<(), String> {
+    use tessera_codegen::plan::{build::build, plan};
+    let machine = MachineDescription::builtin(machine).map_err(|e| e.to_string())?;
+    let target = crate::target::target_of(&machine);
+    let dump = || tessera_codegen::graph::dump(&built.graph);
+    let options = PlanOptions {
+        layer_loop,
+        ..PlanOptions::for_target(&target)
+    };
+    let planned = match plan(&built.graph, &target, &options) {
+        Ok(planned) => planned,
+        Err(error) => {
+            let text = error.to_string();
+            if !(text.contains("`op") || text.contains('%') || text.contains("`y")) {
+                return Err(format!("the refusal names no op: {text}\n{}", dump()));
+            }
+            return Ok(());
+        }
+    };
+    for finalist in 0..planned.finalists.len() {
+        let (mid, _) = build(&planned, finalist)
+            .map_err(|e| format!("finalist {finalist} does not build: {e}\n{}", dump()))?;
+        let lowered = tessera_codegen::lower::lower(&mid, &built.store, target.tiles)
+            .map_err(|e| format!("finalist {finalist} does not lower: {e}\n{}", dump()))?;
+        tessera_codegen::tile::verify::verify(&lowered.program)
+            .map_err(|e| format!("finalist {finalist}'s tile program: {e}\n{}", dump()))?;
+    }
+    Ok(())
+}

@@ -1,6 +1,6 @@
 //! Encoding and decoding of instructions and bundles, derived entirely from the table rows.
 
-use super::{Bundle, Inst, InstDesc, OperandDesc, INSTRUCTIONS, MAX_OPERANDS};
+use super::{Bundle, Inst, InstDesc, Opcode, OperandDesc, INSTRUCTIONS, MAX_OPERANDS};
 use crate::table::{CoIssue, Pipe};
 use thiserror::Error;
 
@@ -48,6 +48,15 @@ pub enum DecodeError {
     },
     #[error("E-DEC-004: word {word:#010x} sets the co-issue bit but no second word follows")]
     TruncatedBundle { word: u32 },
+    /// The word is `row`'s, but its text names the earlier row `named`, which holds the same
+    /// operand values (`inst::canonical`): an alias, which the project does not decode [A].
+    #[error("E-DEC-005: word {word:#010x} is `{mnemonic}` in the encoding of {row:?}, but its operands fit {named:?}, which its text names; this alias encoding is not decoded (inst::canonical)")]
+    Alias {
+        word: u32,
+        mnemonic: &'static str,
+        row: Opcode,
+        named: Opcode,
+    },
 }
 
 /// Checks one operand value against its kind and field and returns the encoded field value.
@@ -165,10 +174,20 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
         }
         operands[index] = value;
     }
-    Ok(Inst {
+    let inst = Inst {
         opcode: desc.opcode,
         operands,
-    })
+    };
+    let named = super::canonical::text_row(&inst);
+    if named.opcode != desc.opcode {
+        return Err(DecodeError::Alias {
+            word,
+            mnemonic: desc.mnemonic,
+            row: desc.opcode,
+            named: named.opcode,
+        });
+    }
+    Ok(inst)
 }
 
 /// Decodes the bundle starting at `words[0]`; returns it and how many words it used.

@@ -8,6 +8,7 @@
 //! flag and belongs to no row.
 
 pub mod args;
+pub mod canonical;
 pub mod emit;
 
 use crate::table::{Basis, CoIssue, Contexts, Family, Pipe, TimingClass};

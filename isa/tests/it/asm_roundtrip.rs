@@ -4,8 +4,9 @@
 
 use proptest::prelude::*;
 use tessera_isa::asm::*;
-use tessera_isa::inst::emit::{decode, decode_bundle, encode, encode_bundle};
-use tessera_isa::inst::{Bundle, Inst, InstDesc, OperandKind, INSTRUCTIONS, MAX_OPERANDS};
+use tessera_isa::inst::canonical::text_row;
+use tessera_isa::inst::emit::{decode, decode_bundle, encode, encode_bundle, DecodeError};
+use tessera_isa::inst::{Bundle, Inst, InstDesc, INSTRUCTIONS, MAX_OPERANDS};
 use tessera_isa::table::{CoIssue, Pipe};
 
 const KERNEL: &str = include_str!("../../../kernels/asm/examples/f16_to_fp8.S");
@@ -30,60 +31,39 @@ fn assemble_words(text: &str) -> Result<Vec<u32>, String> {
         .collect())
 }
 
-/// Two rows of one mnemonic and shape whose immediate ranges overlap (`or $a0, $a1, 0` fits
-/// both the zero-extended `zimm12` row and the zero-tailed `immz12` one) print the same text
-/// for a value both take; the assembler picks the first row (`assemble::resolve`), so such a
-/// text assembles to the other row's word: same mnemonic, operand kinds and values, same effect.
-fn is_encoding_alias(inst: &Inst, word: u32) -> bool {
-    let Ok(other) = decode(word) else {
-        return false;
-    };
-    other.opcode != inst.opcode
-        && other.desc().mnemonic == inst.desc().mnemonic
-        && other.operands == inst.operands
-        && other.desc().operands.len() == inst.desc().operands.len()
-        && other
-            .desc()
-            .operands
-            .iter()
-            .zip(inst.desc().operands)
-            .all(|(a, b)| same_kind(a.kind, b.kind) && a.access == b.access)
+/// The instruction `inst`'s text names: itself, or for an alias (a later row of the same text
+/// shape whose values an earlier row holds, `inst::canonical`) the earlier row's instruction.
+fn named(inst: &Inst) -> Inst {
+    Inst {
+        opcode: text_row(inst).opcode,
+        operands: inst.operands,
+    }
 }
 
-/// Operand kinds that hold the same operand value alike: equal kinds, or a signed and an
-/// unsigned immediate (`add $m0, $m1, 5` fits the simm16 and the zimm16 row; the value is 5 in
-/// both).
-fn same_kind(a: OperandKind, b: OperandKind) -> bool {
-    let immediate = |k: OperandKind| matches!(k, OperandKind::Signed | OperandKind::Unsigned);
-    a == b || (immediate(a) && immediate(b))
-}
-
-/// Whether assembled `words` are `expected` (the words of `insts`), up to encoding aliases.
-fn same_up_to_aliases(words: &[u32], expected: &[u32], insts: &[Inst]) -> bool {
-    words.len() == expected.len()
-        && words
-            .iter()
-            .zip(expected)
-            .zip(insts)
-            .all(|((&w, &e), inst)| w == e || is_encoding_alias(inst, w & 0x7fff_ffff))
+/// The words `insts` assemble to: each one's own, or for an alias the named row's.
+fn named_words(insts: &[Inst]) -> Vec<u32> {
+    insts.iter().map(|i| encode(&named(i)).unwrap()).collect()
 }
 
 fn check_inst(inst: &Inst) -> Result<(), String> {
     let word = encode(inst).map_err(|e| format!("{inst:?}: {e}"))?;
-    let decoded = decode(word).map_err(|e| format!("{inst:?}: {e}"))?;
-    if decoded != *inst {
-        return Err(format!("decode(encode({inst:?})) = {decoded:?}"));
+    let canonical = named(inst);
+    match decode(word) {
+        Ok(decoded) if canonical == *inst && decoded == *inst => {}
+        Err(DecodeError::Alias { named, row, .. })
+            if canonical != *inst && named == canonical.opcode && row == inst.opcode => {}
+        other => return Err(format!("decode(encode({inst:?})) = {other:?}")),
     }
     let text = format_inst(inst);
     let words = assemble_words(&text)?;
-    if !same_up_to_aliases(&words, &[word], &[*inst]) {
+    let expected = encode(&canonical).map_err(|e| format!("{canonical:?}: {e}"))?;
+    if words != [expected] {
         return Err(format!(
-            "`{text}` assembled to {words:08x?}, expected {word:08x}"
+            "`{text}` assembled to {words:08x?}, expected {expected:08x}"
         ));
     }
     let parsed = parse_bundle(&text).map_err(|e| format!("{text}: {e}"))?;
-    let expected = decode(words[0]).map_err(|e| format!("{text}: {e}"))?;
-    if parsed != Bundle::single(expected) {
+    if parsed != Bundle::single(canonical) {
         return Err(format!("parse_bundle(`{text}`) = {parsed:?}"));
     }
     Ok(())
@@ -110,6 +90,84 @@ fn every_row_round_trips() {
     }
 }
 
+/// Raw field values that sweep an operand: every value of a field up to 12 bits, else both ends,
+/// both sides of the sign boundary and an even spread between.
+fn sweep(width: u32) -> Vec<u32> {
+    if width <= 12 {
+        return (0..1u32 << width).collect();
+    }
+    let top = ((1u64 << width) - 1) as u32;
+    let half = 1u32 << (width - 1);
+    let mut raws = vec![0, 1, 2, half - 2, half - 1, half, half + 1, top - 1, top];
+    raws.extend((0..4096u64).map(|i| ((i * (u64::from(top) + 1)) / 4096) as u32));
+    raws
+}
+
+/// The table-level proof that one row owns every word the decoder accepts and that its text
+/// names that row: for every row, every operand swept over its field (the others at two fixed
+/// patterns), the word decodes to the same instruction whose canonical text parses back to it,
+/// or is refused as an alias whose text names the earlier row that holds the same values.
+#[test]
+fn every_decodable_word_of_every_row_has_text_naming_its_row() {
+    let mut checked = 0usize;
+    for row in INSTRUCTIONS {
+        for fixed in [&PATTERNS[0], &PATTERNS[4]] {
+            for (index, operand) in row.operands.iter().enumerate() {
+                for raw in sweep(operand.field.width()) {
+                    let mut raws = *fixed;
+                    raws[index] = raw;
+                    let inst = make_inst(row, &raws);
+                    let Ok(word) = encode(&inst) else {
+                        continue; // not a valid operand combination (e.g. an odd pair)
+                    };
+                    let canonical = named(&inst);
+                    let expected = match decode(word) {
+                        Ok(decoded) => {
+                            assert_eq!(decoded, inst, "{word:#010x}");
+                            assert_eq!(canonical, inst, "{word:#010x} decodes but is an alias");
+                            inst
+                        }
+                        Err(DecodeError::Alias { named, .. }) => {
+                            assert_eq!(named, canonical.opcode, "{word:#010x}");
+                            assert_ne!(canonical, inst, "{word:#010x} refused but canonical");
+                            canonical
+                        }
+                        Err(e) => panic!("{:?} {word:#010x}: {e}", row.opcode),
+                    };
+                    let text = format_inst(&inst);
+                    let parsed = parse_bundle(&text).unwrap_or_else(|e| panic!("`{text}`: {e}"));
+                    assert_eq!(
+                        parsed,
+                        Bundle::single(expected),
+                        "`{text}` from {word:#010x}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100_000, "only {checked} words checked");
+}
+
+#[test]
+fn the_fuzzers_min_alias_assembles_to_the_signed_row() {
+    // fuzz/regressions/decode/min-zimm16-alias: 0x31000360 is `min $m0, $m0, 864` in the
+    // zimm16 encoding; the text names the simm16 row, whose word is what it assembles to.
+    let Err(DecodeError::Alias { named, .. }) = decode(0x3100_0360) else {
+        panic!("0x31000360 decodes");
+    };
+    let canonical = Inst::new(named, &[0, 0, 864]);
+    assert_eq!(format_inst(&canonical), "min $m0, $m0, 864");
+    assert_eq!(
+        assemble_words("min $m0, $m0, 864").unwrap(),
+        vec![encode(&canonical).unwrap()]
+    );
+    assert_eq!(
+        assemble_words("min $m0, $m0, 33632").unwrap(),
+        vec![0x3100_8360]
+    );
+}
+
 #[test]
 fn every_row_in_one_program() {
     let insts: Vec<Inst> = INSTRUCTIONS
@@ -121,16 +179,12 @@ fn every_row_in_one_program() {
         .map(|inst| format!("    {}\n", format_inst(inst)))
         .collect();
     let words = assemble_words(&text).unwrap();
-    let expected: Vec<u32> = insts.iter().map(|inst| encode(inst).unwrap()).collect();
-    assert!(
-        same_up_to_aliases(&words, &expected, &insts),
-        "{words:08x?} vs {expected:08x?}"
-    );
+    assert_eq!(words, named_words(&insts));
     // And the disassembly of those bytes is the same text.
     let object = assemble_str(&text).unwrap();
     let lines = disassemble(&object.sections[0].bytes, object.sections[0].address, None);
     let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
-    let formatted: Vec<String> = insts.iter().map(format_inst).collect();
+    let formatted: Vec<String> = insts.iter().map(|i| format_inst(&named(i))).collect();
     assert_eq!(texts, formatted);
 }
 
@@ -157,6 +211,17 @@ fn pairable(pipe: Pipe) -> Vec<&'static InstDesc> {
 }
 
 fn check_bundle(bundle: &Bundle) -> Result<(), String> {
+    let (main, aux) = (bundle.main.unwrap(), bundle.aux.unwrap());
+    let aliased = encode_bundle(bundle).map_err(|e| format!("{bundle:?}: {e}"))?;
+    // A bundle with an alias in it does not decode; its text names the canonical bundle.
+    let canonical = Bundle {
+        main: Some(named(&main)),
+        aux: Some(named(&aux)),
+    };
+    if canonical != *bundle && !matches!(decode_bundle(&aliased), Err(DecodeError::Alias { .. })) {
+        return Err(format!("{bundle:?} holds an alias but decodes"));
+    }
+    let bundle = &canonical;
     let words = encode_bundle(bundle).map_err(|e| format!("{bundle:?}: {e}"))?;
     let (decoded, used) = decode_bundle(&words).map_err(|e| format!("{bundle:?}: {e}"))?;
     if (decoded, used) != (*bundle, 2) {
@@ -165,7 +230,7 @@ fn check_bundle(bundle: &Bundle) -> Result<(), String> {
     let (main, aux) = (bundle.main.unwrap(), bundle.aux.unwrap());
     let text = format_bundle(bundle);
     let assembled = assemble_words(&text)?;
-    if !same_up_to_aliases(&assembled, &words, &[main, aux]) {
+    if assembled != words {
         return Err(format!(
             "`{text}` assembled to {assembled:08x?}, expected {words:08x?}"
         ));
@@ -173,7 +238,7 @@ fn check_bundle(bundle: &Bundle) -> Result<(), String> {
     // Written aux first, over several lines: the main instruction is still emitted first.
     let swapped = format!("{{\n  {}\n  {}\n}}", format_inst(&aux), format_inst(&main));
     let assembled = assemble_words(&swapped)?;
-    if !same_up_to_aliases(&assembled, &words, &[main, aux]) {
+    if assembled != words {
         return Err(format!(
             "`{swapped}` assembled to {assembled:08x?}, expected {words:08x?}"
         ));
@@ -359,11 +424,13 @@ proptest! {
 
     #[test]
     fn decodable_words_print_canonically(word in any::<u32>()) {
-        // Whatever decodes re-assembles to the same bits (co-issue bit aside).
+        // Whatever decodes re-assembles to the same bits (co-issue bit aside) and its text
+        // parses back to the same instruction: one row owns the word, its text names that row.
         if let Ok(inst) = decode(word) {
             let text = format_inst(&inst);
             let words = assemble_words(&text).map_err(TestCaseError::fail)?;
-            prop_assert!(same_up_to_aliases(&words, &[word & 0x7fff_ffff], &[inst]), "`{}` assembled to {:08x?}", text, words);
+            prop_assert_eq!(&words, &vec![word & 0x7fff_ffff], "`{}`", text);
+            prop_assert_eq!(parse_bundle(&text).map_err(|e| TestCaseError::fail(e.to_string()))?, Bundle::single(inst));
         }
     }
 
