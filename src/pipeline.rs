@@ -18,7 +18,7 @@ use tessera_models::reference::{compare, vision_tower as reference_tower, ErrorR
 use tessera_models::siglip::config::SiglipVisionConfig;
 use tessera_models::siglip::graph::{vision_tower, Precision, TowerSpec};
 use tessera_models::siglip::weights::{synthetic_weights, WeightSelection};
-use tessera_models::siglip::{load_checkpoint, CheckpointInfo};
+use tessera_models::siglip::{add_derived_weights, load_checkpoint, CheckpointInfo};
 use tessera_sim::chip::{Chip, RunOptions, RunProgress, RunReport};
 use tessera_sim::MachineDescription;
 
@@ -51,7 +51,9 @@ impl Model {
             hidden_act: tessera_models::siglip::HiddenAct::GeluTanh,
             vision_use_head: true,
         };
-        let store = synthetic_weights(&config, &WeightSelection::full(&config), seed);
+        let mut store = synthetic_weights(&config, &WeightSelection::full(&config), seed);
+        add_derived_weights(&config, &mut store)
+            .expect("the built-in store holds every tensor of the head");
         Model {
             layers: config.num_hidden_layers,
             head: true,
@@ -64,7 +66,8 @@ impl Model {
 
     /// A checkpoint directory as transformers writes it, keeping the first `layers` layers.
     pub fn load(dir: &Path, layers: Option<usize>) -> Result<Model> {
-        let checkpoint = load_checkpoint(dir, layers)?;
+        let mut checkpoint = load_checkpoint(dir, layers)?;
+        add_derived_weights(&checkpoint.config, &mut checkpoint.weights)?;
         Ok(Model {
             layers: checkpoint.selection.layers,
             head: checkpoint.info.head,

@@ -22,7 +22,8 @@ fn model(layers: usize) -> Model {
         num_hidden_layers: layers,
         ..SiglipVisionConfig::tiny()
     };
-    let store = synthetic_weights(&config, &WeightSelection::full(&config), 7);
+    let mut store = synthetic_weights(&config, &WeightSelection::full(&config), 7);
+    tessera_models::siglip::add_derived_weights(&config, &mut store).unwrap();
     Model {
         layers,
         head: true,

@@ -283,15 +283,8 @@ fn pooling_head(
         config.num_attention_heads,
         config.intermediate_size,
     );
-    let hd = d / heads;
+    let t = config.num_patches();
     let fp8 = precision.fp8_attention_projections;
-    // The probe is the query's input: a weight, already in the GEMM's input dtype.
-    let probe_dtype = if fp8 {
-        precision.activations
-    } else {
-        DType::F16
-    };
-    let probe = b.weight(names::HEAD_PROBE, probe_dtype, [1, d])?;
     let dense = |label, weight, bias| Dense {
         label,
         weight,
@@ -300,17 +293,26 @@ fn pooling_head(
         out_features: d,
         fp8,
     };
-    let wq = b.weight(names::HEAD_Q_WEIGHT, precision.weight_dtype(fp8), [d, d])?;
-    let q = b.matmul("head.q", probe, wq)?;
-    let bq = b.weight(names::HEAD_Q_BIAS, DType::F32, [d])?;
-    let q = b.bias_add("head.q.bias", q, bq)?;
-    let k = linear(
-        b,
-        precision,
-        "",
-        dense("head.k", names::HEAD_K_WEIGHT, names::HEAD_K_BIAS),
-        hidden,
+    // The probe's query is a constant of the checkpoint, so the scores of every head are one
+    // narrow product with a weight derived on the host (`derived::HEAD_SCORE_WEIGHT`: the key
+    // projection times each head's query, over √hd; the key bias only shifts a head's scores,
+    // which softmax ignores). No query or key projection runs on the chip, and every token
+    // streams through each weight load.
+    let input = if fp8 {
+        b.cast("head.scores.in", hidden, precision.activations)?
+    } else {
+        hidden
+    };
+    let ws = b.weight(
+        super::derived::HEAD_SCORE_WEIGHT,
+        precision.weight_dtype(fp8),
+        [d, heads],
     )?;
+    let scores = b.matmul("head.scores", input, ws)?;
+    let scores = b.reshape("head.scores.images", scores, [n, t, heads])?;
+    let scores = b.transpose("head.scores.t", scores, &[0, 2, 1])?;
+    let scores = b.reshape("head.scores.rows", scores, [n * heads, 1, t])?;
+    let probs = b.softmax("head.probs", scores, 1.0)?;
     let v = linear(
         b,
         precision,
@@ -318,15 +320,7 @@ fn pooling_head(
         dense("head.v", names::HEAD_V_WEIGHT, names::HEAD_V_BIAS),
         hidden,
     )?;
-    let q = b.split_heads("head.q.heads", q, heads, 1)?;
-    let q = b.reshape("head.q.rows", q, [1, heads, 1, hd])?;
-    let q = b.broadcast("head.q.batch", q, [n, heads, 1, hd])?;
-    let q = b.reshape("head.q.batched", q, [n * heads, 1, hd])?;
-    let k = b.split_heads("head.k.heads", k, heads, n)?;
-    let kt = b.transpose("head.k.t", k, &[0, 2, 1])?;
     let v = b.split_heads("head.v.heads", v, heads, n)?;
-    let scores = b.batched_matmul("head.scores", q, kt)?;
-    let probs = b.softmax("head.probs", scores, 1.0 / (hd as f32).sqrt())?;
     let context = b.batched_matmul("head.context", probs, v)?;
     let context = b.merge_heads("head.context.merge", context, heads)?;
     let o = linear(

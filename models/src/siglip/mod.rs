@@ -2,6 +2,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod derived;
 pub mod graph;
 mod layout;
 pub mod save;
@@ -13,6 +14,7 @@ pub use checkpoint::{
     load_checkpoint, read_config, Checkpoint, CheckpointError, CheckpointInfo, SourceDtype,
 };
 pub use config::{ConfigError, HiddenAct, SiglipVisionConfig};
+pub use derived::add_derived_weights;
 pub use graph::{
     encoder, encoder_layer, encoder_layer_with, encoder_with, layer_prefix, mlp_block,
     mlp_block_with, vision_tower, ModelGraphError, Precision, TowerSpec,

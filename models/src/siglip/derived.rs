@@ -1,0 +1,180 @@
+//! Weights the compiled graph reads that no checkpoint holds, derived on the host from the
+//! checkpoint's own tensors: the pooling head's score weight.
+//!
+//! The head's query is the probe, a constant of the checkpoint, so for head `h` with columns
+//! `c ∈ h` of the projections the score of key token `x` is
+//!
+//! ```text
+//! q_h · (x W_k + b_k)_h / √hd  =  x · w_h  +  (q_h · b_k,h) / √hd,    w_h = W_k[:, h] q_hᵀ / √hd
+//! ```
+//!
+//! with `q = probe W_q + b_q`. The last term is the same for every key of a head, and softmax
+//! is unchanged by a constant added to all its inputs, so the scores are `x W_s` with
+//! `W_s = [w_0 … w_{H-1}]` (`[hidden, heads]`), computed here once in f64: the head's query
+//! projection, key projection and per-head score products become one narrow product, which
+//! streams every token through each weight load. The host f32 reference
+//! (`crate::reference`) keeps the head as transformers writes it and checks this.
+
+use tessera_codegen::graph::weights::{HostTensor, WeightStore};
+
+use super::weights::{names, WeightError};
+use super::SiglipVisionConfig;
+
+/// The head's score weight `W_s`, `[hidden, heads]`: no checkpoint tensor, derived by
+/// [`add_derived_weights`].
+pub const HEAD_SCORE_WEIGHT: &str = "vision_model.head.attention.score_weight";
+
+fn tensor<'s>(
+    store: &'s WeightStore,
+    name: &str,
+    numel: usize,
+) -> Result<&'s HostTensor, WeightError> {
+    let t = store.get(name).ok_or_else(|| WeightError::MissingInStore {
+        name: name.to_string(),
+    })?;
+    if t.data.len() != numel {
+        return Err(WeightError::Shape {
+            name: name.to_string(),
+            got: t.shape.clone(),
+            expected: vec![numel].into(),
+        });
+    }
+    Ok(t)
+}
+
+/// `W_s` of the module docs from the store's probe, query and key tensors (store layout: a
+/// projection's weight is `[in, out]`).
+pub fn head_score_weight(
+    config: &SiglipVisionConfig,
+    store: &WeightStore,
+) -> Result<HostTensor, WeightError> {
+    let (d, heads) = (config.hidden_size, config.num_attention_heads);
+    let hd = d / heads.max(1);
+    let probe = &tensor(store, names::HEAD_PROBE, d)?.data;
+    let wq = &tensor(store, names::HEAD_Q_WEIGHT, d * d)?.data;
+    let bq = &tensor(store, names::HEAD_Q_BIAS, d)?.data;
+    let wk = &tensor(store, names::HEAD_K_WEIGHT, d * d)?.data;
+    // q = probe W_q + b_q
+    let mut q: Vec<f64> = bq.iter().map(|&b| f64::from(b)).collect();
+    for (i, &p) in probe.iter().enumerate() {
+        let row = &wq[i * d..(i + 1) * d];
+        for (qc, &w) in q.iter_mut().zip(row) {
+            *qc += f64::from(p) * f64::from(w);
+        }
+    }
+    // W_s[i, h] = Σ_{c ∈ h} W_k[i, c] q[c] / √hd
+    let scale = 1.0 / (hd as f64).sqrt();
+    let mut ws = vec![0f32; d * heads];
+    for i in 0..d {
+        let row = &wk[i * d..(i + 1) * d];
+        for h in 0..heads {
+            let cols = h * hd..(h + 1) * hd;
+            let dot: f64 = row[cols.clone()]
+                .iter()
+                .zip(&q[cols])
+                .map(|(&w, &qc)| f64::from(w) * qc)
+                .sum();
+            ws[i * heads + h] = (dot * scale) as f32;
+        }
+    }
+    HostTensor::new([d, heads], ws).map_err(|e| WeightError::Corrupt {
+        message: format!("{HEAD_SCORE_WEIGHT}: {e}"),
+    })
+}
+
+/// Adds to `store` every derived weight its tensors allow: the head's score weight when the
+/// store holds the head. Idempotent.
+pub fn add_derived_weights(
+    config: &SiglipVisionConfig,
+    store: &mut WeightStore,
+) -> Result<(), WeightError> {
+    if store.contains(names::HEAD_PROBE) {
+        let ws = head_score_weight(config, store)?;
+        store.insert(HEAD_SCORE_WEIGHT, ws);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::siglip::weights::{synthetic_weights, WeightSelection};
+
+    /// Softmax of `x`.
+    fn softmax(x: &[f64]) -> Vec<f64> {
+        let max = x.iter().cloned().fold(f64::MIN, f64::max);
+        let e: Vec<f64> = x.iter().map(|v| (v - max).exp()).collect();
+        let sum: f64 = e.iter().sum();
+        e.iter().map(|v| v / sum).collect()
+    }
+
+    /// The probabilities of every head over random tokens are those of the head as
+    /// transformers defines it (query and key projections with their biases, scaled scores),
+    /// written out here in f64 from the definition.
+    #[test]
+    fn the_score_weight_gives_the_heads_attention_probabilities() {
+        let config = SiglipVisionConfig::tiny();
+        let (d, heads) = (config.hidden_size, config.num_attention_heads);
+        let hd = d / heads;
+        let store = synthetic_weights(&config, &WeightSelection::full(&config), 5);
+        let ws = head_score_weight(&config, &store).unwrap();
+        assert_eq!(ws.shape, [d, heads].into());
+        let get = |n: &str| store.get(n).unwrap().data.clone();
+        let (probe, wq, bq) = (
+            get(names::HEAD_PROBE),
+            get(names::HEAD_Q_WEIGHT),
+            get(names::HEAD_Q_BIAS),
+        );
+        let (wk, bk) = (get(names::HEAD_K_WEIGHT), get(names::HEAD_K_BIAS));
+        let mut rng = tessera_isa::rng::Rng::new(3);
+        let tokens = 9;
+        let x: Vec<f64> = (0..tokens * d).map(|_| rng.normal(0.0, 1.0)).collect();
+        let q: Vec<f64> = (0..d)
+            .map(|c| {
+                f64::from(bq[c])
+                    + (0..d)
+                        .map(|i| f64::from(probe[i]) * f64::from(wq[i * d + c]))
+                        .sum::<f64>()
+            })
+            .collect();
+        for h in 0..heads {
+            let direct: Vec<f64> = (0..tokens)
+                .map(|t| {
+                    (h * hd..(h + 1) * hd)
+                        .map(|c| {
+                            let k = f64::from(bk[c])
+                                + (0..d)
+                                    .map(|i| x[t * d + i] * f64::from(wk[i * d + c]))
+                                    .sum::<f64>();
+                            q[c] * k
+                        })
+                        .sum::<f64>()
+                        / (hd as f64).sqrt()
+                })
+                .collect();
+            let folded: Vec<f64> = (0..tokens)
+                .map(|t| {
+                    (0..d)
+                        .map(|i| x[t * d + i] * f64::from(ws.data[i * heads + h]))
+                        .sum()
+                })
+                .collect();
+            for (a, b) in softmax(&direct).iter().zip(softmax(&folded)) {
+                assert!((a - b).abs() < 1e-6, "head {h}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_store_without_the_head_gets_nothing_and_a_broken_head_is_an_error() {
+        let config = SiglipVisionConfig::tiny();
+        let mut store = synthetic_weights(&config, &WeightSelection::encoder(1), 5);
+        let before = store.len();
+        add_derived_weights(&config, &mut store).unwrap();
+        assert_eq!(store.len(), before);
+        let mut store = synthetic_weights(&config, &WeightSelection::full(&config), 5);
+        store.remove(names::HEAD_K_WEIGHT);
+        let e = add_derived_weights(&config, &mut store).unwrap_err();
+        assert!(e.to_string().contains(names::HEAD_K_WEIGHT), "{e}");
+    }
+}
