@@ -64,7 +64,42 @@ pub struct ModelArgs {
     unroll: bool,
 }
 
+/// The most images one run takes (`--batch`, `--image`, the first dimension of `--pixels`).
+const MAX_BATCH: usize = 64;
+
 impl ModelArgs {
+    /// Every flag's bound, checked before any work (a model load, pixels made or read, a
+    /// thread pool): `--batch 100000` is refused here, not by an allocation failure later.
+    fn check_bounds(&self) -> Result<()> {
+        if let Some(batch) = self.batch {
+            if batch == 0 || batch > MAX_BATCH {
+                bail!("--batch {batch}: expected 1..={MAX_BATCH} images");
+            }
+        }
+        if self.layers == Some(0) {
+            bail!("--layers 0: expected at least 1 layer");
+        }
+        if !matches!(self.precision.as_str(), "fp8" | "f16") {
+            bail!("--precision `{}`: expected fp8 or f16", self.precision);
+        }
+        if let Some(b) = self.beam {
+            if b == 0 || b > 256 {
+                bail!("--beam {b}: expected 1..=256");
+            }
+        }
+        if let Some(g) = self.grids {
+            if g == 0 || g > 64 {
+                bail!("--grids {g}: expected 1..=64");
+            }
+        }
+        for f in &self.force {
+            if f.split_once('=').is_none() {
+                bail!("--force `{f}`: expected OP=STRATEGY");
+            }
+        }
+        Ok(())
+    }
+
     fn model(&self) -> Result<Model> {
         match &self.model {
             Some(dir) => Model::load(dir, self.layers),
@@ -82,8 +117,8 @@ impl ModelArgs {
         if layers > model.layers {
             bail!("--layers {layers}: the model has {} layers", model.layers);
         }
-        if batch == 0 || batch > 64 {
-            bail!("--batch {batch}: expected 1..=64 images");
+        if batch == 0 || batch > MAX_BATCH {
+            bail!("--batch {batch}: expected 1..={MAX_BATCH} images");
         }
         Ok(RunSpec {
             batch,
@@ -294,6 +329,13 @@ fn write_outputs(path: &Path, outcome: &Outcome) -> Result<Vec<PathBuf>> {
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    args.model.check_bounds()?;
+    if args.image.len() > MAX_BATCH {
+        bail!(
+            "--image: {} files, expected at most {MAX_BATCH} images",
+            args.image.len()
+        );
+    }
     if let Some(threads) = args.threads {
         tessera::pipeline::use_host_threads(threads)?;
     }
@@ -407,6 +449,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 }
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode> {
+    args.model.check_bounds()?;
     let machine = MachineDescription::load(&args.model.machine)?;
     let model = args.model.model()?;
     let spec = args.model.spec(&model, args.model.default_batch())?;
@@ -526,6 +569,7 @@ fn calls_text(compiled: &CompiledGraph, tile: usize) -> String {
 }
 
 pub fn estimate(args: ModelArgs) -> Result<ExitCode> {
+    args.check_bounds()?;
     let machine = MachineDescription::load(&args.machine)?;
     let model = args.model()?;
     let spec = args.spec(&model, args.default_batch())?;

@@ -679,3 +679,46 @@ fn tessera_run_compiles_and_simulates_a_checkpoint() {
             && json["time"]["simulate_s"].as_f64().is_some()
     );
 }
+
+/// Every flag of the model commands is bounded before any work: a huge `--batch` is refused by
+/// name at once, not by an allocation failure in making the pixels (found from outside: it used
+/// to abort allocating 15 GB for `--batch 100000`).
+#[test]
+fn model_command_flags_are_refused_before_any_work() {
+    let model = "testdata/hf/vision-f32";
+    for (command, flag, value, needle) in [
+        (
+            "run",
+            "--batch",
+            "100000",
+            "--batch 100000: expected 1..=64 images",
+        ),
+        ("run", "--batch", "0", "--batch 0: expected 1..=64"),
+        ("compile", "--batch", "65", "--batch 65: expected 1..=64"),
+        ("estimate", "--batch", "100000", "--batch 100000"),
+        ("run", "--layers", "0", "--layers 0"),
+        ("run", "--precision", "bf8", "--precision `bf8`"),
+        ("run", "--beam", "0", "--beam 0"),
+        ("estimate", "--grids", "1000", "--grids 1000"),
+        (
+            "run",
+            "--force",
+            "no-equals-sign",
+            "--force `no-equals-sign`",
+        ),
+    ] {
+        // A machine file that does not exist: the bound must be refused before it is read.
+        fails_clearly(
+            &[
+                command,
+                "--model",
+                model,
+                "--machine",
+                "no/such/machine.ron",
+                flag,
+                value,
+            ],
+            &[needle],
+        );
+    }
+}
