@@ -624,16 +624,18 @@ fn matching_rows<'a>(
     operands: &'a [Operand],
     accept: fn(&InstDesc) -> bool,
 ) -> impl Iterator<Item = &'static InstDesc> + 'a {
-    INSTRUCTIONS.iter().filter(move |row| {
-        row.mnemonic == mnemonic
-            && accept(row)
-            && row.operands.len() == operands.len()
-            && row
-                .operands
-                .iter()
-                .zip(operands)
-                .all(|(desc, op)| operand_matches(desc.kind, &op.value))
-    })
+    crate::inst::rows_named(mnemonic)
+        .iter()
+        .copied()
+        .filter(move |row| {
+            accept(row)
+                && row.operands.len() == operands.len()
+                && row
+                    .operands
+                    .iter()
+                    .zip(operands)
+                    .all(|(desc, op)| operand_matches(desc.kind, &op.value))
+        })
 }
 
 /// Chooses the row of an instruction statement and computes its operand values.
@@ -648,7 +650,7 @@ fn resolve(
     eval: &dyn Fn(&Expr) -> Result<i64, AsmError>,
     loc: &dyn Fn(super::lexer::Pos) -> Loc,
 ) -> Result<Inst, AsmError> {
-    let known = INSTRUCTIONS.iter().any(|r| r.mnemonic == stmt.mnemonic)
+    let known = !crate::inst::rows_named(&stmt.mnemonic).is_empty()
         || FORMS
             .iter()
             .any(|f| f.mnemonic == Some(stmt.mnemonic.as_str()));

@@ -73,26 +73,41 @@ fn same_text_shape(row: &InstDesc, other: &InstDesc) -> bool {
 /// hold every operand value of `inst`. It is `inst`'s own row unless `inst` is an alias.
 pub fn text_row(inst: &Inst) -> &'static InstDesc {
     let own = inst.desc();
-    INSTRUCTIONS
+    earlier_siblings(own)
         .iter()
-        .take_while(|row| row.opcode != own.opcode)
-        .filter(|row| same_text_shape(own, row))
         .find(|row| {
             (0..row.operands.len()).all(|i| encode_operand(row, i, inst.operands[i]).is_ok())
         })
+        .copied()
         .unwrap_or(own)
+}
+
+/// The rows before `row` in table order that are written like it, computed once for the
+/// table (most rows have none), so that the decoder's alias check is a lookup.
+fn earlier_siblings(row: &InstDesc) -> &'static [&'static InstDesc] {
+    type Siblings = Vec<Vec<&'static InstDesc>>;
+    static SIBLINGS: std::sync::OnceLock<Siblings> = std::sync::OnceLock::new();
+    let table = SIBLINGS.get_or_init(|| {
+        INSTRUCTIONS
+            .iter()
+            .map(|own| {
+                INSTRUCTIONS
+                    .iter()
+                    .take_while(|earlier| earlier.opcode != own.opcode)
+                    .filter(|earlier| same_text_shape(own, earlier))
+                    .collect()
+            })
+            .collect()
+    });
+    &table[row.opcode as usize]
 }
 
 /// The rows that share a text shape with an earlier row and so can hold aliases, with the row
 /// whose text they share (for the reference and the table tests).
 pub fn alias_rows() -> impl Iterator<Item = (&'static InstDesc, &'static InstDesc)> {
-    INSTRUCTIONS.iter().filter_map(|row| {
-        INSTRUCTIONS
-            .iter()
-            .take_while(|earlier| earlier.opcode != row.opcode)
-            .find(|earlier| same_text_shape(row, earlier))
-            .map(|earlier| (row, earlier))
-    })
+    INSTRUCTIONS
+        .iter()
+        .filter_map(|row| earlier_siblings(row).first().map(|earlier| (row, *earlier)))
 }
 
 #[cfg(test)]
