@@ -321,7 +321,14 @@ fn pooling_head(
         hidden,
     )?;
     let v = b.split_heads("head.v.heads", v, heads, n)?;
-    let context = b.batched_matmul("head.context", probs, v)?;
+    // With one query a head's context is a vector, so it is computed transposed, `vᵀ pᵀ`: the
+    // head's values stream through each `$CWEI` load of 16 of its probabilities, instead of
+    // one probability row streaming through each load of 16 values. A column and a row of
+    // one vector have the same order, so the reshapes move nothing.
+    let vt = b.transpose("head.v.t", v, &[0, 2, 1])?;
+    let pt = b.reshape("head.probs.col", probs, [n * heads, t, 1])?;
+    let context = b.batched_matmul("head.context", vt, pt)?;
+    let context = b.reshape("head.context.row", context, [n * heads, 1, d / heads])?;
     let context = b.merge_heads("head.context.merge", context, heads)?;
     let o = linear(
         b,
