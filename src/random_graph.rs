@@ -287,19 +287,36 @@ pub fn check_loop_compiles_or_is_refused(
     check_with(built, machine, max_cycles, true)
 }
 
+/// The built-in machine `name`, its target, and the planner's options for it (repeats kept as
+/// a loop when `layer_loop`).
+fn setting(
+    name: &str,
+    layer_loop: bool,
+) -> Result<
+    (
+        MachineDescription,
+        tessera_codegen::target::Target,
+        PlanOptions,
+    ),
+    String,
+> {
+    let machine = MachineDescription::builtin(name).map_err(|e| e.to_string())?;
+    let target = crate::target::target_of(&machine);
+    let options = PlanOptions {
+        layer_loop,
+        ..PlanOptions::for_target(&target)
+    };
+    Ok((machine, target, options))
+}
+
 fn check_with(
     built: &Built,
     machine: &str,
     max_cycles: u64,
     layer_loop: bool,
 ) -> Result<(), String> {
-    let machine = MachineDescription::builtin(machine).map_err(|e| e.to_string())?;
-    let target = crate::target::target_of(&machine);
+    let (machine, target, options) = setting(machine, layer_loop)?;
     let dump = || tessera_codegen::graph::dump(&built.graph);
-    let options = PlanOptions {
-        layer_loop,
-        ..PlanOptions::for_target(&target)
-    };
     match compile(&built.graph, &built.store, &target, &options, None) {
         Err(error) => {
             let text = error.to_string();
@@ -363,13 +380,8 @@ pub fn check_plans_and_lowers(
     layer_loop: bool,
 ) -> Result<(), String> {
     use tessera_codegen::plan::{build::build, plan};
-    let machine = MachineDescription::builtin(machine).map_err(|e| e.to_string())?;
-    let target = crate::target::target_of(&machine);
+    let (_, target, options) = setting(machine, layer_loop)?;
     let dump = || tessera_codegen::graph::dump(&built.graph);
-    let options = PlanOptions {
-        layer_loop,
-        ..PlanOptions::for_target(&target)
-    };
     let planned = match plan(&built.graph, &target, &options) {
         Ok(planned) => planned,
         Err(error) => {

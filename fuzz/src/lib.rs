@@ -122,3 +122,35 @@ pub fn build_program(data: &[u8], worker: bool) -> Vec<u32> {
 pub fn word_bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
+
+/// A random graph (`tessera::random_graph`) from the bytes of the `compile_graph` and
+/// `plan_lower` targets, and whether its repeats stay a loop: byte 0 picks the rows (1..=20),
+/// byte 1 the columns (1..=40), byte 2 an f32 or f16 input — or, when it is 1 mod 5, a loop of
+/// 2..=4 iterations of the steps as one layer (columns a multiple of 4) — and every following
+/// 4 bytes one step (at most [`MAX_GRAPH_STEPS`]). `None` when the bytes make no graph.
+pub fn graph_from_bytes(data: &[u8]) -> Option<(tessera::random_graph::Built, bool)> {
+    use tessera::random_graph::{build, build_loop, Step};
+    let [rows, cols, kind, rest @ ..] = data else {
+        return None;
+    };
+    let steps: Vec<Step> = rest
+        .chunks_exact(4)
+        .take(MAX_GRAPH_STEPS)
+        .map(|c| Step::from_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let rows = 1 + *rows as usize % 20;
+    if kind % 5 == 1 {
+        let cols = 4 * (1 + *cols as usize % 10);
+        let count = 2 + u32::from(*kind / 5 % 3);
+        build_loop(rows, cols, count, &steps).map(|built| (built, true))
+    } else {
+        let cols = 1 + *cols as usize % 40;
+        build(rows, cols, kind % 5 == 0, &steps).map(|built| (built, false))
+    }
+}
+
+/// Steps of a random graph beyond this are ignored (the property test draws 1..9).
+pub const MAX_GRAPH_STEPS: usize = 8;

@@ -24,7 +24,14 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file below `dir` (sorted, build output and fuzzer state skipped) that `keep` takes;
+/// hidden directories are skipped unless `hidden` takes their name.
+fn walk(
+    dir: &Path,
+    hidden: &dyn Fn(&str) -> bool,
+    keep: &dyn Fn(&Path) -> bool,
+    out: &mut Vec<PathBuf>,
+) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -33,13 +40,22 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for path in entries {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if path.is_dir() {
-            if !SKIPPED_DIRS.contains(&name) && !name.starts_with('.') {
-                rust_files(&path, out);
+            if !SKIPPED_DIRS.contains(&name) && (!name.starts_with('.') || hidden(name)) {
+                walk(&path, hidden, keep, out);
             }
-        } else if name.ends_with(".rs") {
+        } else if keep(&path) {
             out.push(path);
         }
     }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    walk(
+        dir,
+        &|_| false,
+        &|p| p.extension().is_some_and(|e| e == "rs"),
+        out,
+    );
 }
 
 fn relative(path: &Path) -> String {
@@ -206,21 +222,13 @@ fn the_codemap_names_every_crate_and_source_directory() {
 
 /// Every text file of the repository (with `.ci/`), for the checks that scan more than Rust.
 fn text_files(dir: &Path, out: &mut Vec<(String, String)>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            if !SKIPPED_DIRS.contains(&name) && (name == ".ci" || !name.starts_with('.')) {
-                text_files(&path, out);
-            }
-        } else if let Ok(text) = fs::read_to_string(&path) {
-            out.push((relative(&path), text));
-        }
-    }
+    let mut paths = Vec::new();
+    walk(dir, &|name| name == ".ci", &|_| true, &mut paths);
+    out.extend(
+        paths
+            .iter()
+            .filter_map(|p| fs::read_to_string(p).ok().map(|text| (relative(p), text))),
+    );
 }
 
 #[test]

@@ -297,9 +297,9 @@ fn pooling_head(
     // narrow product with a weight derived on the host (`derived::HEAD_SCORE_WEIGHT`: the key
     // projection times each head's query, over √hd; the key bias only shifts a head's scores,
     // which softmax ignores). No query or key projection runs on the chip, and every token
-    // streams through each weight load.
+    // streams through each weight load. Both products read the tokens cast once.
     let input = if fp8 {
-        b.cast("head.scores.in", hidden, precision.activations)?
+        b.cast("head.in", hidden, precision.activations)?
     } else {
         hidden
     };
@@ -313,13 +313,10 @@ fn pooling_head(
     let scores = b.transpose("head.scores.t", scores, &[0, 2, 1])?;
     let scores = b.reshape("head.scores.rows", scores, [n * heads, 1, t])?;
     let probs = b.softmax("head.probs", scores, 1.0)?;
-    let v = linear(
-        b,
-        precision,
-        "",
-        dense("head.v", names::HEAD_V_WEIGHT, names::HEAD_V_BIAS),
-        hidden,
-    )?;
+    let wv = b.weight(names::HEAD_V_WEIGHT, precision.weight_dtype(fp8), [d, d])?;
+    let v = b.matmul("head.v", input, wv)?;
+    let bv = b.weight(names::HEAD_V_BIAS, DType::F32, [d])?;
+    let v = b.bias_add("head.v.bias", v, bv)?;
     let v = b.split_heads("head.v.heads", v, heads, n)?;
     // With one query a head's context is a vector, so it is computed transposed, `vᵀ pᵀ`: the
     // head's values stream through each `$CWEI` load of 16 of its probabilities, instead of
