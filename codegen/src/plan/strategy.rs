@@ -330,14 +330,25 @@ pub fn strategies(
             }
             for cg in granules {
                 let shapes = if batched {
-                    // One column block: the attention matrices are narrow (head width) or whole rows.
-                    let mut qbs: Vec<u32> = [per_lead, per_lead / 2, per_lead / 4]
+                    // Row blocks with one column block (the attention matrices are narrow, head
+                    // width, or whole rows), and, for a product whose rows are few and columns
+                    // many (a transposed context, `vᵀ pᵀ`: the head width streams through each
+                    // `$CWEI` load of a block of the columns), all rows with the columns split.
+                    let mut qbs: Vec<(u32, u32)> = [per_lead, per_lead / 2, per_lead / 4]
                         .into_iter()
                         .filter(|&q| q >= 1)
-                        .map(|q| q.min(m))
+                        .map(|q| (q.min(m), 1))
                         .collect();
+                    let column_blocks = n.div_ceil(cg);
+                    if m <= 128 && column_blocks > 1 {
+                        for q in [per_lead, per_lead / 2] {
+                            if q >= 2 {
+                                qbs.push((1, q.min(column_blocks)));
+                            }
+                        }
+                    }
                     qbs.dedup();
-                    qbs.into_iter().map(|q| (q, 1)).collect()
+                    qbs
                 } else {
                     grid_shapes(m, k, n, cg, ctx.tiles, fp8, ctx.grids_per_product)
                 };

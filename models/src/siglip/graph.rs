@@ -38,6 +38,10 @@ pub struct Precision {
     pub fp8_mlp: bool,
     /// The QKV and output projections in FP8 (else f16). Default true.
     pub fp8_attention_projections: bool,
+    /// The encoder's attention context computed transposed, `(vᵀ pᵀ)ᵀ`: a choice of graph form
+    /// (the same products, summed along the keys either way), so that the head width streams
+    /// through each `$CWEI` load. Default true.
+    pub transposed_context: bool,
 }
 
 impl Default for Precision {
@@ -48,6 +52,7 @@ impl Default for Precision {
             nominal_weight_scale: -10,
             fp8_mlp: true,
             fp8_attention_projections: true,
+            transposed_context: true,
         }
     }
 }
@@ -503,7 +508,17 @@ fn layer(
     let scores = b.batched_matmul("scores", q, kt)?;
     let scale = 1.0 / (config.head_dim() as f32).sqrt();
     let probs = b.softmax("probs", scores, scale)?;
-    let context = b.batched_matmul("context", probs, v)?;
+    let context = if precision.transposed_context {
+        // `(vᵀ pᵀ)ᵀ`: a head's values (its width in rows) stream through each `$CWEI` load of
+        // 16 keys × 16 queries of the probabilities, instead of a few query rows through each
+        // load of 16 keys × 16 of the head's columns.
+        let vt = b.transpose("v.t", v, &[0, 2, 1])?;
+        let pt = b.transpose("probs.t", probs, &[0, 2, 1])?;
+        let ct = b.batched_matmul("context", vt, pt)?;
+        b.transpose("context.t", ct, &[0, 2, 1])?
+    } else {
+        b.batched_matmul("context", probs, v)?
+    };
     let context = b.merge_heads("context.merge", context, heads)?;
     let out_proj = Dense {
         label: "out_proj",
@@ -572,30 +587,33 @@ mod tests {
             %15: f16[4, 16, 16] = transpose %13, perm=[0, 2, 1]  // k.t
             %16: f16[4, 16, 16] = batched_matmul %12, %15  // scores
             %17: f16[4, 16, 16] = softmax %16, scale=0.25  // probs
-            %18: f16[4, 16, 16] = batched_matmul %17, %14  // context
-            %19: f16[16, 64] = merge_heads %18, heads=4  // context.merge
-            %20: f143<-4>[16, 64] = cast %19  // out_proj.in
-            %21: f143<-10>[64, 64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.weight"
-            %22: f16[16, 64] = matmul %20, %21  // out_proj
-            %23: f32[64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.bias"
-            %24: f16[16, 64] = bias_add %22, %23  // out_proj.bias
-            %25: f16[16, 64] = add %0, %24  // residual1
-            %26: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
-            %27: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
-            %28: f16[16, 64] = layernorm %25, %26, %27, eps=1e-6  // ln2
-            %29: f143<-4>[16, 64] = cast %28  // fc1.in
-            %30: f143<-10>[64, 128] = weight "vision_model.encoder.layers.0.mlp.fc1.weight"
-            %31: f16[16, 128] = matmul %29, %30  // fc1
-            %32: f32[128] = weight "vision_model.encoder.layers.0.mlp.fc1.bias"
-            %33: f16[16, 128] = bias_add %31, %32  // fc1.bias
-            %34: f16[16, 128] = gelu %33  // gelu
-            %35: f143<-4>[16, 128] = cast %34  // fc2.in
-            %36: f143<-10>[128, 64] = weight "vision_model.encoder.layers.0.mlp.fc2.weight"
-            %37: f16[16, 64] = matmul %35, %36  // fc2
-            %38: f32[64] = weight "vision_model.encoder.layers.0.mlp.fc2.bias"
-            %39: f16[16, 64] = bias_add %37, %38  // fc2.bias
-            %40: f16[16, 64] = add %25, %39  // residual2
-            %41: f16[16, 64] = output "y", %40
+            %18: f16[4, 16, 16] = transpose %14, perm=[0, 2, 1]  // v.t
+            %19: f16[4, 16, 16] = transpose %17, perm=[0, 2, 1]  // probs.t
+            %20: f16[4, 16, 16] = batched_matmul %18, %19  // context
+            %21: f16[4, 16, 16] = transpose %20, perm=[0, 2, 1]  // context.t
+            %22: f16[16, 64] = merge_heads %21, heads=4  // context.merge
+            %23: f143<-4>[16, 64] = cast %22  // out_proj.in
+            %24: f143<-10>[64, 64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.weight"
+            %25: f16[16, 64] = matmul %23, %24  // out_proj
+            %26: f32[64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.bias"
+            %27: f16[16, 64] = bias_add %25, %26  // out_proj.bias
+            %28: f16[16, 64] = add %0, %27  // residual1
+            %29: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
+            %30: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
+            %31: f16[16, 64] = layernorm %28, %29, %30, eps=1e-6  // ln2
+            %32: f143<-4>[16, 64] = cast %31  // fc1.in
+            %33: f143<-10>[64, 128] = weight "vision_model.encoder.layers.0.mlp.fc1.weight"
+            %34: f16[16, 128] = matmul %32, %33  // fc1
+            %35: f32[128] = weight "vision_model.encoder.layers.0.mlp.fc1.bias"
+            %36: f16[16, 128] = bias_add %34, %35  // fc1.bias
+            %37: f16[16, 128] = gelu %36  // gelu
+            %38: f143<-4>[16, 128] = cast %37  // fc2.in
+            %39: f143<-10>[128, 64] = weight "vision_model.encoder.layers.0.mlp.fc2.weight"
+            %40: f16[16, 64] = matmul %38, %39  // fc2
+            %41: f32[64] = weight "vision_model.encoder.layers.0.mlp.fc2.bias"
+            %42: f16[16, 64] = bias_add %40, %41  // fc2.bias
+            %43: f16[16, 64] = add %28, %42  // residual2
+            %44: f16[16, 64] = output "y", %43
         "#]].assert_eq(&dump(&g));
     }
 
@@ -622,30 +640,33 @@ mod tests {
               %15: f16[8, 16, 16] = transpose %13, perm=[0, 2, 1]  // k.t
               %16: f16[8, 16, 16] = batched_matmul %12, %15  // scores
               %17: f16[8, 16, 16] = softmax %16, scale=0.25  // probs
-              %18: f16[8, 16, 16] = batched_matmul %17, %14  // context
-              %19: f16[32, 64] = merge_heads %18, heads=4  // context.merge
-              %20: f143<-4>[32, 64] = cast %19  // out_proj.in
-              %21: f143<-10>[64, 64] = weight "self_attn.out_proj.weight"
-              %22: f16[32, 64] = matmul %20, %21  // out_proj
-              %23: f32[64] = weight "self_attn.out_proj.bias"
-              %24: f16[32, 64] = bias_add %22, %23  // out_proj.bias
-              %25: f16[32, 64] = add %0, %24  // residual1
-              %26: f32[64] = weight "layer_norm2.weight"
-              %27: f32[64] = weight "layer_norm2.bias"
-              %28: f16[32, 64] = layernorm %25, %26, %27, eps=1e-6  // ln2
-              %29: f143<-4>[32, 64] = cast %28  // fc1.in
-              %30: f143<-10>[64, 128] = weight "mlp.fc1.weight"
-              %31: f16[32, 128] = matmul %29, %30  // fc1
-              %32: f32[128] = weight "mlp.fc1.bias"
-              %33: f16[32, 128] = bias_add %31, %32  // fc1.bias
-              %34: f16[32, 128] = gelu %33  // gelu
-              %35: f143<-4>[32, 128] = cast %34  // fc2.in
-              %36: f143<-10>[128, 64] = weight "mlp.fc2.weight"
-              %37: f16[32, 64] = matmul %35, %36  // fc2
-              %38: f32[64] = weight "mlp.fc2.bias"
-              %39: f16[32, 64] = bias_add %37, %38  // fc2.bias
-              %40: f16[32, 64] = add %25, %39  // residual2
-              %41: f16[32, 64] = output "y", %40
+              %18: f16[8, 16, 16] = transpose %14, perm=[0, 2, 1]  // v.t
+              %19: f16[8, 16, 16] = transpose %17, perm=[0, 2, 1]  // probs.t
+              %20: f16[8, 16, 16] = batched_matmul %18, %19  // context
+              %21: f16[8, 16, 16] = transpose %20, perm=[0, 2, 1]  // context.t
+              %22: f16[32, 64] = merge_heads %21, heads=4  // context.merge
+              %23: f143<-4>[32, 64] = cast %22  // out_proj.in
+              %24: f143<-10>[64, 64] = weight "self_attn.out_proj.weight"
+              %25: f16[32, 64] = matmul %23, %24  // out_proj
+              %26: f32[64] = weight "self_attn.out_proj.bias"
+              %27: f16[32, 64] = bias_add %25, %26  // out_proj.bias
+              %28: f16[32, 64] = add %0, %27  // residual1
+              %29: f32[64] = weight "layer_norm2.weight"
+              %30: f32[64] = weight "layer_norm2.bias"
+              %31: f16[32, 64] = layernorm %28, %29, %30, eps=1e-6  // ln2
+              %32: f143<-4>[32, 64] = cast %31  // fc1.in
+              %33: f143<-10>[64, 128] = weight "mlp.fc1.weight"
+              %34: f16[32, 128] = matmul %32, %33  // fc1
+              %35: f32[128] = weight "mlp.fc1.bias"
+              %36: f16[32, 128] = bias_add %34, %35  // fc1.bias
+              %37: f16[32, 128] = gelu %36  // gelu
+              %38: f143<-4>[32, 128] = cast %37  // fc2.in
+              %39: f143<-10>[128, 64] = weight "mlp.fc2.weight"
+              %40: f16[32, 64] = matmul %38, %39  // fc2
+              %41: f32[64] = weight "mlp.fc2.bias"
+              %42: f16[32, 64] = bias_add %40, %41  // fc2.bias
+              %43: f16[32, 64] = add %28, %42  // residual2
+              %44: f16[32, 64] = output "y", %43
             }
             %0: f16[32, 64] = input "x"
             %1: f16[32, 64] = repeat #0 x2 (%0), weights="vision_model.encoder.layers.{i}."  // encoder
