@@ -6,7 +6,7 @@
 //! | op | strategies |
 //! |---|---|
 //! | matmul `[M,K]×[K,N]` | grids of row × column blocks (a few shapes ranked by a quick model, columns in 16s or in whole heads), operands `Panels` and `Cwei` |
-//! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids |
+//! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids; for few rows (M ≤ 128), (batch entries × column blocks) grids |
 //! | bias add, add, gelu, cast | follow the operand's layout; rows over the chip |
 //! | softmax, layernorm | follow when rows are whole; rows over the chip |
 
