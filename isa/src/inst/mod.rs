@@ -10,6 +10,8 @@
 pub mod args;
 pub mod canonical;
 pub mod emit;
+mod lookup;
+pub use lookup::rows_named;
 
 use crate::table::{Basis, CoIssue, Contexts, Family, Pipe, TimingClass};
 use args::*;
@@ -482,23 +484,6 @@ impl Opcode {
     pub fn all() -> impl Iterator<Item = Opcode> {
         INSTRUCTIONS.iter().map(|row| row.opcode)
     }
-}
-
-/// The rows of one mnemonic, in table order (empty for an unknown one): an index built once,
-/// so that the assembler looks rows up instead of scanning the table for every statement.
-pub fn rows_named(mnemonic: &str) -> &'static [&'static InstDesc] {
-    static BY_MNEMONIC: std::sync::OnceLock<
-        std::collections::HashMap<&'static str, Vec<&'static InstDesc>>,
-    > = std::sync::OnceLock::new();
-    let index = BY_MNEMONIC.get_or_init(|| {
-        let mut index: std::collections::HashMap<&'static str, Vec<&'static InstDesc>> =
-            std::collections::HashMap::new();
-        for row in INSTRUCTIONS {
-            index.entry(row.mnemonic).or_default().push(row);
-        }
-        index
-    });
-    index.get(mnemonic).map(Vec::as_slice).unwrap_or(&[])
 }
 
 /// A decoded instruction: its opcode and operand values in assembly order.
