@@ -35,25 +35,15 @@ enum TextClass {
     Number,
 }
 
+/// Derived from the kind: registers by `is_register`, the two CSR spaces, and every other kind a
+/// number.
 fn text_class(kind: OperandKind) -> TextClass {
-    match kind {
-        OperandKind::MReg
-        | OperandKind::AReg
-        | OperandKind::MPair
-        | OperandKind::APair
-        | OperandKind::AQuad
-        | OperandKind::MRegPostInc
-        | OperandKind::MPairPostInc
-        | OperandKind::MRegIncrement
-        | OperandKind::MRegDelta
-        | OperandKind::ABroadcast
-        | OperandKind::ABroadcastLo
-        | OperandKind::ABroadcastHi => TextClass::Register,
-        OperandKind::LowerCsr | OperandKind::UpperCsr => TextClass::Csr,
-        OperandKind::Unsigned
-        | OperandKind::Signed
-        | OperandKind::Target
-        | OperandKind::WordAddress => TextClass::Number,
+    if kind.is_register() {
+        TextClass::Register
+    } else if matches!(kind, OperandKind::LowerCsr | OperandKind::UpperCsr) {
+        TextClass::Csr
+    } else {
+        TextClass::Number
     }
 }
 
