@@ -6,7 +6,7 @@
 //! | op | strategies |
 //! |---|---|
 //! | matmul `[M,K]×[K,N]` | grids of row × column blocks (a few shapes ranked by a quick model, columns in 16s or in whole heads), operands `Panels` and `Cwei` |
-//! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids; for few rows (M ≤ 128), (batch entries × column blocks) grids |
+//! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids; for few rows (M ≤ 128), (batch entries × column blocks) grids; (batch entries × row × column blocks) grids ranked as plain products' |
 //! | bias add, add, gelu, cast | follow the operand's layout; rows over the chip |
 //! | softmax, layernorm | follow when rows are whole; rows over the chip |
 
@@ -347,6 +347,22 @@ pub fn strategies(
                             }
                         }
                     }
+                    // Row × column grids per batch entry, ranked by the same quick model as
+                    // plain products: a head's scores `q kᵀ` split over keys as well as queries
+                    // stream hundreds of query rows through each `$CWEI` load of 16 keys,
+                    // instead of 8 rows through each of 46 loads of the whole key range.
+                    if column_blocks > 1 {
+                        qbs.extend(grid_shapes(
+                            m,
+                            k,
+                            n,
+                            cg,
+                            per_lead,
+                            fp8,
+                            ctx.grids_per_product,
+                        ));
+                    }
+                    qbs.sort_unstable();
                     qbs.dedup();
                     qbs
                 } else {
