@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::op::{repeat_weight_name, Graph, Op};
+use super::op::{kernel_op, repeat_weight_name, view_op, Graph, Op, ValueHandle};
 use super::types::{fp8_scale_for_max_abs, DType, Shape, TensorType};
 
 /// A host tensor: shape and f32 data in row-major order.
@@ -184,6 +184,22 @@ fn fit_in(
             max_abs,
             scale,
         });
+    }
+    // A view of a weight (a product's per-head block of it) has the weight's new dtype.
+    let views: Vec<(ValueHandle, ValueHandle)> = graph
+        .nodes
+        .iter()
+        .filter_map(|(h, n)| match &n.op {
+            view_op!() => n.op.operands().first().map(|&(_, x)| (h, x)),
+            Op::Input { .. }
+            | Op::Weight { .. }
+            | kernel_op!()
+            | Op::Repeat { .. }
+            | Op::Output { .. } => None,
+        })
+        .collect();
+    for (h, x) in views {
+        graph.nodes[h].ty.dtype = graph.nodes[x].ty.dtype;
     }
     // Prefixes of each region: every iteration of every repeat that uses it.
     let mut region_prefixes: Vec<(Vec<String>, String)> =

@@ -1,5 +1,6 @@
 //! Weights the compiled graph reads that no checkpoint holds, derived on the host from the
-//! checkpoint's own tensors: the pooling head's score weight.
+//! checkpoint's own tensors: the pooling head's score weight, its output bias with the value
+//! bias folded in, and a row of ones its split products sum their partial products with.
 //!
 //! The head's query is the probe, a constant of the checkpoint, so for head `h` with columns
 //! `c ∈ h` of the projections the score of key token `x` is
@@ -23,6 +24,15 @@ use super::SiglipVisionConfig;
 /// The head's score weight `W_s`, `[hidden, heads]`: no checkpoint tensor, derived by
 /// [`add_derived_weights`].
 pub const HEAD_SCORE_WEIGHT: &str = "vision_model.head.attention.score_weight";
+
+/// The head's output projection bias with the value bias folded in, `b_v W_o + b_o` (`[hidden]`):
+/// the head pools the tokens before the value projection, and the pooling weights sum to 1, so
+/// the value bias reaches the output as this constant.
+pub const HEAD_OUT_BIAS_FOLDED: &str = "vision_model.head.attention.out_proj.bias_folded";
+
+/// A row of [`crate::siglip::graph::MAX_K_PARTS`] ones: the head's products of few rows split
+/// their contraction into chunks and sum the partial products with it.
+pub const HEAD_ONES: &str = "vision_model.head.ones";
 
 fn tensor<'s>(
     store: &'s WeightStore,
@@ -82,6 +92,28 @@ pub fn head_score_weight(
     })
 }
 
+/// [`HEAD_OUT_BIAS_FOLDED`] from the store's value bias and output projection (computed in f64).
+pub fn head_out_bias_folded(
+    config: &SiglipVisionConfig,
+    store: &WeightStore,
+) -> Result<HostTensor, WeightError> {
+    let d = config.hidden_size;
+    let bv = &tensor(store, names::HEAD_V_BIAS, d)?.data;
+    let wo = &tensor(store, names::HEAD_OUT_WEIGHT, d * d)?.data;
+    let bo = &tensor(store, names::HEAD_OUT_BIAS, d)?.data;
+    let mut out: Vec<f64> = bo.iter().map(|&b| f64::from(b)).collect();
+    for (i, &v) in bv.iter().enumerate() {
+        for (o, &w) in out.iter_mut().zip(&wo[i * d..(i + 1) * d]) {
+            *o += f64::from(v) * f64::from(w);
+        }
+    }
+    HostTensor::new([d], out.into_iter().map(|v| v as f32).collect()).map_err(|e| {
+        WeightError::Corrupt {
+            message: format!("{HEAD_OUT_BIAS_FOLDED}: {e}"),
+        }
+    })
+}
+
 /// Adds to `store` every derived weight its tensors allow: the head's score weight when the
 /// store holds the head. Idempotent.
 pub fn add_derived_weights(
@@ -91,6 +123,13 @@ pub fn add_derived_weights(
     if store.contains(names::HEAD_PROBE) {
         let ws = head_score_weight(config, store)?;
         store.insert(HEAD_SCORE_WEIGHT, ws);
+        let bias = head_out_bias_folded(config, store)?;
+        store.insert(HEAD_OUT_BIAS_FOLDED, bias);
+        let n = super::graph::MAX_K_PARTS;
+        let ones = HostTensor::new([n], vec![1.0; n]).map_err(|e| WeightError::Corrupt {
+            message: format!("{HEAD_ONES}: {e}"),
+        })?;
+        store.insert(HEAD_ONES, ones);
     }
     Ok(())
 }
@@ -162,6 +201,29 @@ mod tests {
             for (a, b) in softmax(&direct).iter().zip(softmax(&folded)) {
                 assert!((a - b).abs() < 1e-6, "head {h}: {a} vs {b}");
             }
+        }
+    }
+
+    /// The folded bias is `b_v W_o + b_o`, element by element from the definition (store
+    /// weights are `[in, out]`).
+    #[test]
+    fn the_folded_out_bias_is_the_value_bias_through_the_output_projection() {
+        let config = SiglipVisionConfig::tiny();
+        let d = config.hidden_size;
+        let store = synthetic_weights(&config, &WeightSelection::full(&config), 7);
+        let folded = head_out_bias_folded(&config, &store).unwrap();
+        let get = |n: &str| store.get(n).unwrap().data.clone();
+        let (bv, wo, bo) = (
+            get(names::HEAD_V_BIAS),
+            get(names::HEAD_OUT_WEIGHT),
+            get(names::HEAD_OUT_BIAS),
+        );
+        for j in 0..d {
+            let want: f64 = f64::from(bo[j])
+                + (0..d)
+                    .map(|i| f64::from(bv[i]) * f64::from(wo[i * d + j]))
+                    .sum::<f64>();
+            assert!((f64::from(folded.data[j]) - want).abs() < 1e-6, "{j}");
         }
     }
 

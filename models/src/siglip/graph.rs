@@ -302,54 +302,57 @@ fn pooling_head(
     // narrow product with a weight derived on the host (`derived::HEAD_SCORE_WEIGHT`: the key
     // projection times each head's query, over √hd; the key bias only shifts a head's scores,
     // which softmax ignores). No query or key projection runs on the chip, and every token
-    // streams through each weight load. Both products read the tokens cast once.
-    let input = if fp8 {
-        b.cast("head.in", hidden, precision.activations)?
-    } else {
-        hidden
-    };
-    let ws = b.weight(
-        super::derived::HEAD_SCORE_WEIGHT,
-        precision.weight_dtype(fp8),
-        [d, heads],
-    )?;
-    let scores = b.matmul("head.scores", input, ws)?;
+    // streams through each weight load. It reads the f16 tokens: the head's products are
+    // small, and a cast of every token would cost more than the FP8 rate saves.
+    let ws = b.weight(super::derived::HEAD_SCORE_WEIGHT, DType::F16, [d, heads])?;
+    let scores = b.matmul("head.scores", hidden, ws)?;
     let scores = b.reshape("head.scores.images", scores, [n, t, heads])?;
     let scores = b.transpose("head.scores.t", scores, &[0, 2, 1])?;
-    let scores = b.reshape("head.scores.rows", scores, [n * heads, 1, t])?;
     let probs = b.softmax("head.probs", scores, 1.0)?;
+    // With one query, a head's context is `Σ_t p_t (x_t W_v,h + b_v,h) = (Σ_t p_t x_t) W_v,h +
+    // b_v,h` (the probabilities sum to 1): each head pools the tokens first, a product of
+    // 16 rows instead of the values of every token, and the value projection acts on one
+    // pooled row per head. The value bias goes through the output projection on the host
+    // (`derived::HEAD_OUT_BIAS_FOLDED` = b_v W_o + b_o). Every product here has few rows, so
+    // each splits K over the chip ([`split_k_product`]); their sums come out flat,
+    // `[1, 1, rows·N]`, and the ops after them follow that layout.
+    let tokens = b.reshape("head.tokens", hidden, [n, t, d])?;
+    let mut ones = None;
+    let pooled = split_k_product(b, "head.pooled", probs, tokens, &mut ones)?;
+    let pooled = if fp8 {
+        b.cast("head.v.in", pooled, precision.activations)?
+    } else {
+        pooled
+    };
+    let pooled = b.reshape("head.pooled.heads", pooled, [n, heads, d])?;
+    let pooled = b.transpose("head.pooled.t", pooled, &[1, 0, 2])?;
     let wv = b.weight(names::HEAD_V_WEIGHT, precision.weight_dtype(fp8), [d, d])?;
-    let v = b.matmul("head.v", input, wv)?;
-    let bv = b.weight(names::HEAD_V_BIAS, DType::F32, [d])?;
-    let v = b.bias_add("head.v.bias", v, bv)?;
-    let v = b.split_heads("head.v.heads", v, heads, n)?;
-    // With one query a head's context is a vector, so it is computed transposed, `vᵀ pᵀ`: the
-    // head's values stream through each `$CWEI` load of 16 of its probabilities, instead of
-    // one probability row streaming through each load of 16 values. A column and a row of
-    // one vector have the same order, so the reshapes move nothing.
-    let vt = b.transpose("head.v.t", v, &[0, 2, 1])?;
-    let pt = b.reshape("head.probs.col", probs, [n * heads, t, 1])?;
-    let context = b.batched_matmul("head.context", vt, pt)?;
-    let context = b.reshape("head.context.row", context, [n * heads, 1, d / heads])?;
-    let context = b.merge_heads("head.context.merge", context, heads)?;
-    let o = linear(
+    let wv = b.reshape("head.v.weight.heads", wv, [d, heads, d / heads])?;
+    let wv = b.transpose("head.v.weight.t", wv, &[1, 0, 2])?;
+    let context = split_k_product(b, "head.v", pooled, wv, &mut ones)?;
+    let context = b.reshape("head.context.heads", context, [heads, n, d / heads])?;
+    let context = b.transpose("head.context.t", context, &[1, 0, 2])?;
+    let context = b.reshape("head.context.rows", context, [n, d])?;
+    let flat = |b: &mut GraphBuilder, label: &str, x: ValueHandle| b.reshape(label, x, [n, d]);
+    let o = few_rows_linear(
         b,
         precision,
-        "",
         dense(
             "head.out_proj",
             names::HEAD_OUT_WEIGHT,
-            names::HEAD_OUT_BIAS,
+            super::derived::HEAD_OUT_BIAS_FOLDED,
         ),
         context,
+        &mut ones,
     )?;
+    let o_rows = flat(b, "head.out_proj.rows", o)?;
     let ln = layer_norm(
         b,
         config,
         "head.layernorm",
         "",
         (names::HEAD_LN_WEIGHT, names::HEAD_LN_BIAS),
-        o,
+        o_rows,
     )?;
     let fc1 = Dense {
         label: "head.fc1",
@@ -359,7 +362,7 @@ fn pooling_head(
         out_features: f,
         fp8: precision.fp8_mlp,
     };
-    let m = linear(b, precision, "", fc1, ln)?;
+    let m = few_rows_linear(b, precision, fc1, ln, &mut ones)?;
     let m = b.gelu("head.gelu", m)?;
     let fc2 = Dense {
         label: "head.fc2",
@@ -369,8 +372,110 @@ fn pooling_head(
         out_features: d,
         fp8: precision.fp8_mlp,
     };
-    let m = linear(b, precision, "", fc2, m)?;
-    b.add("head.residual", o, m)
+    let m = few_rows_linear(b, precision, fc2, m, &mut ones)?;
+    let y = b.add("head.residual", o, m)?;
+    flat(b, "head.rows", y)
+}
+
+/// A [`Dense`] layer of the pooling head (`x` with few rows, any shape of `rows × in` elements)
+/// as a [`split_k_product`]: the result and its bias flat, `[1, 1, rows·out]`.
+fn few_rows_linear(
+    b: &mut GraphBuilder,
+    precision: &Precision,
+    layer: Dense,
+    x: ValueHandle,
+    ones: &mut Option<ValueHandle>,
+) -> Result<ValueHandle, GraphError> {
+    let Dense {
+        label,
+        weight,
+        bias,
+        in_features,
+        out_features,
+        fp8,
+    } = layer;
+    let elements: usize = b.ty(x).map_or(0, |t| t.shape.dims().iter().product());
+    let rows = elements / in_features.max(1);
+    let input = if fp8 {
+        b.cast(&format!("{label}.in"), x, precision.activations)?
+    } else {
+        x
+    };
+    let x3 = b.reshape(&format!("{label}.x3"), input, [1, rows, in_features])?;
+    let w = b.weight(
+        weight,
+        precision.weight_dtype(fp8),
+        [in_features, out_features],
+    )?;
+    let w3 = b.reshape(&format!("{label}.w3"), w, [1, in_features, out_features])?;
+    let y = split_k_product(b, label, x3, w3, ones)?;
+    let bias = b.weight(bias, DType::F32, [out_features])?;
+    let bias = b.broadcast(&format!("{label}.bias.rows"), bias, [rows, out_features])?;
+    let bias = b.reshape(&format!("{label}.bias.flat"), bias, [rows * out_features])?;
+    b.bias_add(&format!("{label}.bias"), y, bias)
+}
+
+/// Largest number of K-chunks [`split_k_product`] makes.
+pub const MAX_K_PARTS: usize = 32;
+
+/// Fewest K elements per chunk of [`split_k_product`]: 64 f16 (4 of the AMP's K-blocks) or
+/// FP8 (2).
+pub const MIN_K_CHUNK: usize = 64;
+
+/// The number of K-chunks for a contraction of `k`: the largest divisor of `k` up to
+/// [`MAX_K_PARTS`] that leaves chunks of at least [`MIN_K_CHUNK`] (1: no split).
+pub fn k_parts(k: usize) -> usize {
+    (1..=MAX_K_PARTS.min(k / MIN_K_CHUNK).max(1))
+        .rev()
+        .find(|c| k % c == 0)
+        .unwrap_or(1)
+}
+
+/// `a · w`, flat (`[B, 1, M·N]`), for `a` `[B, M, K]`, `w` `[B, K, N]` whose rows M are few:
+/// K is split into
+/// [`k_parts`] chunks that run as separate batch entries, so the product spreads over the chip
+/// instead of streaming all of K through a few tiles, and the partial products (f16) are
+/// summed by one more product, a row of ones (`derived::HEAD_ONES`) times the chunks.
+///
+/// Numerics: each chunk accumulates in the AMP and is rounded to f16; the sum accumulates the
+/// rounded chunks in f32 and rounds once more.
+///
+/// `ones` holds the ones weight once a product has declared it (a weight is declared once).
+fn split_k_product(
+    b: &mut GraphBuilder,
+    label: &str,
+    a: ValueHandle,
+    w: ValueHandle,
+    ones: &mut Option<ValueHandle>,
+) -> Result<ValueHandle, GraphError> {
+    let dims = |b: &GraphBuilder, v: ValueHandle| -> Vec<usize> {
+        b.ty(v).map(|t| t.shape.dims().to_vec()).unwrap_or_default()
+    };
+    let (ad, wd) = (dims(b, a), dims(b, w));
+    let (&[bn, m, k], &[_, _, n]) = (&ad[..], &wd[..]) else {
+        // Not rank 3: the plain product reports the shapes.
+        return b.batched_matmul(label, a, w);
+    };
+    let c = k_parts(k);
+    if c == 1 {
+        let y = b.batched_matmul(label, a, w)?;
+        return b.reshape(&format!("{label}.flat"), y, [bn, 1, m * n]);
+    }
+    let kc = k / c;
+    let a = b.reshape(&format!("{label}.a.chunks"), a, [bn, m, c, kc])?;
+    let a = b.transpose(&format!("{label}.a.t"), a, &[0, 2, 1, 3])?;
+    let a = b.reshape(&format!("{label}.a.parts"), a, [bn * c, m, kc])?;
+    let w = b.reshape(&format!("{label}.w.parts"), w, [bn * c, kc, n])?;
+    let parts = b.batched_matmul(&format!("{label}.parts"), a, w)?;
+    let parts = b.reshape(&format!("{label}.parts.rows"), parts, [bn, c, m * n])?;
+    let ones = match *ones {
+        Some(h) => h,
+        None => *ones.insert(b.weight(super::derived::HEAD_ONES, DType::F16, [MAX_K_PARTS])?),
+    };
+    let ones = b.slice(&format!("{label}.ones"), ones, 0, 0, c)?;
+    let ones = b.reshape(&format!("{label}.ones.row"), ones, [1, 1, c])?;
+    let ones = b.broadcast(&format!("{label}.ones.batch"), ones, [bn, 1, c])?;
+    b.batched_matmul(label, ones, parts)
 }
 
 /// A dense layer: `x · W + bias` with W `[in, out]` read from `prefix + weight`.
@@ -692,6 +797,20 @@ mod tests {
         assert!(text.contains("f16[5832, 4304] = matmul"));
         let g = encoder(&c, c.num_patches(), 1, 27).unwrap();
         assert_eq!(g.expanded_weights().len(), 27 * 12);
+    }
+
+    /// K-chunks divide K, hold at least MIN_K_CHUNK, number at most MAX_K_PARTS, and are the
+    /// most such: checked against every divisor for every K up to 5000.
+    #[test]
+    fn k_parts_is_the_largest_fitting_divisor() {
+        for k in 1..5000usize {
+            let c = k_parts(k);
+            assert_eq!(k % c, 0, "k {k}");
+            let fits = |c: usize| k % c == 0 && c <= MAX_K_PARTS && k / c >= MIN_K_CHUNK;
+            let best = (1..=k).filter(|&c| fits(c)).max().unwrap_or(1);
+            assert_eq!(c, best, "k {k}");
+        }
+        assert_eq!((k_parts(729), k_parts(1152), k_parts(4304)), (9, 18, 16));
     }
 
     #[test]
