@@ -80,11 +80,12 @@ pub fn compile(
     options: &PlanOptions,
     progress: Option<&dyn Progress>,
 ) -> Result<CompiledGraph, CompileError> {
-    let timing = std::env::var_os("TESSERA_TIMING").is_some();
     let clock = Instant::now();
     let say = |s: &str| {
-        if timing {
-            eprintln!("[{:8.2} s] {s}", clock.elapsed().as_secs_f64());
+        if options.trace.timing {
+            options
+                .trace
+                .line(&format!("[{:8.2} s] {s}", clock.elapsed().as_secs_f64()));
         }
         if let Some(p) = progress {
             p.stage(s);
@@ -241,8 +242,8 @@ fn compile_with(
         let (mid, log) = build(&planned, finalist)?;
         say("lowering");
         let lowered = lower(&mid, store, target.tiles)?;
-        if std::env::var_os("TESSERA_TIMING").is_some() {
-            constants_by_op(&lowered.program);
+        if options.trace.timing {
+            constants_by_op(&lowered.program, &options.trace);
         }
         say("verifying the tile program");
         verify(&lowered.program)?;
@@ -252,6 +253,13 @@ fn compile_with(
         match emit::compile(target, &lowered.program) {
             Ok(back) => {
                 times.emit += started.elapsed().as_secs_f64();
+                if options.trace.timing {
+                    for (phase, cycles) in back.report.phase_cycles.iter().enumerate() {
+                        options
+                            .trace
+                            .line(&format!("  phase {phase}: scheduled in {cycles} cycles"));
+                    }
+                }
                 let estimate = estimate(target, &lowered.program, &back.report.phase_cycles);
                 let mut report = planned.report.clone();
                 report.rewrites = log.applied;
@@ -282,8 +290,8 @@ fn compile_with(
     Err(CompileError::NoFinalistFits(refusals))
 }
 
-/// Prints, per op, the most constant bytes (kernel tables) one tile holds for it and the tile.
-fn constants_by_op(program: &crate::tile::Program) {
+/// Traces, per op, the most constant bytes (kernel tables) one tile holds for it and the tile.
+fn constants_by_op(program: &crate::tile::Program, trace: &crate::trace::Trace) {
     let mut worst: std::collections::BTreeMap<&str, (u64, u32)> = Default::default();
     for tile in &program.tiles {
         let mut per: std::collections::BTreeMap<&str, u64> = Default::default();
@@ -301,6 +309,6 @@ fn constants_by_op(program: &crate::tile::Program) {
         }
     }
     for (op, (bytes, tile)) in worst {
-        eprintln!("  constants {op}: {bytes} bytes on tile {tile}");
+        trace.line(&format!("  constants {op}: {bytes} bytes on tile {tile}"));
     }
 }

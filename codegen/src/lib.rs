@@ -23,3 +23,4 @@ pub mod redist;
 pub mod refexec;
 pub mod target;
 pub mod tile;
+pub mod trace;

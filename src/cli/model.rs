@@ -144,6 +144,16 @@ impl ModelArgs {
         }
         options.sram_saving = self.sram_saving;
         options.layer_loop = !self.unroll;
+        // Developer diagnostics, on standard error: stage timings (`TESSERA_TIMING`), the beam
+        // after each op (`TESSERA_PLAN_DEBUG`), one op's priced strategies (`TESSERA_PLAN_OP`).
+        let op = std::env::var("TESSERA_PLAN_OP").ok();
+        let timing = std::env::var_os("TESSERA_TIMING").is_some();
+        let beam = std::env::var_os("TESSERA_PLAN_DEBUG").is_some();
+        if timing || beam || op.is_some() {
+            let mut trace = tessera_codegen::trace::Trace::to(|line| eprintln!("{line}"));
+            (trace.timing, trace.beam, trace.op) = (timing, beam, op);
+            options.trace = trace;
+        }
         for f in &self.force {
             let (op, strategy) = f
                 .split_once('=')

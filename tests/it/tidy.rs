@@ -253,3 +253,42 @@ fn nothing_names_a_path_outside_the_repository() {
         offenders.join("\n")
     );
 }
+
+/// Library code prints nothing and reads no environment variables (ARCHITECTURE.md): progress
+/// and diagnostics go through observers (`compile::Progress`, `trace::Trace`), and only the
+/// command line (`src/cli/`, `src/main.rs`) turns them on and writes them out.
+#[test]
+fn library_code_neither_prints_nor_reads_the_environment() {
+    let banned = [
+        "env::var(",
+        "env::var_os(",
+        "env::vars(",
+        "println!(",
+        "eprintln!(",
+        "print!(",
+        "eprint!(",
+    ];
+    let mut found = Vec::new();
+    for (path, text) in all_rust_files() {
+        let library = path.contains("/src/") || path.starts_with("src/");
+        let front_end = path.starts_with("src/cli/") || path == "src/main.rs";
+        // fuzz/ and xtask-like tools are programs of their own.
+        let program = path.starts_with("fuzz/") || path.contains("/bin/");
+        if !library || front_end || program {
+            continue;
+        }
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            if let Some(b) = banned.iter().find(|b| line.contains(*b)) {
+                found.push(format!("{path}:{}: {b}", i + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library code that prints or reads the environment:\n{}",
+        found.join("\n")
+    );
+}

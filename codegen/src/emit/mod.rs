@@ -360,14 +360,6 @@ fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedu
             phase: *phase,
             error,
         })?;
-        if std::env::var_os("TESSERA_TIMING").is_some() {
-            let bound = crate::exchange::schedule::estimate_cycles(target, &resolved);
-            eprintln!(
-                "  phase {phase}: {} transfers, scheduled in {} cycles (lower bound {bound})",
-                resolved.transfers.len(),
-                schedules[*phase].length
-            );
-        }
     }
     Ok(schedules)
 }

@@ -24,24 +24,6 @@ impl Lower<'_> {
         let exchange = movement.has_exchange();
         let after = self.late[id.index()];
         let step = if exchange { after - 1 } else { after };
-        if std::env::var_os("TESSERA_TIMING").is_some() {
-            let deliveries: usize = movement.moves.iter().map(|m| m.deliveries.len()).sum();
-            let runs: usize = movement
-                .after
-                .iter()
-                .chain(&movement.before)
-                .map(|c| c.runs.len())
-                .sum();
-            let program = crate::plan::cost::program_bytes(movement, element);
-            eprintln!(
-                "  {label}: {} moves, {deliveries} deliveries, {} copies with {runs} runs, {} aliases; program bytes mean {} max {}",
-                movement.moves.len(),
-                movement.before.len() + movement.after.len(),
-                movement.aliases.len(),
-                program.values().sum::<u64>() / program.len().max(1) as u64,
-                program.values().max().unwrap_or(&0)
-            );
-        }
         // Destination buffers (or the source's, where the bytes stay put).
         let dest_tiles: Vec<u32> = self.layout(id).dist.all_tiles().collect();
         for t in dest_tiles {

@@ -24,6 +24,7 @@ pub(super) fn expand(
     h: ValueHandle,
     index: usize,
     s: &Strategy,
+    trace: &crate::trace::Trace,
 ) -> Result<State, String> {
     let kind = compute_kind(graph, h).ok_or("not a compute op")?;
     let operands: Vec<&Layout> = s.operands.iter().collect();
@@ -45,7 +46,7 @@ pub(super) fn expand(
         }
     }
     let mut cost = op_cycles(&kind, &s.out, &operands)?;
-    let debug = std::env::var("TESSERA_PLAN_OP").is_ok_and(|l| graph.nodes[h].label == l);
+    let debug = trace.wants_op(&graph.nodes[h].label);
     let mut parts = vec![format!("kernel {cost}")];
     let mut weights = state.weights.clone();
     let mut own_weights = 0u64;
@@ -129,14 +130,14 @@ pub(super) fn expand(
         }
     }
     if debug {
-        eprintln!(
+        trace.line(&format!(
             "  {} [{}]: {} | pinned before: weights {}, program {}",
             s.label,
             from_label(state, graph),
             parts.join(", "),
             state.weights.iter().max().unwrap_or(&0),
             state.program.iter().max().unwrap_or(&0)
-        );
+        ));
     }
     let worst_weights = s
         .out

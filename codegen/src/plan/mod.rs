@@ -65,6 +65,8 @@ pub struct PlanOptions {
     /// grids (`Some(false)`); `None`: around all tiles when the model's weights take more than
     /// 1/[`strategy::SPREAD_ABOVE_SHARE`] of every tile.
     pub spread_stored: Option<bool>,
+    /// Diagnostic lines (timings, the beam, one op's pricing); off by default.
+    pub trace: crate::trace::Trace,
 }
 
 impl PlanOptions {
@@ -85,6 +87,7 @@ impl PlanOptions {
             sram_saving: false,
             layer_loop: false,
             spread_stored: None,
+            trace: crate::trace::Trace::default(),
         }
     }
 }
@@ -558,6 +561,7 @@ pub fn plan_with_progress(
                     h,
                     k,
                     &per_state[si][k],
+                    &options.trace,
                 )
             })
             .collect();
@@ -575,7 +579,7 @@ pub fn plan_with_progress(
                 }
             }
         }
-        if std::env::var_os("TESSERA_PLAN_DEBUG").is_some() {
+        if options.trace.beam {
             let mut shown: Vec<&(usize, State)> = next.iter().collect();
             shown.sort_by_key(|(o, s)| (s.cost, *o));
             for (_, s) in shown.iter().take(4) {
@@ -585,14 +589,14 @@ pub fn plan_with_progress(
                     .filter(|c| c.2.starts_with("grid"))
                     .map(|c| format!("{}:{}", graph.nodes[c.0].label, c.2))
                     .collect();
-                eprintln!(
+                options.trace.line(&format!(
                     "{}: cost {} (+{}) pinned {} | {}",
                     graph.nodes[h].label,
                     s.cost,
                     s.choices.last().map(|c| c.3).unwrap_or(0),
                     s.weights.iter().max().unwrap_or(&0),
                     path.join(" ")
-                );
+                ));
             }
         }
         if next.is_empty() {
