@@ -279,7 +279,7 @@ fn choose_route(
     zeros: &[Segment],
     claimed: &mut [bool],
     source_bytes: u32,
-    fan_in: usize,
+    (fan_in, fan_out): (usize, usize),
     policy: RoutePolicy,
 ) -> Route {
     let all_aligned = segments.iter().all(|s| segment_aligned(s));
@@ -335,7 +335,9 @@ fn choose_route(
         consider(
             RouteCost {
                 exchange,
-                copies: copy_cycles(segments.len(), bytes, all_aligned),
+                // The sender reorders for every block it serves: like the receiver's copies
+                // over its senders, they add up over the sender's `fan_out` blocks.
+                copies: copy_cycles(segments.len(), bytes, all_aligned) * fan_out.max(1) as u64,
                 // Shared by every receiver of the block.
                 memory: ranges.iter().map(|r| (r.1 - r.0) as u64).sum::<u64>() / 4
                     + window_code(ranges.len()),
@@ -450,6 +452,10 @@ pub fn plan_blocks(
                 }));
         }
         let fan_in = by_source.len();
+        // The blocks a sender serves, on average over the movement (the same whether all
+        // blocks are planned or the cost model's sample): every block's senders spread over
+        // the source blocks.
+        let fan_out = (dest.dist.block_count() * fan_in).div_ceil(source.dist.block_count().max(1));
         for (sender, segs) in by_source {
             let Source::Block { block: sblock, .. } = segs[0].src else {
                 continue;
@@ -465,7 +471,14 @@ pub fn plan_blocks(
                 continue;
             }
             let before_claims = claimed.clone();
-            match choose_route(&segs, &zeros, &mut claimed, source_bytes, fan_in, policy) {
+            match choose_route(
+                &segs,
+                &zeros,
+                &mut claimed,
+                source_bytes,
+                (fan_in, fan_out),
+                policy,
+            ) {
                 Route::Direct => {
                     for s in &segs {
                         let Source::Block { offset, .. } = s.src else {

@@ -304,10 +304,18 @@ fn pooling_head(
     // which softmax ignores). No query or key projection runs on the chip, and every token
     // streams through each weight load. It reads the f16 tokens: the head's products are
     // small, and a cast of every token would cost more than the FP8 rate saves.
+    // They are computed transposed, `W_sᵀ xᵀ` (heads × tokens): the tokens are the columns, so
+    // a head's row reaches its softmax tile in blocks of 16 tokens, and its K (the hidden size)
+    // is split over the chip like the head's other products.
     let ws = b.weight(super::derived::HEAD_SCORE_WEIGHT, DType::F16, [d, heads])?;
-    let scores = b.matmul("head.scores", hidden, ws)?;
-    let scores = b.reshape("head.scores.images", scores, [n, t, heads])?;
-    let scores = b.transpose("head.scores.t", scores, &[0, 2, 1])?;
+    let ws = b.transpose("head.scores.wt", ws, &[1, 0])?;
+    let ws = b.reshape("head.scores.w3", ws, [1, heads, d])?;
+    let xt = b.transpose("head.scores.xt", hidden, &[1, 0])?;
+    let xt = b.reshape("head.scores.x3", xt, [1, d, n * t])?;
+    let mut ones = None;
+    let scores = split_k_product(b, "head.scores", ws, xt, &mut ones)?;
+    let scores = b.reshape("head.scores.heads", scores, [heads, n, t])?;
+    let scores = b.transpose("head.scores.t", scores, &[1, 0, 2])?;
     let probs = b.softmax("head.probs", scores, 1.0)?;
     // With one query, a head's context is `Σ_t p_t (x_t W_v,h + b_v,h) = (Σ_t p_t x_t) W_v,h +
     // b_v,h` (the probabilities sum to 1): each head pools the tokens first, a product of
@@ -317,7 +325,6 @@ fn pooling_head(
     // each splits K over the chip ([`split_k_product`]); their sums come out flat,
     // `[1, 1, rows·N]`, and the ops after them follow that layout.
     let tokens = b.reshape("head.tokens", hidden, [n, t, d])?;
-    let mut ones = None;
     let pooled = split_k_product(b, "head.pooled", probs, tokens, &mut ones)?;
     // The value projection stays f16 whatever the precision: a pooled row cast to FP8 carries
     // its rounding whole, where the tokens' own FP8 errors averaged out over the pooling
