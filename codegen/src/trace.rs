@@ -5,10 +5,13 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// Where trace lines go.
+type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What to trace and where the lines go.
 #[derive(Clone, Default)]
 pub struct Trace {
-    sink: Option<Arc<dyn Fn(&str) + Send + Sync>>,
+    sink: Option<Sink>,
     /// Stage timings and per-tile constants of each finalist, the exchange phases' lengths.
     pub timing: bool,
     /// The best states of the beam after each op.

@@ -162,24 +162,29 @@ pub fn schedule(target: &Target, phase: &ExchangePhase) -> Result<PhaseSchedule,
         // SETUP_BEFORE_ARRIVAL before an arrival, so offsets are taken from that base).
         needs.clear();
         requirements_into(target, transfer, SETUP_BEFORE_ARRIVAL, &mut needs);
-        // Earliest start where every interval is free: move the start to the latest earliest
-        // slot of any interval until none moves it.
+        // Earliest start where every interval is free: each interval in turn moves the start
+        // to its own earliest slot, until a whole round since the last move moved nothing.
+        // Every interval's "earliest slot from s" is monotone in s and never below s, so this
+        // reaches the same least common start as moving by the latest slot of all intervals
+        // per round, with far fewer lookups when a broadcast meets fragmented timelines
+        // (So400m batch 2's emit spent minutes in the round-by-round version).
         let mut start = 0;
-        loop {
-            let mut latest = start;
-            for &(tile, resource, from, to) in &needs {
-                let timeline = match resource {
-                    Resource::Supervisor => &tiles[tile as usize].supervisor,
-                    Resource::Port => &tiles[tile as usize].port,
-                };
-                let offset = from - SETUP_BEFORE_ARRIVAL;
-                let t = timeline.earliest(start + offset, to - from);
-                latest = latest.max(t - offset);
+        let (mut i, mut since_move) = (0usize, 0usize);
+        while since_move < needs.len() {
+            let (tile, resource, from, to) = needs[i];
+            let timeline = match resource {
+                Resource::Supervisor => &tiles[tile as usize].supervisor,
+                Resource::Port => &tiles[tile as usize].port,
+            };
+            let offset = from - SETUP_BEFORE_ARRIVAL;
+            let t = timeline.earliest(start + offset, to - from) - offset;
+            if t > start {
+                start = t;
+                since_move = 1;
+            } else {
+                since_move += 1;
             }
-            if latest == start {
-                break;
-            }
-            start = latest;
+            i = (i + 1) % needs.len();
         }
         for &(tile, resource, from, to) in &needs {
             let (a, b) = (
@@ -222,5 +227,103 @@ pub fn estimate_cycles(target: &Target, phase: &ExchangePhase) -> u64 {
         0
     } else {
         busiest + latency + overhead
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{check::check, emit::emit, Delivery, Transfer};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The earliest common start computed round by round (every interval's earliest slot from
+    /// the same start, the start moved to the latest of them), the scheduler's first form: a
+    /// reference for the one-interval-at-a-time search.
+    fn reference(target: &Target, phase: &ExchangePhase) -> PhaseSchedule {
+        let mut tiles = vec![TileResources::default(); target.tiles as usize];
+        let (mut starts, mut length, mut needs) = (Vec::new(), 0, Vec::new());
+        for transfer in &phase.transfers {
+            needs.clear();
+            requirements_into(target, transfer, SETUP_BEFORE_ARRIVAL, &mut needs);
+            let mut start = 0;
+            loop {
+                let mut latest = start;
+                for &(tile, resource, from, to) in &needs {
+                    let timeline = match resource {
+                        Resource::Supervisor => &tiles[tile as usize].supervisor,
+                        Resource::Port => &tiles[tile as usize].port,
+                    };
+                    let offset = from - SETUP_BEFORE_ARRIVAL;
+                    latest = latest.max(timeline.earliest(start + offset, to - from) - offset);
+                }
+                if latest == start {
+                    break;
+                }
+                start = latest;
+            }
+            for &(tile, resource, from, to) in &needs {
+                let (a, b) = (
+                    from - SETUP_BEFORE_ARRIVAL + start,
+                    to - SETUP_BEFORE_ARRIVAL + start,
+                );
+                match resource {
+                    Resource::Supervisor => tiles[tile as usize].supervisor.insert(a, b),
+                    Resource::Port => tiles[tile as usize].port.insert(a, b),
+                }
+                length = length.max(b);
+            }
+            starts.push(start);
+        }
+        PhaseSchedule { starts, length }
+    }
+
+    /// Random phases on the 16-tile test chip: senders, word counts and broadcasts to distinct
+    /// receivers, each delivery to its own destination range.
+    fn phases() -> impl Strategy<Value = ExchangePhase> {
+        let transfer = (
+            0u32..16,
+            1u32..80,
+            proptest::collection::vec(0u32..16, 1..6),
+        );
+        proptest::collection::vec(transfer, 1..40).prop_map(|list| {
+            let mut transfers = Vec::new();
+            for (i, (sender, words, receivers)) in list.into_iter().enumerate() {
+                let mut tiles: Vec<u32> = receivers.into_iter().filter(|&t| t != sender).collect();
+                tiles.sort_unstable();
+                tiles.dedup();
+                if tiles.is_empty() {
+                    continue;
+                }
+                let at = 0x90000 + 0x200 * i as u32;
+                transfers.push(Transfer {
+                    sender,
+                    source: 0x80000,
+                    words,
+                    deliveries: tiles
+                        .into_iter()
+                        .map(|tile| Delivery {
+                            tile,
+                            destination: at,
+                        })
+                        .collect(),
+                    label: format!("t{i}"),
+                });
+            }
+            ExchangePhase { transfers }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The schedule is the round-by-round one, and its code passes the exchange checker.
+        #[test]
+        fn the_schedule_is_the_reference_one_and_checks(phase in phases()) {
+            let target = Target::test_small();
+            let got = schedule(&target, &phase).unwrap();
+            prop_assert_eq!(&got, &reference(&target, &phase));
+            let code = emit(&target, &phase, &got).unwrap();
+            prop_assert!(check(&target, &phase, &code).is_ok());
+        }
     }
 }

@@ -433,7 +433,7 @@ pub const MIN_K_CHUNK: usize = 64;
 pub fn k_parts(k: usize) -> usize {
     (1..=MAX_K_PARTS.min(k / MIN_K_CHUNK).max(1))
         .rev()
-        .find(|c| k % c == 0)
+        .find(|c| k.is_multiple_of(*c))
         .unwrap_or(1)
 }
 
