@@ -54,8 +54,7 @@
     .supervisor
     .align 8
 add_layernorm_moments:
-    setzi $m2, TMEM_REGION0_BASE_ADDR
-    sub $m1, $mvertex_base, $m2
+    mov $m1, $mvertex_base
     setzi $m0, add_layernorm_moments_add
     setzi $m3, norm_var_word2
     setzi $m4, add_layernorm_moments_final

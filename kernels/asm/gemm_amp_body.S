@@ -42,8 +42,8 @@
 
 // ---------------------------------------------------------------------------------------------
 // Supervisor.
-// Registers: $m0 entry of the kb = 0 launches, $m1 worker records and $m9 S (both relative to
-// TMEM_REGION0_BASE_ADDR, for runall), $m2 S, $m3 kb * M * 4, $m4 nb * 32, $m5 kb counter,
+// Registers: $m0 entry of the kb = 0 launches, $m1 worker records and $m9 S (absolute, as
+// runall takes them), $m2 S, $m3 kb * M * 4, $m4 nb * 32, $m5 kb counter,
 // $m6 nb counter, $m7 M * 4, $m11 the kb >= 1 entry; $m10 is the return address.
     .section .text.K_SUP
     .globl K_SUP
@@ -68,10 +68,8 @@ K_SUP:
     brz $m11, .Lsup_entry0
     setzi $m0, K_WORKER
 .Lsup_entry0:
-    setzi $m11, TMEM_REGION0_BASE_ADDR
-    sub $m1, $mvertex_base, $m11
-    add $m1, $m1, V_WORKERS * 4
-    sub $m9, $m2, $m11
+    add $m1, $mvertex_base, V_WORKERS * 4
+    mov $m9, $m2
     setzi $m11, K_WORKER_NF             // kb >= 1 entry: no row check if M >= 18
     cmpult $m8, $m7, 18 * 4
     brz $m8, .Lsup_entry_n

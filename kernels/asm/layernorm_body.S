@@ -29,8 +29,7 @@
     .supervisor
     .align 8
 K_SUP:
-    setzi $m2, TMEM_REGION0_BASE_ADDR
-    sub $m1, $mvertex_base, $m2
+    mov $m1, $mvertex_base
     setzi $m0, layernorm_mean
     setzi $m3, norm_var_word0
     setzi $m4, K_NORM

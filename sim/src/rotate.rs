@@ -121,7 +121,7 @@ main:
     setzi $m6, rbuf
     setzi $m7, {last_step}
     setzi $m8, scale_add
-    setzi $m9, vertices - TMEM_REGION0_BASE_ADDR
+    setzi $m9, vertices
 .Lstep:
     runall $m8, $m9, 4
     sync TEXCH_SYNCZONE_LOCAL

@@ -53,8 +53,7 @@ fn worker_stub(entry: &str) -> String {
     .align 8
 __check_supervisor:
     setzi $m0, {entry}
-    setzi $m2, TMEM_REGION0_BASE_ADDR
-    sub $m1, $mvertex_base, $m2
+    mov $m1, $mvertex_base
     runall $m0, $m1, 0
     sync TEXCH_SYNCZONE_LOCAL
     br $m10

@@ -34,7 +34,7 @@
 //! * compute step, per call in order: the case's supervisor CSRs (`setzi $m0, v` + `put`; a CSR
 //!   an earlier call on the tile set and this one does not is reset to 0, its start value, so
 //!   every call sees the CSRs its case lists and zeros elsewhere, as in the kernel checker), then
-//!   a worker kernel: `setzi $m0, ENTRY; setzi $m1, VERTEX - TMEM_REGION0_BASE_ADDR;
+//!   a worker kernel: `setzi $m0, ENTRY; setzi $m1, VERTEX;
 //!   runall $m0, $m1, 0; sync TEXCH_SYNCZONE_LOCAL`; a supervisor kernel:
 //!   `setzi $mvertex_base, VERTEX; call $m10, ENTRY` (it returns with `br $m10`);
 //! * exchange step: the phase's code from [`crate::exchange::emit`] (transfers resolved with the

@@ -17,7 +17,6 @@ use tessera_isa::asm::object::{CodeContext, Object, Section, Symbol, SymbolKind}
 use tessera_isa::inst::emit::encode;
 use tessera_isa::inst::{Inst, Opcode};
 use tessera_isa::registers::{M_VERTEX_BASE, M_ZERO};
-use tessera_isa::semantics::TMEM_REGION0_BASE_ADDR;
 use tessera_kernels::{EntryKind, VertexWord};
 
 /// `sync` zones (`TEXCH_SYNCZONE_LOCAL`, `TEXCH_SYNCZONE_INTERNAL`).
@@ -322,21 +321,9 @@ pub(super) fn generate_tile(
                     }
                     match entry_kind {
                         EntryKind::Worker => {
-                            let offset = vertex.checked_sub(TMEM_REGION0_BASE_ADDR).ok_or_else(|| {
-                                Stop::Error(
-                                    step,
-                                    EmitError::Vertex { tile, step, kernel: call.name().to_string(), word: 0, reason: format!("record at {vertex:#x} is below TMEM_REGION0_BASE_ADDR") },
-                                )
-                            })?;
+                            // `runall` takes the record's absolute address (isa.md §1).
                             set_register(sink, 0, entry, text.then(|| call.name().to_string()));
-                            set_register(
-                                sink,
-                                1,
-                                offset,
-                                text.then(|| {
-                                    format!("vertex {vertex:#x} - TMEM_REGION0_BASE_ADDR")
-                                }),
-                            );
+                            set_register(sink, 1, vertex, text.then(|| "vertex".to_string()));
                             sink.inst(Inst::new(Opcode::Runall, &[0, 1, 0]), None);
                             sink.inst(Inst::new(Opcode::Sync, &[SYNC_LOCAL]), None);
                         }

@@ -3,8 +3,12 @@
 //!
 //! Launch, sync, exchange and delay only describe what the tile must do ([`Effect`]); the tile
 //! carries them out. `run $mE, $mV, zimm16` asks for entry `$mE` and vertex base
-//! `$mV + 4·zimm16 + TMEM_REGION0_BASE_ADDR`; `runall` for vertex base
-//! `$mV + TMEM_REGION0_BASE_ADDR` and a per-worker stride of `4·zimm16` \[C\]. Both trap
+//! `$mV + 4·zimm16 + TMEM_REGION0_BASE_ADDR` (the SDK linker's `R_COLOSSUS_RUN` relocation
+//! encodes the immediate relative to the region base); `runall` for the absolute vertex base
+//! `$mV` and a per-worker stride of `4·zimm16` \[C\]: ipu-stack's kernels, checked on a C600,
+//! pass the supervisor's `$m11` (an SRAM address) to `runall`, PopLibs passes `$sp` and C
+//! pointers, and the ASM-DOC `runall` page adds no region base
+//! (docs/reference/hardware-ipu-stack.md §2). Both trap
 //! `MisalignedTarget` if the entry or the vertex base is not 4-byte aligned. `send` names a byte
 //! address (the encoding holds a word address) and sends count + 1 words.
 //!
@@ -42,7 +46,7 @@ pub(super) fn run(inst: &Inst, ctx: &ContextState, flow: &mut Flow) -> Result<()
 /// `runall $mEntry, $mVertex, zimm16`.
 pub(super) fn runall(inst: &Inst, ctx: &ContextState, flow: &mut Flow) -> Result<(), Trap> {
     let entry = ctx.read_m(inst.reg(0));
-    let vertex_base = ctx.read_m(inst.reg(1)).wrapping_add(TMEM_REGION0_BASE_ADDR);
+    let vertex_base = ctx.read_m(inst.reg(1));
     check_aligned(entry)?;
     check_aligned(vertex_base)?;
     flow.effect = Effect::LaunchAll {
@@ -121,12 +125,14 @@ mod tests {
                 vertex_base: 0x100 + 12 + TMEM_REGION0_BASE_ADDR
             }
         );
+        // `runall`'s vertex base is absolute: no region base added.
+        sup.m[2] = 0x4C100;
         let outcome = ok(&mut sup, &mut env, one(Runall, &[1, 2, 0x1234]));
         assert_eq!(
             outcome.effect,
             Effect::LaunchAll {
                 entry: 0x4C200,
-                vertex_base: 0x100 + TMEM_REGION0_BASE_ADDR,
+                vertex_base: 0x4C100,
                 stride: 0x1234 * 4
             }
         );

@@ -10,7 +10,7 @@ fn the_same_program_gives_the_same_cycles_and_memory() {
     .align 8
 sup:
     setzi $m1, work
-    setzi $m2, vertices - 0x4C000
+    setzi $m2, vertices
     runall $m1, $m2, 2
     sync 2
     br $m10
