@@ -47,7 +47,33 @@ impl Timeline {
         self.busy.insert(i, (start, end));
     }
 
+    /// [`Timeline::earliest`] for a caller whose `from` never decreases between calls: `cursor`
+    /// (`None` at first) keeps the first interval ending after the last `from`, so a search
+    /// that visits the same timeline many times does not search it from the start each time.
+    fn earliest_from(&self, cursor: &mut Option<usize>, from: u32, len: u32) -> u32 {
+        let mut i = match *cursor {
+            None => self.busy.partition_point(|&(_, e)| e <= from),
+            Some(mut i) => {
+                while self.busy.get(i).is_some_and(|&(_, e)| e <= from) {
+                    i += 1;
+                }
+                i
+            }
+        };
+        *cursor = Some(i);
+        let mut t = from;
+        while let Some(&(s, e)) = self.busy.get(i) {
+            if t + len <= s {
+                break;
+            }
+            t = t.max(e);
+            i += 1;
+        }
+        t
+    }
+
     /// The earliest `t ≥ from` with `[t, t + len)` free.
+    #[cfg(test)]
     fn earliest(&self, from: u32, len: u32) -> u32 {
         let mut t = from;
         let mut i = self.busy.partition_point(|&(_, e)| e <= t);
@@ -156,6 +182,7 @@ pub fn schedule(target: &Target, phase: &ExchangePhase) -> Result<PhaseSchedule,
     let mut starts = Vec::with_capacity(phase.transfers.len());
     let mut length = 0;
     let mut needs: Vec<(u32, Resource, u32, u32)> = Vec::new();
+    let mut cursors: Vec<Option<usize>> = Vec::new();
     for transfer in &phase.transfers {
         validate(target, transfer)?;
         // The intervals relative to a start of 0 (every requirement begins at or after
@@ -168,8 +195,11 @@ pub fn schedule(target: &Target, phase: &ExchangePhase) -> Result<PhaseSchedule,
         // reaches the same least common start as moving by the latest slot of all intervals
         // per round, with far fewer lookups when a broadcast meets fragmented timelines
         // (So400m batch 2's emit spent minutes in the round-by-round version).
+        // Each interval's search start only grows, so each keeps its place in its timeline.
         let mut start = 0;
         let (mut i, mut since_move) = (0usize, 0usize);
+        cursors.clear();
+        cursors.resize(needs.len(), None);
         while since_move < needs.len() {
             let (tile, resource, from, to) = needs[i];
             let timeline = match resource {
@@ -177,7 +207,7 @@ pub fn schedule(target: &Target, phase: &ExchangePhase) -> Result<PhaseSchedule,
                 Resource::Port => &tiles[tile as usize].port,
             };
             let offset = from - SETUP_BEFORE_ARRIVAL;
-            let t = timeline.earliest(start + offset, to - from) - offset;
+            let t = timeline.earliest_from(&mut cursors[i], start + offset, to - from) - offset;
             if t > start {
                 start = t;
                 since_move = 1;
