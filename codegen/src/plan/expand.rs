@@ -175,7 +175,13 @@ pub(super) fn expand(
     let mut layouts = state.layouts.clone();
     layouts[h.index()] = Some(Arc::new(s.out.clone()));
     let mut choices = state.choices.clone();
-    choices.push((h, index as u32, Arc::from(s.label.as_str()), cost));
+    choices.push(super::Choice {
+        op: h,
+        index: index as u32,
+        label: Arc::from(s.label.as_str()),
+        kind: s.kind,
+        cost,
+    });
     Ok(State {
         cost: state.cost + cost,
         layouts,
@@ -217,8 +223,8 @@ fn from_label(state: &State, graph: &Graph) -> String {
     state
         .choices
         .iter()
-        .filter(|c| c.2.starts_with("grid"))
-        .map(|c| format!("{}:{}", graph.nodes[c.0].label, c.2))
+        .filter(|c| c.kind == super::strategy::StrategyKind::Grid)
+        .map(|c| format!("{}:{}", graph.nodes[c.op].label, c.label))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -129,14 +129,26 @@ impl PlanError {
     }
 }
 
+/// The strategy a partial plan took for one compute op.
+#[derive(Clone, Debug)]
+struct Choice {
+    op: ValueHandle,
+    /// Its index in the op's [`strategies`] for the state it expanded (the build replays it).
+    index: u32,
+    label: Arc<str>,
+    kind: strategy::StrategyKind,
+    /// What the op added to the plan's estimated cycles.
+    cost: u64,
+}
+
 /// One partial plan.
 #[derive(Clone)]
 struct State {
     cost: u64,
     /// Per graph node: the layout chosen for a compute node.
     layouts: Vec<Option<Arc<Layout>>>,
-    /// Per planned compute op, in order: (node, strategy index, strategy label, cost).
-    choices: Vec<(ValueHandle, u32, Arc<str>, u64)>,
+    /// Per planned compute op, in order.
+    choices: Vec<Choice>,
     /// Weight bytes pinned on each tile.
     weights: Arc<Vec<u32>>,
     /// The part of `weights` that a product reads in place, which lives in interleaved memory
@@ -347,9 +359,9 @@ fn select(sorted: Vec<(usize, State)>, beam: usize, key: impl Fn(&State) -> u64)
             .choices
             .iter()
             .rev()
-            .filter(|c| c.2.starts_with("grid"))
+            .filter(|c| c.kind == strategy::StrategyKind::Grid)
             .take(2)
-            .map(|c| (c.0, c.2.clone()))
+            .map(|c| (c.op, c.label.clone()))
             .collect();
         if !seen.contains(&keys[i]) && strategies_seen.insert(strategy) {
             seen.insert(keys[i]);
@@ -499,29 +511,13 @@ pub fn plan_with_progress(
             .map(|(_, s)| s.as_str());
         let per_state: Vec<Vec<Strategy>> = beam
             .iter()
-            .map(|state| {
-                strategies(&ctx, h, &|v| state.layouts[v.index()].clone()).map(|list| {
-                    match forced {
-                        // Keep the indices of the full list (the build replays them); drop the rest.
-                        Some(f) => list
-                            .into_iter()
-                            .map(|mut s| {
-                                if s.label != f {
-                                    s.label = String::new();
-                                }
-                                s
-                            })
-                            .collect(),
-                        None => list,
-                    }
-                })
-            })
+            .map(|state| strategies(&ctx, h, &|v| state.layouts[v.index()].clone()))
             .collect::<Result<_, _>>()?;
+        // A forced op expands only the strategy with that label; the lists stay whole, as the
+        // build replays a choice by its index.
+        let allowed = |s: &Strategy| forced.is_none_or(|f| s.label == f);
         if let Some(f) = forced {
-            if per_state
-                .iter()
-                .all(|list| list.iter().all(|s| s.label.is_empty()))
-            {
+            if !per_state.iter().flatten().any(allowed) {
                 let mut offered: Vec<String> =
                     strategies(&ctx, h, &|v| beam[0].layouts[v.index()].clone())?
                         .into_iter()
@@ -548,7 +544,7 @@ pub fn plan_with_progress(
             .collect();
         let results: Vec<Result<State, String>> = jobs
             .par_iter()
-            .filter(|&&(si, k)| !per_state[si][k].label.is_empty())
+            .filter(|&&(si, k)| allowed(&per_state[si][k]))
             .map(|&(si, k)| {
                 expand(
                     &graph,
@@ -586,14 +582,14 @@ pub fn plan_with_progress(
                 let path: Vec<String> = s
                     .choices
                     .iter()
-                    .filter(|c| c.2.starts_with("grid"))
-                    .map(|c| format!("{}:{}", graph.nodes[c.0].label, c.2))
+                    .filter(|c| c.kind == strategy::StrategyKind::Grid)
+                    .map(|c| format!("{}:{}", graph.nodes[c.op].label, c.label))
                     .collect();
                 options.trace.line(&format!(
                     "{}: cost {} (+{}) pinned {} | {}",
                     graph.nodes[h].label,
                     s.cost,
-                    s.choices.last().map(|c| c.3).unwrap_or(0),
+                    s.choices.last().map(|c| c.cost).unwrap_or(0),
                     s.weights.iter().max().unwrap_or(&0),
                     path.join(" ")
                 ));
@@ -625,12 +621,12 @@ pub fn plan_with_progress(
         .choices
         .iter()
         .zip(&tried_per_op)
-        .map(|((h, _, label, cost), &tried)| {
+        .map(|(c, &tried)| {
             (
-                graph.nodes[*h].label.clone(),
+                graph.nodes[c.op].label.clone(),
                 tried,
-                label.to_string(),
-                *cost,
+                c.label.to_string(),
+                c.cost,
             )
         })
         .collect();
@@ -647,7 +643,7 @@ pub fn plan_with_progress(
     );
     let finalists = beam
         .iter()
-        .map(|s| s.choices.iter().map(|(h, i, _, _)| (*h, *i)).collect())
+        .map(|s| s.choices.iter().map(|c| (c.op, c.index)).collect())
         .collect();
     let stored_bases = ctx.stored_bases.clone();
     Ok(Planned {

@@ -19,11 +19,24 @@ use crate::layout::order::AMP_BLOCK_BYTES;
 use crate::layout::{Distribution, Layout, Order, ShardMap};
 use std::sync::Arc;
 
+/// What kind of layout a strategy gives its op. The search keeps its beam diverse in the product
+/// grids (the decisions whose worth later ops reveal), and reports show them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StrategyKind {
+    /// A product on a grid of row × column blocks (per batch entry for batched products).
+    Grid,
+    /// An op in the layout of one of its operands, as it stands.
+    Follow,
+    /// An op with its rows spread over some tiles.
+    Rows,
+}
+
 /// One way to run an op.
 #[derive(Clone, Debug)]
 pub struct Strategy {
-    /// For reports: `grid 30x48 cols/72`, `follow x`, `rows 729`.
+    /// For reports and `--force`: `grid 30x48 cols/72`, `follow x`, `rows on 729`.
     pub label: String,
+    pub kind: StrategyKind,
     pub out: Layout,
     /// The layout every operand is brought to, in the op's operand order.
     pub operands: Vec<Layout>,
@@ -235,15 +248,21 @@ fn row_op_layouts(
     shape: &[u32],
     followed: Option<Arc<Layout>>,
     dtype: DType,
-) -> Vec<(String, Distribution, Order)> {
-    let mut dists: Vec<(String, Distribution, Order)> = Vec::new();
+) -> Vec<(String, StrategyKind, Distribution, Order)> {
+    let mut dists: Vec<(String, StrategyKind, Distribution, Order)> = Vec::new();
     if let Some(l) = followed {
         let order = followed_row_order(&l, dtype);
-        dists.push(("follow x".into(), l.dist.clone(), order));
+        dists.push((
+            "follow x".into(),
+            StrategyKind::Follow,
+            l.dist.clone(),
+            order,
+        ));
     }
     for d in row_spreads(ctx, shape) {
         dists.push((
             format!("rows on {}", d.tile_count()),
+            StrategyKind::Rows,
             d,
             Order::RowMajor { align: 4 },
         ));
@@ -387,6 +406,7 @@ pub fn strategies(
                         let weights = lay(grid.b, Order::Cwei, bd);
                         let pinned = Strategy {
                             label: label.clone(),
+                            kind: StrategyKind::Grid,
                             out: lay(grid.out, Order::RowMajor { align: 16 }, DType::F16),
                             operands: vec![lay(grid.a, Order::Panels, ad), weights.clone()],
                             stored: Vec::new(),
@@ -416,13 +436,14 @@ pub fn strategies(
         Op::BiasAdd { x, bias } => {
             needs_f16(graph, h, *x, "x")?;
             let dists = row_op_layouts(ctx, &shape, followed(*x), dtype);
-            for (label, dist, order) in dists {
+            for (label, kind, dist, order) in dists {
                 let bias_dist =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
                 let is_weight = ctx.forms[bias.index()].kind == BaseKind::Weight;
                 let gathered = gathered_params(ctx, is_weight, &bias_dist, order, DType::F16, &[1]);
                 let pinned = Strategy {
                     label,
+                    kind,
                     out: lay(dist.clone(), order, DType::F16),
                     operands: vec![
                         lay(dist, order, DType::F16),
@@ -436,23 +457,29 @@ pub fn strategies(
         Op::Add { a, b } => {
             needs_f16(graph, h, *a, "a")?;
             needs_f16(graph, h, *b, "b")?;
-            let mut layouts: Vec<(String, Layout)> = Vec::new();
+            let mut layouts: Vec<(String, StrategyKind, Layout)> = Vec::new();
             for (name, x) in [("a", *a), ("b", *b)] {
                 if let Some(l) = followed(x) {
-                    if !layouts.iter().any(|(_, e)| e == &*l) {
-                        layouts.push((format!("follow {name}"), (*l).clone()));
+                    if !layouts.iter().any(|(_, _, e)| e == &*l) {
+                        layouts.push((
+                            format!("follow {name}"),
+                            StrategyKind::Follow,
+                            (*l).clone(),
+                        ));
                     }
                 }
             }
             for d in row_spreads(ctx, &shape) {
                 layouts.push((
                     format!("rows on {}", d.tile_count()),
+                    StrategyKind::Rows,
                     lay(d, Order::DENSE, DType::F16),
                 ));
             }
-            for (label, l) in layouts {
+            for (label, kind, l) in layouts {
                 out.push(Strategy {
                     label,
+                    kind,
                     out: l.clone(),
                     operands: vec![l.clone(), l],
                     stored: Vec::new(),
@@ -472,16 +499,27 @@ pub fn strategies(
             } else {
                 needs_f16(graph, h, *x, "x")?;
             }
-            let mut layouts: Vec<(String, Distribution, Order)> = Vec::new();
+            let mut layouts: Vec<(String, StrategyKind, Distribution, Order)> = Vec::new();
             if let Some(l) = followed(*x) {
-                layouts.push(("follow x".into(), l.dist.clone(), l.order));
+                layouts.push((
+                    "follow x".into(),
+                    StrategyKind::Follow,
+                    l.dist.clone(),
+                    l.order,
+                ));
             }
             for d in row_spreads(ctx, &shape) {
-                layouts.push((format!("rows on {}", d.tile_count()), d, Order::DENSE));
+                layouts.push((
+                    format!("rows on {}", d.tile_count()),
+                    StrategyKind::Rows,
+                    d,
+                    Order::DENSE,
+                ));
             }
-            for (label, dist, order) in layouts {
+            for (label, kind, dist, order) in layouts {
                 out.push(Strategy {
                     label,
+                    kind,
                     out: lay(dist.clone(), order, dtype),
                     operands: vec![lay(dist, order, from)],
                     stored: Vec::new(),
@@ -500,9 +538,10 @@ pub fn strategies(
             // Softmax rows must be whole on a tile to follow x.
             let whole = followed(*x).filter(|l| l.dist.is_whole(rank - 1));
             let dists = row_op_layouts(ctx, &shape, whole, dtype);
-            for (label, dist, order) in dists {
+            for (label, kind, dist, order) in dists {
                 out.push(Strategy {
                     label,
+                    kind,
                     out: lay(dist.clone(), Order::RowMajor { align: 4 }, DType::F16),
                     operands: vec![lay(dist, order, DType::F16)],
                     stored: Vec::new(),
@@ -532,24 +571,25 @@ pub fn strategies(
                     ),
                 ));
             }
-            let mut dists: Vec<(String, Distribution)> = Vec::new();
+            let mut dists: Vec<(String, StrategyKind, Distribution)> = Vec::new();
             if let Some(l) = followed(*x) {
                 if l.dist.is_whole(rank - 1) {
-                    dists.push(("follow x".into(), l.dist.clone()));
+                    dists.push(("follow x".into(), StrategyKind::Follow, l.dist.clone()));
                 }
             }
             for d in row_spreads(ctx, &shape) {
-                if !dists.iter().any(|(_, e)| e == &d) {
-                    dists.push((format!("rows on {}", d.tile_count()), d));
+                if !dists.iter().any(|(_, _, e)| e == &d) {
+                    dists.push((format!("rows on {}", d.tile_count()), StrategyKind::Rows, d));
                 }
             }
-            for (label, dist) in dists {
+            for (label, kind, dist) in dists {
                 let params =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
                 let gathered =
                     gathered_params(ctx, true, &params, Order::DENSE, DType::F32, &[1, 2]);
                 let pinned = Strategy {
                     label,
+                    kind,
                     out: lay(dist.clone(), Order::DENSE, dtype),
                     operands: vec![
                         lay(dist, Order::DENSE, DType::F16),
