@@ -180,10 +180,16 @@ fn compile_split(
             }
             Err(CompileError::Plan(PlanError::DoesNotFit {
                 node,
-                op: "matmul",
                 label,
                 reasons,
-            })) if splits.len() - tightened < MAX_SPLITS => {
+                ..
+            })) if splits.len() - tightened < MAX_SPLITS
+                && u32::try_from(node).ok().is_some_and(|n| {
+                    current
+                        .node(ValueHandle::from_index(n))
+                        .is_some_and(|n| matches!(n.op, crate::graph::Op::MatMul { .. }))
+                }) =>
+            {
                 let Some(product) = u32::try_from(node).ok().map(ValueHandle::from_index) else {
                     return Err(SplitError::NotAProduct(node).into());
                 };
@@ -195,8 +201,10 @@ fn compile_split(
                 };
                 let granule =
                     AMP_BLOCK_BYTES as usize / current.nodes[b].ty.dtype.size_bytes().max(1);
-                let why =
-                    format!("`{label}` split along K into 2 products (no strategy fit: {reasons})");
+                let why = format!(
+                    "`{label}` split along K into 2 products (no strategy fit:{})",
+                    crate::plan::prune::describe(&reasons)
+                );
                 say(&why);
                 current = split_contraction(&current, product, 2, granule)?;
                 splits.push(why);

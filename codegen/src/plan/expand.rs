@@ -3,6 +3,7 @@
 
 use super::cost::{self, op_cycles, pin, shard_bytes, MoveCache};
 use super::forms::{BaseKind, Form};
+use super::prune::Prune;
 use super::strategy::{strategies, Ctx, Strategy};
 use super::{compute_kind, loop_copies, State};
 use crate::graph::{Graph, ValueHandle};
@@ -25,7 +26,7 @@ pub(super) fn expand(
     index: usize,
     s: &Strategy,
     trace: &crate::trace::Trace,
-) -> Result<State, String> {
+) -> Result<State, Prune> {
     let kind = compute_kind(graph, h).ok_or("not a compute op")?;
     let operands: Vec<&Layout> = s.operands.iter().collect();
     let mut pending = state.pending.clone();
@@ -161,16 +162,19 @@ pub(super) fn expand(
     // A product's in-place weights are both pinned and part of its interleaved working set.
     let interleaved_use = (worst_weights as u64 + interleaved).saturating_sub(own_amp_weights);
     if interleaved_use > interleaved_budget as u64 {
-        return Err(format!(
-            "needs {interleaved_use} bytes of interleaved memory on a tile (budget {interleaved_budget})"
-        ));
+        return Err(Prune::Interleaved {
+            needed: interleaved_use,
+            budget: interleaved_budget,
+        });
     }
     let to_come = lookahead.weights_after[h.index()];
     if worst + working + to_come > budget as u64 || pinned + to_come > budget as u64 {
-        return Err(format!(
-            "needs {} bytes of weights and program, {working} working bytes and {to_come} bytes of later ops' weights on a tile (budget {budget})",
-            worst.max(pinned)
-        ));
+        return Err(Prune::Sram {
+            pinned: worst.max(pinned),
+            working,
+            to_come,
+            budget,
+        });
     }
     let mut layouts = state.layouts.clone();
     layouts[h.index()] = Some(Arc::new(s.out.clone()));

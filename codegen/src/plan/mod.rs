@@ -17,6 +17,7 @@ pub mod cost;
 mod expand;
 pub mod forms;
 mod memory;
+pub mod prune;
 pub mod spread;
 pub mod strategy;
 
@@ -108,12 +109,16 @@ pub enum PlanError {
     Options(String),
     /// Every strategy of an op was costed and none fits the tiles' SRAM: the one refusal a
     /// search with other strategies (SRAM-saving ones) can answer.
-    #[error("E-PLAN-004 {op} `{label}` (%{node}): no strategy fits: {reasons}")]
+    #[error(
+        "E-PLAN-004 {op} `{label}` (%{node}): no strategy fits:{}",
+        prune::describe(reasons)
+    )]
     DoesNotFit {
         node: usize,
         op: &'static str,
         label: String,
-        reasons: String,
+        /// The first few refusals (the search stops collecting after a handful).
+        reasons: Vec<prune::Prune>,
     },
 }
 
@@ -542,7 +547,7 @@ pub fn plan_with_progress(
             .enumerate()
             .flat_map(|(si, list)| (0..list.len()).map(move |k| (si, k)))
             .collect();
-        let results: Vec<Result<State, String>> = jobs
+        let results: Vec<Result<State, prune::Prune>> = jobs
             .par_iter()
             .filter(|&&(si, k)| allowed(&per_state[si][k]))
             .map(|&(si, k)| {
@@ -563,7 +568,7 @@ pub fn plan_with_progress(
             .collect();
         report.expansions += results.len();
         let mut next: Vec<(usize, State)> = Vec::new();
-        let mut reasons: Vec<String> = Vec::new();
+        let mut reasons: Vec<prune::Prune> = Vec::new();
         for (order, r) in results.into_iter().enumerate() {
             match r {
                 Ok(s) => next.push((order, s)),
@@ -601,7 +606,7 @@ pub fn plan_with_progress(
                 node: h.index(),
                 op: node.op.mnemonic(),
                 label: node.label.clone(),
-                reasons: reasons.join("; "),
+                reasons,
             });
         }
         let allowance = allowances[h.index()];
