@@ -392,27 +392,17 @@ fn few_rows_linear(
     x: ValueHandle,
     ones: &mut Option<ValueHandle>,
 ) -> Result<ValueHandle, GraphError> {
+    let (input, w) = layer.operands(b, precision, "", x)?;
     let Dense {
         label,
-        weight,
         bias,
         in_features,
         out_features,
-        fp8,
+        ..
     } = layer;
     let elements: usize = b.ty(x).map_or(0, |t| t.shape.dims().iter().product());
     let rows = elements / in_features.max(1);
-    let input = if fp8 {
-        b.cast(&format!("{label}.in"), x, precision.activations)?
-    } else {
-        x
-    };
     let x3 = b.reshape(&format!("{label}.x3"), input, [1, rows, in_features])?;
-    let w = b.weight(
-        weight,
-        precision.weight_dtype(fp8),
-        [in_features, out_features],
-    )?;
     let w3 = b.reshape(&format!("{label}.w3"), w, [1, in_features, out_features])?;
     let y = split_k_product(b, label, x3, w3, ones)?;
     let bias = b.weight(bias, DType::F32, [out_features])?;
@@ -494,6 +484,30 @@ struct Dense<'a> {
     fp8: bool,
 }
 
+impl Dense<'_> {
+    /// The product's operands: `x` (cast to the activation dtype in FP8, as `{label}.in`) and
+    /// the weight `prefix + weight`, `[in, out]`.
+    fn operands(
+        &self,
+        b: &mut GraphBuilder,
+        precision: &Precision,
+        prefix: &str,
+        x: ValueHandle,
+    ) -> Result<(ValueHandle, ValueHandle), GraphError> {
+        let input = if self.fp8 {
+            b.cast(&format!("{}.in", self.label), x, precision.activations)?
+        } else {
+            x
+        };
+        let w = b.weight(
+            &format!("{prefix}{}", self.weight),
+            precision.weight_dtype(self.fp8),
+            [self.in_features, self.out_features],
+        )?;
+        Ok((input, w))
+    }
+}
+
 /// Builds a [`Dense`] layer; in FP8, `x` is cast to the activation dtype first.
 fn linear(
     b: &mut GraphBuilder,
@@ -502,27 +516,14 @@ fn linear(
     layer: Dense,
     x: ValueHandle,
 ) -> Result<ValueHandle, GraphError> {
-    let Dense {
-        label,
-        weight,
-        bias,
-        in_features,
-        out_features,
-        fp8,
-    } = layer;
-    let input = if fp8 {
-        b.cast(&format!("{label}.in"), x, precision.activations)?
-    } else {
-        x
-    };
-    let w = b.weight(
-        &format!("{prefix}{weight}"),
-        precision.weight_dtype(fp8),
-        [in_features, out_features],
+    let (input, w) = layer.operands(b, precision, prefix, x)?;
+    let y = b.matmul(layer.label, input, w)?;
+    let bias = b.weight(
+        &format!("{prefix}{}", layer.bias),
+        DType::F32,
+        [layer.out_features],
     )?;
-    let y = b.matmul(label, input, w)?;
-    let bias = b.weight(&format!("{prefix}{bias}"), DType::F32, [out_features])?;
-    b.bias_add(&format!("{label}.bias"), y, bias)
+    b.bias_add(&format!("{}.bias", layer.label), y, bias)
 }
 
 fn layer_norm(
