@@ -12,7 +12,7 @@ use crate::graph::{Graph, ValueHandle};
 use crate::layout::order::AMP_BLOCK_BYTES;
 use crate::lower::{lower, LowerError, Lowered};
 use crate::mid::MidProgram;
-use crate::plan::{build::build, plan_with_progress, PlanError, PlanOptions, PlanReport};
+use crate::plan::{build::build, plan_with_progress, Fallback, PlanError, PlanOptions, PlanReport};
 use crate::target::Target;
 use crate::tile::verify::{verify, TileVerifyError};
 use std::time::Instant;
@@ -114,7 +114,9 @@ pub fn compile(
             match compile_split(graph, store, target, &saving, &say, progress, &mut times) {
                 Ok(mut compiled) => {
                     // The report says why the slower strategies were searched.
-                    compiled.report.stop_reason += &format!("; searched because {first}");
+                    compiled.report.fallbacks.push(Fallback::SramSaving {
+                        because: first.to_string(),
+                    });
                     Ok(compiled)
                 }
                 Err(second) => Err(CompileError::NothingFits {
@@ -157,7 +159,7 @@ fn compile_split(
         inline_repeats(graph)
     }
     .map_err(SplitError::from)?;
-    let mut splits: Vec<String> = Vec::new();
+    let mut splits: Vec<Fallback> = Vec::new();
     let mut options = options.clone();
     let mut tightened = 0;
     loop {
@@ -170,12 +172,11 @@ fn compile_split(
                 options.sram_budget = options.sram_budget.saturating_sub(TIGHTENING_BYTES);
                 options.sram_saving_budget =
                     options.sram_saving_budget.saturating_sub(TIGHTENING_BYTES);
-                let why = format!(
-                    "planned again leaving {} KiB more per tile to what the planner does not model (no finalist fit: {})",
-                    TIGHTENING_BYTES / 1024,
-                    refusals.join("; ")
-                );
-                say(&why);
+                let why = Fallback::Tightened {
+                    kib: TIGHTENING_BYTES / 1024,
+                    refusals: refusals.join("; "),
+                };
+                say(&why.to_string());
                 splits.push(why);
             }
             Err(CompileError::Plan(PlanError::DoesNotFit {
@@ -201,19 +202,17 @@ fn compile_split(
                 };
                 let granule =
                     AMP_BLOCK_BYTES as usize / current.nodes[b].ty.dtype.size_bytes().max(1);
-                let why = format!(
-                    "`{label}` split along K into 2 products (no strategy fit:{})",
-                    crate::plan::prune::describe(&reasons)
-                );
-                say(&why);
+                let why = Fallback::SplitK {
+                    label,
+                    refusals: crate::plan::prune::describe(&reasons),
+                };
+                say(&why.to_string());
                 current = split_contraction(&current, product, 2, granule)?;
                 splits.push(why);
             }
             Err(e) => return Err(e),
             Ok(mut compiled) => {
-                for why in splits {
-                    compiled.report.stop_reason += &format!("; {why}");
-                }
+                compiled.report.fallbacks.extend(splits);
                 return Ok(compiled);
             }
         }

@@ -159,9 +159,15 @@ fn a_product_too_large_for_any_strategy_is_split_along_k() {
         o.sram_saving_budget = 176 * 1024;
     });
     assert!(
-        report
-            .stop_reason
-            .contains("`mm` split along K into 2 products"),
+        report.fallbacks.iter().any(|f| matches!(
+            f,
+            tessera_codegen::plan::Fallback::SplitK { label, .. } if label == "mm"
+        )),
+        "{}",
+        report.text()
+    );
+    assert!(
+        report.text().contains("`mm` split along K into 2 products"),
         "{}",
         report.text()
     );

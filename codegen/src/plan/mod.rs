@@ -228,6 +228,69 @@ fn view_readers(graph: &Graph, forms: &[Form]) -> Vec<Vec<(ValueHandle, usize)>>
     out
 }
 
+/// How the search ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum StopReason {
+    /// No search has run (a default report).
+    #[default]
+    NotRun,
+    /// Every compute op was planned: every state of the beam expanded by every strategy.
+    Planned {
+        ops: usize,
+        beam: usize,
+        sram_saving: bool,
+    },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::NotRun => write!(f, "no search ran"),
+            StopReason::Planned {
+                ops,
+                beam,
+                sram_saving,
+            } => write!(
+                f,
+                "planned all {ops} compute ops with a beam of {beam} (every state expanded by every strategy{})",
+                if *sram_saving {
+                    ", SRAM-saving strategies included"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
+/// What the compiler did around a search that did not give a plan that fits, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// The SRAM-saving search ran because the ordinary one refused (its error's text).
+    SramSaving { because: String },
+    /// Planned again with `kib` KiB more per tile left to what the planner does not model,
+    /// as no finalist fit placement (the refusals' text).
+    Tightened { kib: u32, refusals: String },
+    /// The product `label` was split along K into two, as none of its strategies fit.
+    SplitK { label: String, refusals: String },
+}
+
+impl std::fmt::Display for Fallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fallback::SramSaving { because } => write!(f, "searched because {because}"),
+            Fallback::Tightened { kib, refusals } => write!(
+                f,
+                "planned again leaving {kib} KiB more per tile to what the planner does not model (no finalist fit: {refusals})"
+            ),
+            Fallback::SplitK { label, refusals } => write!(
+                f,
+                "`{label}` split along K into 2 products (no strategy fit:{refusals})"
+            ),
+        }
+    }
+}
+
 /// What the search did.
 #[derive(Clone, Debug, Default)]
 pub struct PlanReport {
@@ -238,7 +301,9 @@ pub struct PlanReport {
     pub dropped_by_beam: usize,
     /// Cost of each finalist, best first.
     pub finalists: Vec<u64>,
-    pub stop_reason: String,
+    pub stop: StopReason,
+    /// What the compiler did before this search gave a plan that fits.
+    pub fallbacks: Vec<Fallback>,
     pub rewrites: Vec<String>,
 }
 
@@ -247,8 +312,15 @@ impl PlanReport {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "planner: {} expansions, {} pruned for memory, {} dropped by the beam; {}",
-            self.expansions, self.pruned_memory, self.dropped_by_beam, self.stop_reason
+            "planner: {} expansions, {} pruned for memory, {} dropped by the beam; {}{}",
+            self.expansions,
+            self.pruned_memory,
+            self.dropped_by_beam,
+            self.stop,
+            self.fallbacks
+                .iter()
+                .map(|f| format!("; {f}"))
+                .collect::<String>()
         );
         let _ = writeln!(out, "finalists (estimated cycles): {:?}", self.finalists);
         let _ = writeln!(
@@ -636,16 +708,11 @@ pub fn plan_with_progress(
         })
         .collect();
     report.finalists = beam.iter().map(|s| s.cost).collect();
-    report.stop_reason = format!(
-        "planned all {} compute ops with a beam of {} (every state expanded by every strategy{})",
-        tried_per_op.len(),
-        options.beam,
-        if options.sram_saving {
-            ", SRAM-saving strategies included"
-        } else {
-            ""
-        }
-    );
+    report.stop = StopReason::Planned {
+        ops: tried_per_op.len(),
+        beam: options.beam,
+        sram_saving: options.sram_saving,
+    };
     let finalists = beam
         .iter()
         .map(|s| s.choices.iter().map(|c| (c.op, c.index)).collect())
