@@ -1,11 +1,12 @@
-//! Replays a finalist's choices into a distributed-level program: every compute op with its
-//! chosen strategy, and for every operand the node that brings it to the layout the strategy
-//! asks — the host writing an input or converting a weight in that layout, or a
+//! Builds a finalist's choices into a distributed-level program: every compute op with the
+//! strategy the search chose (carried, not generated again), and for every operand the node
+//! that brings it to the layout the strategy asks — the host writing an input or converting a
+//! weight in that layout, or a
 //! `Redistribute` of the computed value through its view (shared by every consumer asking the
 //! same). Then the FP8 fusion rewrite and the verifier.
 
 use super::forms::BaseKind;
-use super::strategy::strategies;
+use super::strategy::Strategy;
 use super::{value_dims, PlanError, Planned};
 use crate::graph::{Op, ValueHandle};
 use crate::layout::{Distribution, Layout, Order, View};
@@ -18,13 +19,12 @@ use std::sync::Arc;
 /// Builds finalist `index`'s program (verified) and the log of its rewrites.
 pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog), PlanError> {
     let graph = &planned.graph;
-    let ctx = planned.ctx();
-    let choices: HashMap<ValueHandle, u32> = planned
+    let choices: HashMap<ValueHandle, Arc<Strategy>> = planned
         .finalists
         .get(index)
         .ok_or_else(|| PlanError::NothingFits(format!("no finalist {index}")))?
         .iter()
-        .copied()
+        .cloned()
         .collect();
     let mut program = MidProgram {
         route_policy: super::route_policy(planned.sram_saving),
@@ -181,20 +181,9 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
             });
             continue;
         }
-        let Some(&choice) = choices.get(&h) else {
+        let Some(s) = choices.get(&h).cloned() else {
             continue;
         };
-        let list = strategies(&ctx, h, &|v| layouts[v.index()].clone())?;
-        let s = list
-            .get(choice as usize)
-            .ok_or_else(|| {
-                PlanError::op(
-                    graph,
-                    h,
-                    format!("strategy {choice} of {} does not exist", list.len()),
-                )
-            })?
-            .clone();
         let operands: Vec<MidId> = node
             .op
             .operands()
@@ -245,7 +234,7 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
             label: node.label.clone(),
         });
         ids[h.index()] = Some(id);
-        layouts[h.index()] = Some(Arc::new(s.out));
+        layouts[h.index()] = Some(Arc::new(s.out.clone()));
     }
     if graph.looped.is_some() && looped.is_none() {
         return Err(PlanError::NothingFits(

@@ -23,8 +23,7 @@ pub(super) fn expand(
     lookahead: &Lookahead,
     state: &State,
     h: ValueHandle,
-    index: usize,
-    s: &Strategy,
+    s: &Arc<Strategy>,
     trace: &crate::trace::Trace,
 ) -> Result<State, Prune> {
     let kind = compute_kind(graph, h).ok_or("not a compute op")?;
@@ -181,9 +180,7 @@ pub(super) fn expand(
     let mut choices = state.choices.clone();
     choices.push(super::Choice {
         op: h,
-        index: index as u32,
-        label: Arc::from(s.label.as_str()),
-        kind: s.kind,
+        strategy: s.clone(),
         cost,
     });
     Ok(State {
@@ -227,8 +224,8 @@ fn from_label(state: &State, graph: &Graph) -> String {
     state
         .choices
         .iter()
-        .filter(|c| c.kind == super::strategy::StrategyKind::Grid)
-        .map(|c| format!("{}:{}", graph.nodes[c.op].label, c.label))
+        .filter(|c| c.strategy.kind == super::strategy::StrategyKind::Grid)
+        .map(|c| format!("{}:{}", graph.nodes[c.op].label, c.strategy.label))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -138,10 +138,9 @@ impl PlanError {
 #[derive(Clone, Debug)]
 struct Choice {
     op: ValueHandle,
-    /// Its index in the op's [`strategies`] for the state it expanded (the build replays it).
-    index: u32,
-    label: Arc<str>,
-    kind: strategy::StrategyKind,
+    /// The strategy itself: the build takes it as it is, without generating the op's
+    /// strategies again.
+    strategy: Arc<Strategy>,
     /// What the op added to the plan's estimated cycles.
     cost: u64,
 }
@@ -343,8 +342,8 @@ pub struct Planned {
     /// The graph as planned (repeats unrolled).
     pub graph: Graph,
     pub forms: Vec<Form>,
-    /// Strategy indices of each finalist, per compute op in graph order.
-    pub finalists: Vec<Vec<(ValueHandle, u32)>>,
+    /// The strategies of each finalist, per compute op in graph order.
+    pub finalists: Vec<Vec<(ValueHandle, Arc<Strategy>)>>,
     pub report: PlanReport,
     pub granules: Vec<u32>,
     pub tiles: u32,
@@ -436,9 +435,9 @@ fn select(sorted: Vec<(usize, State)>, beam: usize, key: impl Fn(&State) -> u64)
             .choices
             .iter()
             .rev()
-            .filter(|c| c.kind == strategy::StrategyKind::Grid)
+            .filter(|c| c.strategy.kind == strategy::StrategyKind::Grid)
             .take(2)
-            .map(|c| (c.op, c.label.clone()))
+            .map(|c| (c.op, Arc::from(c.strategy.label.as_str())))
             .collect();
         if !seen.contains(&keys[i]) && strategies_seen.insert(strategy) {
             seen.insert(keys[i]);
@@ -586,13 +585,16 @@ pub fn plan_with_progress(
             .iter()
             .find(|(op, _)| *op == graph.nodes[h].label)
             .map(|(_, s)| s.as_str());
-        let per_state: Vec<Vec<Strategy>> = beam
+        let per_state: Vec<Vec<Arc<Strategy>>> = beam
             .iter()
-            .map(|state| strategies(&ctx, h, &|v| state.layouts[v.index()].clone()))
+            .map(|state| {
+                strategies(&ctx, h, &|v| state.layouts[v.index()].clone())
+                    .map(|list| list.into_iter().map(Arc::new).collect())
+            })
             .collect::<Result<_, _>>()?;
         // A forced op expands only the strategy with that label; the lists stay whole, as the
         // build replays a choice by its index.
-        let allowed = |s: &Strategy| forced.is_none_or(|f| s.label == f);
+        let allowed = |s: &Arc<Strategy>| forced.is_none_or(|f| s.label == f);
         if let Some(f) = forced {
             if !per_state.iter().flatten().any(allowed) {
                 let mut offered: Vec<String> =
@@ -632,7 +634,6 @@ pub fn plan_with_progress(
                     &lookahead,
                     &beam[si],
                     h,
-                    k,
                     &per_state[si][k],
                     &options.trace,
                 )
@@ -659,8 +660,8 @@ pub fn plan_with_progress(
                 let path: Vec<String> = s
                     .choices
                     .iter()
-                    .filter(|c| c.kind == strategy::StrategyKind::Grid)
-                    .map(|c| format!("{}:{}", graph.nodes[c.op].label, c.label))
+                    .filter(|c| c.strategy.kind == strategy::StrategyKind::Grid)
+                    .map(|c| format!("{}:{}", graph.nodes[c.op].label, c.strategy.label))
                     .collect();
                 options.trace.line(&format!(
                     "{}: cost {} (+{}) pinned {} | {}",
@@ -702,7 +703,7 @@ pub fn plan_with_progress(
             (
                 graph.nodes[c.op].label.clone(),
                 tried,
-                c.label.to_string(),
+                c.strategy.label.clone(),
                 c.cost,
             )
         })
@@ -715,7 +716,12 @@ pub fn plan_with_progress(
     };
     let finalists = beam
         .iter()
-        .map(|s| s.choices.iter().map(|c| (c.op, c.index)).collect())
+        .map(|s| {
+            s.choices
+                .iter()
+                .map(|c| (c.op, c.strategy.clone()))
+                .collect()
+        })
         .collect();
     let stored_bases = ctx.stored_bases.clone();
     Ok(Planned {
