@@ -661,3 +661,34 @@ pub fn movement_between(
         view,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Order;
+    use crate::plan::spread::rows;
+
+    /// A transpose where each of 8 source tiles (8 rows each) feeds all 32 destination blocks
+    /// (2 rows each) a few scattered elements: reordering at the sources would put 32 blocks'
+    /// element runs on every sender, so the receivers reorder instead (their 8 senders' runs).
+    #[test]
+    fn a_sender_feeding_many_blocks_does_not_reorder_for_all_of_them() {
+        let shape = [64u32, 64];
+        let source = rows(&shape, 8, 1).unwrap();
+        let dest = rows(&shape, 32, 1).unwrap();
+        let map = |d: &Distribution| ShardMap::new(Order::DENSE, &d.padded_box(), 2).unwrap();
+        let (source_map, dest_map) = (map(&source), map(&dest));
+        let movement = movement_between(
+            (&source, &source_map),
+            (&dest, &dest_map),
+            &View::transpose(&shape, &[1, 0]).unwrap(),
+        );
+        let most = |copies: &[LocalCopy]| copies.iter().map(|c| c.runs.len()).max().unwrap_or(0);
+        let (sender_runs, receiver_runs) = (most(&movement.before), most(&movement.after));
+        assert!(receiver_runs > 0, "{movement:?}");
+        assert!(
+            sender_runs <= receiver_runs,
+            "a sender reorders {sender_runs} runs, a receiver {receiver_runs}"
+        );
+    }
+}
