@@ -532,6 +532,19 @@ impl<'a> Parser<'a> {
                 let mut names = vec![self.ident("a symbol name")?];
                 while *self.peek() == Tok::Punct(Punct::Comma) {
                     self.advance();
+                    // `.globl SYM, @function`, as PopLibs writes it for ipu21 and Graphcore's
+                    // assembler takes: a symbol type in the list says nothing more than the
+                    // `.type` directive beside it, so it is checked and ignored.
+                    if matches!(self.peek(), Tok::Punct(Punct::At | Punct::Percent)) {
+                        self.advance();
+                        let (kind, _) = self.ident("`function`, `object` or `notype`")?;
+                        if !matches!(kind.as_str(), "function" | "object" | "notype") {
+                            return Err(bad(format!(
+                                "`@{kind}` in `.globl`: expected `@function`, `@object` or `@notype`"
+                            )));
+                        }
+                        continue;
+                    }
                     names.push(self.ident("a symbol name")?);
                 }
                 Directive::Globl(names)

@@ -186,3 +186,27 @@ fn files_link_through_globals() {
         d.S:1:12: error[E-ASM-009]: global symbol `f` is also defined at a.S:3:1"#]]
     .assert_eq(&errors.to_string());
 }
+
+/// `.globl SYM, @function` (PopLibs' form for ipu21): the type in the list is taken and ignored
+/// (`.type` says the same), the symbol is global; an unknown type is refused.
+#[test]
+fn globl_takes_a_symbol_type_in_its_list() {
+    let a = "    .globl f, @function\n    .type f, @function\n    .text\nf:\n    br $lr\n";
+    let b = "    .extern f\n    .globl main\nmain:\n    call $lr, f\n";
+    let object = assemble(&[("a.S", a), ("b.S", b)], &LayoutOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        object.listing_text().contains("call $m10, 0x4c000"),
+        "{}",
+        object.listing_text()
+    );
+    let errors = assemble(
+        &[("c.S", "    .globl g, @weird\ng:\n    nop\n")],
+        &LayoutOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        errors.to_string().contains("`@weird` in `.globl`"),
+        "{errors}"
+    );
+}
