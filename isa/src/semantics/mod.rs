@@ -131,6 +131,7 @@ mod compare;
 mod control;
 mod convert;
 mod csr_access;
+mod dispatch;
 mod execute;
 mod float;
 mod integer;
