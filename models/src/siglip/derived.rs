@@ -114,12 +114,48 @@ pub fn head_out_bias_folded(
     })
 }
 
+/// Each encoder layer's output-projection bias with the value bias folded in, relative to the
+/// layer's prefix: `b_o + b_v W_o`. The chunked attention context computes the values without
+/// their bias; as every row of probabilities sums to one, `p (v + b_v) = p v + b_v`.
+pub const OUT_BIAS_FOLDED: &str = "self_attn.out_proj.bias_folded";
+
+/// [`OUT_BIAS_FOLDED`] of the layer whose tensors are prefixed `prefix`.
+pub fn out_bias_folded(
+    config: &SiglipVisionConfig,
+    store: &WeightStore,
+    prefix: &str,
+) -> Result<HostTensor, WeightError> {
+    let d = config.hidden_size;
+    let qkv_bias = &tensor(store, &format!("{prefix}{}", names::QKV_BIAS), 3 * d)?.data;
+    let wo = &tensor(store, &format!("{prefix}{}", names::OUT_WEIGHT), d * d)?.data;
+    let bo = &tensor(store, &format!("{prefix}{}", names::OUT_BIAS), d)?.data;
+    let mut out: Vec<f64> = bo.iter().map(|&b| f64::from(b)).collect();
+    for (i, &v) in qkv_bias[2 * d..].iter().enumerate() {
+        for (o, &w) in out.iter_mut().zip(&wo[i * d..(i + 1) * d]) {
+            *o += f64::from(v) * f64::from(w);
+        }
+    }
+    HostTensor::new([d], out.into_iter().map(|v| v as f32).collect()).map_err(|e| {
+        WeightError::Corrupt {
+            message: format!("{prefix}{OUT_BIAS_FOLDED}: {e}"),
+        }
+    })
+}
+
 /// Adds to `store` every derived weight its tensors allow: the head's score weight when the
 /// store holds the head. Idempotent.
 pub fn add_derived_weights(
     config: &SiglipVisionConfig,
     store: &mut WeightStore,
 ) -> Result<(), WeightError> {
+    for i in 0..config.num_hidden_layers {
+        let prefix = super::graph::layer_prefix(i);
+        if !store.contains(&format!("{prefix}{}", names::QKV_BIAS)) {
+            break;
+        }
+        let bias = out_bias_folded(config, store, &prefix)?;
+        store.insert(format!("{prefix}{OUT_BIAS_FOLDED}"), bias);
+    }
     if store.contains(names::HEAD_PROBE) {
         let ws = head_score_weight(config, store)?;
         store.insert(HEAD_SCORE_WEIGHT, ws);
@@ -228,12 +264,15 @@ mod tests {
     }
 
     #[test]
-    fn a_store_without_the_head_gets_nothing_and_a_broken_head_is_an_error() {
+    fn a_store_without_the_head_gets_only_the_layers_folded_bias_and_a_broken_head_is_an_error() {
         let config = SiglipVisionConfig::tiny();
         let mut store = synthetic_weights(&config, &WeightSelection::encoder(1), 5);
         let before = store.len();
         add_derived_weights(&config, &mut store).unwrap();
-        assert_eq!(store.len(), before);
+        // Only the layer's folded output bias.
+        assert_eq!(store.len(), before + 1);
+        let folded = format!("{}{OUT_BIAS_FOLDED}", crate::siglip::graph::layer_prefix(0));
+        assert!(store.contains(&folded));
         let mut store = synthetic_weights(&config, &WeightSelection::full(&config), 5);
         store.remove(names::HEAD_K_WEIGHT);
         let e = add_derived_weights(&config, &mut store).unwrap_err();
