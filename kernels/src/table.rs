@@ -30,6 +30,7 @@ pub enum KernelId {
     LayerNormFp8,
     AddLayerNormMoments,
     SoftmaxF16,
+    SoftmaxSegF16,
     BiasAddF16,
     ResidualAddF16,
     GeluF16,
@@ -54,6 +55,7 @@ impl KernelId {
         KernelId::GeluFp8,
         KernelId::GeluFp8Panels,
         KernelId::SoftmaxF16,
+        KernelId::SoftmaxSegF16,
         KernelId::LayerNormF16,
         KernelId::LayerNormFp8,
         KernelId::AddLayerNormMoments,
@@ -67,7 +69,7 @@ impl KernelId {
 
     /// The kernel's row: its code, ABI, references and estimate.
     pub fn kernel(self) -> &'static dyn Kernel {
-        use crate::elementwise::{BiasAdd, CastPanels, Gelu, GeluOutput, Softmax};
+        use crate::elementwise::{BiasAdd, CastPanels, Gelu, GeluOutput, Softmax, SoftmaxSeg};
         static GELU_F16: Gelu = Gelu(GeluOutput::F16);
         static GELU_FP8: Gelu = Gelu(GeluOutput::Fp8);
         static GELU_FP8_PANELS: Gelu = Gelu(GeluOutput::Fp8Panels);
@@ -80,6 +82,7 @@ impl KernelId {
                 &crate::norm::add_layernorm_moments::ADD_LAYERNORM_MOMENTS
             }
             KernelId::SoftmaxF16 => &Softmax,
+            KernelId::SoftmaxSegF16 => &SoftmaxSeg,
             KernelId::BiasAddF16 => &BiasAdd,
             KernelId::ResidualAddF16 => &crate::residual_add::ResidualAdd,
             KernelId::GeluF16 => &GELU_F16,
@@ -147,12 +150,15 @@ pub enum KernelParams {
         eps_bits: u32,
         out: ElementOut,
     },
-    /// Row softmax of `rows` rows of `cols` halves, `in_stride` halves apart, scale (f32 bits).
+    /// Row softmax of `rows` rows of `cols` halves, `in_stride` halves apart, scale (f32 bits);
+    /// with `segments` > 1 every row is cut into that many segments the workers share
+    /// (`softmax_seg_f16`, two passes), else rows are whole per worker (`softmax_f16`).
     Softmax {
         rows: u32,
         cols: u32,
         in_stride: u32,
         scale_bits: u32,
+        segments: u32,
     },
     /// `x[r, c] += bias[c]` over `rows × cols` halves (cols % 4 == 0).
     BiasAdd {
@@ -267,7 +273,13 @@ impl KernelParams {
                 ElementOut::F16 => KernelId::LayerNormF16,
                 ElementOut::Fp8(_) => KernelId::LayerNormFp8,
             },
-            KernelParams::Softmax { .. } => KernelId::SoftmaxF16,
+            KernelParams::Softmax { segments, .. } => {
+                if *segments > 1 {
+                    KernelId::SoftmaxSegF16
+                } else {
+                    KernelId::SoftmaxF16
+                }
+            }
             KernelParams::BiasAdd { .. } => KernelId::BiasAddF16,
             KernelParams::ResidualAdd { .. } => KernelId::ResidualAddF16,
             KernelParams::Gelu { out, .. } => match out {
@@ -321,6 +333,7 @@ impl KernelParams {
                 cols,
                 in_stride,
                 scale_bits,
+                segments,
             } => {
                 let s = f32::from_bits(scale_bits);
                 if rows == 0
@@ -328,9 +341,16 @@ impl KernelParams {
                     || in_stride % 4 != 0
                     || in_stride < cols
                     || !(s.is_finite() && s > 0.0)
+                    || segments == 0
+                    || segments > 6
+                    || segments as usize
+                        != crate::elementwise::softmax_seg::segments(
+                            cols as usize,
+                            segments as usize,
+                        )
                 {
                     return fail(format!(
-                        "{rows} rows of {cols}, stride {in_stride}, scale {s}"
+                        "{rows} rows of {cols}, stride {in_stride}, scale {s}, {segments} segments (1..=6, each with whole groups of 4)"
                     ));
                 }
             }
@@ -473,12 +493,25 @@ impl KernelParams {
                 cols,
                 in_stride,
                 scale_bits,
-            } => crate::elementwise::softmax_case(
-                rows as usize,
-                cols as usize,
-                in_stride as usize,
-                f32::from_bits(scale_bits),
-            ),
+                segments,
+            } => {
+                if segments > 1 {
+                    crate::elementwise::softmax_seg::compiler_case(
+                        rows as usize,
+                        cols as usize,
+                        in_stride as usize,
+                        segments as usize,
+                        f32::from_bits(scale_bits),
+                    )
+                } else {
+                    crate::elementwise::softmax_case(
+                        rows as usize,
+                        cols as usize,
+                        in_stride as usize,
+                        f32::from_bits(scale_bits),
+                    )
+                }
+            }
             KernelParams::BiasAdd { rows, cols } => {
                 crate::elementwise::bias_add_case(rows as usize, cols as usize)
             }
@@ -777,6 +810,14 @@ impl KernelParams {
                 cols: 29,
                 in_stride: 32,
                 scale_bits: 0.125f32.to_bits(),
+                segments: 1,
+            },
+            KernelParams::Softmax {
+                rows: 2,
+                cols: 29,
+                in_stride: 32,
+                scale_bits: 0.125f32.to_bits(),
+                segments: 3,
             },
             KernelParams::LayerNorm {
                 rows: 2,

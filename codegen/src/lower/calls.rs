@@ -54,6 +54,31 @@ fn element_out(dtype: DType) -> ElementOut {
     }
 }
 
+/// The segments a tile's softmax cuts its rows into (1: whole rows per worker, `softmax_f16`):
+/// the count whose estimate is least, so that six workers share few rows evenly.
+fn softmax_segments(rows: u32, cols: u32) -> u32 {
+    use tessera_kernels::elementwise::{softmax_seg, Softmax};
+    use tessera_kernels::Kernel;
+    let whole = Softmax.estimate_cycles(&tessera_kernels::elementwise::softmax_case(
+        rows as usize,
+        cols as usize,
+        4 * cols.div_ceil(4) as usize,
+        1.0,
+    ));
+    (2..=6usize)
+        .map(|n| softmax_seg::segments(cols as usize, n))
+        .filter(|&n| n > 1)
+        .map(|n| {
+            (
+                softmax_seg::estimate_call(rows as usize, cols as usize, n),
+                n as u32,
+            )
+        })
+        .filter(|&(cycles, _)| cycles < whole)
+        .min()
+        .map_or(1, |(_, n)| n)
+}
+
 /// The call every tile of `out` makes for `kind`, and how many times.
 pub fn compute_calls(
     kind: &ComputeKind,
@@ -102,11 +127,13 @@ pub fn compute_calls(
             let [x] = operands else {
                 return Err("softmax has one operand".into());
             };
+            let (rows, cols) = (rows_of(&om), out.dist.shape()[last]);
             KernelParams::Softmax {
-                rows: rows_of(&om),
-                cols: out.dist.shape()[last],
+                rows,
+                cols,
                 in_stride: map(x)?.row_elements(),
                 scale_bits: scale.to_bits(),
+                segments: softmax_segments(rows, cols),
             }
         }
         ComputeKind::LayerNorm { eps } => KernelParams::LayerNorm {

@@ -7,6 +7,7 @@ mod cast_panels;
 pub mod common;
 mod gelu;
 mod softmax;
+pub mod softmax_seg;
 
 use crate::Kernel;
 
@@ -14,6 +15,7 @@ pub use bias_add::BiasAdd;
 pub use cast_panels::{CastPanels, Source as CastSource};
 pub use gelu::{Gelu, Output as GeluOutput};
 pub use softmax::Softmax;
+pub use softmax_seg::SoftmaxSeg;
 
 /// The kernels of this family.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
@@ -24,6 +26,7 @@ pub fn kernels() -> Vec<&'static dyn Kernel> {
         &Gelu(GeluOutput::Fp8),
         &Gelu(GeluOutput::Fp8Panels),
         &Softmax,
+        &SoftmaxSeg,
     ]
 }
 
