@@ -76,7 +76,8 @@
     and $m9, $m5, 1 ;                                         \
     brz $m9, .Lexit ;                                         \
     ld32 $m7, $m8, $mzero, 0 ;                                \
-    and $m6, $m6, 0xffff ;                                    \
+    shl $m6, $m6, 16 ;                                        \
+    shr $m6, $m6, 16 ;                                        \
     andc $m7, $m7, 0xffff ;                                   \
     or $m6, $m6, $m7 ;                                        \
     st32 $m6, $m8, $mzero, 0

@@ -272,7 +272,7 @@ fn disasm_of_an_assembly_file_assembles_it_first() {
     );
     assert!(
         run.stdout
-            .contains("  0x4c020  b2213013 51208009  { brz $m2, 0x4c04c ; uput $FP_NFMT, $a2 }"),
+            .contains("  0x4c020  93213013 51208009  { brz $m2, 0x4c04c ; uput $FP_NFMT, $a2 }"),
         "{}",
         run.stdout
     );

@@ -119,9 +119,9 @@ mod tests {
         let lines = disassemble(&bytes, 0x4c000, None);
         assert_eq!(lines.last().unwrap().text, ".byte 0x01");
         // A trailing word with the co-issue bit set and nothing after it.
-        let lines = disassemble(&(0x3800_0000u32 | 1 << 31).to_le_bytes(), 0, None);
+        let lines = disassemble(&(0x19e0_0000u32 | 1 << 31).to_le_bytes(), 0, None);
         assert!(
-            lines[0].text.starts_with(".int 0xb8000000  // E-DEC-004"),
+            lines[0].text.starts_with(".int 0x99e00000  // E-DEC-004"),
             "{}",
             lines[0].text
         );

@@ -30,6 +30,12 @@ pub const INSTRUCTION_ALIGN: u32 = 4;
 /// See [`INSTRUCTION_ALIGN`].
 pub const REPEAT_BODY_ALIGN: u32 = 8;
 
+/// Rows whose one word lies inside another row's encodings, as `(specific, general)`: the
+/// decoder gives such a word to the specific row (the match with the most fixed bits). The
+/// hardware's canonical `nop` is `setzi $m14, 0` (`$m14` is read-only), so `setzi $m14, 0`
+/// assembles to the word that disassembles as `nop`, as on the chip.
+pub const CARVE_OUTS: &[(Opcode, Opcode)] = &[(Opcode::Nop, Opcode::Setzi)];
+
 /// Everything the table says about one instruction.
 #[derive(Clone, Copy, Debug)]
 pub struct InstDesc {
@@ -101,30 +107,38 @@ macro_rules! instructions {
 // has such a record uses it; so do the main-lane rows added for PopLibs (issue 10) where their
 // major opcode is one the project's own plan leaves free (0x42, 0x44, 0x47, 0x4c).
 //
+// Rows marked `enc Secondary` with a main-lane word take the encodings osmarks/ipu-stack emits
+// and runs on a C600 (`crates/ipu-target/src/instruction.rs` and its encoder tests, checked
+// there against the SDK's encoder and disassembler; docs/reference/hardware-ipu-stack.md
+// §1.1): `setzi` 0x19, `nop` = `setzi $m14, 0` (a carve-out, [`CARVE_OUTS`]), `call` 0x18,
+// `brz` 0x13, `br` 0x43 / `put` 0x43 [15:12] = 8, `get` 0x41 with its register at [19:16],
+// `st32` 0x4f, `add` with simm16 0x22, `and` / `shl` with zimm12 at 0x42 ([15:12] = 0 / 0xa).
 // The project's plan for the rest (all [A]): major opcode in bits [30:24]; 0x20 MRF
-// three-register ops with a sub-opcode in [7:0]; 0x21..0x2f MRF register-immediate ops;
-// 0x30..0x3c setzi, branches, exits, CSRs and helpers; 0x02..0x0f loads and stores; 0x4d
-// register-offset loads and stores (sub-opcodes in [11:8] and [3:0]); 0x60..0x6f aux rows with
-// no public record (`fnop`, `mov`, `swap16` on the ARF: the public `fnop` and `mov` are
-// assembler aliases of `or`, which a row cannot share); 0x78..0x7f send. These main-lane
-// assumptions predate the public records and overlap them (e.g. 0x20 holds the public
-// `add`-with-immediate), so moving the main lane to the public encodings is one later change.
+// three-register ops with a sub-opcode in [7:0]; 0x21, 0x23..0x2f MRF register-immediate ops
+// (`sub` with simm16 at 0x21: the hardware's word for it is not public); 0x30..0x3e exits,
+// helpers and the rest; 0x02..0x0f loads and stores; 0x4d register-offset loads and stores
+// (sub-opcodes in [11:8] and [3:0]); 0x68..0x6f aux rows with no public record (`fnop`, `mov`,
+// `swap16` on the ARF: the public `fnop` and `mov` are assembler aliases of `or`, which a row
+// cannot share; 0x60..0x67 are the hardware's `delaypic` and `delayxpic`); 0x78..0x7f send.
+// These main-lane assumptions predate the public records and may differ from the hardware's
+// words, so moving the rest of the main lane to hardware encodings is a later change.
 // `movnz` has no public record: it sits beside the public `movz` at 0x47 [A]. The public
 // `sub` with an immediate (public FMNI4 0x39: `sub_mmmn_si`) is written `sub $mD, simm16, $mS`.
 instructions! {
     // ---- integer (main) ----
-    Setzi = "setzi", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3000_0000, sem Confirmed, [mw(B23), zimm(IMM20)], "$mD = zero-extended 20-bit immediate.";
+    Setzi = "setzi", Main, Both, Pairable, Simple, Integer, enc Secondary 0x1900_0000, sem Confirmed, [mw(B23), zimm(IMM20)], "$mD = zero-extended 20-bit immediate.";
     Mov = "mov", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0018, sem Confirmed, [mw(B19), mr(B23)], "$mD = $mS.";
     Add = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0001, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA + $mB (wrapping).";
-    AddImm = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2100_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA + simm16.";
+    AddImm = "add", Main, Both, Pairable, Simple, Integer, enc Secondary 0x2200_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA + simm16.";
     // The public zimm16 add (FMNI4 0x2000_0000) collides with this table's assumed encodings of
     // the register forms, so it takes a free opcode with them; the public value is recorded here.
     AddImmZ = "add", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3e00_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA + zimm16 (the form for 32768..=65535).";
     Sub = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0002, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA - $mB (wrapping).";
-    SubImm = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2200_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA - simm16.";
+    SubImm = "sub", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2100_0000, sem Confirmed, [mw(B19), mr(B23), simm(IMM16)], "$mD = $mA - simm16.";
     SubImmRev = "sub", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x3900_0000, sem Inferred, [mw(B19), simm(IMM16), mr(B23)], "$mD = simm16 - $mS (reverse subtract: `sub $m0, 32, $m0`).";
     And = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0003, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & $mB.";
-    AndImm = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2300_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & zimm16.";
+    AndImm = "and", Main, Both, Pairable, Simple, Integer, enc Secondary 0x4200_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM12)], "$mD = $mA & zimm12.";
+    AndImmZ = "and", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2300_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA & zimm16 (the form for 4096..=65535, which PopLibs writes; the hardware's word for it is not public).";
     Or = "or", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0004, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA | $mB.";
     OrImm = "or", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2400_0000, sem Confirmed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA | zimm16.";
     Andc = "andc", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0005, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA & !$mB.";
@@ -136,7 +150,7 @@ instructions! {
     Popc = "popc", Main, Both, Pairable, Simple, Integer, enc Confirmed 0x4200_3000, sem Confirmed, [mw(B7), mr(B23)], "$mD = number of set bits of $mS.";
     Movnz = "movnz", Main, Both, Pairable, Simple, Integer, enc Assumed 0x4700_0b00, sem Inferred, [mrw(B15), mr(B23), mr(B19)], "If $mCond != 0: $mD = $mS (else $mD keeps its value).";
     Shl = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0006, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA << ($mB & 31).";
-    ShlImm = "shl", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2600_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA << (zimm & 31).";
+    ShlImm = "shl", Main, Both, Pairable, Simple, Integer, enc Secondary 0x4200_a000, sem Assumed, [mw(B19), mr(B23), zimm(IMM12)], "$mD = $mA << (zimm & 31).";
     Shr = "shr", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0007, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA >> ($mB & 31), logical.";
     ShrImm = "shr", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2700_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = $mA >> (zimm & 31), logical.";
     Shrs = "shrs", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_0008, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = $mA >> ($mB & 31), arithmetic.";
@@ -156,7 +170,7 @@ instructions! {
     CmpsltImm = "cmpslt", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2e00_0000, sem Assumed, [mw(B19), mr(B23), simm(IMM16)], "$mD = 1 if $mA < simm16 (signed) else 0.";
     Cmpult = "cmpult", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2000_000f, sem Assumed, [mw(B19), mr(B23), mr(B15)], "$mD = 1 if $mA < $mB (unsigned) else 0.";
     CmpultImm = "cmpult", Main, Both, Pairable, Simple, Integer, enc Assumed 0x2f00_0000, sem Assumed, [mw(B19), mr(B23), zimm(IMM16)], "$mD = 1 if $mA < zimm16 (unsigned) else 0.";
-    Nop = "nop", Main, Both, Pairable, Simple, Integer, enc Assumed 0x3800_0000, sem Confirmed, [], "No operation in the main pipeline.";
+    Nop = "nop", Main, Both, Pairable, Simple, Integer, enc Secondary 0x19e0_0000, sem Confirmed, [], "No operation in the main pipeline (the word of `setzi $m14, 0`, which it carves out of `setzi`).";
 
     // ---- permutes on the MRF (main) ----
     Sort4x16loM = "sort4x16lo", Main, Both, Pairable, Simple, Permute, enc Assumed 0x2000_0010, sem Confirmed, [mw(B19), mr(B23), mr(B15)], "d = {a[15:0], b[15:0]} (low lanes).";
@@ -171,14 +185,14 @@ instructions! {
     Roll8rM = "roll8r", Main, Both, Pairable, Simple, Permute, enc Confirmed 0x4400_0400, sem Inferred, [mw(B7), mr(B23), mr(B15)], "d = bytes 1..4 of {a, b}: {a1, a2, a3, b0}.";
 
     // ---- control (main) ----
-    Br = "br", Main, Both, Pairable, Branch, Control, enc Assumed 0x3500_0000, sem Confirmed, [mr(B23)], "Branch to the address in $m.";
+    Br = "br", Main, Both, Pairable, Branch, Control, enc Secondary 0x4300_0000, sem Confirmed, [mr(B23)], "Branch to the address in $m.";
     Bri = "bri", Main, Both, Pairable, Branch, Control, enc Assumed 0x3400_0000, sem Confirmed, [target(TARGET19)], "Branch to an absolute address.";
-    Brz = "brz", Main, Both, Pairable, Branch, Control, enc Assumed 0x3200_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m == 0 (0x80000000 is non-zero).";
+    Brz = "brz", Main, Both, Pairable, Branch, Control, enc Secondary 0x1300_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m == 0 (0x80000000 is non-zero).";
     Brnz = "brnz", Main, Both, Pairable, Branch, Control, enc Assumed 0x3208_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m != 0.";
     Brpos = "brpos", Main, Both, Pairable, Branch, Control, enc Assumed 0x3300_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m > 0 (signed).";
     Brneg = "brneg", Main, Both, Pairable, Branch, Control, enc Assumed 0x3308_0000, sem Confirmed, [mr(B23), target(TARGET19)], "Branch if $m < 0 (signed).";
     Brnzdec = "brnzdec", Main, Both, Pairable, Branch, Control, enc Confirmed 0x1308_0000, sem Confirmed, [mrw(B23), target(TARGET19)], "If $m != 0: $m -= 1 and branch; else fall through.";
-    Call = "call", Main, Both, Pairable, Branch, Control, enc Assumed 0x3600_0000, sem Confirmed, [mw(B23), target(TARGET19)], "$m = return address; branch.";
+    Call = "call", Main, Both, Pairable, Branch, Control, enc Secondary 0x1800_0000, sem Confirmed, [mw(B23), target(TARGET19)], "$m = return address; branch.";
     RptReg = "rpt", Main, Worker, Pairable, Repeat, Control, enc Confirmed 0x4300_a000, sem Confirmed, [mr(B23), zimm(IMM8)], "Repeat the next zimm8+1 bundles $m times (16-bit count).";
     RptImm = "rpt", Main, Worker, Pairable, Repeat, Control, enc Confirmed 0x4000_0000, sem Confirmed, [zimm(RPT_COUNT12), zimm(IMM8)], "Repeat the next zimm8+1 bundles zimm12 times.";
     Exitz = "exitz", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0000, sem Confirmed, [mr(B23)], "End the worker; status = ($m == 0).";
@@ -187,8 +201,8 @@ instructions! {
     Exitneg = "exitneg", Main, Worker, Solo, Exit, Control, enc Assumed 0x3700_0003, sem Confirmed, [mr(B23)], "End the worker; status = ($m < 0).";
 
     // ---- CSRs ----
-    Get = "get", Main, Both, Pairable, Simple, Csr, enc Assumed 0x3d00_0000, sem Confirmed, [mw(B23), lcsr(IMM8)], "$m = lower-space CSR.";
-    Put = "put", Main, Both, Pairable, CsrWrite, Csr, enc Assumed 0x3a00_0000, sem Confirmed, [lcsr(IMM8), mr(B23)], "Lower-space CSR = $m.";
+    Get = "get", Main, Both, Pairable, Simple, Csr, enc Secondary 0x4100_0000, sem Confirmed, [mw(B19), lcsr(IMM8)], "$m = lower-space CSR.";
+    Put = "put", Main, Both, Pairable, CsrWrite, Csr, enc Secondary 0x4300_8000, sem Confirmed, [lcsr(IMM8), mr(B23)], "Lower-space CSR = $m.";
     Uget = "uget", Aux, Worker, Pairable, Simple, Csr, enc Confirmed 0x5100_0800, sem Confirmed, [aw(B19), ucsr(IMM8)], "$a = upper-space CSR.";
     Uput = "uput", Aux, Worker, Pairable, CsrWrite, Csr, enc Confirmed 0x5100_8000, sem Confirmed, [ucsr(IMM8), ar(B23)], "Upper-space CSR = $a.";
     Atom = "atom", Main, Worker, Pairable, Simple, Csr, enc Assumed 0x3b00_0000, sem Confirmed, [mw(B19), ar(B23)], "$m = $a bits (no conversion).";
@@ -204,7 +218,7 @@ instructions! {
     Lds16 = "lds16", Main, Both, Pairable, Load, LoadStore, enc Assumed 0x0500_0000, sem Confirmed, [mw(B19), mr(B23), mr(B15), zimm(IMM12)], "$m = sign-extended half at base+delta+2*zimm12.";
     Ldb16 = "ldb16", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0c00_0000, sem Confirmed, [aw(B19), mr(B23), mr(B15), zimm(IMM12)], "$a = half at base+delta+2*zimm12, broadcast to both lanes.";
     Ldb8 = "ldb8", Main, Worker, Pairable, Load, LoadStore, enc Assumed 0x0d00_0000, sem Inferred, [aw(B19), mr(B23), mr(B15), zimm(IMM12)], "$a = byte at base+delta+zimm12, broadcast to all four bytes.";
-    St32M = "st32", Main, Both, Pairable, Simple, LoadStore, enc Assumed 0x0600_0000, sem Confirmed, [mr(B19), mr(B23), mr(B15), zimm(IMM12)], "Word at base+delta+4*zimm12 = $m.";
+    St32M = "st32", Main, Both, Pairable, Simple, LoadStore, enc Secondary 0x4f00_0000, sem Confirmed, [mr(B19), mr(B23), mr(B15), zimm(IMM12)], "Word at base+delta+4*zimm12 = $m.";
     St32A = "st32", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0700_0000, sem Confirmed, [ar(B19), mr(B23), mr(B15), zimm(IMM12)], "Word at base+delta+4*zimm12 = $a.";
     St64 = "st64", Main, Worker, Pairable, Simple, LoadStore, enc Assumed 0x0a00_0000, sem Confirmed, [apr(B19), mr(B23), mr(B15), zimm(IMM12)], "64 bits at base+delta+8*zimm12 = $a pair.";
     Stm32 = "stm32", Main, Both, Pairable, Simple, LoadStore, enc Confirmed 0x4c00_0000, sem Confirmed, [mr(B19), mr(B23), mr(B15)], "Word at $mBase + 4*$mOffset = $mS (no delta).";
@@ -257,9 +271,9 @@ instructions! {
     St64pace = "st64pace", Main, Worker, Pairable, Simple, Pace, enc Confirmed 0x5c00_0200, sem Confirmed, [apr(B7), mpinc(B15), mr(B23), zimm(Field::new(&[(16, 4), (0, 4)]))], "64-bit store to packed address 2; post-increment by imm8[1:0]'s select.";
 
     // ---- aux: moves and immediates ----
-    Fnop = "fnop", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6000_0000, sem Confirmed, [], "No operation in the aux pipeline.";
+    Fnop = "fnop", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6800_0000, sem Confirmed, [], "No operation in the aux pipeline.";
     SetziA = "setzi", Aux, Worker, Pairable, Simple, FloatArith, enc Confirmed 0x1a00_0000, sem Confirmed, [aw(B23), zimm(IMM20)], "$a = zero-extended 20-bit immediate.";
-    MovA = "mov", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6500_0000, sem Confirmed, [aw(B7), ar(B23)], "$aD = $aS.";
+    MovA = "mov", Aux, Worker, Pairable, Simple, FloatArith, enc Assumed 0x6900_0000, sem Confirmed, [aw(B7), ar(B23)], "$aD = $aS.";
 
     // ---- aux: bitwise on the ARF (zimm12 zero-extended; immz12 zero-tailed, value bits [31:20]) ----
     AndA = "and", Aux, Worker, Pairable, Simple, Integer, enc Confirmed 0x5800_0600, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "$aD = $aA & $aB.";
@@ -440,7 +454,7 @@ instructions! {
     Sort4x16loA = "sort4x16lo", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_060c, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "d = {a[15:0], b[15:0]}.";
     Sort4x16hiA = "sort4x16hi", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0608, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "d = {a[31:16], b[31:16]}.";
     Roll16A = "roll16", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0604, sem Confirmed, [aw(B7), ar(B23), ar(B15)], "d = {a[31:16] in lane 0, b[15:0] in lane 1}.";
-    Swap16A = "swap16", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x6600_0000, sem Inferred, [aw(B7), ar(B23)], "Swaps the 16-bit halves.";
+    Swap16A = "swap16", Aux, Worker, Pairable, Simple, Permute, enc Assumed 0x6a00_0000, sem Inferred, [aw(B7), ar(B23)], "Swaps the 16-bit halves.";
     Sort4x32lo = "sort4x32lo", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_060f, sem Inferred, [apw(B7), apr(B23), apr(B15)], "d = {a[31:0], b[31:0]}.";
     Sort4x32hi = "sort4x32hi", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_060b, sem Inferred, [apw(B7), apr(B23), apr(B15)], "d = {a[63:32], b[63:32]}.";
     Sort8x8loA = "sort8x8lo", Aux, Worker, Pairable, Simple, Permute, enc Confirmed 0x5800_0803, sem Assumed, [aw(B7), ar(B23), ar(B15)], "Even bytes of {a, b}.";
@@ -584,18 +598,34 @@ mod tests {
     }
 
     #[test]
-    fn no_two_rows_can_match_the_same_word() {
+    fn no_two_rows_can_match_the_same_word_but_the_carve_outs() {
         for (i, a) in INSTRUCTIONS.iter().enumerate() {
             for b in &INSTRUCTIONS[i + 1..] {
                 let common = a.mask & b.mask;
-                assert_ne!(
-                    a.value & common,
-                    b.value & common,
+                if a.value & common != b.value & common {
+                    continue;
+                }
+                // They overlap: only a listed carve-out may, and it must lie wholly inside the
+                // general row with more fixed bits, so the decoder's most specific match owns it.
+                let (specific, general) = if a.mask.count_ones() > b.mask.count_ones() {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                assert!(
+                    CARVE_OUTS.contains(&(specific.opcode, general.opcode))
+                        && specific.mask & general.mask == general.mask
+                        && specific.value & general.mask == general.value,
                     "{:?} and {:?} overlap",
                     a.opcode,
                     b.opcode
                 );
             }
+        }
+        for &(specific, general) in CARVE_OUTS {
+            let word = specific.desc().value;
+            assert_eq!(emit::find_row(word).map(|r| r.opcode), Some(specific));
+            assert_eq!(word & general.desc().mask, general.desc().value);
         }
     }
 

@@ -35,7 +35,7 @@ pub(super) fn dispatch<E: ExecEnv>(
         SubImm => integer::reg_imm(inst, ctx, u32::wrapping_sub),
         SubImmRev => integer::imm_reg(inst, ctx, u32::wrapping_sub),
         And => integer::reg_reg(inst, ctx, |a, b| a & b),
-        AndImm => integer::reg_imm(inst, ctx, |a, b| a & b),
+        AndImm | AndImmZ => integer::reg_imm(inst, ctx, |a, b| a & b),
         Or => integer::reg_reg(inst, ctx, |a, b| a | b),
         OrImm => integer::reg_imm(inst, ctx, |a, b| a | b),
         Andc => integer::reg_reg(inst, ctx, |a, b| a & !b),

@@ -156,7 +156,8 @@ mod tests {
         assert_eq!(rr(Or, 0xf0f0, 0xff00), 0xfff0);
         assert_eq!(rr(Andc, 0xf0f0, 0xff00), 0x00f0);
         assert_eq!(rr(Xor, 0xf0f0, 0xff00), 0x0ff0);
-        assert_eq!(ri(AndImm, 0xffff_ffff, 0xff00), 0xff00);
+        assert_eq!(ri(AndImmZ, 0xffff_ffff, 0xff00), 0xff00);
+        assert_eq!(ri(AndImm, 0xffff_ffff, 0xf0f), 0xf0f);
         assert_eq!(ri(OrImm, 0x1_0000, 0x00ff), 0x1_00ff);
         assert_eq!(ri(AndcImm, 0xffff_ffff, 0xff00), 0xffff_00ff);
     }

@@ -77,14 +77,16 @@ fn an_immediate_picks_the_row_whose_field_takes_it() {
         0x4c00c  52f1b007           andc $a1, $azero, 7
         0x4c010  42f0c300           or $m0, $mzero, 0x30000000
         0x4c014  24f00005           or $m0, $mzero, 5
-        0x4c018  21108000           add $m0, $m1, -32768
+        0x4c018  22108000           add $m0, $m1, -32768
         0x4c01c  3e108000           add $m0, $m1, 0x8000
         0x4c020  2a787fff           min $m8, $m7, 32767
         0x4c024  3178ffff           min $m8, $m7, 0xffff
         0x4c028  39000020           sub $m0, 32, $m0
+        0x4c02c  42320fff           and $m2, $m3, 4095
+        0x4c030  2332ffff           and $m2, $m3, 0xffff
     "#]]
     .assert_eq(&listing(
-        "or $a1, $azero, 1\nor $a1, $azero, 0x3f800000\nand $a1, $azero, 0xfff00000\nandc $a1, $azero, 7\nor $m0, $mzero, 0x30000000\nor $m0, $mzero, 5\nadd $m0, $m1, -32768\nadd $m0, $m1, 32768\nmin $m8, $m7, 0x7fff\nmin $m8, $m7, 0xffff\nsub $m0, 32, $m0\n",
+        "or $a1, $azero, 1\nor $a1, $azero, 0x3f800000\nand $a1, $azero, 0xfff00000\nandc $a1, $azero, 7\nor $m0, $mzero, 0x30000000\nor $m0, $mzero, 5\nadd $m0, $m1, -32768\nadd $m0, $m1, 32768\nmin $m8, $m7, 0x7fff\nmin $m8, $m7, 0xffff\nsub $m0, 32, $m0\nand $m2, $m3, 0xfff\nand $m2, $m3, 0xffff\n",
     ));
     expect![[r#"
         f.S:1:17: error[E-ASM-006]: immediate 1065353217 is out of range for operand 3 of `or` (unsigned 12-bit: 0..=4095)
@@ -97,15 +99,15 @@ fn an_immediate_picks_the_row_whose_field_takes_it() {
 #[test]
 fn ldconst_is_one_or_two_instructions() {
     expect![[r#"
-        0x4c000  30300005           setzi $m3, 5
+        0x4c000  19300005           setzi $m3, 5
         0x4c004  1a2fffff           setzi $a2, 0xfffff
         0x4c008  1a200000           setzi $a2, 0
         0x4c00c  5222d3f8           or $a2, $a2, 0x3f800000
-        0x4c010  30303c00           setzi $m3, 0x3c00
+        0x4c010  19303c00           setzi $m3, 0x3c00
         0x4c014  4233cbc0           or $m3, $m3, 0xbc000000
-        0x4c018  30312345           setzi $m3, 0x12345
+        0x4c018  19312345           setzi $m3, 0x12345
         0x4c01c  24330000           or $m3, $m3, 0
-        0x4c020  30f00000           setzi $mzero, 0
+        0x4c020  19f00000           setzi $mzero, 0
     "#]]
     .assert_eq(&listing(
         "ldconst $m3, 5\nldconst $a2, 0xfffff\nldconst $a2, 0x3f800000\nldconst $m3, 0xbc003c00\nldconst $m3, LATER\nsetzi $mzero, 0\n.equ LATER, 0x12345\n",
@@ -128,7 +130,7 @@ fn shorthand_listing() {
     expect![[r#"
         0x4c000  08f0f001           ld32 $a0, $mzero, $mzero, 1
         0x4c004  8920f001 58e0ee21  { ld64 $a0:1, $m2, $mzero, 1 ; or64 $a2:3, $azeros, $azeros }
-        0x4c00c  0643f000           st32 $m3, $m4, $mzero, 0
+        0x4c00c  4f43f000           st32 $m3, $m4, $mzero, 0
         0x4c010  1a10b800           setzi $a1, 0xb800
     "#]]
     .assert_eq(&listing(source));
@@ -140,10 +142,10 @@ fn shorthand_listing() {
 fn bundles_may_sit_at_4_mod_8_before_an_aligned_rpt_body() {
     let source = "    .align 8\n    nop\n    { add $m0, $m0, 1 ; fnop }\n    rpt $m1, 0\n    { add $m2, $m2, 1 ; fnop }\n";
     expect![[r#"
-        0x4c000  38000000           nop
-        0x4c004  a1000001 60000000  { add $m0, $m0, 1 ; fnop }
+        0x4c000  19e00000           nop
+        0x4c004  a2000001 68000000  { add $m0, $m0, 1 ; fnop }
         0x4c00c  4310a000           rpt $m1, 0
-        0x4c010  a1220001 60000000  { add $m2, $m2, 1 ; fnop }
+        0x4c010  a2220001 68000000  { add $m2, $m2, 1 ; fnop }
     "#]]
     .assert_eq(&listing(source));
 }
@@ -153,10 +155,10 @@ fn a_misaligned_rpt_body_is_warned_of() {
     let source = "    .align 8\n    rpt $m1, 0\n    { add $m2, $m2, 1 ; fnop }\n    nop\n    { rpt $m1, 0 ; fnop }\n    nop\n";
     expect![[r#"
         0x4c000  4310a000           rpt $m1, 0
-        0x4c004  a1220001 60000000  { add $m2, $m2, 1 ; fnop }
-        0x4c00c  38000000           nop
-        0x4c010  c310a000 60000000  { rpt $m1, 0 ; fnop }
-        0x4c018  38000000           nop
+        0x4c004  a2220001 68000000  { add $m2, $m2, 1 ; fnop }
+        0x4c00c  19e00000           nop
+        0x4c010  c310a000 68000000  { rpt $m1, 0 ; fnop }
+        0x4c018  19e00000           nop
         f.S:2:5: warning: the body of this `rpt` starts at 0x4c004, which is not 8-byte aligned: it traps when it runs (bundle the `rpt` with an aux instruction such as `fnop`, or move it by 4 bytes)
     "#]]
     .assert_eq(&listing(source));
@@ -171,7 +173,7 @@ fn broadcast_sources() {
         0x4c004  584c2322           f16v4mul $a2:3, $a4:BU, $a2:3
         0x4c008  58582321           f16v2mul $a2, $a5:BL, $a2
         0x4c00c  58784147           f32v2cmpgt $a4:5, $a7:B, $a4:5
-        0x4c010  a122ffff 58384043  { add $m2, $m2, -1 ; f32v2add $a4:5, $a3:B, $a4:5 }
+        0x4c010  a222ffff 58384043  { add $m2, $m2, -1 ; f32v2add $a4:5, $a3:B, $a4:5 }
     "#]]
     .assert_eq(&listing(
         "f16v4mul $a0:1, $a3:BL, $a0:1\nf16v4mul $a2:3, $a4:BU, $a2:3\nf16v2mul $a2, $a5:BL, $a2\nf32v2cmpgt $a4:5, $a7:B, $a4:5\n{ add $m2, $m2, -1 ; f32v2add $a4:5, $a3:B, $a4:5 }\n",

@@ -22,53 +22,53 @@ fn poly_corpus_listing() {
         .unwrap_or_else(|e| panic!("{e}"));
     expect![[r#"
         poly:
-        0004c000  3004c0c0           setzi $m0, 0x4c0c0
-        0004c004  3014c0e8           setzi $m1, 0x4c0e8
-        0004c008  30200001           setzi $m2, 1
-        0004c00c  38000000           nop
+        0004c000  1904c0c0           setzi $m0, 0x4c0c0
+        0004c004  1914c0e8           setzi $m1, 0x4c0e8
+        0004c008  19200001           setzi $m2, 1
+        0004c00c  19e00000           nop
         .Lloop:
         0004c010  0ef90001           ld32step $m9, $mzero, $m0+=, 1
-        0004c014  21f80003           add $m8, $mzero, 3
+        0004c014  22f80003           add $m8, $mzero, 3
         0004c018  20889009           mul $m8, $m8, $m9
-        0004c01c  2188fffe           add $m8, $m8, -2
+        0004c01c  2288fffe           add $m8, $m8, -2
         0004c020  20889009           mul $m8, $m8, $m9
-        0004c024  21880007           add $m8, $m8, 7
+        0004c024  22880007           add $m8, $m8, 7
         0004c028  0ef81401           st32step $m8, $mzero, $m1+=, 1
         0004c02c  0efa0001           ld32step $m10, $mzero, $m0+=, 1
-        0004c030  21f80003           add $m8, $mzero, 3
+        0004c030  22f80003           add $m8, $mzero, 3
         0004c034  2088a009           mul $m8, $m8, $m10
-        0004c038  2188fffe           add $m8, $m8, -2
+        0004c038  2288fffe           add $m8, $m8, -2
         0004c03c  2088a009           mul $m8, $m8, $m10
-        0004c040  21880007           add $m8, $m8, 7
+        0004c040  22880007           add $m8, $m8, 7
         0004c044  0ef81401           st32step $m8, $mzero, $m1+=, 1
         0004c048  0efb0001           ld32step $m11, $mzero, $m0+=, 1
-        0004c04c  21f80003           add $m8, $mzero, 3
+        0004c04c  22f80003           add $m8, $mzero, 3
         0004c050  2088b009           mul $m8, $m8, $m11
-        0004c054  2188fffe           add $m8, $m8, -2
+        0004c054  2288fffe           add $m8, $m8, -2
         0004c058  2088b009           mul $m8, $m8, $m11
-        0004c05c  21880007           add $m8, $m8, 7
+        0004c05c  22880007           add $m8, $m8, 7
         0004c060  0ef81401           st32step $m8, $mzero, $m1+=, 1
         0004c064  0ef70001           ld32step $m7, $mzero, $m0+=, 1
-        0004c068  21f80003           add $m8, $mzero, 3
+        0004c068  22f80003           add $m8, $mzero, 3
         0004c06c  20887009           mul $m8, $m8, $m7
-        0004c070  2188fffe           add $m8, $m8, -2
+        0004c070  2288fffe           add $m8, $m8, -2
         0004c074  20887009           mul $m8, $m8, $m7
-        0004c078  21880007           add $m8, $m8, 7
+        0004c078  22880007           add $m8, $m8, 7
         0004c07c  0ef81401           st32step $m8, $mzero, $m1+=, 1
         0004c080  13293004           brnzdec $m2, 0x4c010
         0004c084  0ef30001           ld32step $m3, $mzero, $m0+=, 1
-        0004c088  21f80003           add $m8, $mzero, 3
+        0004c088  22f80003           add $m8, $mzero, 3
         0004c08c  20883009           mul $m8, $m8, $m3
-        0004c090  2188fffe           add $m8, $m8, -2
+        0004c090  2288fffe           add $m8, $m8, -2
         0004c094  20883009           mul $m8, $m8, $m3
-        0004c098  21880007           add $m8, $m8, 7
+        0004c098  22880007           add $m8, $m8, 7
         0004c09c  0ef81401           st32step $m8, $mzero, $m1+=, 1
         0004c0a0  0ef30001           ld32step $m3, $mzero, $m0+=, 1
-        0004c0a4  21f80003           add $m8, $mzero, 3
+        0004c0a4  22f80003           add $m8, $mzero, 3
         0004c0a8  20883009           mul $m8, $m8, $m3
-        0004c0ac  2188fffe           add $m8, $m8, -2
+        0004c0ac  2288fffe           add $m8, $m8, -2
         0004c0b0  20883009           mul $m8, $m8, $m3
-        0004c0b4  21880007           add $m8, $m8, 7
+        0004c0b4  22880007           add $m8, $m8, 7
         0004c0b8  0ef81401           st32step $m8, $mzero, $m1+=, 1
         0004c0bc  37f00000           exitz $mzero
     "#]]
@@ -166,11 +166,11 @@ fn files_link_through_globals() {
         .unwrap_or_else(|e| panic!("{e}"));
     expect![[r#"
         f:
-        0004c000  35a00000           br $m10
+        0004c000  43a00000           br $m10
         local_a:
-        0004c004  38000000           nop
+        0004c004  19e00000           nop
         main:
-        0004c008  36a13000           call $m10, 0x4c000
+        0004c008  18a13000           call $m10, 0x4c000
     "#]]
     .assert_eq(&object.listing_text());
     let c = "    .extern g\n    call $lr, g\n    call $lr, local_a\n";

@@ -73,11 +73,11 @@ fn kernel_listing() {
         0004c008  01d2f002           ld32 $m2, $mvertex_base, $mzero, 2
         0004c00c  01d3f003           ld32 $m3, $mvertex_base, $mzero, 3
         0004c010  08d3f004           ld32 $a3, $mvertex_base, $mzero, 4
-        0004c014  26330001           shl $m3, $m3, 1
-        0004c018  06c3f000           st32 $m3, $mworker_base, $mzero, 0
+        0004c014  4233a001           shl $m3, $m3, 1
+        0004c018  4fc3f000           st32 $m3, $mworker_base, $mzero, 0
         0004c01c  08c2f000           ld32 $a2, $mworker_base, $mzero, 0
-        0004c020  b2213013 51208009  { brz $m2, 0x4c04c ; uput $FP_NFMT, $a2 }
-        0004c028  a122ffff 5130800a  { add $m2, $m2, -1 ; uput $FP_SCL, $a3 }
+        0004c020  93213013 51208009  { brz $m2, 0x4c04c ; uput $FP_NFMT, $a2 }
+        0004c028  a222ffff 5130800a  { add $m2, $m2, -1 ; uput $FP_SCL, $a3 }
         .Lloop:
         0004c030  0ef00101           ld32step $a0, $mzero, $m0+=, 1
         0004c034  0ef10101           ld32step $a1, $mzero, $m0+=, 1
@@ -162,22 +162,22 @@ table:  .int start, end, . - table, -1
         .unwrap_or_else(|e| panic!("{e}"));
     expect![[r#"
         start:
-        0004c000  3044c048           setzi $m4, 0x4c048
-        0004c004  2110fff4           add $m0, $m1, -12
-        0004c008  21100013           add $m0, $m1, 19
-        0004c00c  2322000f           and $m2, $m2, 15
+        0004c000  1944c048           setzi $m4, 0x4c048
+        0004c004  2210fff4           add $m0, $m1, -12
+        0004c008  22100013           add $m0, $m1, 19
+        0004c00c  4222000f           and $m2, $m2, 15
         0004c010  24f30011           or $m3, $mzero, 17
-        0004c014  3d500072           get $m5, $CTXT_STS
-        0004c018  3a500020           put $FP_ICTL, $m5
-        0004c01c  3d600060           get $m6, $COUNT_L
+        0004c014  41050072           get $m5, $CTXT_STS
+        0004c018  43508020           put $FP_ICTL, $m5
+        0004c01c  41060060           get $m6, $COUNT_L
         0004c020  41800002           sync 2
         0004c024  20070018           mov $m7, $m0
         0004c028  3209300c           brnz $m0, 0x4c030
-        0004c02c  3201300a           brz $m0, 0x4c028
+        0004c02c  1301300a           brz $m0, 0x4c028
         0004c030  34013010           bri 0x4c040
-        0004c034  38000000           nop
-        0004c038  38000000           nop
-        0004c03c  38000000           nop
+        0004c034  19e00000           nop
+        0004c038  19e00000           nop
+        0004c03c  19e00000           nop
         0004c040  34013010           bri 0x4c040
 
         section .text at 0x4c000, 68 bytes, align 16, code true, context Some(Supervisor)
