@@ -247,7 +247,7 @@ pub const BROADCAST_SENDER: &str = "
     .globl main
 main:
     sync TEXCH_SYNCZONE_INTERNAL
-    send 7, src, 0
+    send 7, src, 3
     delay 40
     sync TEXCH_SYNCZONE_INTERNAL
     br $m10

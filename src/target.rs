@@ -33,6 +33,7 @@ pub fn target_of(machine: &MachineDescription) -> Target {
         exchange_cycles_per_column_hop: machine.exchange.cycles_per_column_hop,
         global_sync_latency: machine.sync.global_sync_latency_cycles,
         host_load_bytes_per_cycle: machine.host.host_load_bytes_per_cycle,
+        fabric: machine.exchange.fabric,
     }
 }
 

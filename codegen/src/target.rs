@@ -46,6 +46,9 @@ pub struct Target {
     pub exchange_cycles_per_column_hop: u32,
     pub global_sync_latency: u32,
     pub host_load_bytes_per_cycle: u32,
+    /// The exchange fabric's geometry: the direction bits each `send` needs.
+    #[serde(default)]
+    pub fabric: tessera_isa::fabric::Fabric,
 }
 
 impl Target {
@@ -116,6 +119,7 @@ impl Target {
             exchange_cycles_per_column_hop: 1,
             global_sync_latency: 90,
             host_load_bytes_per_cycle: 16,
+            fabric: tessera_isa::fabric::Fabric::Uniform,
         }
     }
 }

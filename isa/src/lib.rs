@@ -5,6 +5,7 @@
 
 pub mod asm;
 pub mod csr;
+pub mod fabric;
 pub mod image;
 pub mod inst;
 pub mod numerics;

@@ -32,6 +32,7 @@
 //! | `amp.phases` | 4 (f16/f8 pipeline depth) | \[C\] isa §6 |
 //! | `exchange.bytes_per_cycle_per_tile` | 4 | \[I\] system §A2 (PopLibs planners' `getExchangeBytesPerCycle`, consistent with ~8 TB/s) |
 //! | `exchange.supertile_size` | 2 | \[C\] system §A2 (supertiles share an exchange bus) |
+//! | `exchange.fabric` | `Ipu21` | \[S\] osmarks/ipu-stack's `topology.rs` (docs/reference/hardware-ipu-stack.md appendix A): the snake numbering and each `send`'s direction bits; `Uniform` (the default) for machines of other sizes |
 //! | `exchange.tiles_per_column` | 64 | **\[I\] chosen**: the reference says tiles sit in columns around the exchange and proximity matters (\[C\] patent, \[S\] Citadel) but gives no column size; 64 divides both 1216 (Mk1) and 1472 tiles |
 //! | `exchange.base_latency_cycles` | 24 | **\[I\] chosen**: no public measurement in the reference (Citadel numbers \[NF\]); a few ns of wire and pipeline at 1.5 GHz |
 //! | `exchange.cycles_per_column_hop` | 1 | **\[I\] chosen**, as above; the far corner of the chip (22 hops) then costs 46 cycles |
@@ -249,6 +250,10 @@ pub struct ExchangeDescription {
     /// Consecutive tiles sharing one exchange bus (receive rate doubles for shared data);
     /// divides `tiles_per_column`.
     pub supertile_size: u32,
+    /// The fabric's geometry, which decides the direction bits a `send` needs to reach a tile
+    /// (`tessera_isa::fabric`); `Uniform` when absent.
+    #[serde(default)]
+    pub fabric: tessera_isa::fabric::Fabric,
 }
 
 /// Barrier synchronisation.
@@ -578,6 +583,18 @@ impl ExchangeDescription {
                 multiple: self.supertile_size.into(),
                 what: "exchange.supertile_size: supertiles do not straddle columns",
             });
+        }
+        match self.fabric {
+            tessera_isa::fabric::Fabric::Uniform => {}
+            tessera_isa::fabric::Fabric::Ipu21 => {
+                if tiles != tessera_isa::fabric::IPU21_TILES {
+                    return Err(MachineError::InvalidValue {
+                        field: "tiles".into(),
+                        value: tiles.into(),
+                        reason: "exchange.fabric `Ipu21` is the geometry of 1472 tiles",
+                    });
+                }
+            }
         }
         Ok(())
     }

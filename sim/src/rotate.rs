@@ -56,7 +56,9 @@ fn sends(symbol: &str, words: u32) -> String {
     let mut done = 0;
     while done < words {
         let count = (words - done).min(64);
-        text += &format!("    send {}, {symbol} + {}, 0\n", count - 1, 4 * done);
+        // Send control 3, both fabric directions: one text serves every tile, and the next
+        // tile lies either way.
+        text += &format!("    send {}, {symbol} + {}, 3\n", count - 1, 4 * done);
         done += count;
     }
     text

@@ -17,6 +17,8 @@ use tessera_isa::inst::Opcode;
 struct Replay {
     /// (cycle, source address) of every word sent.
     sent: Vec<(u64, u32)>,
+    /// The send control of every word sent (its fabric directions).
+    sctl: Vec<u32>,
     /// (cycle, mux value) changes.
     mux: Vec<(u64, u32)>,
     /// (cycle, pointer) sets.
@@ -26,6 +28,7 @@ struct Replay {
 fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay, ExchangeError> {
     let mut replay = Replay {
         sent: Vec::new(),
+        sctl: Vec::new(),
         mux: Vec::new(),
         pointer: Vec::new(),
     };
@@ -64,11 +67,17 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
             Opcode::Delay => now += inst.imm(0).max(1) as u64,
             Opcode::Send => {
                 let words = inst.imm(0) + 1;
-                if inst.imm(2) != 0 {
-                    return Err(fail("send mode must be 0".into()));
+                let sctl = inst.imm(2);
+                let directions =
+                    tessera_isa::fabric::DIRECTION_1 | tessera_isa::fabric::DIRECTION_2;
+                if sctl & directions == 0 || sctl & !directions != 0 {
+                    return Err(fail(format!(
+                        "send control {sctl}: a send names one or both fabric directions and 32-bit items (1, 2 or 3)"
+                    )));
                 }
                 for i in 0..words {
                     replay.sent.push((now + i as u64, inst.imm(1) + 4 * i));
+                    replay.sctl.push(sctl);
                 }
                 now += words as u64;
             }
@@ -228,6 +237,7 @@ fn check_receiver(
 ) -> Result<Option<ExchangeError>, ExchangeError> {
     let empty = Replay {
         sent: Vec::new(),
+        sctl: Vec::new(),
         mux: Vec::new(),
         pointer: Vec::new(),
     };
@@ -259,11 +269,16 @@ fn check_receiver(
         let until = replay.mux.get(i + 1).map(|&(c, _)| c).unwrap_or(u64::MAX);
         let latency = target.latency(sender, receiver) as u64;
         let sent = &replays[sender as usize].sent;
+        let sctl = &replays[sender as usize].sctl;
         let first = sent.partition_point(|&(cycle, _)| cycle + latency < from);
         for (w, &(cycle, source)) in sent.iter().enumerate().skip(first) {
             let arrival = cycle + latency;
             if arrival >= until {
                 break;
+            }
+            if !target.fabric.reaches(sctl[w], sender, receiver) {
+                // The word's directions miss this tile: its mux sees nothing.
+                continue;
             }
             while let Some(&&(cycle, address)) = pointer_sets.peek() {
                 if cycle <= arrival {
@@ -393,9 +408,13 @@ fn check_per_word(
             }
             let until = replay.mux.get(i + 1).map(|&(c, _)| c).unwrap_or(u64::MAX);
             let latency = target.latency(sender, receiver) as u64;
+            let sctl = &replays[sender as usize].sctl;
             for (w, &(cycle, _)) in replays[sender as usize].sent.iter().enumerate() {
                 let arrival = cycle + latency;
-                if arrival >= from && arrival < until {
+                if arrival >= from
+                    && arrival < until
+                    && target.fabric.reaches(sctl[w], sender, receiver)
+                {
                     arrivals.push((arrival, sender, w));
                 }
             }
@@ -528,6 +547,59 @@ mod tests {
         let code = emit(&target, &phase, &schedule).unwrap();
         check(&target, &phase, &code).unwrap();
         assert!(schedule.length > 100);
+    }
+
+    /// On the ipu21 fabric the emitted send controls name the directions of their receivers,
+    /// and a control missing one is caught.
+    #[test]
+    fn send_controls_name_their_receivers_directions() {
+        use tessera_isa::fabric::{Fabric, DIRECTION_1, DIRECTION_2};
+        let target = Target {
+            tiles: tessera_isa::fabric::IPU21_TILES,
+            fabric: Fabric::Ipu21,
+            ..Target::test_small()
+        };
+        // A sender with receivers both ways, and one with a receiver one way.
+        let f = Fabric::Ipu21;
+        let s = (0..target.tiles)
+            .find(|&s| f.direction(s, 1471) != f.direction(s, s ^ 1))
+            .unwrap();
+        let phase = ExchangePhase {
+            transfers: vec![
+                transfer(s, 0x80000, 10, &[(s ^ 1, 0x90000), (1471, 0x90000)]),
+                transfer(1471, 0x80000, 4, &[(s, 0x91000)]),
+            ],
+        };
+        let schedule = schedule(&target, &phase).unwrap();
+        let code = emit(&target, &phase, &schedule).unwrap();
+        check(&target, &phase, &code).unwrap();
+        let sends: Vec<(usize, usize)> = code
+            .iter()
+            .enumerate()
+            .flat_map(|(t, c)| {
+                c.instructions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| i.opcode == Opcode::Send)
+                    .map(move |(k, _)| (t, k))
+            })
+            .collect();
+        assert_eq!(sends.len(), 2);
+        assert_eq!(code[s as usize].instructions[sends[0].1].operands[2], 3);
+        for &(t, k) in &sends {
+            let sctl = code[t].instructions[k].operands[2];
+            for wrong in [0, DIRECTION_1, DIRECTION_2, 4 | sctl] {
+                if wrong & sctl == sctl && wrong & 4 == 0 {
+                    continue; // names every direction needed
+                }
+                let mut changed = code.clone();
+                changed[t].instructions[k].operands[2] = wrong;
+                assert!(
+                    check(&target, &phase, &changed).is_err(),
+                    "tile {t}: sctl {wrong} for {sctl}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -10,8 +10,9 @@ use tessera_isa::inst::{Inst, Opcode};
 /// What a tile does at one cycle of an exchange phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExchangeOp {
-    /// `send` of up to 64 words starting at this cycle.
-    Send { address: u32, words: u32 },
+    /// `send` of up to 64 words starting at this cycle, with the send control `sctl` whose
+    /// direction bits reach every receiver (`tessera_isa::fabric`).
+    Send { address: u32, words: u32, sctl: u32 },
     /// `setzi $m1, address` one cycle before, then `put $INCOMING_SINIT, $m1` at this cycle.
     SetPointer { address: u32 },
     /// `setzi $m0, tile + 1` (0 = stop) one cycle before, then `put $INCOMING_MUX, $m0` at this cycle.
@@ -33,6 +34,9 @@ pub fn timed_ops(
 ) -> Vec<Vec<(u32, ExchangeOp)>> {
     let mut ops = vec![Vec::new(); target.tiles as usize];
     for (transfer, &start) in phase.transfers.iter().zip(&schedule.starts) {
+        let sctl = target
+            .fabric
+            .sctl(transfer.sender, transfer.deliveries.iter().map(|d| d.tile));
         let mut sent = 0;
         while sent < transfer.words {
             let words = (transfer.words - sent).min(MAX_WORDS_PER_SEND);
@@ -41,6 +45,7 @@ pub fn timed_ops(
                 ExchangeOp::Send {
                     address: transfer.source + 4 * sent,
                     words,
+                    sctl,
                 },
             ));
             sent += words;
@@ -98,10 +103,14 @@ pub fn emit_tile(
         };
     for &(cycle, op) in ops {
         match op {
-            ExchangeOp::Send { address, words } => {
+            ExchangeOp::Send {
+                address,
+                words,
+                sctl,
+            } => {
                 wait_until(&mut code, &mut now, cycle)?;
                 code.instructions
-                    .push(Inst::new(Opcode::Send, &[words - 1, address, 0]));
+                    .push(Inst::new(Opcode::Send, &[words - 1, address, sctl]));
                 now += words;
             }
             ExchangeOp::SetPointer { address } => {

@@ -5,12 +5,18 @@
 //! headers", and the BSP shape {sync; exchange; compute}. Everything below that is marked \[A\] is
 //! a project assumption; the CSR names are the ipu1 ones (isa §3.7) with chosen meanings.
 //!
-//! # Sending \[A\]
-//! `send COUNT-1, ADDRESS, MODE` issued by the supervisor at cycle `c` puts `COUNT` 32-bit words,
+//! # Sending \[A\], its control \[S\]
+//! `send COUNT-1, ADDRESS, SCTL` issued by the supervisor at cycle `c` puts `COUNT` 32-bit words,
 //! read from `ADDRESS` when the `send` issues, on the tile's outgoing wires: word `i` in cycle
 //! `c + i`. The supervisor is busy for `COUNT` cycles, so a tile sends at most 4 bytes per cycle
 //! (`exchange.bytes_per_cycle_per_tile` must be 4; other values are refused as not modelled).
-//! `MODE` must be 0 (other modes trap as not modelled). A word carries no destination.
+//! A word carries no destination. `SCTL` is the hardware's send control
+//! (`tessera_isa::fabric`, \[S\] from osmarks/ipu-stack, run on a C600): bits 0 and 1 turn on
+//! the two fabric directions, 3 both; a word reaches a tile only when a bit it sets is the
+//! direction towards that tile on the machine's `exchange.fabric` (on a `Uniform` fabric either
+//! bit reaches every tile). `SCTL` 0 puts nothing on the fabric: the cycles pass and no word is
+//! sent. Bit 2 (64-bit items) traps as not modelled. A listening tile that a word's directions
+//! miss sees nothing from it.
 //!
 //! # Arrival \[A\]
 //! A word on `S`'s wires at cycle `c` arrives at every tile `R` at cycle

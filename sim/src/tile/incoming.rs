@@ -15,6 +15,7 @@ use crate::error::SimError;
 use crate::machine::ExchangeDescription;
 use crate::memory::TileMemory;
 use tessera_isa::csr::index;
+use tessera_isa::fabric::Fabric;
 use tessera_isa::semantics::TrapKind;
 
 /// What a tile sees of the other tiles' outgoing words during one round.
@@ -147,6 +148,8 @@ pub struct IncomingPort {
     pub bytes_received: u64,
     /// This phase: the last cycle a word arrived.
     pub last_arrival: Option<u64>,
+    /// The fabric's geometry: which words reach this tile (`tessera_isa::fabric`).
+    fabric: Fabric,
 }
 
 impl Default for IncomingPort {
@@ -164,11 +167,20 @@ impl Default for IncomingPort {
             switches: Vec::new(),
             bytes_received: 0,
             last_arrival: None,
+            fabric: Fabric::Uniform,
         }
     }
 }
 
 impl IncomingPort {
+    /// A port on a fabric of geometry `fabric`.
+    pub fn on(fabric: Fabric) -> IncomingPort {
+        IncomingPort {
+            fabric,
+            ..IncomingPort::default()
+        }
+    }
+
     /// The next known arrival cycle.
     #[inline]
     pub fn next_arrival(&self) -> u64 {
@@ -325,7 +337,20 @@ impl IncomingPort {
         me: u32,
     ) -> Result<(), SimError> {
         let sink = &mut Sink { memory, watch, me };
-        let low = self.mux.at(view, cycle);
+        // A word whose send control does not name the direction towards this tile arrives with
+        // nothing for it: the mux moves past it and nothing is written.
+        let fabric = self.fabric;
+        let reaching = |source: &mut Source| {
+            let arrived = source.at(view, cycle);
+            match arrived {
+                Some((sender, _, word)) if !fabric.reaches(word.mode, sender, me) => {
+                    source.cursor += 1;
+                    None
+                }
+                other => other,
+            }
+        };
+        let low = reaching(&mut self.mux);
         if !self.paired {
             if let Some((sender, index, word)) = low {
                 self.write_word(sink, sender, cycle, 0, word.word)?;
@@ -334,7 +359,7 @@ impl IncomingPort {
                 self.record(sender, index);
             }
         } else {
-            let high = self.pair.at(view, cycle);
+            let high = reaching(&mut self.pair);
             match (low, high) {
                 (Some((a, _, _)), Some((b, _, _))) if a == b => {
                     return Err(SimError::ExchangeCollision {

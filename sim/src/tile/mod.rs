@@ -255,7 +255,7 @@ impl Tile {
             outbox: Vec::new(),
             exchange_csr_writes: Vec::new(),
             counters: TileCounters::default(),
-            port: IncomingPort::default(),
+            port: IncomingPort::on(machine.exchange.fabric),
             watch: WriteWatch::default(),
             exchange: machine.exchange.clone(),
             tiles: machine.tiles,
@@ -747,16 +747,20 @@ impl Tile {
                 words,
                 mode,
             } => {
-                if mode != 0 {
+                if mode & tessera_isa::fabric::ITEMS_64 != 0 {
                     return Err(self.trap(
                         CONTEXT,
                         pc,
                         decoded,
                         cycle,
-                        Trap::unmodelled(format!("send mode {mode} (modelled: 0)")),
+                        Trap::unmodelled(format!(
+                            "send control {mode}: 64-bit items (modelled: 32-bit, directions 1, 2, 3)"
+                        )),
                     ));
                 }
-                for i in 0..words {
+                // With no direction bit nothing goes on the fabric; the cycles pass all the same.
+                let on_fabric = mode != 0;
+                for i in (0..words).filter(|_| on_fabric) {
                     let word = self.memory.read_u32(address + 4 * i).map_err(|e| {
                         self.trap(CONTEXT, pc, decoded, cycle, Trap::memory(e.to_string()))
                     })?;

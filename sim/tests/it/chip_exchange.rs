@@ -310,7 +310,7 @@ const BUF: [u32; 8] = [
 fn broadcast_from_one_tile_to_all() {
     let machine = machine("small");
     let others: Vec<u32> = (1..16).collect();
-    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 3\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n");
     let receiver = program(&format!(
         "{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n",
         listen(1)
@@ -334,7 +334,7 @@ fn received_words_are_visible_from_their_arrival_cycle() {
     // (too early: it sees 0) and again at R + 25 (it sees the word), in the same superstep.
     let machine = machine("small");
     let sender = program(
-        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 0, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 0, buf, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n",
     );
     let receiver = program(&format!(
         "{}    setzi $m3, rbuf\n    sync TEXCH_SYNCZONE_INTERNAL\n    delay 24\n    ld32 $m4, $m3, $mzero, 0\n    ld32 $m5, $m3, $mzero, 0\n    st32 $m4, $m3, $mzero, 4\n    st32 $m5, $m3, $mzero, 5\n    sync TEXCH_SYNCZONE_INTERNAL\n",
@@ -351,9 +351,9 @@ fn received_words_are_visible_from_their_arrival_cycle() {
 fn paired_mode_interleaves_two_senders() {
     let machine = machine("small");
     let sender = program(
-        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n",
     );
-    let other = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf + 16, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let other = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf + 16, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n");
     let paired = |a: u32, b: u32| {
         program(&format!(
             "    setzi $m1, 1\n    put $INCOMING_FORMAT, $m1\n    setzi $m1, {b}\n    put $INCOMING_MUXPAIR, $m1\n{}    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n",
@@ -432,7 +432,7 @@ fn paired_mode_interleaves_two_senders() {
 fn a_word_nobody_listens_to_is_a_fault() {
     let machine = machine("small");
     let sender = program(
-        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 1, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 1, buf, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n",
     );
     let idle = program("    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n");
     let err = run_groups(&machine, &[(&[3], sender), (&[0, 1, 2], idle)]).unwrap_err();
@@ -452,7 +452,7 @@ fn a_late_listener_misses_words() {
     // The receiver stops listening before the last word arrives.
     let machine = machine("small");
     let sender = program(
-        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n",
     );
     let receiver = program(&format!("{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 28\n    put $INCOMING_MUX, $mzero\n    sync TEXCH_SYNCZONE_INTERNAL\n", listen(1)));
     let err = run_groups(&machine, &[(&[0], sender), (&[1], receiver)]).unwrap_err();
@@ -475,7 +475,7 @@ fn two_senders_in_one_cycle_collide() {
     // Tile 2 listens to tile 0 and switches to tile 1 at R + 25, when words of both arrive.
     let machine = machine("small");
     let sender = program(
-        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n",
     );
     let switcher = program(&format!("{}    setzi $m3, 2\n    sync TEXCH_SYNCZONE_INTERNAL\n    delay 25\n    put $INCOMING_MUX, $m3\n    sync TEXCH_SYNCZONE_INTERNAL\n", listen(1)));
     let err = run_groups(&machine, &[(&[0, 1], sender), (&[2], switcher)]).unwrap_err();
@@ -499,7 +499,7 @@ fn two_senders_in_one_cycle_collide() {
 fn receiving_outside_tile_memory_is_a_fault() {
     let machine = machine("small");
     let sender = program(
-        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 0\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n",
     );
     let receiver = program(&format!(
         "    setzi $m1, 1\n    setzi $m2, {:#x}\n    put $INCOMING_SINIT, $m2\n    put $INCOMING_MUX, $m1\n    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n",
@@ -706,11 +706,11 @@ fn the_chip_budget_bounds_the_run_length() {
 #[test]
 fn unmodelled_exchange_settings_are_refused() {
     let machine = machine("small");
-    let bad_mode = program("    send 0, buf, 1\n");
+    let bad_mode = program("    send 0, buf, 5\n");
     let err = run_groups(&machine, &[(&[0], bad_mode)]).unwrap_err();
     assert!(
         err.to_string()
-            .contains("not modelled: send mode 1 (modelled: 0)"),
+            .contains("not modelled: send control 5: 64-bit items"),
         "{err}"
     );
     let bad_csr = program("    setzi $m1, 1\n    put $EXCHANGE_CTL, $m1\n");
@@ -868,4 +868,33 @@ fn memory_usage_accounts_every_segment() {
                 && tile.largest_free["standard"] > 0x33000
         );
     }
+}
+
+/// On the ipu21 fabric a word reaches a tile only in the direction its send control names
+/// (`tessera_isa::fabric`), and a send with no direction puts nothing on the fabric.
+#[test]
+fn a_send_reaches_only_the_directions_its_control_names() {
+    use tessera_isa::fabric::{Fabric, DIRECTION_1, DIRECTION_2};
+    let machine = machine("ipu21");
+    let toward = Fabric::Ipu21.direction(0, 1).unwrap();
+    let away = (DIRECTION_1 | DIRECTION_2) ^ toward;
+    let receiver = program(&format!(
+        "{}    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        listen(1)
+    ));
+    let sender = |sctl: u32| {
+        program(&format!(
+            "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, {sctl}\n    sync TEXCH_SYNCZONE_INTERNAL\n"
+        ))
+    };
+    for sctl in [toward, 3] {
+        let report =
+            run_groups(&machine, &[(&[0], sender(sctl)), (&[1], receiver.clone())]).unwrap();
+        assert_eq!(rbuf_of(&report, 1)[0], 0x11111111, "sctl {sctl}");
+    }
+    let err = run_groups(&machine, &[(&[0], sender(away)), (&[1], receiver.clone())]).unwrap_err();
+    assert!(err.to_string().contains("E-SIM-007"), "sctl {away}: {err}");
+    // No direction: nothing on the fabric, so nothing arrives and nothing is unheard.
+    let report = run_groups(&machine, &[(&[0], sender(0)), (&[1], receiver)]).unwrap();
+    assert_ne!(rbuf_of(&report, 1)[0], 0x11111111);
 }

@@ -1,0 +1,216 @@
+//! The exchange fabric's geometry, as far as a `send` needs it: which of the two fabric
+//! directions carries a word from one tile to another, the bits a `send`'s 3-bit control
+//! (`sctl`) sets for it, and the route function the hardware's timing rows are built on.
+//!
+//! Facts (docs/reference/hardware-ipu-stack.md §1.1, §1.3 and appendix A, restated from
+//! osmarks/ipu-stack's `topology.rs`, whose rows run on a C600 and reproduce the SDK's vectors):
+//! - `sctl` bits 0 and 1 turn on the two fabric directions; 3 (both) is what multicast uses; bit
+//!   2 selects 64-bit items; `sctl = 0` puts nothing on the fabric. A single receiver is reached
+//!   in the direction [`direction`] gives.
+//! - Physical tile id = row · 64 + column position, 23 rows; logical pair k = (2k, 2k + 1) sits at
+//!   physical (p, p ^ 2), blocks of 23 pairs filling one column position down and up the rows
+//!   alternately.
+//!
+//! Only the ipu21's 1472 tiles have this geometry ([`Fabric::Ipu21`]); a machine of another
+//! size has a [`Fabric::Uniform`] one, where either direction reaches every tile.
+
+use serde::{Deserialize, Serialize};
+
+/// The geometry of a machine's exchange fabric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Fabric {
+    /// No geometry: every direction reaches every tile (machines other than the ipu21).
+    #[default]
+    Uniform,
+    /// The ipu21's 23 rows of 64 tiles (1472), its snake numbering and its route function.
+    Ipu21,
+}
+
+/// `sctl` bit of the first fabric direction.
+pub const DIRECTION_1: u32 = 1;
+/// `sctl` bit of the second fabric direction.
+pub const DIRECTION_2: u32 = 2;
+/// `sctl` bit of 64-bit items.
+pub const ITEMS_64: u32 = 4;
+
+/// Tiles of the ipu21 fabric.
+pub const IPU21_TILES: u32 = 1472;
+const ROWS: u32 = 23;
+const ROW_TILES: u32 = 64;
+
+impl Fabric {
+    /// The `sctl` direction bit (1 or 2) that carries a word from tile `sender` to tile
+    /// `receiver` (logical ids): the route's for the ipu21; [`DIRECTION_1`] on a uniform fabric.
+    /// `None` for a tile outside the ipu21.
+    pub fn direction(self, sender: u32, receiver: u32) -> Option<u32> {
+        match self {
+            Fabric::Uniform => Some(DIRECTION_1),
+            Fabric::Ipu21 => Some(direction(physical(sender)?, physical(receiver)?)),
+        }
+    }
+
+    /// Whether a word sent with control `sctl` from `sender` reaches `receiver`.
+    pub fn reaches(self, sctl: u32, sender: u32, receiver: u32) -> bool {
+        match self {
+            Fabric::Uniform => sctl & (DIRECTION_1 | DIRECTION_2) != 0,
+            Fabric::Ipu21 => self
+                .direction(sender, receiver)
+                .is_some_and(|d| sctl & d != 0),
+        }
+    }
+
+    /// The direction bits of a send from `sender` that every tile of `receivers` hears.
+    pub fn sctl<I: IntoIterator<Item = u32>>(self, sender: u32, receivers: I) -> u32 {
+        receivers
+            .into_iter()
+            .filter_map(|r| self.direction(sender, r))
+            .fold(0, |bits, d| bits | d)
+    }
+}
+
+/// The physical id of logical tile `tile` on the ipu21 (`None` past its 1472 tiles).
+pub fn physical(tile: u32) -> Option<u32> {
+    if tile >= IPU21_TILES {
+        return None;
+    }
+    let (pair, second) = (tile / 2, tile % 2);
+    let (block, i) = (pair / ROWS, pair % ROWS);
+    let row = if block.is_multiple_of(2) {
+        i
+    } else {
+        ROWS - 1 - i
+    };
+    let column = (block / 2) * 4 + (block & 1) + 2 * second;
+    Some(row * ROW_TILES + column)
+}
+
+fn row(p: u32) -> i64 {
+    i64::from(p >> 6)
+}
+
+/// Column group (bits [5:2]).
+fn group(p: u32) -> i64 {
+    i64::from((p >> 2) & 15)
+}
+
+/// The half of the row a group lies in.
+fn side(p: u32) -> i64 {
+    group(p) >> 3
+}
+
+/// A group folded about the row's middle.
+fn folded(g: i64) -> i64 {
+    if g <= 7 {
+        g
+    } else {
+        15 - g
+    }
+}
+
+/// The displacement D between physical tiles `s` and `d` (appendix A).
+fn displacement(s: u32, d: u32) -> i64 {
+    let lane = i64::from(d & 3);
+    let low = i64::from(d & 1);
+    let k = if lane >= 2 {
+        if side(d) == low {
+            2
+        } else {
+            4
+        }
+    } else if side(d) == lane {
+        1
+    } else {
+        5
+    };
+    6 * (folded(group(d)) - folded(group(s)) - (side(s) ^ i64::from(s & 1))) + k
+}
+
+/// The `sctl` direction (1 or 2) from physical tile `s` to physical tile `d`: 2 when D < 1.
+pub fn direction(s: u32, d: u32) -> u32 {
+    if displacement(s, d) < 1 {
+        DIRECTION_2
+    } else {
+        DIRECTION_1
+    }
+}
+
+/// The route function T(s, d) of physical tiles: the receiver's mux must select the sender at
+/// the sender's first-word event + T + 1 (appendix A).
+pub fn route_time(s: u32, d: u32) -> i64 {
+    let s3 = i64::from((s >> 2) & 7);
+    let c = (8 * side(s) + i64::from((s >> 3) & 3)) - group(d) + ((s3 >> 1) ^ 3);
+    let u = if (s >> 5) & 1 == (d >> 5) & 1 {
+        s3 + 1
+    } else {
+        16 - s3
+    };
+    c + 4 * folded(group(s)) + u - 4 * folded(group(d))
+        + 2 * (row(s) - row(d))
+        + displacement(s, d).abs()
+        - 34
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_numbering_is_a_bijection_and_pairs_are_partners() {
+        let mut seen = vec![false; IPU21_TILES as usize];
+        for t in 0..IPU21_TILES {
+            let p = physical(t).unwrap();
+            assert!(p < IPU21_TILES && !seen[p as usize], "{t} -> {p}");
+            seen[p as usize] = true;
+            if t % 2 == 1 {
+                assert_eq!(p, physical(t - 1).unwrap() ^ 2, "pair {t}");
+            }
+        }
+        assert_eq!(physical(IPU21_TILES), None);
+        // Blocks of 23 pairs fill a column position down the rows, then the next one up.
+        assert_eq!(physical(0), Some(0));
+        assert_eq!(physical(2), Some(64));
+        assert_eq!(physical(44), Some(22 * 64));
+        assert_eq!(physical(46), Some(22 * 64 + 1));
+        assert_eq!(physical(92), Some(4));
+    }
+
+    /// The SDK's point-to-point vectors (logical sender → receiver, sender delay 111 − T).
+    #[test]
+    fn the_route_function_reproduces_the_sdk_vectors() {
+        for (s, d, delay) in [
+            (0, 1286, 134),
+            (736, 100, 62),
+            (1286, 1471, 125),
+            (32, 0, 108),
+        ] {
+            let t = route_time(physical(s).unwrap(), physical(d).unwrap());
+            assert_eq!(111 - t, delay, "{s} -> {d}");
+        }
+    }
+
+    #[test]
+    fn a_send_reaches_the_receivers_its_control_names() {
+        let f = Fabric::Ipu21;
+        let s = (0..IPU21_TILES)
+            .find(|&s| f.direction(s, 1471) != f.direction(s, s ^ 1))
+            .unwrap();
+        let (near, far) = (s ^ 1, 1471);
+        let bits = f.sctl(s, [near, far]);
+        assert!(f.reaches(bits, s, near) && f.reaches(bits, s, far));
+        let d = f.direction(s, far).unwrap();
+        assert!(f.reaches(d, s, far));
+        let other = (DIRECTION_1 | DIRECTION_2) ^ d;
+        assert!(!f.reaches(other, s, far), "the other direction misses it");
+        assert!(!f.reaches(0, s, near), "sctl 0 puts nothing on the fabric");
+        // From the row's edge every receiver lies one way; from some tiles, both ways.
+        let dirs = |s: u32| -> std::collections::BTreeSet<u32> {
+            (0..IPU21_TILES)
+                .filter(|&r| r != s)
+                .filter_map(|r| f.direction(s, r))
+                .collect()
+        };
+        assert_eq!(dirs(0), [DIRECTION_1].into());
+        assert!((0..IPU21_TILES).step_by(7).any(|s| dirs(s).len() == 2));
+        assert!(Fabric::Uniform.reaches(1, 3, 7) && !Fabric::Uniform.reaches(0, 3, 7));
+    }
+}
