@@ -2,17 +2,19 @@
 // whole groups of 4, so that six workers share rows evenly when a tile holds fewer rows than
 // workers or a number that does not divide among them (attention: 8 rows of 729 keys per
 // tile, the pooling head's one row per tile). Two worker passes:
-//   1. per (row, segment): m_j = s * max of the segment's x (f16 max, exact), e = exp(s x - m_j)
-//      in f32, stored to `out` as f16, l_j = the f32 sum of the e (even and odd columns
-//      apart, then added), and (m_j, l_j) to `stats`;
+//   1. per (row, segment): m_j = s * max of the segment's x (f16 max, exact) rounded to f16,
+//      e = exp(s x - m_j) in f16 (`f16v4mix`, `f16v2exp`), stored to `out`, l_j = the f32 sum of
+//      the e (even and odd columns apart, then added), and (m_j, l_j) to `stats`;
 //   2. per (row, segment): M = max_j m_j, L = sum_j l_j * exp(m_j - M) in segment order,
 //      f = f16(exp(m_seg - M) * (1 / L)), and the segment's out *= f (f16 multiply, RNE).
 //
 // Numerics (f32 round-to-nearest-even through tessera_isa::numerics; the Rust reference in
 // kernels/src/elementwise/softmax_seg.rs repeats every step):
-//   m_j  = f32(s) * f32(max x over the segment)       (f32mul; -inf lanes pad the last group)
-//   t    = (s * f32(x)) + (0 - m_j)                   (f32v2axpy, as softmax_f16)
-//   e    = f32exp(t);  e16 = f16(e)
+//   m16  = f16(f32(s) * f32(max x over the segment))  (f32mul; -inf lanes pad the last group);
+//          m_j = f32(m16)
+//   t    = f16((f32(s16) * f32(x)) + (1.0 * f32(0 - m16)))  (f16v4mix, $TAS = (s16, 1.0),
+//          s16 = f16(s); each product and the sum rounded to f32, then to f16)
+//   e16  = f16v2exp(t) (exp in f64 rounded once to f16); e = f32(e16)
 //   l_j  = E + O, E = sum of the even columns' e in order, O of the odd ones (segment-local
 //          column parity, from the segment's first column)
 //   M    = max(...max(m_0, m_1)..., m_{S-1});  L = (((0 + l_0 g_0) + l_1 g_1) + ...),
@@ -84,6 +86,9 @@ softmax_seg_exp:
     ld32 $m9, $mvertex_base, $m11, V_SPLIT            // first row
     ld32 $m8, $mvertex_base, $m11, V_SPLIT + 1        // first segment
     ld32 $a0, $mvertex_base, $mzero, V_S
+    setzi $a1, 0x3c00                                 // 1.0
+    f32tof16 $a0, $a0                                 // (s16, s16)
+    { nop ; sort4x16lo $a0, $a0, $a1 }                // (s16, 1.0)
     {
         brz $m7, .Le_exit
         uput $TAS, $a0
@@ -181,10 +186,12 @@ softmax_seg_exp:
     }
     { nop ; f16v2max $a2, $a2, $a3 }
     { nop ; f16tof32 $a2, $a2 }
-    { nop ; f32mul $a2, $a1, $a2 }                    // m_j
+    { nop ; f32mul $a2, $a1, $a2 }                    // s * max
+    { nop ; f32tof16 $a4, $a2 }                       // m16 in both halves
+    { nop ; f16tof32 $a2, $a4 }                       // m_j = f32(m16), exact
     {
         st32 $a2, $m6, $mzero, 0
-        f32sub $a4, $azero, $a2
+        f16v2sub $a4, $azero, $a4                     // (-m16, -m16)
     }
     { nop ; mov $a5, $a4 }
 
@@ -223,43 +230,49 @@ softmax_seg_exp:
     exitz $mzero
     .size softmax_seg_exp, . - softmax_seg_exp
 
-// softmax_seg_exp_groups: for $m2 groups of 4 halves at $m0: e = f32exp(s x + (-m)) with
-// $TAS = s and $a4:5 = (-m, -m); f16(e) stored to $m1 (8 bytes per group), $a6:7 += (e0, e1)
-// then += (e2, e3). Both pointers advance. 12 bundles per group: each group's e is converted
-// and stored in the next iteration (the first stores a junk word with a zero increment to the
-// slot the next store then fills), the last after the loop.
-// Clobbers $m4, $a0:3, $a8:9, the accumulators; returns to $m10.
+// softmax_seg_exp_groups: for $m2 groups of 4 halves at $m0: t = f16(s16 x + 1.0 (-m16))
+// (`f16v4mix` with $TAS = (s16, 1.0) and $a4:5 = -m16 in every lane), e = f16v2exp(t) stored
+// to $m1 (8 bytes per group), $a6:7 += (f32(e0), f32(e1)) then += (f32(e2), f32(e3)). Both
+// pointers advance. The mix is a one-stage pipeline: group g's mix gives group g - 1's t, so the
+// first group is mixed before the loop and the last after it. 7 bundles per group.
+// Clobbers $a0:3, $a10:13, the accumulators; returns to $m10.
     .section .text.softmax_seg_exp_groups
     .type softmax_seg_exp_groups, @function
     .worker
     .align 8
 softmax_seg_exp_groups:
-    brz $m2, .Lg_done
-    setzi $m4, 0
-    { rpt $m2, 11 ; fnop }
+    { brz $m2, .Lg_done ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; sort4x32lo $a12:13, $azeros, $azeros }
+    { add $m2, $m2, -1 ; f16v4mix $azeros, $a0:1, $a4:5 }   // acc = group 0's t
+    { rpt $m2, 6 ; fnop }
     {
-        ld64step $a0:1, $mzero, $m0+=, 1              // x (4 halves)
-        f32v4tof16 $a8:9, $a0:3                       // the previous group's e (junk at first)
+        ld64step $a0:1, $mzero, $m0+=, 1              // x of the next group
+        f32v2add $a6:7, $a6:7, $a12:13                // sums += the group before's (e2, e3)
     }
+    { nop ; f16v4mix $a2:3, $a0:1, $a4:5 }            // this group's t out, the next one's in
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
     {
-        st64step $a8:9, $mzero, $m1+=, $m4            // stored (no advance at first)
-        f16v2tof32 $a2:3, $a1
+        st64step $a2:3, $mzero, $m1+=, 1
+        f16v2tof32 $a10:11, $a2
     }
+    { nop ; f16v2tof32 $a12:13, $a3 }
+    { nop ; f32v2add $a6:7, $a6:7, $a10:11 }          // sums += (e0, e1)
+    // The last group: its t is in the accumulators.
     {
-        setzi $m4, 1
-        f16v2tof32 $a0:1, $a0
+        nop
+        f32v2add $a6:7, $a6:7, $a12:13
     }
-    { nop ; f32v2axpy $azeros, $a0:1, $a4:5 }         // acc = s x + (-m), lanes 0, 1
-    { nop ; f32v2axpy $a0:1, $a2:3, $a4:5 }           // t (lanes 0, 1) out; lanes 2, 3 in
-    { nop ; f32v2gina $a2:3, $azeros, 0 }             // t (lanes 2, 3)
-    { nop ; f32exp $a0, $a0 }
-    { nop ; f32exp $a1, $a1 }
-    { nop ; f32exp $a2, $a2 }
-    { nop ; f32exp $a3, $a3 }
-    { nop ; f32v2add $a6:7, $a6:7, $a0:1 }            // sums += (e0, e1)
-    { nop ; f32v2add $a6:7, $a6:7, $a2:3 }            // sums += (e2, e3)
-    { nop ; f32v4tof16 $a8:9, $a0:3 }
-    { st64step $a8:9, $mzero, $m1+=, 1 ; fnop }       // the last group's e
+    { nop ; f16v4mix $a2:3, $azeros, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    {
+        st64step $a2:3, $mzero, $m1+=, 1
+        f16v2tof32 $a10:11, $a2
+    }
+    { nop ; f16v2tof32 $a12:13, $a3 }
+    { nop ; f32v2add $a6:7, $a6:7, $a10:11 }
+    { nop ; f32v2add $a6:7, $a6:7, $a12:13 }
 .Lg_done:
     br $m10
     .size softmax_seg_exp_groups, . - softmax_seg_exp_groups

@@ -8,7 +8,8 @@ use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::split::{worker_split, WORKERS};
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::{
-    f16_max, f16_mul, f16_to_f32, f32_add, f32_exp, f32_max, f32_mul, f32_oox, f32_sub, f32_to_f16,
+    f16_exp, f16_max, f16_mul, f16_sub, f16_to_f32, f32_add, f32_exp, f32_max, f32_mul, f32_oox,
+    f32_sub, f32_to_f16,
 };
 use tessera_isa::rng::Rng;
 
@@ -48,22 +49,25 @@ pub fn softmax_seg_row(x: &[u16], s: f32, nseg: usize) -> Vec<u16> {
     let lane = |c: usize| if c < x.len() { x[c] } else { 0xfc00 };
     let mut e16 = vec![0u16; 4 * g];
     let mut stats = Vec::with_capacity(nseg);
+    let s16 = f16_to_f32(f32_to_f16(s));
     for j in 0..nseg {
         let cols = 4 * j * per..4 * ((j + 1) * per).min(g);
         let xmax = cols.clone().map(lane).fold(0xfc00, f16_max);
-        let m = f32_mul(s, f16_to_f32(xmax));
-        let neg_m = f32_sub(0.0, m);
+        let m16 = f32_to_f16(f32_mul(s, f16_to_f32(xmax)));
+        let neg_m = f16_to_f32(f16_sub(0, m16));
         let (mut even, mut odd) = (0.0f32, 0.0f32);
         for (i, c) in cols.enumerate() {
-            let e = f32_exp(f32_add(f32_mul(s, f16_to_f32(lane(c))), neg_m));
+            // f16v4mix with $TAS = (s16, 1.0): each product rounded to f32, their sum too.
+            let t = f32_add(f32_mul(s16, f16_to_f32(lane(c))), f32_mul(1.0, neg_m));
+            let e = f16_exp(f32_to_f16(t));
             if i % 2 == 0 {
-                even = f32_add(even, e);
+                even = f32_add(even, f16_to_f32(e));
             } else {
-                odd = f32_add(odd, e);
+                odd = f32_add(odd, f16_to_f32(e));
             }
-            e16[c] = f32_to_f16(e);
+            e16[c] = e;
         }
-        stats.push((m, f32_add(even, odd)));
+        stats.push((f16_to_f32(m16), f32_add(even, odd)));
     }
     let big_m = stats[1..]
         .iter()
@@ -334,22 +338,23 @@ impl Kernel for SoftmaxSeg {
     }
 }
 
-/// Bundles per worker of pass 1: 27 to set up and exit; per item 6 + 12 per regular group of
-/// the exp loop + the max loop (g + 2 when it has groups) + the mask of a row's last group
-/// + 30 around; the row's last segment 4 more and a row change 9.
+/// Bundles per worker of pass 1: 30 to set up and exit; per item the exp calls (13 + 7 per
+/// group) over the regular groups and over the last, the max loop (g + 2 when it has groups),
+/// the mask of a row's last group and 33 around; the row's last segment 4 more and a row
+/// change 9.
 fn pass1(cols: usize, nseg: usize, first_seg: usize, items: usize) -> u64 {
     let g = groups(cols);
     let per = segment_groups(cols, nseg);
     let mask = [1, 7, 5, 6][cols % 4] as u64;
-    let mut bundles = 27u64;
+    let mut bundles = 30u64;
     let mut seg = first_seg;
+    let exp = |n: u64| if n > 0 { 13 + 7 * n } else { 2 };
     for _ in 0..items {
         let last = seg + 1 == nseg;
         let n = if last { g - seg * per } else { per } as u64;
         let regular = n - 1;
         let max_loop = if regular > 0 { regular + 3 } else { 0 };
-        let exp = if regular > 0 { 6 + 12 * regular } else { 2 };
-        bundles += 32 + max_loop + exp + 17 + if last { 4 + mask + 9 } else { 1 };
+        bundles += 33 + max_loop + exp(regular) + exp(1) + if last { 4 + mask + 9 } else { 1 };
         seg = if last { 0 } else { seg + 1 };
     }
     bundles
