@@ -10,7 +10,7 @@ use crate::graph::split_k::{split_contraction, SplitError};
 use crate::graph::weights::WeightStore;
 use crate::graph::{Graph, ValueHandle};
 use crate::layout::order::AMP_BLOCK_BYTES;
-use crate::lower::{lower, LowerError, Lowered};
+use crate::lower::{lower_with, LowerError, LowerOptions, Lowered};
 use crate::mid::MidProgram;
 use crate::plan::{build::build, plan_with_progress, Fallback, PlanError, PlanOptions, PlanReport};
 use crate::target::Target;
@@ -244,54 +244,76 @@ fn compile_with(
     times.plan += started.elapsed().as_secs_f64();
     let mut refusals = Vec::new();
     for finalist in 0..planned.finalists.len() {
-        say(&format!("building finalist {finalist}"));
-        let started = Instant::now();
-        let (mid, log) = build(&planned, finalist)?;
-        say("lowering");
-        let lowered = lower(&mid, store, target.tiles)?;
-        if options.trace.timing {
-            constants_by_op(&lowered.program, &options.trace);
-        }
-        say("verifying the tile program");
-        verify(&lowered.program)?;
-        times.lower += started.elapsed().as_secs_f64();
-        say("placing and emitting");
-        let started = Instant::now();
-        match emit::compile(target, &lowered.program) {
-            Ok(back) => {
-                times.emit += started.elapsed().as_secs_f64();
-                if options.trace.timing {
-                    for (phase, cycles) in back.report.phase_cycles.iter().enumerate() {
-                        options
-                            .trace
-                            .line(&format!("  phase {phase}: scheduled in {cycles} cycles"));
+        // Paced copies first; a finalist whose paced copies do not lower or place is tried
+        // again without them before the next finalist.
+        for paced_copies in [true, false] {
+            say(&format!("building finalist {finalist}"));
+            let started = Instant::now();
+            let (mid, log) = build(&planned, finalist)?;
+            say("lowering");
+            let options_lower = LowerOptions { paced_copies };
+            let lowered = match lower_with(&mid, store, target.tiles, options_lower) {
+                Ok(lowered) => lowered,
+                Err(e) if paced_copies => {
+                    say(&format!(
+                        "finalist {finalist} with paced copies does not lower: {e}"
+                    ));
+                    times.lower += started.elapsed().as_secs_f64();
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if options.trace.timing {
+                constants_by_op(&lowered.program, &options.trace);
+            }
+            say("verifying the tile program");
+            verify(&lowered.program)?;
+            times.lower += started.elapsed().as_secs_f64();
+            say("placing and emitting");
+            let started = Instant::now();
+            match emit::compile(target, &lowered.program) {
+                Ok(back) => {
+                    times.emit += started.elapsed().as_secs_f64();
+                    if options.trace.timing {
+                        for (phase, cycles) in back.report.phase_cycles.iter().enumerate() {
+                            options
+                                .trace
+                                .line(&format!("  phase {phase}: scheduled in {cycles} cycles"));
+                        }
+                    }
+                    let estimate = estimate(target, &lowered.program, &back.report.phase_cycles);
+                    let mut report = planned.report.clone();
+                    report.rewrites = log.applied;
+                    report
+                        .rewrites
+                        .extend(log.refused.into_iter().map(|r| format!("refused: {r}")));
+                    return Ok(CompiledGraph {
+                        graph: planned.graph.clone(),
+                        mid,
+                        lowered,
+                        back,
+                        estimate,
+                        report,
+                        finalist,
+                        times: *times,
+                    });
+                }
+                // A finalist that does not fit the tiles (its buffers, or its code and vertex
+                // state in the standard region) gives way to the next.
+                Err(e @ (EmitError::Place(_) | EmitError::DoesNotFit { .. })) => {
+                    let how = if paced_copies {
+                        " with paced copies"
+                    } else {
+                        ""
+                    };
+                    say(&format!("finalist {finalist}{how} does not fit: {e}"));
+                    times.emit += started.elapsed().as_secs_f64();
+                    if !paced_copies {
+                        refusals.push(format!("finalist {finalist}: {e}"));
                     }
                 }
-                let estimate = estimate(target, &lowered.program, &back.report.phase_cycles);
-                let mut report = planned.report.clone();
-                report.rewrites = log.applied;
-                report
-                    .rewrites
-                    .extend(log.refused.into_iter().map(|r| format!("refused: {r}")));
-                return Ok(CompiledGraph {
-                    graph: planned.graph.clone(),
-                    mid,
-                    lowered,
-                    back,
-                    estimate,
-                    report,
-                    finalist,
-                    times: *times,
-                });
+                Err(e) => return Err(e.into()),
             }
-            // A finalist that does not fit the tiles (its buffers, or its code and vertex
-            // state in the standard region) gives way to the next.
-            Err(e @ (EmitError::Place(_) | EmitError::DoesNotFit { .. })) => {
-                say(&format!("finalist {finalist} does not fit: {e}"));
-                times.emit += started.elapsed().as_secs_f64();
-                refusals.push(format!("finalist {finalist}: {e}"));
-            }
-            Err(e) => return Err(e.into()),
         }
     }
     Err(CompileError::NoFinalistFits(refusals))

@@ -181,6 +181,9 @@ pub enum KernelParams {
         src_stride: u32,
         dst_stride: u32,
         granule: crate::movement::Granule,
+        /// `Some((src, dst))`: the caller places src and dst in these (different) element slots,
+        /// so the kernel may load and store in one bundle (`ldst64pace`) where that is faster.
+        slots: Option<(u8, u8)>,
     },
     /// `n` f32 values → f16 (round to nearest even), flat; the output padded to 4 halves.
     CastF32F16 {
@@ -386,15 +389,33 @@ impl KernelParams {
                 src_stride,
                 dst_stride,
                 granule,
+                slots,
             } => crate::movement::copy_runs_case(&crate::movement::CopyRunsSpec {
                 runs: runs.to_vec(),
                 outer: *outer,
                 src_stride: *src_stride,
                 dst_stride: *dst_stride,
                 granule: *granule,
-                distinct: false,
+                distinct: slots.is_some(),
             })
-            .map_err(|e| e.to_string()),
+            .map_err(|e| e.to_string())
+            .and_then(|mut case| {
+                if let Some((src, dst)) = *slots {
+                    if src == dst {
+                        return Err(format!("src and dst in one element slot ({src})"));
+                    }
+                    // The constructor slots src and dst (0 and 1) only when it chose the paced
+                    // loop; those slots become the caller's.
+                    for buffer in &mut case.buffers {
+                        match (buffer.name.as_str(), buffer.element_slot) {
+                            ("src", Some(_)) => buffer.element_slot = Some(src),
+                            ("dst", Some(_)) => buffer.element_slot = Some(dst),
+                            _ => {}
+                        }
+                    }
+                }
+                Ok(case)
+            }),
             KernelParams::Gather {
                 words,
                 outer,
@@ -842,6 +863,7 @@ impl KernelParams {
                 src_stride: 64,
                 dst_stride: 40,
                 granule: crate::movement::Granule::Word8,
+                slots: None,
             },
         ]
     }

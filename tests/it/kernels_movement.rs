@@ -157,6 +157,16 @@ fn the_kernels_run_in_a_compiled_image() {
             src_stride: 1152,
             dst_stride: 32,
             granule: Granule::Word8,
+            slots: None,
+        },
+        // The same rows with src and dst in the caller's element slots: the paced loop.
+        KernelParams::CopyRuns {
+            runs: Arc::new(Run::rows_to_panels(46, 36)),
+            outer: 46,
+            src_stride: 1152,
+            dst_stride: 32,
+            granule: Granule::Word8,
+            slots: Some((3, 0)),
         },
         KernelParams::CopyRuns {
             runs: Arc::new(vec![Run::copy(4, 0, 12), Run::zeros(12, 8)]),
@@ -164,6 +174,7 @@ fn the_kernels_run_in_a_compiled_image() {
             src_stride: 20,
             dst_stride: 20,
             granule: Granule::Word4,
+            slots: None,
         },
         KernelParams::Gather {
             words: Arc::new(transpose.words.clone()),

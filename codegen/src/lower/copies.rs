@@ -335,6 +335,73 @@ pub fn table_bytes(calls: &[KernelParams]) -> u64 {
 
 /// The calls copying `runs` (destination offsets sorted, not overlapping) of elements of
 /// `element_bytes` bytes.
+/// Whether a copy's table is one progression of at least two equal runs (`copy_runs` walks it
+/// with register strides): the tables the lowering lets load and store in one bundle. The
+/// paced loops of other tables (a single run repeated over outer iterations) are not trusted
+/// here yet: one such call, src and dst strides differing, wrote outside its runs in a
+/// whole-program test.
+pub fn is_progression(params: &KernelParams) -> bool {
+    let KernelParams::CopyRuns { runs, .. } = params else {
+        return false;
+    };
+    use tessera_kernels::movement::RunSource;
+    let step = |a: &TableRun, b: &TableRun| match (a.src, b.src) {
+        (RunSource::Offset(x), RunSource::Offset(y)) if a.bytes == b.bytes => Some((
+            i64::from(y) - i64::from(x),
+            i64::from(b.dst) - i64::from(a.dst),
+        )),
+        _ => None,
+    };
+    runs.len() >= 2
+        && step(&runs[0], &runs[1])
+            .is_some_and(|s| runs.windows(2).all(|w| step(&w[0], &w[1]) == Some(s)))
+}
+
+/// Most calls a table is cut into by [`progressions`].
+const MAX_PROGRESSIONS: usize = 4;
+/// Fewest runs of the longest progression for a cut to pay.
+const MIN_PROGRESSION_RUNS: usize = 8;
+
+/// `table` as a few arithmetic progressions of equal runs (each entry the one before shifted
+/// by a constant step), one call each, when it is made of at most [`MAX_PROGRESSIONS`] of them
+/// of at least [`MIN_PROGRESSION_RUNS`] runs: `copy_runs` walks a progression with register
+/// strides (2 bundles per 8 bytes, 1 paced) where a list of runs costs a table read per run.
+/// Rows of a block whose staging starts mid-way (the first row last) or that arrive from two
+/// senders are such a table. Otherwise the table whole. The caller keeps the cut only where the
+/// kernel's estimates favour it.
+fn progressions(table: &[TableRun]) -> Vec<Vec<TableRun>> {
+    use tessera_kernels::movement::RunSource;
+    let step = |a: &TableRun, b: &TableRun| match (a.src, b.src) {
+        (RunSource::Offset(x), RunSource::Offset(y)) if a.bytes == b.bytes => Some((
+            i64::from(y) - i64::from(x),
+            i64::from(b.dst) - i64::from(a.dst),
+        )),
+        _ => None,
+    };
+    let mut parts: Vec<Vec<TableRun>> = Vec::new();
+    let mut at = 0;
+    while at < table.len() {
+        let mut end = at + 1;
+        if end < table.len() {
+            if let Some(s) = step(&table[at], &table[end]) {
+                while end + 1 < table.len() && step(&table[end], &table[end + 1]) == Some(s) {
+                    end += 1;
+                }
+                end += 1;
+            }
+        }
+        if parts.len() == MAX_PROGRESSIONS {
+            return vec![table.to_vec()];
+        }
+        parts.push(table[at..end].to_vec());
+        at = end;
+    }
+    if parts.len() <= 1 || parts.iter().all(|p| p.len() < MIN_PROGRESSION_RUNS) {
+        return vec![table.to_vec()];
+    }
+    parts
+}
+
 pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>, String> {
     let mut whole: Vec<TableRun> = Vec::new();
     // Destination word → its lanes (byte offset in the word → source offset or zero).
@@ -416,8 +483,8 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
                     table.len() * RUN_BYTES
                 ));
             }
-            calls.push(KernelParams::CopyRuns {
-                runs: Arc::new(table),
+            let call = |runs: Vec<TableRun>| KernelParams::CopyRuns {
+                runs: Arc::new(runs),
                 outer: piece.outer as u32,
                 src_stride: ds as u32,
                 dst_stride: dd as u32,
@@ -426,7 +493,17 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
                 } else {
                     Granule::Word4
                 },
-            });
+                slots: None,
+            };
+            let parts: Vec<KernelParams> = progressions(&table).into_iter().map(call).collect();
+            let whole = call(table);
+            // The cut only where the estimates say its calls are faster than the one.
+            let cycles = |c: &KernelParams| c.estimate_cycles().unwrap_or(u64::MAX);
+            if parts.len() > 1 && parts.iter().map(cycles).sum::<u64>() < cycles(&whole) {
+                calls.extend(parts);
+            } else {
+                calls.push(whole);
+            }
         }
     }
     if !partial.is_empty() {
@@ -496,6 +573,7 @@ mod tests {
             src_stride,
             dst_stride,
             granule,
+            ..
         } = &calls[0]
         else {
             panic!()
@@ -696,5 +774,45 @@ mod tests {
                 lanes: vec![Lane::Src(116), Lane::Zero]
             }
         );
+    }
+
+    /// Rows into panels whose staging holds the first row last: one run out of step, then a
+    /// progression. The copy is cut into progressions, each walked with register strides,
+    /// because the estimates favour it; a table of short progressions stays whole.
+    #[test]
+    fn a_table_of_progressions_is_cut_where_it_pays() {
+        // 36 K-blocks of 64 rows (a panel of 2048 bytes each), as `qkv.in` on a tile.
+        let rows = 64u32;
+        let mut runs = Vec::new();
+        for kb in 0..36u32 {
+            let row = |r: u32, src_row: u32| Run {
+                src: Some(src_row * 1152 + 32 * kb),
+                dst: 2048 * kb + 32 * r,
+                bytes: 32,
+            };
+            runs.push(row(0, rows - 1));
+            runs.extend((1..rows).map(|r| row(r, r - 1)));
+        }
+        let calls = copy_params(&runs, 1).unwrap();
+        let lens: Vec<usize> = calls
+            .iter()
+            .map(|c| {
+                let KernelParams::CopyRuns { runs, .. } = c else {
+                    panic!("{c:?}")
+                };
+                runs.len()
+            })
+            .collect();
+        // Greedy from the first run: the step out and the first row make a progression of two.
+        assert_eq!(lens, [2, 62]);
+        // Runs two by two out of step: no progression of 8; one call.
+        let zigzag: Vec<Run> = (0..16u32)
+            .map(|r| Run {
+                src: Some(if r % 2 == 0 { 4096 + 64 * r } else { 64 * r }),
+                dst: 32 * r,
+                bytes: 32,
+            })
+            .collect();
+        assert_eq!(copy_params(&zigzag, 1).unwrap().len(), 1);
     }
 }

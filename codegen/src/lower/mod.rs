@@ -59,6 +59,18 @@ pub struct LowerError {
 }
 
 /// The lowered program and what each step holds (for reports and the profile).
+/// Choices of the lowering that placement may refuse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LowerOptions {
+    /// Copies from an exchange's staging buffer into a product's panels put the two in
+    /// different memory elements (element slots), so `copy_runs` may load and store in one
+    /// bundle: half the cycles of its long runs, for a placement with less freedom.
+    pub paced_copies: bool,
+}
+
+/// The element slot of a paced copy's source (no kernel uses it).
+pub const PACED_SOURCE_SLOT: u8 = 3;
+
 #[derive(Clone, Debug)]
 pub struct Lowered {
     pub program: Program,
@@ -67,6 +79,7 @@ pub struct Lowered {
 }
 
 struct Lower<'a> {
+    options: LowerOptions,
     mid: &'a MidProgram,
     store: &'a WeightStore,
     program: Program,
@@ -130,6 +143,16 @@ impl Lower<'_> {
 
 /// Lowers a verified distributed-level program for a machine of `tiles` tiles.
 pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowered, LowerError> {
+    lower_with(mid, store, tiles, LowerOptions::default())
+}
+
+/// [`lower`] with explicit choices.
+pub fn lower_with(
+    mid: &MidProgram,
+    store: &WeightStore,
+    tiles: u32,
+    options: LowerOptions,
+) -> Result<Lowered, LowerError> {
     use rayon::prelude::*;
     let movements: Vec<Option<Movement>> = mid
         .nodes
@@ -168,6 +191,7 @@ pub fn lower(mid: &MidProgram, store: &WeightStore, tiles: u32) -> Result<Lowere
         .collect::<Result<_, LowerError>>()?;
     let schedule = late_steps(mid, &movements);
     let mut lowering = Lower {
+        options,
         mid,
         store,
         program: Program::new(tiles),

@@ -184,7 +184,19 @@ impl Lower<'_> {
                 }
             };
             let calls = copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))?;
-            for params in calls {
+            // Into a product's panels from the exchange's staging: a paced copy if asked for.
+            let paced = self.options.paced_copies
+                && from != dest
+                && copy.from == Buf::Staging
+                && self.layout(id).order == crate::layout::Order::Panels;
+            for mut params in calls {
+                if paced && copies::is_progression(&params) {
+                    if let tessera_kernels::table::KernelParams::CopyRuns { slots, .. } =
+                        &mut params
+                    {
+                        *slots = Some((super::PACED_SOURCE_SLOT, tessera_kernels::gemm::SLOT_A));
+                    }
+                }
                 self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
             }
         }

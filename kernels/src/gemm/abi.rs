@@ -50,7 +50,9 @@ pub(super) const FLAG_PARTIALS: u32 = 1;
 pub const MAX_ROW_STRIDE_BYTES: usize = 8 * (511 + 3);
 
 /// Element slots of the three streams (different slots = different memory elements).
-pub(super) const SLOT_A: u8 = 0;
+/// The element slot of a GEMM's `a` operand (its panels): a caller that writes the panels
+/// with a paced copy puts the copy's source in another slot.
+pub const SLOT_A: u8 = 0;
 pub(super) const SLOT_C0: u8 = 1;
 pub(super) const SLOT_C: u8 = 2;
 
