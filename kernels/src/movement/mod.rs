@@ -9,8 +9,8 @@ pub mod items;
 use crate::Kernel;
 
 pub use copy_runs::{
-    compiler_case as copy_runs_case, copy_runs_reference, CopyRuns, CopyRunsSpec, Granule, Run,
-    RunSource,
+    compiler_case as copy_runs_case, compiler_estimate as copy_runs_estimate, copy_runs_reference,
+    CopyRuns, CopyRunsSpec, Granule, Run, RunSource,
 };
 pub use gather::{
     compiler_case as gather_elements_case, gather_reference, Element, GatherElements, GatherSpec,

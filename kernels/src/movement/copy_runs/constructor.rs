@@ -190,6 +190,34 @@ pub(super) fn choose_flags(runs: &[Run], spec: &CopyRunsSpec) -> u32 {
         .map_or(base, |(flags, _)| flags)
 }
 
+/// The table a compiler call runs: the spec's runs coalesced, cut for balance, with the flags
+/// the estimate picks.
+fn compiler_table(spec: &CopyRunsSpec) -> Result<Table, ParamError> {
+    let g = validate(spec)?;
+    let mut runs = coalesce(&spec.runs, g);
+    let items = u64::from(spec.outer) * runs.len() as u64;
+    if items < BALANCE_ITEMS {
+        let pieces = BALANCE_ITEMS.div_ceil(items) as u32;
+        runs = split_runs(&runs, pieces, g);
+    }
+    let flags = choose_flags(&runs, spec);
+    Ok(Table {
+        runs,
+        outer: spec.outer,
+        src_stride: spec.src_stride,
+        dst_stride: spec.dst_stride,
+        flags,
+    })
+}
+
+/// The cycle estimate of the compiler call `spec` ([`compiler_case`]'s, with the same table
+/// and flags), without building the case's buffers: for comparing ways to cut a copy.
+pub fn compiler_estimate(spec: &CopyRunsSpec) -> Result<u64, ParamError> {
+    let table = compiler_table(spec)?;
+    let split = worker_split(spec.outer * table.runs.len() as u32);
+    Ok(estimate(&table, &split))
+}
+
 /// The case of a compiler call (a template: src holds zeros, the table buffer holds the encoded
 /// runs, which the compiler loads as a constant). The constructor may rewrite the table without
 /// changing what is copied: it merges runs contiguous in both src and dst, cuts long runs when
@@ -204,24 +232,10 @@ pub(super) fn choose_flags(runs: &[Run], spec: &CopyRunsSpec) -> u32 {
 /// a run shorter than one granule or longer than 65535, more than 2^20 items, overlapping
 /// destination runs, buffers larger than a tile.
 pub fn compiler_case(spec: &CopyRunsSpec) -> Result<Case, ParamError> {
-    let g = validate(spec)?;
-    let mut runs = coalesce(&spec.runs, g);
-    let items = u64::from(spec.outer) * runs.len() as u64;
-    if items < BALANCE_ITEMS {
-        let pieces = BALANCE_ITEMS.div_ceil(items) as u32;
-        runs = split_runs(&runs, pieces, g);
-    }
-    let flags = choose_flags(&runs, spec);
-    let table = Table {
-        runs,
-        outer: spec.outer,
-        src_stride: spec.src_stride,
-        dst_stride: spec.dst_stride,
-        flags,
-    };
+    let table = compiler_table(spec)?;
     let src = vec![0; table.src_extent() as usize];
     let place = Place {
-        distinct: flags & PACE != 0,
+        distinct: table.flags & PACE != 0,
         ..ANYWHERE
     };
     Ok(make_case("compiled".into(), &table, src, place))

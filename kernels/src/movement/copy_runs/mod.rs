@@ -15,7 +15,7 @@ use crate::{kernel_consts, Kernel};
 use cost::{estimate, split_of};
 use table::Table;
 
-pub use constructor::compiler_case;
+pub use constructor::{compiler_case, compiler_estimate};
 pub use table::{copy_runs_reference, CopyRunsSpec, Granule, Run, RunSource};
 
 pub struct CopyRuns;
