@@ -333,8 +333,14 @@ pub fn table_bytes(calls: &[KernelParams]) -> u64 {
         .sum()
 }
 
-/// The calls copying `runs` (destination offsets sorted, not overlapping) of elements of
-/// `element_bytes` bytes.
+/// [`run_step`] of two runs that both copy from a source: the (source, destination) step.
+fn progression_step(a: &TableRun, b: &TableRun) -> Option<(i64, i64)> {
+    match run_step(a, b)? {
+        (Some(ds), dd) => Some((ds, dd)),
+        (None, _) => None,
+    }
+}
+
 /// Whether a copy's table is one progression of at least two equal runs (`copy_runs` walks it
 /// with register strides): the tables the lowering lets load and store in one bundle, where
 /// pacing halves the cost. (Other paced loops are bit-exact too — the checker runs them — but
@@ -343,17 +349,11 @@ pub fn is_progression(params: &KernelParams) -> bool {
     let KernelParams::CopyRuns { runs, .. } = params else {
         return false;
     };
-    use tessera_kernels::movement::RunSource;
-    let step = |a: &TableRun, b: &TableRun| match (a.src, b.src) {
-        (RunSource::Offset(x), RunSource::Offset(y)) if a.bytes == b.bytes => Some((
-            i64::from(y) - i64::from(x),
-            i64::from(b.dst) - i64::from(a.dst),
-        )),
-        _ => None,
-    };
     runs.len() >= 2
-        && step(&runs[0], &runs[1])
-            .is_some_and(|s| runs.windows(2).all(|w| step(&w[0], &w[1]) == Some(s)))
+        && progression_step(&runs[0], &runs[1]).is_some_and(|s| {
+            runs.windows(2)
+                .all(|w| progression_step(&w[0], &w[1]) == Some(s))
+        })
 }
 
 /// Most calls a table is cut into by [`progressions`].
@@ -369,21 +369,15 @@ const MIN_PROGRESSION_RUNS: usize = 8;
 /// senders are such a table. Otherwise the table whole. The caller keeps the cut only where the
 /// kernel's estimates favour it.
 fn progressions(table: &[TableRun]) -> Vec<Vec<TableRun>> {
-    use tessera_kernels::movement::RunSource;
-    let step = |a: &TableRun, b: &TableRun| match (a.src, b.src) {
-        (RunSource::Offset(x), RunSource::Offset(y)) if a.bytes == b.bytes => Some((
-            i64::from(y) - i64::from(x),
-            i64::from(b.dst) - i64::from(a.dst),
-        )),
-        _ => None,
-    };
     let mut parts: Vec<Vec<TableRun>> = Vec::new();
     let mut at = 0;
     while at < table.len() {
         let mut end = at + 1;
         if end < table.len() {
-            if let Some(s) = step(&table[at], &table[end]) {
-                while end + 1 < table.len() && step(&table[end], &table[end + 1]) == Some(s) {
+            if let Some(s) = progression_step(&table[at], &table[end]) {
+                while end + 1 < table.len()
+                    && progression_step(&table[end], &table[end + 1]) == Some(s)
+                {
                     end += 1;
                 }
                 end += 1;
@@ -401,6 +395,8 @@ fn progressions(table: &[TableRun]) -> Vec<Vec<TableRun>> {
     parts
 }
 
+/// The calls copying `runs` (destination offsets sorted, not overlapping) of elements of
+/// `element_bytes` bytes.
 pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>, String> {
     let mut whole: Vec<TableRun> = Vec::new();
     // Destination word → its lanes (byte offset in the word → source offset or zero).
