@@ -25,6 +25,8 @@ use tessera_isa::numerics::Fp8Format;
 use super::config::SiglipVisionConfig;
 use super::weights::names;
 
+pub use super::head::{k_parts, MAX_K_PARTS, MIN_K_CHUNK};
+
 /// Numeric choices of the graphs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Precision {
@@ -276,226 +278,26 @@ pub fn vision_tower(
     let hidden = b.reshape("last_hidden_state.view", post, [n, t, d])?;
     b.output("last_hidden_state", hidden)?;
     if spec.head {
-        let pooled = pooling_head(&mut b, config, precision, n, post)?;
+        let pooled = super::head::pooling_head(&mut b, config, precision, n, post)?;
         b.output("pooler_output", pooled)?;
     }
     Ok(b.finish()?)
 }
 
-/// SiglipMultiheadAttentionPoolingHead: the probe as the one query of multi-head attention
-/// over each image's tokens, the output projection, then `o + mlp(layernorm(o))`.
-fn pooling_head(
-    b: &mut GraphBuilder,
-    config: &SiglipVisionConfig,
-    precision: &Precision,
-    n: usize,
-    hidden: ValueHandle,
-) -> Result<ValueHandle, GraphError> {
-    let (d, heads, f) = (
-        config.hidden_size,
-        config.num_attention_heads,
-        config.intermediate_size,
-    );
-    let t = config.num_patches();
-    let fp8 = precision.fp8_attention_projections;
-    let dense = |label, weight, bias| Dense {
-        label,
-        weight,
-        bias,
-        in_features: d,
-        out_features: d,
-        fp8,
-    };
-    // The probe's query is a constant of the checkpoint, so the scores of every head are one
-    // narrow product with a weight derived on the host (`derived::HEAD_SCORE_WEIGHT`: the key
-    // projection times each head's query, over √hd; the key bias only shifts a head's scores,
-    // which softmax ignores). No query or key projection runs on the chip, and every token
-    // streams through each weight load. It reads the f16 tokens: the head's products are
-    // small, and a cast of every token would cost more than the FP8 rate saves.
-    // They are computed transposed, `W_sᵀ xᵀ` (heads × tokens): the tokens are the columns, so
-    // a head's row reaches its softmax tile in blocks of 16 tokens, and its K (the hidden size)
-    // is split over the chip like the head's other products.
-    let ws = b.weight(super::derived::HEAD_SCORE_WEIGHT, DType::F16, [d, heads])?;
-    let ws = b.transpose("head.scores.wt", ws, &[1, 0])?;
-    let ws = b.reshape("head.scores.w3", ws, [1, heads, d])?;
-    let xt = b.transpose("head.scores.xt", hidden, &[1, 0])?;
-    let xt = b.reshape("head.scores.x3", xt, [1, d, n * t])?;
-    let mut ones = None;
-    let scores = split_k_product(b, "head.scores", ws, xt, &mut ones)?;
-    let scores = b.reshape("head.scores.heads", scores, [heads, n, t])?;
-    let scores = b.transpose("head.scores.t", scores, &[1, 0, 2])?;
-    let probs = b.softmax("head.probs", scores, 1.0)?;
-    // With one query, a head's context is `Σ_t p_t (x_t W_v,h + b_v,h) = (Σ_t p_t x_t) W_v,h +
-    // b_v,h` (the probabilities sum to 1): each head pools the tokens first, a product of
-    // 16 rows instead of the values of every token, and the value projection acts on one
-    // pooled row per head. The value bias goes through the output projection on the host
-    // (`derived::HEAD_OUT_BIAS_FOLDED` = b_v W_o + b_o). Every product here has few rows, so
-    // each splits K over the chip ([`split_k_product`]); their sums come out flat,
-    // `[1, 1, rows·N]`, and the ops after them follow that layout.
-    let tokens = b.reshape("head.tokens", hidden, [n, t, d])?;
-    let pooled = split_k_product(b, "head.pooled", probs, tokens, &mut ones)?;
-    // The value projection stays f16 whatever the precision: a pooled row cast to FP8 carries
-    // its rounding whole, where the tokens' own FP8 errors averaged out over the pooling
-    // (pooler relative rms 8.12e-2 with FP8 here at So400m batch 2, 7.68e-2 before), and the
-    // product is a few rows.
-    let pooled = b.reshape("head.pooled.heads", pooled, [n, heads, d])?;
-    let pooled = b.transpose("head.pooled.t", pooled, &[1, 0, 2])?;
-    let wv = b.weight(names::HEAD_V_WEIGHT, DType::F16, [d, d])?;
-    let wv = b.reshape("head.v.weight.heads", wv, [d, heads, d / heads])?;
-    let wv = b.transpose("head.v.weight.t", wv, &[1, 0, 2])?;
-    let context = split_k_product(b, "head.v", pooled, wv, &mut ones)?;
-    let context = b.reshape("head.context.heads", context, [heads, n, d / heads])?;
-    let context = b.transpose("head.context.t", context, &[1, 0, 2])?;
-    let context = b.reshape("head.context.rows", context, [n, d])?;
-    let flat = |b: &mut GraphBuilder, label: &str, x: ValueHandle| b.reshape(label, x, [n, d]);
-    let o = few_rows_linear(
-        b,
-        precision,
-        dense(
-            "head.out_proj",
-            names::HEAD_OUT_WEIGHT,
-            super::derived::HEAD_OUT_BIAS_FOLDED,
-        ),
-        context,
-        &mut ones,
-    )?;
-    let o_rows = flat(b, "head.out_proj.rows", o)?;
-    let ln = layer_norm(
-        b,
-        config,
-        "head.layernorm",
-        "",
-        (names::HEAD_LN_WEIGHT, names::HEAD_LN_BIAS),
-        o_rows,
-    )?;
-    let fc1 = Dense {
-        label: "head.fc1",
-        weight: names::HEAD_FC1_WEIGHT,
-        bias: names::HEAD_FC1_BIAS,
-        in_features: d,
-        out_features: f,
-        fp8: precision.fp8_mlp,
-    };
-    let m = few_rows_linear(b, precision, fc1, ln, &mut ones)?;
-    let m = b.gelu("head.gelu", m)?;
-    let fc2 = Dense {
-        label: "head.fc2",
-        weight: names::HEAD_FC2_WEIGHT,
-        bias: names::HEAD_FC2_BIAS,
-        in_features: f,
-        out_features: d,
-        fp8: precision.fp8_mlp,
-    };
-    let m = few_rows_linear(b, precision, fc2, m, &mut ones)?;
-    let y = b.add("head.residual", o, m)?;
-    flat(b, "head.rows", y)
-}
-
-/// A [`Dense`] layer of the pooling head (`x` with few rows, any shape of `rows × in` elements)
-/// as a [`split_k_product`]: the result and its bias flat, `[1, 1, rows·out]`.
-fn few_rows_linear(
-    b: &mut GraphBuilder,
-    precision: &Precision,
-    layer: Dense,
-    x: ValueHandle,
-    ones: &mut Option<ValueHandle>,
-) -> Result<ValueHandle, GraphError> {
-    let (input, w) = layer.operands(b, precision, "", x)?;
-    let Dense {
-        label,
-        bias,
-        in_features,
-        out_features,
-        ..
-    } = layer;
-    let elements: usize = b.ty(x).map_or(0, |t| t.shape.dims().iter().product());
-    let rows = elements / in_features.max(1);
-    let x3 = b.reshape(&format!("{label}.x3"), input, [1, rows, in_features])?;
-    let w3 = b.reshape(&format!("{label}.w3"), w, [1, in_features, out_features])?;
-    let y = split_k_product(b, label, x3, w3, ones)?;
-    let bias = b.weight(bias, DType::F32, [out_features])?;
-    let bias = b.broadcast(&format!("{label}.bias.rows"), bias, [rows, out_features])?;
-    let bias = b.reshape(&format!("{label}.bias.flat"), bias, [rows * out_features])?;
-    b.bias_add(&format!("{label}.bias"), y, bias)
-}
-
-/// Largest number of K-chunks [`split_k_product`] makes.
-pub const MAX_K_PARTS: usize = 32;
-
-/// Fewest K elements per chunk of [`split_k_product`]: 64 f16 (4 of the AMP's K-blocks) or
-/// FP8 (2).
-pub const MIN_K_CHUNK: usize = 64;
-
-/// The number of K-chunks for a contraction of `k`: the largest divisor of `k` up to
-/// [`MAX_K_PARTS`] that leaves chunks of at least [`MIN_K_CHUNK`] (1: no split).
-pub fn k_parts(k: usize) -> usize {
-    (1..=MAX_K_PARTS.min(k / MIN_K_CHUNK).max(1))
-        .rev()
-        .find(|c| k.is_multiple_of(*c))
-        .unwrap_or(1)
-}
-
-/// `a · w`, flat (`[B, 1, M·N]`), for `a` `[B, M, K]`, `w` `[B, K, N]` whose rows M are few:
-/// K is split into
-/// [`k_parts`] chunks that run as separate batch entries, so the product spreads over the chip
-/// instead of streaming all of K through a few tiles, and the partial products (f16) are
-/// summed by one more product, a row of ones (`derived::HEAD_ONES`) times the chunks.
-///
-/// Numerics: each chunk accumulates in the AMP and is rounded to f16; the sum accumulates the
-/// rounded chunks in f32 and rounds once more.
-///
-/// `ones` holds the ones weight once a product has declared it (a weight is declared once).
-fn split_k_product(
-    b: &mut GraphBuilder,
-    label: &str,
-    a: ValueHandle,
-    w: ValueHandle,
-    ones: &mut Option<ValueHandle>,
-) -> Result<ValueHandle, GraphError> {
-    let dims = |b: &GraphBuilder, v: ValueHandle| -> Vec<usize> {
-        b.ty(v).map(|t| t.shape.dims().to_vec()).unwrap_or_default()
-    };
-    let (ad, wd) = (dims(b, a), dims(b, w));
-    let (&[bn, m, k], &[_, _, n]) = (&ad[..], &wd[..]) else {
-        // Not rank 3: the plain product reports the shapes.
-        return b.batched_matmul(label, a, w);
-    };
-    let c = k_parts(k);
-    if c == 1 {
-        let y = b.batched_matmul(label, a, w)?;
-        return b.reshape(&format!("{label}.flat"), y, [bn, 1, m * n]);
-    }
-    let kc = k / c;
-    let a = b.reshape(&format!("{label}.a.chunks"), a, [bn, m, c, kc])?;
-    let a = b.transpose(&format!("{label}.a.t"), a, &[0, 2, 1, 3])?;
-    let a = b.reshape(&format!("{label}.a.parts"), a, [bn * c, m, kc])?;
-    let w = b.reshape(&format!("{label}.w.parts"), w, [bn * c, kc, n])?;
-    let parts = b.batched_matmul(&format!("{label}.parts"), a, w)?;
-    let parts = b.reshape(&format!("{label}.parts.rows"), parts, [bn, c, m * n])?;
-    let ones = match *ones {
-        Some(h) => h,
-        None => *ones.insert(b.weight(super::derived::HEAD_ONES, DType::F16, [MAX_K_PARTS])?),
-    };
-    let ones = b.slice(&format!("{label}.ones"), ones, 0, 0, c)?;
-    let ones = b.reshape(&format!("{label}.ones.row"), ones, [1, 1, c])?;
-    let ones = b.broadcast(&format!("{label}.ones.batch"), ones, [bn, 1, c])?;
-    b.batched_matmul(label, ones, parts)
-}
-
 /// A dense layer: `x · W + bias` with W `[in, out]` read from `prefix + weight`.
-struct Dense<'a> {
-    label: &'a str,
-    weight: &'a str,
-    bias: &'a str,
-    in_features: usize,
-    out_features: usize,
-    fp8: bool,
+pub(super) struct Dense<'a> {
+    pub(super) label: &'a str,
+    pub(super) weight: &'a str,
+    pub(super) bias: &'a str,
+    pub(super) in_features: usize,
+    pub(super) out_features: usize,
+    pub(super) fp8: bool,
 }
 
 impl Dense<'_> {
     /// The product's operands: `x` (cast to the activation dtype in FP8, as `{label}.in`) and
     /// the weight `prefix + weight`, `[in, out]`.
-    fn operands(
+    pub(super) fn operands(
         &self,
         b: &mut GraphBuilder,
         precision: &Precision,
@@ -534,7 +336,7 @@ fn linear(
     b.bias_add(&format!("{}.bias", layer.label), y, bias)
 }
 
-fn layer_norm(
+pub(super) fn layer_norm(
     b: &mut GraphBuilder,
     config: &SiglipVisionConfig,
     label: &str,

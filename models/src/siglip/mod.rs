@@ -4,6 +4,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod derived;
 pub mod graph;
+mod head;
 mod layout;
 pub mod save;
 mod shard_index;
