@@ -21,7 +21,7 @@ const V_S: usize = 5;
 const V_SPLIT: usize = 6;
 
 /// Groups of 4 per row (the padded row length in `out` is 4 × this).
-fn groups(cols: usize) -> usize {
+pub(super) fn groups(cols: usize) -> usize {
     cols.div_ceil(4)
 }
 
@@ -95,7 +95,9 @@ fn make_case(
 
 const S: Region = Region::Standard;
 const I: Region = Region::Interleaved;
-const PLACES: [(Region, Region, Region); 4] = [(S, S, S), (I, I, I), (S, I, S), (I, S, I)];
+/// The placements of (x, out, scratch) the cases cycle through (shared with `softmax_seg`).
+pub(super) const PLACES: [(Region, Region, Region); 4] =
+    [(S, S, S), (I, I, I), (S, I, S), (I, S, I)];
 
 impl Kernel for Softmax {
     kernel_consts! {

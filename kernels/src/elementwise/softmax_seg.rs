@@ -4,6 +4,7 @@
 //! among them. The numerics are the assembly header's.
 
 use super::common::{halves_with_specials, normal_halves, random_bits};
+use super::softmax::{groups, PLACES};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::split::{worker_split, WORKERS};
 use crate::{kernel_consts, Kernel};
@@ -21,11 +22,6 @@ const V_STRIDE: usize = 4;
 const V_S: usize = 5;
 const V_NSEG: usize = 6;
 const V_SPLIT: usize = 8;
-
-/// Groups of 4 per row.
-fn groups(cols: usize) -> usize {
-    cols.div_ceil(4)
-}
 
 /// Groups per segment but the last, for `nseg` segments of a row of `cols`: the groups shared
 /// as evenly as whole groups allow (every segment non-empty needs `nseg ≤ groups`).
@@ -147,10 +143,6 @@ fn make_case(
         supervisor_csrs: vec![],
     }
 }
-
-const S: Region = Region::Standard;
-const I: Region = Region::Interleaved;
-const PLACES: [(Region, Region, Region); 4] = [(S, S, S), (I, I, I), (S, I, S), (I, S, I)];
 
 impl Kernel for SoftmaxSeg {
     kernel_consts! {
