@@ -64,6 +64,7 @@ fn chip_model(c: &mut Criterion) {
         layers: model.layers,
         head: true,
         fp8: true,
+        k_parts: None,
     };
     let graph = tower_graph(&model, &spec).expect("the built-in tower");
     let options =

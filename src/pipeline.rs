@@ -16,7 +16,7 @@ use tessera_codegen::plan::PlanOptions;
 use tessera_models::pixels::PixelValues;
 use tessera_models::reference::{compare, vision_tower as reference_tower, ErrorReport};
 use tessera_models::siglip::config::SiglipVisionConfig;
-use tessera_models::siglip::graph::{vision_tower, Precision, TowerSpec};
+use tessera_models::siglip::graph::{vision_tower, EncoderKParts, Precision, TowerSpec};
 use tessera_models::siglip::weights::{synthetic_weights, WeightSelection};
 use tessera_models::siglip::{add_derived_weights, load_checkpoint, CheckpointInfo};
 use tessera_sim::chip::{Chip, RunOptions, RunProgress, RunReport};
@@ -87,6 +87,8 @@ pub struct RunSpec {
     pub head: bool,
     /// FP8 GEMMs (F143 activations with scale −4) or f16.
     pub fp8: bool,
+    /// K-chunks of the encoder's products; `None`: chosen from the model's sizes.
+    pub k_parts: Option<EncoderKParts>,
 }
 
 /// The graph of `model` for `spec`, with FP8 weight scales fitted to the weights.
@@ -101,11 +103,12 @@ pub fn tower_graph(model: &Model, spec: &RunSpec) -> Result<Graph> {
     if spec.head && !model.head {
         bail!("the model has no pooling head");
     }
-    let precision = if spec.fp8 {
+    let mut precision = if spec.fp8 {
         Precision::default()
     } else {
         Precision::f16()
     };
+    precision.k_parts = spec.k_parts;
     let mut graph = vision_tower(
         &model.config,
         &TowerSpec {

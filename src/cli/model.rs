@@ -17,6 +17,7 @@ use tessera::sim::MachineDescription;
 use tessera_codegen::compile::CompiledGraph;
 use tessera_codegen::plan::PlanOptions;
 use tessera_models::pixels::PixelValues;
+use tessera_models::siglip::graph::{EncoderKParts, MAX_K_PARTS};
 
 /// Which model, how to run it, and the planner's bounds.
 #[derive(Args, Clone)]
@@ -58,6 +59,11 @@ pub struct ModelArgs {
     /// without them does not fit.
     #[arg(long)]
     sram_saving: bool,
+    /// K-chunks of the encoder's products, `QKV,OUT_PROJ,FC1,FC2` (each 1..=32; 1: not split),
+    /// e.g. `--k-parts 1,1,1,1` for none; by default chosen from the model's sizes (So400m:
+    /// `1,2,2,4`). A count that does not divide the product's K leaves it unsplit.
+    #[arg(long)]
+    k_parts: Option<String>,
     /// Unroll the encoder layers instead of compiling them as one loop (the layer's code,
     /// vertex state and exchange programs emitted once and run once per layer).
     #[arg(long)]
@@ -90,6 +96,11 @@ impl ModelArgs {
         if let Some(g) = self.grids {
             if g == 0 || g > 64 {
                 bail!("--grids {g}: expected 1..=64");
+            }
+        }
+        if let Some(k) = &self.k_parts {
+            if EncoderKParts::parse(k).is_none() {
+                bail!("--k-parts `{k}`: expected four counts 1..={MAX_K_PARTS}, `QKV,OUT_PROJ,FC1,FC2`");
             }
         }
         for f in &self.force {
@@ -125,6 +136,7 @@ impl ModelArgs {
             layers,
             head: model.head && !self.no_head,
             fp8,
+            k_parts: self.k_parts.as_deref().and_then(EncoderKParts::parse),
         })
     }
 

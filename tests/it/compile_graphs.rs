@@ -224,6 +224,7 @@ fn tower_values_one_by_one() {
         layers: 1,
         head: false,
         fp8: std::env::var("F16").is_err(),
+        k_parts: None,
     };
     let graph = inline_repeats(&tessera::pipeline::tower_graph(&model, &spec).unwrap()).unwrap();
     let mut g = graph.clone();

@@ -40,6 +40,7 @@ fn spec(layers: usize) -> RunSpec {
         layers,
         head: true,
         fp8: true,
+        k_parts: None,
     }
 }
 

@@ -23,6 +23,7 @@ use tessera_codegen::graph::{evaluate, HostTensor};
 use tessera_codegen::plan::PlanOptions;
 use tessera_models::pixels::PixelValues;
 use tessera_models::reference::compare;
+use tessera_models::siglip::graph::EncoderKParts;
 use tessera_sim::MachineDescription;
 
 fn testdata(path: &str) -> PathBuf {
@@ -110,6 +111,7 @@ fn transformers_checkpoints_run_bit_exactly_on_the_small_chip() {
                 layers: 2,
                 head: true,
                 fp8,
+                k_parts: None,
             };
             let (outcome, interpreted) = run("small", &model, &spec, &pixels);
             let shapes: Vec<&[usize]> = outcome
@@ -125,6 +127,41 @@ fn transformers_checkpoints_run_bit_exactly_on_the_small_chip() {
             }
         }
     }
+}
+
+/// Every encoder product with K split (`--k-parts 2,2,2,4`): the chunks run as the batch
+/// entries of one product and a tree of adds sums them; the outputs stay bit-exact against the
+/// plan's reference and within the FP8 tolerances of the unsplit graph.
+#[test]
+fn encoder_products_split_along_k_run_bit_exactly() {
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
+    let parts = EncoderKParts {
+        qkv: 2,
+        out_proj: 2,
+        fc1: 2,
+        fc2: 4,
+    };
+    let spec = RunSpec {
+        batch: 2,
+        layers: 2,
+        head: true,
+        fp8: true,
+        k_parts: Some(parts),
+    };
+    let graph = tower_graph(&model, &spec).unwrap();
+    let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
+    let labels: Vec<&str> = graph.nodes.iter().map(|(_, n)| n.label.as_str()).collect();
+    for split in ["qkv", "out_proj", "fc1", "fc2"] {
+        for layer in 0..2 {
+            let parts = format!("layer{layer}.{split}.parts");
+            assert!(labels.contains(&parts.as_str()), "{parts} missing");
+        }
+    }
+    // fc2's four chunks: two adds, then one.
+    assert!(labels.contains(&"layer1.fc2.sum1.0"));
+    let (outcome, interpreted) = run("small", &model, &spec, &pixels);
+    check(&outcome, &interpreted, 0.15, 8e-2);
 }
 
 #[test]
@@ -151,6 +188,7 @@ fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
         layers: 2,
         head: true,
         fp8: true,
+        k_parts: None,
     };
     let (outcome, interpreted) = run("ipu21", &model, &spec, &pixels);
     check(&outcome, &interpreted, 0.15, 8e-2);
@@ -170,6 +208,7 @@ fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
         layers: 2,
         head: true,
         fp8: true,
+        k_parts: None,
     };
     let machine = MachineDescription::builtin("small").unwrap();
     let graph = tower_graph(&model, &spec).unwrap();

@@ -26,6 +26,8 @@ use super::config::SiglipVisionConfig;
 use super::weights::names;
 
 pub use super::head::{k_parts, MAX_K_PARTS, MIN_K_CHUNK};
+use super::k_split::k_split_linear;
+pub use super::k_split::{EncoderKParts, MIN_SPLIT_CHUNK, MIN_SPLIT_MACS};
 
 /// Numeric choices of the graphs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,6 +53,9 @@ pub struct Precision {
     /// element-wise adds whose exchanges cost ~20k, and the softmax still writes whole rows),
     /// so it waits for a reducing sum and a softmax split along the keys.
     pub key_chunked_context: bool,
+    /// How many chunks each encoder product's K is split into ([`k_split_linear`]); `None`:
+    /// [`EncoderKParts::for_config`] picks from the model's sizes.
+    pub k_parts: Option<EncoderKParts>,
 }
 
 impl Default for Precision {
@@ -63,6 +68,7 @@ impl Default for Precision {
             fp8_attention_projections: true,
             transposed_context: true,
             key_chunked_context: false,
+            k_parts: None,
         }
     }
 }
@@ -75,6 +81,12 @@ impl Precision {
             fp8_attention_projections: false,
             ..Precision::default()
         }
+    }
+
+    /// [`Precision::k_parts`], or the split [`EncoderKParts::for_config`] picks.
+    pub fn k_parts_for(&self, config: &SiglipVisionConfig) -> EncoderKParts {
+        self.k_parts
+            .unwrap_or_else(|| EncoderKParts::for_config(config))
     }
 
     fn weight_dtype(&self, fp8: bool) -> DType {
@@ -319,7 +331,7 @@ impl Dense<'_> {
 }
 
 /// Builds a [`Dense`] layer; in FP8, `x` is cast to the activation dtype first.
-fn linear(
+pub(super) fn linear(
     b: &mut GraphBuilder,
     precision: &Precision,
     prefix: &str,
@@ -376,7 +388,14 @@ fn mlp(
         out_features: f,
         fp8,
     };
-    let h = linear(b, precision, prefix, fc1, h)?;
+    let h = k_split_linear(
+        b,
+        precision,
+        prefix,
+        fc1,
+        h,
+        precision.k_parts_for(config).fc1,
+    )?;
     let h = b.gelu("gelu", h)?;
     let fc2 = Dense {
         label: "fc2",
@@ -386,7 +405,14 @@ fn mlp(
         out_features: d,
         fp8,
     };
-    let h = linear(b, precision, prefix, fc2, h)?;
+    let h = k_split_linear(
+        b,
+        precision,
+        prefix,
+        fc2,
+        h,
+        precision.k_parts_for(config).fc2,
+    )?;
     b.add("residual2", x, h)
 }
 
@@ -498,7 +524,14 @@ fn layer(
         let k = b.split_heads("k.heads", k, heads, batch)?;
         (q, k, vt)
     } else {
-        let qkv = linear(b, precision, prefix, qkv_layer, h)?;
+        let qkv = k_split_linear(
+            b,
+            precision,
+            prefix,
+            qkv_layer,
+            h,
+            precision.k_parts_for(config).qkv,
+        )?;
         let q = b.slice("q", qkv, 1, 0, d)?;
         let k = b.slice("k", qkv, 1, d, 2 * d)?;
         let v = b.slice("v", qkv, 1, 2 * d, 3 * d)?;
@@ -537,7 +570,14 @@ fn layer(
         out_features: d,
         fp8,
     };
-    let attn = linear(b, precision, prefix, out_proj, context)?;
+    let attn = k_split_linear(
+        b,
+        precision,
+        prefix,
+        out_proj,
+        context,
+        precision.k_parts_for(config).out_proj,
+    )?;
     let h = b.add("residual1", x, attn)?;
     debug_assert_eq!(b.ty(h).map(|t| t.shape.dims()[0]), Some(batch * tokens));
     mlp(b, config, precision, prefix, h)
@@ -759,7 +799,12 @@ mod tests {
         assert!(text.contains("f16[5832, 1152] = input \"x\""), "{text}");
         assert!(text.contains("f143<-10>[1152, 3456] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight\""));
         assert!(text.contains("f16[128, 729, 729] = batched_matmul"));
-        assert!(text.contains("f16[5832, 4304] = matmul"));
+        // fc1 with K split in two (EncoderKParts::for_config), its chunks summed.
+        assert!(
+            text.contains("f16[2, 5832, 4304] = batched_matmul"),
+            "{text}"
+        );
+        assert!(text.contains("f16[5832, 4304] = add"), "{text}");
         let g = encoder(&c, c.num_patches(), 1, 27).unwrap();
         assert_eq!(g.expanded_weights().len(), 27 * 12);
     }

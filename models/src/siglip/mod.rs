@@ -5,6 +5,7 @@ pub mod config;
 pub mod derived;
 pub mod graph;
 mod head;
+mod k_split;
 mod layout;
 pub mod save;
 mod shard_index;
