@@ -55,6 +55,35 @@ pub fn rows(shape: &[u32], tiles: u32, granule: u32) -> Result<Distribution, Lay
     )
 }
 
+/// `[R, N]` with fewer rows than `tiles` spread over the chip as rows × column blocks: every
+/// row on its own set of tiles, its `N` values cut into `tiles / R` blocks (at least 2) of whole
+/// `granule`s. `None` when the rows alone fill the chip, for another rank, or when `N` has too
+/// few granules to cut.
+pub fn row_column_spread(
+    shape: &[u32],
+    tiles: u32,
+    granule: u32,
+) -> Option<Result<Distribution, LayoutError>> {
+    let &[r, n] = shape else {
+        return None;
+    };
+    let cols = (tiles / r.max(1)).min(n.div_ceil(granule.max(1)));
+    if r == 0 || cols < 2 {
+        return None;
+    }
+    let bounds = vec![even_bounds(r, r, 1), even_bounds(n, cols, granule)];
+    let grid = TileGrid::new(
+        vec![bounds[0].len() as u32 - 1, bounds[1].len() as u32 - 1],
+        0,
+    );
+    Some(Distribution::on_grid(
+        shape.to_vec(),
+        bounds,
+        &grid,
+        &[Some(0), Some(1)],
+    ))
+}
+
 /// The three distributions of a product `[.., M, K] × [.., K, N] → [.., M, N]` on a grid of
 /// `lead` blocks of the leading dimensions (flattened, outermost first) × `tm` row blocks × `tn`
 /// column blocks (rows in multiples of `rg`, columns of `cg`): the result in blocks; `a` its
@@ -258,6 +287,41 @@ mod tests {
         assert_eq!(d.counts(), vec![729, 1]);
         let d = rows(&[8], 4, 1).unwrap();
         assert_eq!(d.tile_count(), 1);
+    }
+
+    /// Rows fewer than the tiles are cut into column blocks of whole granules, one block per
+    /// tile, covering every value once; rows that fill the chip, or too few granules, are not.
+    #[test]
+    fn a_row_column_spread_fills_the_chip_in_whole_granules() {
+        for (shape, tiles, cols) in [
+            ([729u32, 4304u32], 1472u32, 2u32),
+            ([729, 1152], 1472, 2),
+            ([16, 1152], 1472, 36),
+            ([100, 100], 1472, 4),
+            ([3, 64], 8, 2),
+        ] {
+            let d = row_column_spread(&shape, tiles, 32).unwrap().unwrap();
+            assert_eq!(d.counts(), vec![shape[0], cols], "{shape:?}");
+            assert!(d.tile_count() as u32 <= tiles);
+            let all: Vec<u32> = d.all_tiles().collect();
+            let mut distinct = all.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(
+                distinct.len(),
+                all.len(),
+                "{shape:?}: a tile holds two blocks"
+            );
+            let cuts = &d.bounds()[1];
+            assert_eq!((cuts[0], *cuts.last().unwrap()), (0, shape[1]));
+            assert!(
+                cuts[..cuts.len() - 1].iter().all(|c| c % 32 == 0),
+                "{cuts:?}"
+            );
+        }
+        assert!(row_column_spread(&[1472, 64], 1472, 32).is_none());
+        assert!(row_column_spread(&[729, 32], 1472, 32).is_none());
+        assert!(row_column_spread(&[4, 729, 64], 1472, 32).is_none());
     }
 
     #[test]

@@ -7,11 +7,13 @@
 //! |---|---|
 //! | matmul `[M,K]×[K,N]` | grids of row × column blocks (a few shapes ranked by a quick model, columns in 16s or in whole heads), operands `Panels` and `Cwei` |
 //! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids; for few rows (M ≤ 128), (batch entries × column blocks) grids; (batch entries × row × column blocks) grids ranked as plain products' |
-//! | bias add, add, gelu, cast | follow the operand's layout; rows over the chip |
+//! | bias add, add, gelu, cast | follow the operand's layout; rows over the chip; rows × column blocks of 32 when the rows are fewer than the tiles |
 //! | softmax, layernorm | follow when rows are whole; rows over the chip |
 
 use super::forms::{BaseKind, Form};
-use super::spread::{columns_of, product_grid, rows, stored_bases, stored_once, stored_spread};
+use super::spread::{
+    columns_of, product_grid, row_column_spread, rows, stored_bases, stored_once, stored_spread,
+};
 use super::{value_dims, PlanError};
 use crate::graph::op::view_op;
 use crate::graph::{DType, Graph, Op, ValueHandle};
@@ -248,6 +250,7 @@ fn row_op_layouts(
     shape: &[u32],
     followed: Option<Arc<Layout>>,
     dtype: DType,
+    spread: Spread,
 ) -> Vec<(String, StrategyKind, Distribution, Order)> {
     let mut dists: Vec<(String, StrategyKind, Distribution, Order)> = Vec::new();
     if let Some(l) = followed {
@@ -259,9 +262,9 @@ fn row_op_layouts(
             order,
         ));
     }
-    for d in row_spreads(ctx, shape) {
+    for d in row_spreads(ctx, shape, spread) {
         dists.push((
-            format!("rows on {}", d.tile_count()),
+            spread_label(&d),
             StrategyKind::Rows,
             d,
             Order::RowMajor { align: 4 },
@@ -270,7 +273,30 @@ fn row_op_layouts(
     dists
 }
 
-fn row_spreads(ctx: &Ctx, shape: &[u32]) -> Vec<Distribution> {
+/// Whether an op's rows may be cut into column blocks when they are fewer than the tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spread {
+    /// Whole rows only (softmax, layernorm).
+    WholeRows,
+    /// Element-wise: rows, or rows × column blocks when the rows alone leave tiles idle
+    /// ([`row_column_spread`]).
+    Elements,
+}
+
+/// Columns of a row × column spread in whole 32-element granules: a product reading the value
+/// as AMP panels (32-byte K-blocks) gets whole K-blocks from each source tile.
+const SPREAD_COLUMN_GRANULE: u32 = 32;
+
+/// `rows on N`, or `rows x C cols on N` for a row × column spread.
+fn spread_label(d: &Distribution) -> String {
+    let counts = d.counts();
+    match counts[..] {
+        [_, c] if c > 1 => format!("rows x {c} cols on {}", d.tile_count()),
+        _ => format!("rows on {}", d.tile_count()),
+    }
+}
+
+fn row_spreads(ctx: &Ctx, shape: &[u32], spread: Spread) -> Vec<Distribution> {
     let tiles = ctx.tiles;
     let mut spreads: Vec<(u32, u32)> = vec![(tiles, 1), (tiles / 2, 1), (tiles / 4, 1)];
     if ctx.sram_saving {
@@ -284,6 +310,16 @@ fn row_spreads(ctx: &Ctx, shape: &[u32]) -> Vec<Distribution> {
         if let Ok(d) = rows(shape, n.max(1), granule) {
             if !out.contains(&d) {
                 out.push(d);
+            }
+        }
+    }
+    match spread {
+        Spread::WholeRows => {}
+        Spread::Elements => {
+            if let Some(Ok(d)) = row_column_spread(shape, tiles, SPREAD_COLUMN_GRANULE) {
+                if !out.contains(&d) {
+                    out.push(d);
+                }
             }
         }
     }
@@ -435,7 +471,7 @@ pub fn strategies(
         }
         Op::BiasAdd { x, bias } => {
             needs_f16(graph, h, *x, "x")?;
-            let dists = row_op_layouts(ctx, &shape, followed(*x), dtype);
+            let dists = row_op_layouts(ctx, &shape, followed(*x), dtype, Spread::Elements);
             for (label, kind, dist, order) in dists {
                 let bias_dist =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
@@ -469,9 +505,9 @@ pub fn strategies(
                     }
                 }
             }
-            for d in row_spreads(ctx, &shape) {
+            for d in row_spreads(ctx, &shape, Spread::Elements) {
                 layouts.push((
-                    format!("rows on {}", d.tile_count()),
+                    spread_label(&d),
                     StrategyKind::Rows,
                     lay(d, Order::DENSE, DType::F16),
                 ));
@@ -508,13 +544,8 @@ pub fn strategies(
                     l.order,
                 ));
             }
-            for d in row_spreads(ctx, &shape) {
-                layouts.push((
-                    format!("rows on {}", d.tile_count()),
-                    StrategyKind::Rows,
-                    d,
-                    Order::DENSE,
-                ));
+            for d in row_spreads(ctx, &shape, Spread::Elements) {
+                layouts.push((spread_label(&d), StrategyKind::Rows, d, Order::DENSE));
             }
             for (label, kind, dist, order) in layouts {
                 out.push(Strategy {
@@ -537,7 +568,7 @@ pub fn strategies(
             }
             // Softmax rows must be whole on a tile to follow x.
             let whole = followed(*x).filter(|l| l.dist.is_whole(rank - 1));
-            let dists = row_op_layouts(ctx, &shape, whole, dtype);
+            let dists = row_op_layouts(ctx, &shape, whole, dtype, Spread::WholeRows);
             for (label, kind, dist, order) in dists {
                 out.push(Strategy {
                     label,
@@ -577,7 +608,7 @@ pub fn strategies(
                     dists.push(("follow x".into(), StrategyKind::Follow, l.dist.clone()));
                 }
             }
-            for d in row_spreads(ctx, &shape) {
+            for d in row_spreads(ctx, &shape, Spread::WholeRows) {
                 if !dists.iter().any(|(_, _, e)| e == &d) {
                     dists.push((format!("rows on {}", d.tile_count()), StrategyKind::Rows, d));
                 }
