@@ -275,10 +275,20 @@ fn compile_with(
                 Ok(back) => {
                     times.emit += started.elapsed().as_secs_f64();
                     if options.trace.timing {
+                        let placeholder: Vec<Vec<u32>> = lowered
+                            .program
+                            .tiles
+                            .iter()
+                            .map(|t| vec![0; t.buffers.len()])
+                            .collect();
                         for (phase, cycles) in back.report.phase_cycles.iter().enumerate() {
-                            options
-                                .trace
-                                .line(&format!("  phase {phase}: scheduled in {cycles} cycles"));
+                            let load = crate::exchange::ExchangePhase {
+                                transfers: lowered.program.resolve_phase(phase, &placeholder),
+                            }
+                            .load();
+                            options.trace.line(&format!(
+                                "  phase {phase}: scheduled in {cycles} cycles ({load})"
+                            ));
                         }
                     }
                     let estimate = estimate(target, &lowered.program, &back.report.phase_cycles);

@@ -63,6 +63,78 @@ impl ExchangePhase {
     pub fn bytes(&self) -> u64 {
         self.transfers.iter().map(|t| t.words as u64 * 4).sum()
     }
+
+    /// How the phase loads its busiest tiles (for traces: a schedule much longer than the
+    /// busiest receiver's or sender's words is lost to ordering, not to bandwidth).
+    pub fn load(&self) -> PhaseLoad {
+        use std::collections::HashMap;
+        let mut received: HashMap<u32, (u64, u32)> = HashMap::new();
+        let mut sent: HashMap<u32, (u64, u32)> = HashMap::new();
+        let mut deliveries = 0u64;
+        for t in &self.transfers {
+            let s = sent.entry(t.sender).or_default();
+            (s.0, s.1) = (s.0 + u64::from(t.words), s.1 + 1);
+            for d in &t.deliveries {
+                let r = received.entry(d.tile).or_default();
+                (r.0, r.1) = (r.0 + u64::from(t.words), r.1 + 1);
+                deliveries += 1;
+            }
+        }
+        let busiest = |m: &HashMap<u32, (u64, u32)>| {
+            m.iter()
+                .map(|(&tile, &(words, transfers))| (words, transfers, tile))
+                .max()
+                .map(|(words, transfers, tile)| TileLoad {
+                    tile,
+                    words,
+                    transfers,
+                })
+                .unwrap_or_default()
+        };
+        PhaseLoad {
+            transfers: self.transfers.len(),
+            deliveries,
+            receiver: busiest(&received),
+            sender: busiest(&sent),
+        }
+    }
+}
+
+/// [`ExchangePhase::load`]: its transfers and its busiest receiver and sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseLoad {
+    pub transfers: usize,
+    /// Transfers times their receivers.
+    pub deliveries: u64,
+    pub receiver: TileLoad,
+    pub sender: TileLoad,
+}
+
+/// The words and transfers one tile receives or sends in a phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileLoad {
+    pub tile: u32,
+    pub words: u64,
+    pub transfers: u32,
+}
+
+impl std::fmt::Display for PhaseLoad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (r, s) = (self.receiver, self.sender);
+        write!(
+            f,
+            "{} transfers, {} deliveries; busiest receiver tile {} {} words in {} transfers, \
+             busiest sender tile {} {} words in {} transfers",
+            self.transfers,
+            self.deliveries,
+            r.tile,
+            r.words,
+            r.transfers,
+            s.tile,
+            s.words,
+            s.transfers
+        )
+    }
 }
 
 /// Why a phase could not be scheduled or failed the check.
