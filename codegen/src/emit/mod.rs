@@ -344,6 +344,7 @@ fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedu
     let mut schedules = vec![
         PhaseSchedule {
             starts: Vec::new(),
+            runs: Vec::new(),
             length: 0
         };
         program.phases.len()

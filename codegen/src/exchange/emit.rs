@@ -33,24 +33,35 @@ pub fn timed_ops(
     schedule: &PhaseSchedule,
 ) -> Vec<Vec<(u32, ExchangeOp)>> {
     let mut ops = vec![Vec::new(); target.tiles as usize];
-    for (transfer, &start) in phase.transfers.iter().zip(&schedule.starts) {
+    for ((transfer, &start), runs) in phase
+        .transfers
+        .iter()
+        .zip(&schedule.starts)
+        .zip(&schedule.runs)
+    {
         let sctl = target
             .fabric
             .sctl(transfer.sender, transfer.deliveries.iter().map(|d| d.tile));
+        // Each run of the sender's words in sends of at most 64.
         let mut sent = 0;
-        while sent < transfer.words {
-            let words = (transfer.words - sent).min(MAX_WORDS_PER_SEND);
-            ops[transfer.sender as usize].push((
-                start + sent,
-                ExchangeOp::Send {
-                    address: transfer.source + 4 * sent,
-                    words,
-                    sctl,
-                },
-            ));
-            sent += words;
+        let mut end = start;
+        for &(cycle, words) in runs {
+            let mut done = 0;
+            while done < words {
+                let n = (words - done).min(MAX_WORDS_PER_SEND);
+                ops[transfer.sender as usize].push((
+                    cycle + done,
+                    ExchangeOp::Send {
+                        address: transfer.source + 4 * sent,
+                        words: n,
+                        sctl,
+                    },
+                ));
+                (done, sent) = (done + n, sent + n);
+            }
+            end = cycle + words;
         }
-        let window = transfer.words.max(MIN_WINDOW);
+        let window = (end - start).max(MIN_WINDOW);
         for delivery in &transfer.deliveries {
             let arrival = start + target.latency(transfer.sender, delivery.tile);
             let tile = &mut ops[delivery.tile as usize];
