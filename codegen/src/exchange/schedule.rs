@@ -20,8 +20,9 @@ pub const MAX_WORDS_PER_SEND: u32 = 64;
 pub const MIN_WINDOW: u32 = 7;
 /// Cycles of receive set-up before the first arrival (`setzi`, `put SINIT`, `setzi`).
 pub const SETUP_BEFORE_ARRIVAL: u32 = 8;
-/// Fewest words of a transfer whose sender may pause (shorter ones fit the gaps whole).
-pub const PAUSABLE_WORDS: u32 = 64;
+/// Fewest words of a transfer whose sender may pause: 8 (So400m+head batch 1 estimates 579,585
+/// cycles against 582,404 with 64, for 0.3 s more scheduling).
+pub const PAUSABLE_WORDS: u32 = 8;
 
 /// When each transfer starts, and the phase's length.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -369,12 +370,13 @@ pub fn schedule_with(
     pausing: bool,
 ) -> Result<PhaseSchedule, ExchangeError> {
     let mut tiles = vec![TileResources::default(); target.tiles as usize];
-    let mut starts = Vec::with_capacity(phase.transfers.len());
-    let mut all_runs = Vec::with_capacity(phase.transfers.len());
+    let n = phase.transfers.len();
+    let mut starts = vec![0; n];
+    let mut all_runs = vec![Vec::new(); n];
     let mut length = 0;
     let mut needs: Vec<(u32, Resource, u32, u32)> = Vec::new();
     let mut cursors: Vec<Option<usize>> = Vec::new();
-    for transfer in &phase.transfers {
+    for (index, transfer) in phase.transfers.iter().enumerate() {
         validate(target, transfer)?;
         let whole = unbroken(target, &tiles, transfer, &mut needs, &mut cursors);
         let chosen = if pausing && transfer.words >= PAUSABLE_WORDS {
@@ -402,8 +404,8 @@ pub fn schedule_with(
         tiles[transfer.sender as usize]
             .sends
             .insert(chosen.start, span_end);
-        starts.push(chosen.start);
-        all_runs.push(chosen.runs);
+        starts[index] = chosen.start;
+        all_runs[index] = chosen.runs;
     }
     Ok(PhaseSchedule {
         starts,
