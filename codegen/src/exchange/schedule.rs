@@ -280,14 +280,22 @@ impl Placement {
     }
 }
 
+/// The buffers a placement search reuses: the intervals a transfer needs and each one's place
+/// in its timeline.
+#[derive(Default)]
+struct Scratch {
+    needs: Vec<(u32, Resource, u32, u32)>,
+    cursors: Vec<Option<usize>>,
+}
+
 /// The transfer sent unbroken at the earliest start every resource allows.
 fn unbroken(
     target: &Target,
     tiles: &[TileResources],
     transfer: &Transfer,
-    needs: &mut Vec<(u32, Resource, u32, u32)>,
-    cursors: &mut Vec<Option<usize>>,
+    scratch: &mut Scratch,
 ) -> Placement {
+    let Scratch { needs, cursors } = scratch;
     needs.clear();
     requirements_into(target, transfer, SETUP_BEFORE_ARRIVAL, needs);
     cursors.clear();
@@ -306,9 +314,9 @@ fn paused(
     target: &Target,
     tiles: &[TileResources],
     transfer: &Transfer,
-    needs: &mut Vec<(u32, Resource, u32, u32)>,
-    cursors: &mut Vec<Option<usize>>,
+    scratch: &mut Scratch,
 ) -> Placement {
+    let Scratch { needs, cursors } = scratch;
     let sender = &tiles[transfer.sender as usize];
     let mut from = 0;
     loop {
@@ -374,13 +382,12 @@ pub fn schedule_with(
     let mut starts = vec![0; n];
     let mut all_runs = vec![Vec::new(); n];
     let mut length = 0;
-    let mut needs: Vec<(u32, Resource, u32, u32)> = Vec::new();
-    let mut cursors: Vec<Option<usize>> = Vec::new();
+    let mut scratch = Scratch::default();
     for (index, transfer) in phase.transfers.iter().enumerate() {
         validate(target, transfer)?;
-        let whole = unbroken(target, &tiles, transfer, &mut needs, &mut cursors);
+        let whole = unbroken(target, &tiles, transfer, &mut scratch);
         let chosen = if pausing && transfer.words >= PAUSABLE_WORDS {
-            let broken = paused(target, &tiles, transfer, &mut needs, &mut cursors);
+            let broken = paused(target, &tiles, transfer, &mut scratch);
             if broken.end() < whole.end() {
                 broken
             } else {

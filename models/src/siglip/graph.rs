@@ -27,7 +27,7 @@ use super::weights::names;
 
 pub use super::head::{k_parts, MAX_K_PARTS, MIN_K_CHUNK};
 use super::k_split::k_split_linear;
-pub use super::k_split::{EncoderKParts, MIN_SPLIT_CHUNK, MIN_SPLIT_MACS};
+pub use super::k_split::{EncoderKParts, MAX_SPLIT_BATCH, MIN_SPLIT_CHUNK, MIN_SPLIT_MACS};
 
 /// Numeric choices of the graphs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -83,10 +83,11 @@ impl Precision {
         }
     }
 
-    /// [`Precision::k_parts`], or the split [`EncoderKParts::for_config`] picks.
-    pub fn k_parts_for(&self, config: &SiglipVisionConfig) -> EncoderKParts {
+    /// [`Precision::k_parts`], or the split [`EncoderKParts::for_config`] picks for `batch`
+    /// images.
+    pub fn k_parts_for(&self, config: &SiglipVisionConfig, batch: usize) -> EncoderKParts {
         self.k_parts
-            .unwrap_or_else(|| EncoderKParts::for_config(config))
+            .unwrap_or_else(|| EncoderKParts::for_config(config, batch))
     }
 
     fn weight_dtype(&self, fp8: bool) -> DType {
@@ -372,6 +373,8 @@ fn mlp(
 ) -> Result<ValueHandle, GraphError> {
     let (d, f) = (config.hidden_size, config.intermediate_size);
     let fp8 = precision.fp8_mlp;
+    let rows = b.ty(x).map_or(0, |t| t.shape.dims()[0]);
+    let batch = rows / config.num_patches().max(1);
     let h = layer_norm(
         b,
         config,
@@ -394,7 +397,7 @@ fn mlp(
         prefix,
         fc1,
         h,
-        precision.k_parts_for(config).fc1,
+        precision.k_parts_for(config, batch).fc1,
     )?;
     let h = b.gelu("gelu", h)?;
     let fc2 = Dense {
@@ -411,7 +414,7 @@ fn mlp(
         prefix,
         fc2,
         h,
-        precision.k_parts_for(config).fc2,
+        precision.k_parts_for(config, batch).fc2,
     )?;
     b.add("residual2", x, h)
 }
@@ -530,7 +533,7 @@ fn layer(
             prefix,
             qkv_layer,
             h,
-            precision.k_parts_for(config).qkv,
+            precision.k_parts_for(config, batch).qkv,
         )?;
         let q = b.slice("q", qkv, 1, 0, d)?;
         let k = b.slice("k", qkv, 1, d, 2 * d)?;
@@ -576,7 +579,7 @@ fn layer(
         prefix,
         out_proj,
         context,
-        precision.k_parts_for(config).out_proj,
+        precision.k_parts_for(config, batch).out_proj,
     )?;
     let h = b.add("residual1", x, attn)?;
     debug_assert_eq!(b.ty(h).map(|t| t.shape.dims()[0]), Some(batch * tokens));
@@ -799,12 +802,8 @@ mod tests {
         assert!(text.contains("f16[5832, 1152] = input \"x\""), "{text}");
         assert!(text.contains("f143<-10>[1152, 3456] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight\""));
         assert!(text.contains("f16[128, 729, 729] = batched_matmul"));
-        // fc1 with K split in two (EncoderKParts::for_config), its chunks summed.
-        assert!(
-            text.contains("f16[2, 5832, 4304] = batched_matmul"),
-            "{text}"
-        );
-        assert!(text.contains("f16[5832, 4304] = add"), "{text}");
+        // Batch 8: above MAX_SPLIT_BATCH, so fc1 is one product (EncoderKParts::for_config).
+        assert!(text.contains("f16[5832, 4304] = matmul"), "{text}");
         let g = encoder(&c, c.num_patches(), 1, 27).unwrap();
         assert_eq!(g.expanded_weights().len(), 27 * 12);
     }

@@ -36,8 +36,12 @@ impl EncoderKParts {
     /// 696,765 / 778,180; with the output projection in 2 674,501, in 3 or 4 667,641 /
     /// 673,336; with fc1 in 2 as well 667,037 (simulated 662,451, against 719,614 unsplit);
     /// the QKV projection in 2 as well 699,253. The built-in tower (hidden 256, MLP 1024, 256
-    /// tokens) is too small: fc2 in 2 makes it 173,832 against 166,114.
-    pub fn for_config(config: &SiglipVisionConfig) -> EncoderKParts {
+    /// tokens) is too small: fc2 in 2 makes it 173,832 against 166,114. Above
+    /// [`MAX_SPLIT_BATCH`] images nothing is split.
+    pub fn for_config(config: &SiglipVisionConfig, batch: usize) -> EncoderKParts {
+        if batch > MAX_SPLIT_BATCH {
+            return EncoderKParts::NONE;
+        }
         let (d, f, t) = (
             config.hidden_size,
             config.intermediate_size,
@@ -82,6 +86,12 @@ impl EncoderKParts {
         }
     }
 }
+
+/// Most images per run [`EncoderKParts::for_config`] splits for: at batch 4 the chunks' weights,
+/// replicated over each chunk's row blocks, leave no room for the activations (So400m+head:
+/// `E-PLAN-004 batched_matmul layer0.fc2.parts: no strategy fits`, 306,629 bytes over on a
+/// tile); batches 1 and 2 are measured faster split.
+pub const MAX_SPLIT_BATCH: usize = 2;
 
 /// Fewest K elements per chunk [`EncoderKParts::for_config`] makes.
 pub const MIN_SPLIT_CHUNK: usize = 512;
@@ -149,17 +159,22 @@ mod tests {
     #[test]
     fn the_automatic_k_split_keeps_chunks_whole_and_long() {
         let so400m = SiglipVisionConfig::so400m_patch14_378();
-        let p = EncoderKParts::for_config(&so400m);
+        let p = EncoderKParts::for_config(&so400m, 1);
         assert_eq!((p.qkv, p.out_proj, p.fc1, p.fc2), (1, 2, 2, 4));
         let mut small = SiglipVisionConfig::so400m_patch14_378();
         (small.hidden_size, small.intermediate_size) = (256, 1024);
         (small.image_size, small.patch_size) = (224, 14);
-        assert_eq!(EncoderKParts::for_config(&small), EncoderKParts::NONE);
+        assert_eq!(EncoderKParts::for_config(&small, 1), EncoderKParts::NONE);
+        assert_eq!(EncoderKParts::for_config(&so400m, 2), p);
+        assert_eq!(
+            EncoderKParts::for_config(&so400m, MAX_SPLIT_BATCH + 1),
+            EncoderKParts::NONE
+        );
         for d in (64..=2048).step_by(64) {
             for f in [d * 3, d * 4, d * 4 - 32, 4304] {
                 let mut c = so400m.clone();
                 (c.hidden_size, c.intermediate_size) = (d, f);
-                let p = EncoderKParts::for_config(&c);
+                let p = EncoderKParts::for_config(&c, 2);
                 for (k, parts) in [(d, p.out_proj), (d, p.fc1), (f, p.fc2), (d, p.qkv)] {
                     assert!(k % parts == 0 && (parts == 1 || k / parts >= MIN_SPLIT_CHUNK));
                 }
