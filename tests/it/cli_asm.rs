@@ -706,6 +706,9 @@ fn model_command_flags_are_refused_before_any_work() {
             "no-equals-sign",
             "--force `no-equals-sign`",
         ),
+        ("estimate", "--k-parts", "1,2,2", "--k-parts `1,2,2`"),
+        ("run", "--k-parts", "1,2,2,0", "expected four counts 1..=32"),
+        ("compile", "--k-parts", "1,1,1,64", "--k-parts `1,1,1,64`"),
     ] {
         // A machine file that does not exist: the bound must be refused before it is read.
         fails_clearly(
