@@ -391,14 +391,8 @@ fn mlp(
         out_features: f,
         fp8,
     };
-    let h = k_split_linear(
-        b,
-        precision,
-        prefix,
-        fc1,
-        h,
-        precision.k_parts_for(config, batch).fc1,
-    )?;
+    let parts = precision.k_parts_for(config, batch);
+    let h = k_split_linear(b, precision, prefix, fc1, h, parts.fc1)?;
     let h = b.gelu("gelu", h)?;
     let fc2 = Dense {
         label: "fc2",
@@ -408,14 +402,7 @@ fn mlp(
         out_features: d,
         fp8,
     };
-    let h = k_split_linear(
-        b,
-        precision,
-        prefix,
-        fc2,
-        h,
-        precision.k_parts_for(config, batch).fc2,
-    )?;
+    let h = k_split_linear(b, precision, prefix, fc2, h, parts.fc2)?;
     b.add("residual2", x, h)
 }
 
