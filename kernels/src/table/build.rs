@@ -1,0 +1,278 @@
+//! How a [`KernelParams`] becomes its kernel's case: the preconditions it is checked against
+//! ([`KernelParams::check`]) and the kernel constructors the template is built with.
+
+use super::{fp8_out, ElementOut, KernelParamError, KernelParams};
+use crate::case::{Case, Region};
+use crate::elementwise::common::Fp8Out;
+use crate::gemm::{GemmSpec, GEMM_F16, GEMM_FP8};
+use crate::norm::layernorm::{Fp8Out as LnFp8, LnSpec, LAYERNORM_F16, LAYERNORM_FP8};
+use tessera_isa::numerics::Fp8Format;
+
+impl KernelParams {
+    /// Checks the kernel's preconditions (so building its template cannot fail).
+    pub fn check(&self) -> Result<(), KernelParamError> {
+        let fail = |reason: String| {
+            Err(KernelParamError {
+                kernel: self.id().name(),
+                reason,
+            })
+        };
+        match *self {
+            KernelParams::Gemm(g) => {
+                if g.m == 0 || g.k == 0 || g.n == 0 {
+                    return fail(format!("empty GEMM {}x{}x{}", g.m, g.k, g.n));
+                }
+                if g.n.div_ceil(16) * 32 > crate::gemm::MAX_ROW_STRIDE_BYTES as u32 {
+                    return fail(format!("{} columns exceed the row-stride field", g.n));
+                }
+            }
+            KernelParams::LayerNorm {
+                rows, n, eps_bits, ..
+            } => {
+                let eps = f32::from_bits(eps_bits);
+                if rows == 0
+                    || n == 0
+                    || (rows > 1 && n % 4 != 0)
+                    || !(eps.is_finite() && eps >= 0.0)
+                {
+                    return fail(format!(
+                        "{rows} rows of {n} (rows > 1 needs n % 4 == 0), eps {eps}"
+                    ));
+                }
+            }
+            KernelParams::Softmax {
+                rows,
+                cols,
+                in_stride,
+                scale_bits,
+                segments,
+            } => {
+                let s = f32::from_bits(scale_bits);
+                if rows == 0
+                    || cols == 0
+                    || in_stride % 4 != 0
+                    || in_stride < cols
+                    || !(s.is_finite() && s > 0.0)
+                    || segments == 0
+                    || segments > 6
+                    || segments as usize
+                        != crate::elementwise::softmax_seg::segments(
+                            cols as usize,
+                            segments as usize,
+                        )
+                {
+                    return fail(format!(
+                        "{rows} rows of {cols}, stride {in_stride}, scale {s}, {segments} segments (1..=6, each with whole groups of 4)"
+                    ));
+                }
+            }
+            KernelParams::BiasAdd { rows, cols } => {
+                if rows == 0 || cols == 0 || cols % 4 != 0 {
+                    return fail(format!("{rows} rows of {cols} (needs cols % 4 == 0)"));
+                }
+            }
+            KernelParams::ResidualAdd { n } | KernelParams::Gelu { n, .. } => {
+                if n == 0 {
+                    return fail("no elements".into());
+                }
+            }
+            KernelParams::CopyRuns { .. }
+            | KernelParams::Gather { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => {
+                // Their constructors check everything (tables, strides, overlaps, scales).
+                if let Err(e) = self.build_checked() {
+                    return fail(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The case of the table-driven kernels, whose constructors validate.
+    pub(super) fn build_checked(&self) -> Result<Case, String> {
+        match self {
+            KernelParams::CopyRuns {
+                runs,
+                outer,
+                src_stride,
+                dst_stride,
+                granule,
+                slots,
+            } => crate::movement::copy_runs_case(&crate::movement::CopyRunsSpec {
+                runs: runs.to_vec(),
+                outer: *outer,
+                src_stride: *src_stride,
+                dst_stride: *dst_stride,
+                granule: *granule,
+                distinct: slots.is_some(),
+            })
+            .map_err(|e| e.to_string())
+            .and_then(|mut case| {
+                if let Some((src, dst)) = *slots {
+                    if src == dst {
+                        return Err(format!("src and dst in one element slot ({src})"));
+                    }
+                    // The constructor slots src and dst (0 and 1) only when it chose the paced
+                    // loop; those slots become the caller's.
+                    for buffer in &mut case.buffers {
+                        match (buffer.name.as_str(), buffer.element_slot) {
+                            ("src", Some(_)) => buffer.element_slot = Some(src),
+                            ("dst", Some(_)) => buffer.element_slot = Some(dst),
+                            _ => {}
+                        }
+                    }
+                }
+                Ok(case)
+            }),
+            KernelParams::Gather {
+                words,
+                outer,
+                src_stride,
+                dst_stride,
+                element,
+            } => crate::movement::gather_elements_case(&crate::movement::GatherSpec {
+                words: words.to_vec(),
+                outer: *outer,
+                src_stride: *src_stride,
+                dst_stride: *dst_stride,
+                element: *element,
+            })
+            .map_err(|e| e.to_string()),
+            KernelParams::CastF32F16 { n } => {
+                crate::convert::cast_f32_f16_case(crate::convert::CastF32F16Params {
+                    n: *n,
+                    placement: crate::convert::Placement::Anywhere {
+                        input: Region::Standard,
+                        output: Region::Standard,
+                    },
+                })
+                .map_err(|e| e.to_string())
+            }
+            KernelParams::CastF16Fp8 { n, out } => {
+                crate::convert::cast_f16_fp8_case(crate::convert::CastF16Fp8Params {
+                    n: *n,
+                    fp8: fp8_out(*out),
+                    placement: crate::convert::Placement::Anywhere {
+                        input: Region::Standard,
+                        output: Region::Standard,
+                    },
+                })
+                .map_err(|e| e.to_string())
+            }
+            KernelParams::Gemm(_)
+            | KernelParams::LayerNorm { .. }
+            | KernelParams::Softmax { .. }
+            | KernelParams::BiasAdd { .. }
+            | KernelParams::ResidualAdd { .. }
+            | KernelParams::Gelu { .. } => Ok(self.build()),
+        }
+    }
+
+    pub(super) fn build(&self) -> Case {
+        match *self {
+            KernelParams::Gemm(g) => {
+                let mut spec = GemmSpec::new(g.m as usize, g.k as usize, g.n as usize);
+                spec.partials = false;
+                spec.x_format = g.a_format;
+                spec.w_format = g.b_format;
+                spec.scale = g.scale;
+                spec.a_region = Region::Standard;
+                if g.fp8 {
+                    GEMM_FP8.make_case(&spec)
+                } else {
+                    GEMM_F16.make_case(&spec)
+                }
+            }
+            KernelParams::LayerNorm {
+                rows,
+                n,
+                eps_bits,
+                out,
+            } => {
+                let (rows, n) = (rows as usize, n as usize);
+                let fp8 = match out {
+                    ElementOut::F16 => None,
+                    ElementOut::Fp8(s) => Some(LnFp8 {
+                        format: s.format,
+                        scl: -(s.scale as i32),
+                        nanoo: s.nanoo,
+                    }),
+                };
+                let spec = LnSpec {
+                    label: "compiled".into(),
+                    rows,
+                    n,
+                    x: vec![0; rows * n],
+                    gamma: vec![0.0; n],
+                    beta: vec![0.0; n],
+                    eps: f32::from_bits(eps_bits),
+                    regions: [Region::Standard; 4],
+                    // The deviation buffer saves the normalising pass from recomputing x − mean.
+                    dev: true,
+                    fp8,
+                };
+                if fp8.is_some() {
+                    LAYERNORM_FP8.make_case(spec)
+                } else {
+                    LAYERNORM_F16.make_case(spec)
+                }
+            }
+            KernelParams::Softmax {
+                rows,
+                cols,
+                in_stride,
+                scale_bits,
+                segments,
+            } => {
+                if segments > 1 {
+                    crate::elementwise::softmax_seg::compiler_case(
+                        rows as usize,
+                        cols as usize,
+                        in_stride as usize,
+                        segments as usize,
+                        f32::from_bits(scale_bits),
+                    )
+                } else {
+                    crate::elementwise::softmax_case(
+                        rows as usize,
+                        cols as usize,
+                        in_stride as usize,
+                        f32::from_bits(scale_bits),
+                    )
+                }
+            }
+            KernelParams::BiasAdd { rows, cols } => {
+                crate::elementwise::bias_add_case(rows as usize, cols as usize)
+            }
+            KernelParams::ResidualAdd { n } => crate::residual_add_case(n as usize),
+            KernelParams::Gelu { n, out } => match out {
+                ElementOut::F16 => crate::elementwise::gelu_case(
+                    n as usize,
+                    crate::elementwise::GeluOutput::F16,
+                    Fp8Out::new(Fp8Format::F143, 0, false),
+                ),
+                ElementOut::Fp8(s) => crate::elementwise::gelu_case(
+                    n as usize,
+                    crate::elementwise::GeluOutput::Fp8,
+                    fp8_out(s),
+                ),
+            },
+            KernelParams::CopyRuns { .. }
+            | KernelParams::Gather { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => match self.build_checked() {
+                Ok(case) => case,
+                // `check` ran the same constructor first, so this is unreachable; an empty
+                // case would fail loudly at its first use rather than miscompute.
+                Err(reason) => Case {
+                    kernel: self.id().name().into(),
+                    name: reason,
+                    buffers: Vec::new(),
+                    vertex: Vec::new(),
+                    supervisor_csrs: Vec::new(),
+                },
+            },
+        }
+    }
+}
