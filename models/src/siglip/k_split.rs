@@ -135,10 +135,10 @@ pub(super) fn k_split_linear(
     while terms.len() > 1 {
         let mut next = Vec::new();
         for (j, pair) in terms.chunks(2).enumerate() {
+            // A chunk of `chunks(2)` holds one or two terms.
             next.push(match pair {
                 [a, c] => b.add(&format!("{label}.sum{level}.{j}"), *a, *c)?,
-                [a] => *a,
-                _ => unreachable!(),
+                _ => pair[0],
             });
         }
         terms = next;
