@@ -89,6 +89,8 @@ pub struct RunSpec {
     pub fp8: bool,
     /// K-chunks of the encoder's products; `None`: chosen from the model's sizes.
     pub k_parts: Option<EncoderKParts>,
+    /// Key blocks of the encoder's attention (1: whole rows).
+    pub key_blocks: usize,
 }
 
 /// The graph of `model` for `spec`, with FP8 weight scales fitted to the weights.
@@ -109,6 +111,7 @@ pub fn tower_graph(model: &Model, spec: &RunSpec) -> Result<Graph> {
         Precision::f16()
     };
     precision.k_parts = spec.k_parts;
+    precision.key_blocks = spec.key_blocks;
     let mut graph = vision_tower(
         &model.config,
         &TowerSpec {

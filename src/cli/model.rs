@@ -17,7 +17,7 @@ use tessera::sim::MachineDescription;
 use tessera_codegen::compile::CompiledGraph;
 use tessera_codegen::plan::PlanOptions;
 use tessera_models::pixels::PixelValues;
-use tessera_models::siglip::graph::{EncoderKParts, MAX_K_PARTS};
+use tessera_models::siglip::graph::{EncoderKParts, MAX_KEY_BLOCKS, MAX_K_PARTS};
 
 /// Which model, how to run it, and the planner's bounds.
 #[derive(Args, Clone)]
@@ -64,6 +64,12 @@ pub struct ModelArgs {
     /// `1,2,2,4`). A count that does not divide the product's K leaves it unsplit.
     #[arg(long)]
     k_parts: Option<String>,
+    /// Key blocks of the encoder's attention (1..=32; 1: whole rows, the default): every block
+    /// of keys meets every query on its own tiles, with its own softmax statistics, and the
+    /// blocks are combined afterwards (`softmax_part_f16`, `attention_combine_f16`). Must divide
+    /// the token count (So400m/14's 729: 3, 9 or 27).
+    #[arg(long)]
+    key_blocks: Option<usize>,
     /// Unroll the encoder layers instead of compiling them as one loop (the layer's code,
     /// vertex state and exchange programs emitted once and run once per layer).
     #[arg(long)]
@@ -103,6 +109,11 @@ impl ModelArgs {
                 bail!("--k-parts `{k}`: expected four counts 1..={MAX_K_PARTS}, `QKV,OUT_PROJ,FC1,FC2`");
             }
         }
+        if let Some(c) = self.key_blocks {
+            if c == 0 || c > MAX_KEY_BLOCKS {
+                bail!("--key-blocks {c}: expected 1..={MAX_KEY_BLOCKS}");
+            }
+        }
         for f in &self.force {
             if f.split_once('=').is_none() {
                 bail!("--force `{f}`: expected OP=STRATEGY");
@@ -131,12 +142,25 @@ impl ModelArgs {
         if batch == 0 || batch > MAX_BATCH {
             bail!("--batch {batch}: expected 1..={MAX_BATCH} images");
         }
+        let key_blocks = self.key_blocks.unwrap_or(1);
+        let tokens = model.config.num_patches();
+        if !tokens.is_multiple_of(key_blocks) {
+            let divisors: Vec<String> = (1..=MAX_KEY_BLOCKS)
+                .filter(|c| tokens.is_multiple_of(*c))
+                .map(|c| c.to_string())
+                .collect();
+            bail!(
+                "--key-blocks {key_blocks}: the model's {tokens} tokens are not a multiple of it (counts that divide them: {})",
+                divisors.join(", ")
+            );
+        }
         Ok(RunSpec {
             batch,
             layers,
             head: model.head && !self.no_head,
             fp8,
             k_parts: self.k_parts.as_deref().and_then(EncoderKParts::parse),
+            key_blocks,
         })
     }
 
@@ -229,6 +253,10 @@ pub struct CompileArgs {
     /// Write the graph, the distributed program, the plan report and tile 0's supervisor program here.
     #[arg(long)]
     dump: Option<PathBuf>,
+    /// With `--dump`: also write these tiles' kernel calls per step (`tileN.calls.txt`;
+    /// repeatable), e.g. a tile the profile names as a superstep's busiest.
+    #[arg(long, requires = "dump")]
+    dump_tile: Vec<u32>,
 }
 
 fn load_pixels(args: &RunArgs, model: &Model) -> Result<PixelValues> {
@@ -507,6 +535,14 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode> {
             std::fs::write(dir.join(format!("tile{tile}.S")), text)?;
         }
         std::fs::write(dir.join("tile0.calls.txt"), calls_text(&compiled, 0))?;
+        let tiles = compiled.lowered.program.tiles.len();
+        for &tile in &args.dump_tile {
+            if tile as usize >= tiles {
+                bail!("--dump-tile {tile}: the program has tiles 0..{tiles}");
+            }
+            let name = format!("tile{tile}.calls.txt");
+            std::fs::write(dir.join(name), calls_text(&compiled, tile as usize))?;
+        }
         let (busiest, text) = buffers_text(&compiled);
         std::fs::write(dir.join(format!("tile{busiest}.buffers.txt")), text)?;
         println!("dumps: {}", dir.display());

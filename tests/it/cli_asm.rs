@@ -709,6 +709,13 @@ fn model_command_flags_are_refused_before_any_work() {
         ("estimate", "--k-parts", "1,2,2", "--k-parts `1,2,2`"),
         ("run", "--k-parts", "1,2,2,0", "expected four counts 1..=32"),
         ("compile", "--k-parts", "1,1,1,64", "--k-parts `1,1,1,64`"),
+        (
+            "run",
+            "--key-blocks",
+            "0",
+            "--key-blocks 0: expected 1..=32",
+        ),
+        ("estimate", "--key-blocks", "33", "--key-blocks 33"),
     ] {
         // A machine file that does not exist: the bound must be refused before it is read.
         fails_clearly(
@@ -724,4 +731,14 @@ fn model_command_flags_are_refused_before_any_work() {
             &[needle],
         );
     }
+}
+
+/// A key-block count that does not divide the model's tokens is refused with the counts that
+/// do, before any compile.
+#[test]
+fn key_blocks_that_do_not_divide_the_tokens_are_refused_with_the_ones_that_do() {
+    fails_clearly(
+        &["estimate", "--key-blocks", "5"],
+        &["--key-blocks 5", "64 tokens", "1, 2, 4, 8, 16, 32"],
+    );
 }

@@ -41,6 +41,7 @@ fn spec(layers: usize) -> RunSpec {
         head: true,
         fp8: true,
         k_parts: None,
+        key_blocks: 1,
     }
 }
 

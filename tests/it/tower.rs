@@ -112,6 +112,7 @@ fn transformers_checkpoints_run_bit_exactly_on_the_small_chip() {
                 head: true,
                 fp8,
                 k_parts: None,
+                key_blocks: 1,
             };
             let (outcome, interpreted) = run("small", &model, &spec, &pixels);
             let shapes: Vec<&[usize]> = outcome
@@ -148,6 +149,7 @@ fn encoder_products_split_along_k_run_bit_exactly() {
         head: true,
         fp8: true,
         k_parts: Some(parts),
+        key_blocks: 1,
     };
     let graph = tower_graph(&model, &spec).unwrap();
     let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
@@ -162,6 +164,43 @@ fn encoder_products_split_along_k_run_bit_exactly() {
     assert!(labels.contains(&"layer1.fc2.sum1.0"));
     let (outcome, interpreted) = run("small", &model, &spec, &pixels);
     check(&outcome, &interpreted, 0.15, 8e-2);
+}
+
+/// The encoder's attention split along the keys (`--key-blocks`): every block's scores,
+/// `softmax_part` and product with its values on their own tiles, `attention_combine`
+/// rescaling the blocks; bit-exact against the plan's reference and within the FP8 tolerances
+/// of the graph interpreter (its exact softmax) and of f32, with the head, at batch 2.
+#[test]
+fn attention_split_along_the_keys_runs_bit_exactly() {
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
+    for blocks in [2, 4] {
+        let spec = RunSpec {
+            batch: 2,
+            layers: 2,
+            head: true,
+            fp8: true,
+            k_parts: None,
+            key_blocks: blocks,
+        };
+        let graph = tower_graph(&model, &spec).unwrap();
+        let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
+        let mnemonics: Vec<&str> = graph.nodes.iter().map(|(_, n)| n.op.mnemonic()).collect();
+        for op in ["softmax_part", "attention_combine"] {
+            assert_eq!(
+                mnemonics.iter().filter(|m| **m == op).count(),
+                2,
+                "{op} once per layer"
+            );
+        }
+        let softmaxes = mnemonics.iter().filter(|m| **m == "softmax").count();
+        assert_eq!(
+            softmaxes, 1,
+            "the head's softmax only, none over whole encoder rows"
+        );
+        let (outcome, interpreted) = run("small", &model, &spec, &pixels);
+        check(&outcome, &interpreted, 0.15, 8e-2);
+    }
 }
 
 #[test]
@@ -189,6 +228,7 @@ fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
         head: true,
         fp8: true,
         k_parts: None,
+        key_blocks: 1,
     };
     let (outcome, interpreted) = run("ipu21", &model, &spec, &pixels);
     check(&outcome, &interpreted, 0.15, 8e-2);
@@ -209,6 +249,7 @@ fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
         head: true,
         fp8: true,
         k_parts: None,
+        key_blocks: 1,
     };
     let machine = MachineDescription::builtin("small").unwrap();
     let graph = tower_graph(&model, &spec).unwrap();

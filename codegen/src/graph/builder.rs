@@ -214,6 +214,28 @@ impl GraphBuilder {
         self.push(Op::Softmax { x, scale }, label)
     }
 
+    /// One key block of a softmax split along the last dimension: `[..., K] → [..., K + 4]`,
+    /// per row `(m, l, 0, 0, e_0 … e_{K−1})` (see [`Op::SoftmaxPart`]).
+    pub fn softmax_part(
+        &mut self,
+        label: &str,
+        x: ValueHandle,
+        scale: f32,
+    ) -> Result<ValueHandle, GraphError> {
+        self.push(Op::SoftmaxPart { x, scale }, label)
+    }
+
+    /// The key blocks of an attention combined: `parts [..., C, D]`, `stats [..., C, 2]` →
+    /// `[..., D]` (see [`Op::AttentionCombine`]).
+    pub fn attention_combine(
+        &mut self,
+        label: &str,
+        parts: ValueHandle,
+        stats: ValueHandle,
+    ) -> Result<ValueHandle, GraphError> {
+        self.push(Op::AttentionCombine { parts, stats }, label)
+    }
+
     /// Converts `x` to `to`.
     pub fn cast(
         &mut self,

@@ -84,6 +84,10 @@ fn write_graph(out: &mut impl Write, graph: &Graph, indent: usize) -> fmt::Resul
             }
             Op::Gelu { x } => format!("gelu {}", v(*x)),
             Op::Softmax { x, scale } => format!("softmax {}, scale={scale:?}", v(*x)),
+            Op::SoftmaxPart { x, scale } => format!("softmax_part {}, scale={scale:?}", v(*x)),
+            Op::AttentionCombine { parts, stats } => {
+                format!("attention_combine {}, {}", v(*parts), v(*stats))
+            }
             Op::Cast { x, .. } => format!("cast {}", v(*x)),
             Op::Reshape { x, .. } => format!("reshape {}", v(*x)),
             Op::Transpose { x, perm } => format!("transpose {}, perm={perm:?}", v(*x)),

@@ -200,6 +200,39 @@ fn eval_graph(
                 }
                 out
             }
+            Op::SoftmaxPart { x, scale } => {
+                let n = shape(*x).last().unwrap_or(1);
+                let mut out = Vec::with_capacity(ty.shape.numel());
+                for row in vals[x.index()].chunks(n) {
+                    let max = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+                    let m = q(max as f64 * *scale as f64);
+                    let e: Vec<f32> = row
+                        .iter()
+                        .map(|&v| q((v as f64 * *scale as f64 - m as f64).exp()))
+                        .collect();
+                    let l = e.iter().map(|&v| v as f64).sum::<f64>();
+                    out.extend([m, q(l), 0.0, 0.0]);
+                    out.extend(e);
+                }
+                out
+            }
+            Op::AttentionCombine { parts, stats } => {
+                let dims = shape(*parts).dims();
+                let (c, d) = (dims[dims.len() - 2], dims[dims.len() - 1]);
+                let (p, s) = (&vals[parts.index()], &vals[stats.index()]);
+                let mut out = Vec::with_capacity(ty.shape.numel());
+                for (rp, rs) in p.chunks(c * d).zip(s.chunks(2 * c)) {
+                    let big_m = (0..c).map(|j| rs[2 * j]).fold(f32::NEG_INFINITY, f32::max);
+                    let w: Vec<f64> = (0..c)
+                        .map(|j| (rs[2 * j] as f64 - big_m as f64).exp())
+                        .collect();
+                    let total: f64 = (0..c).map(|j| w[j] * rs[2 * j + 1] as f64).sum();
+                    out.extend((0..d).map(|k| {
+                        q((0..c).map(|j| w[j] * rp[j * d + k] as f64).sum::<f64>() / total)
+                    }));
+                }
+                out
+            }
             Op::Cast { x, .. } => vals[x.index()].iter().map(|&v| q(v as f64)).collect(),
             Op::Reshape { x, .. } => vals[x.index()].clone(),
             Op::Broadcast { x, .. } => {

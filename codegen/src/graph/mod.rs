@@ -58,6 +58,8 @@
 //! | [`LayerNorm`](Op::LayerNorm) `{x, gamma, beta, eps}` | x `[..., N]`, gamma `[N]`, beta `[N]` → x's | wide floats; result is x's | per row over the last dim: `(x − mean) / sqrt(var + eps) · gamma + beta`, `var` the biased (population) variance; `eps` finite, ≥ 0 |
 //! | [`Gelu`](Op::Gelu) `{x}` | → x's | wide float | `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))` (tanh approximation, PyTorch `gelu(approximate="tanh")`) |
 //! | [`Softmax`](Op::Softmax) `{x, scale}` | → x's | wide float | per row over the last dim: `exp(scale·x − max) / Σ exp(scale·x − max)`; `scale` finite |
+//! | [`SoftmaxPart`](Op::SoftmaxPart) `{x, scale}` | x `[..., K]` → `[..., K + 4]` | f16 → f16 | one key block of a softmax split along the keys, per row: `out[0]` = m = `scale·max x` (rounded), `out[1]` = `Σ_c exp(scale·x_c − m)`, `out[2]` = `out[3]` = 0, `out[4 + c]` = `exp(scale·x_c − m)`; `scale` finite, > 0 |
+//! | [`AttentionCombine`](Op::AttentionCombine) `{parts, stats}` | parts `[..., C, D]`, stats `[..., C, 2]` → `[..., D]` | f16 → f16 | with `(m_j, l_j)` = stats of block j and M = max m_j: `Σ_j exp(m_j − M)·parts[j] / Σ_j exp(m_j − M)·l_j` (the softmax-weighted sum over all C blocks' keys); C ≤ 32 |
 //! | [`Cast`](Op::Cast) `{x, to}` | → x's shape | any → any other dtype | to f32/f16: round to nearest even. To FP8 `{f, s}`: round to f16 first (exact from f16), then `value × 2^−s` to nearest even in `f`, saturating to ±max on overflow (`FP_CTL.NANOO` = 0), NaN → the FP8 NaN. From FP8: `code × 2^s`, then rounded to the target. A cast must change the dtype |
 //! | [`Reshape`](Op::Reshape) `{x, shape}` | → `shape` | any, kept | same elements in the same row-major order; element counts must match |
 //! | [`Transpose`](Op::Transpose) `{x, perm}` | → dims `x.dims[perm[i]]` | any, kept | `out[i₀, i₁, …] = x[j]` with `j[perm[k]] = i_k`; `perm` a permutation of `0..rank` |
@@ -123,7 +125,7 @@ pub use eval::{evaluate, EvalError};
 pub use inline::inline_repeats;
 pub use op::{repeat_weight_name, Graph, Node, Op, Region, RegionHandle, ValueHandle};
 pub use types::{fp8_scale_for_max_abs, DType, Shape, TensorType, FP8_SCALE_MAX, FP8_SCALE_MIN};
-pub use typing::{GraphError, Site};
+pub use typing::{GraphError, Site, ATTENTION_COMBINE_MAX_BLOCKS};
 pub use verify::{verify, VerifyError};
 pub use weights::{
     check_weights, fit_fp8_weight_scales, HostTensor, ScaleChoice, WeightStore, WeightStoreError,

@@ -31,6 +31,8 @@ macro_rules! kernel_op {
             | $crate::graph::Op::LayerNorm { .. }
             | $crate::graph::Op::Gelu { .. }
             | $crate::graph::Op::Softmax { .. }
+            | $crate::graph::Op::SoftmaxPart { .. }
+            | $crate::graph::Op::AttentionCombine { .. }
             | $crate::graph::Op::Cast { .. }
     };
 }
@@ -79,6 +81,17 @@ pub enum Op {
     Gelu { x: ValueHandle },
     /// `softmax(scale · x)` over the last dimension.
     Softmax { x: ValueHandle, scale: f32 },
+    /// One key block of a softmax split along its last dimension: per row its scaled maximum,
+    /// the sum of its exponentials relative to it, and the exponentials (`[..., K] → [..., K + 4]`;
+    /// see the module documentation).
+    SoftmaxPart { x: ValueHandle, scale: f32 },
+    /// The key blocks of an attention combined: `parts [..., C, D]` (block j's exponentials times
+    /// its values) and `stats [..., C, 2]` (the blocks' (max, sum) from `SoftmaxPart`) →
+    /// `[..., D]`.
+    AttentionCombine {
+        parts: ValueHandle,
+        stats: ValueHandle,
+    },
     /// Conversion to another dtype.
     Cast { x: ValueHandle, to: DType },
     /// Same elements in the same row-major order, new shape.
@@ -130,6 +143,8 @@ impl Op {
             Op::LayerNorm { .. } => "layernorm",
             Op::Gelu { .. } => "gelu",
             Op::Softmax { .. } => "softmax",
+            Op::SoftmaxPart { .. } => "softmax_part",
+            Op::AttentionCombine { .. } => "attention_combine",
             Op::Cast { .. } => "cast",
             Op::Reshape { .. } => "reshape",
             Op::Transpose { .. } => "transpose",
@@ -150,11 +165,13 @@ impl Op {
                 vec![("a", *a), ("b", *b)]
             }
             Op::BiasAdd { x, bias } => vec![("x", *x), ("bias", *bias)],
+            Op::AttentionCombine { parts, stats } => vec![("parts", *parts), ("stats", *stats)],
             Op::LayerNorm { x, gamma, beta, .. } => {
                 vec![("x", *x), ("gamma", *gamma), ("beta", *beta)]
             }
             Op::Gelu { x }
             | Op::Softmax { x, .. }
+            | Op::SoftmaxPart { x, .. }
             | Op::Cast { x, .. }
             | Op::Reshape { x, .. }
             | Op::Transpose { x, .. }
@@ -183,6 +200,10 @@ impl Op {
                 *x = f(*x);
                 *bias = f(*bias);
             }
+            Op::AttentionCombine { parts, stats } => {
+                *parts = f(*parts);
+                *stats = f(*stats);
+            }
             Op::LayerNorm { x, gamma, beta, .. } => {
                 *x = f(*x);
                 *gamma = f(*gamma);
@@ -190,6 +211,7 @@ impl Op {
             }
             Op::Gelu { x }
             | Op::Softmax { x, .. }
+            | Op::SoftmaxPart { x, .. }
             | Op::Cast { x, .. }
             | Op::Reshape { x, .. }
             | Op::Transpose { x, .. }

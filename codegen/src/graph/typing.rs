@@ -47,7 +47,14 @@ pub enum ShapeRule {
     GammaLength,
     /// layernorm: beta's length is x's last dimension.
     BetaLength,
+    /// attention combine: stats are `[..., C, 2]` with parts' leading dimensions and C.
+    CombineStats,
 }
+
+/// The most key blocks an [`Op::AttentionCombine`](super::Op::AttentionCombine) row may have
+/// (its kernel keeps one factor per block in a worker's scratch).
+pub const ATTENTION_COMBINE_MAX_BLOCKS: usize =
+    tessera_kernels::elementwise::attention_combine::MAX_BLOCKS;
 
 impl ShapeRule {
     /// What differs, for the message.
@@ -58,6 +65,7 @@ impl ShapeRule {
             ShapeRule::BiasLength | ShapeRule::GammaLength | ShapeRule::BetaLength => {
                 "the last dimensions"
             }
+            ShapeRule::CombineStats => "the leading dimensions and blocks (stats [..., C, 2])",
         }
     }
 
@@ -68,6 +76,7 @@ impl ShapeRule {
             ShapeRule::BiasLength => ("x", "bias"),
             ShapeRule::GammaLength => ("x", "gamma"),
             ShapeRule::BetaLength => ("x", "beta"),
+            ShapeRule::CombineStats => ("parts", "stats"),
         }
     }
 }
@@ -381,6 +390,68 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
                 return Err(attr(&site, "scale", scale, "must be finite"));
             }
             Ok(tx)
+        }
+        Op::SoftmaxPart { x, scale } => {
+            let tx = ty(*x);
+            if tx.dtype != DType::F16 {
+                return Err(GraphError::DType {
+                    site,
+                    operand: "x",
+                    dtype: tx.dtype,
+                    expected: "f16",
+                });
+            }
+            if !(scale.is_finite() && *scale > 0.0) {
+                return Err(attr(&site, "scale", scale, "must be finite and > 0"));
+            }
+            let mut dims = tx.shape.dims().to_vec();
+            if let Some(last) = dims.last_mut() {
+                *last += 4;
+            }
+            Ok(TensorType::new(DType::F16, Shape::new(dims)))
+        }
+        Op::AttentionCombine { parts, stats } => {
+            let (tp, ts) = (ty(*parts), ty(*stats));
+            for (operand, t) in [("parts", &tp), ("stats", &ts)] {
+                if t.dtype != DType::F16 {
+                    return Err(GraphError::DType {
+                        site,
+                        operand,
+                        dtype: t.dtype,
+                        expected: "f16",
+                    });
+                }
+                if t.shape.rank() < 3 {
+                    return Err(GraphError::Rank {
+                        site,
+                        operand,
+                        expected: "≥ 3 ([..., C, D])",
+                        shape: t.shape.clone(),
+                    });
+                }
+            }
+            let (p, s) = (tp.shape.dims(), ts.shape.dims());
+            let rank = p.len();
+            if s.len() != rank || s[..rank - 1] != p[..rank - 1] || s[rank - 1] != 2 {
+                return Err(GraphError::ShapeMismatch {
+                    site,
+                    rule: ShapeRule::CombineStats,
+                    a: tp.shape,
+                    b: ts.shape,
+                });
+            }
+            let blocks = p[rank - 2];
+            if blocks > ATTENTION_COMBINE_MAX_BLOCKS {
+                return Err(attr(
+                    &site,
+                    "parts",
+                    tp.shape,
+                    format!("{blocks} key blocks: at most {ATTENTION_COMBINE_MAX_BLOCKS}"),
+                ));
+            }
+            let mut dims = p[..rank - 2].to_vec();
+            dims.push(p[rank - 1]);
+            Ok(TensorType::new(DType::F16, Shape::new(dims)))
         }
         Op::Cast { x, to } => {
             let tx = ty(*x);

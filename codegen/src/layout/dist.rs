@@ -279,6 +279,32 @@ impl Distribution {
             .collect()
     }
 
+    /// The same blocks of the first `keep` dimensions on the same tiles, over a value whose
+    /// later dimensions are `trailing`, each whole: how an op that reads or writes whole rows
+    /// of another width (a softmax part's statistics, an attention combine's blocks) lays out
+    /// its other operands. Every dimension of `self` from `keep` on must be whole.
+    pub fn with_trailing(
+        &self,
+        keep: usize,
+        trailing: &[u32],
+    ) -> Result<Distribution, LayoutError> {
+        if keep > self.rank() {
+            return Err(LayoutError::Rank { rank: keep });
+        }
+        if let Some(dim) = (keep..self.rank()).find(|&d| !self.is_whole(d)) {
+            return Err(LayoutError::Bounds {
+                dim,
+                extent: self.shape[dim],
+                bounds: self.bounds[dim].clone(),
+            });
+        }
+        let mut shape = self.shape[..keep].to_vec();
+        shape.extend_from_slice(trailing);
+        let mut bounds = self.bounds[..keep].to_vec();
+        bounds.extend(trailing.iter().map(|&e| vec![0, e]));
+        Distribution::new(shape, bounds, self.tiles.clone())
+    }
+
     /// Whether dimension `dim` is one block.
     pub fn is_whole(&self, dim: usize) -> bool {
         self.bounds.get(dim).is_some_and(|b| b.len() == 2)

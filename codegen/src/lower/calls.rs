@@ -17,6 +17,8 @@ pub enum ComputeKind {
     Add,
     Gelu,
     Softmax { scale: f32 },
+    SoftmaxPart { scale: f32 },
+    AttentionCombine,
     LayerNorm { eps: f32 },
     Cast,
 }
@@ -135,6 +137,40 @@ pub fn compute_calls(
                 scale_bits: scale.to_bits(),
                 segments: softmax_segments(rows, cols),
             }
+        }
+        ComputeKind::SoftmaxPart { scale } => {
+            let [x] = operands else {
+                return Err("softmax_part has one operand".into());
+            };
+            KernelParams::SoftmaxPart {
+                rows: rows_of(&om),
+                cols: x.dist.shape()[last],
+                in_stride: map(x)?.row_elements(),
+                scale_bits: scale.to_bits(),
+            }
+        }
+        ComputeKind::AttentionCombine => {
+            let [parts, stats] = operands else {
+                return Err("attention_combine has two operands".into());
+            };
+            let (pm, sm) = (map(parts)?, map(stats)?);
+            let pp = pm.padded();
+            let blocks = pp[pp.len() - 2];
+            let width = pm.row_elements();
+            if width != om.row_elements() || !width.is_multiple_of(8) {
+                return Err(format!(
+                    "attention_combine: blocks of {width} values padded, output rows of {}:                      both must be the same multiple of 8",
+                    om.row_elements()
+                ));
+            }
+            KernelParams::AttentionCombine(tessera_kernels::elementwise::attention_combine::Shape {
+                rows: rows_of(&om) as usize,
+                blocks: blocks as usize,
+                pairs: (width / 8) as usize,
+                part_stride: width as usize,
+                row_stride: (blocks * width) as usize,
+                stats_row: (blocks * sm.row_elements()) as usize,
+            })
         }
         ComputeKind::LayerNorm { eps } => KernelParams::LayerNorm {
             rows: rows_of(&om),

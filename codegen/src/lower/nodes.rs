@@ -152,6 +152,14 @@ impl Lower<'_> {
                 let x = *x;
                 self.compute(ComputeKind::Softmax { scale: *scale }, &[x], None)?;
             }
+            MidOp::SoftmaxPart { x, scale } => {
+                let x = *x;
+                self.compute(ComputeKind::SoftmaxPart { scale: *scale }, &[x], None)?;
+            }
+            MidOp::AttentionCombine { parts, stats } => {
+                let (p, s) = (*parts, *stats);
+                self.compute(ComputeKind::AttentionCombine, &[p, s], None)?;
+            }
             MidOp::Cast { x } => {
                 let x = *x;
                 self.compute(ComputeKind::Cast, &[x], None)?;

@@ -47,10 +47,14 @@ pub fn dump(program: &MidProgram) -> String {
             MidOp::Redistribute { view, .. } => view_text(view),
             MidOp::MatMul { precision, .. } => format!(" ({precision:?})"),
             MidOp::LayerNorm { eps, .. } => format!(", eps={eps:e}"),
-            MidOp::Softmax { scale, .. } => format!(", scale={scale}"),
-            MidOp::BiasAdd { .. } | MidOp::Add { .. } | MidOp::Gelu { .. } | MidOp::Cast { .. } => {
-                String::new()
+            MidOp::Softmax { scale, .. } | MidOp::SoftmaxPart { scale, .. } => {
+                format!(", scale={scale}")
             }
+            MidOp::BiasAdd { .. }
+            | MidOp::Add { .. }
+            | MidOp::Gelu { .. }
+            | MidOp::Cast { .. }
+            | MidOp::AttentionCombine { .. } => String::new(),
         };
         let shape: Vec<String> = node.shape.iter().map(u32::to_string).collect();
         let _ = writeln!(

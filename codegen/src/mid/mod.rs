@@ -26,6 +26,8 @@
 //! | `Add { a, b }` | same shapes → | `a` and `b` have the result's layout |
 //! | `Gelu { x }` | → | x has the result's layout (result f16 or FP8) |
 //! | `Softmax { x, scale }` | → | last dimension whole; row-major; result `RowMajor{4}` |
+//! | `SoftmaxPart { x, scale }` | `[.., K]` → `[.., K + 4]` | x and the result have the same blocks of the leading dimensions, the last whole; x row-major (row % 4 == 0); result `RowMajor{4}` |
+//! | `AttentionCombine { parts, stats }` | `[.., C, D]`, `[.., C, 2]` → `[.., D]` | the result's blocks of the leading dimensions, C and D whole, on the same tiles; parts and result `RowMajor{8}`, stats dense |
 //! | `LayerNorm { x, gamma, beta, eps }` | → | last dimension whole, dense rows; gamma and beta f32 on `t` |
 //! | `Cast { x }` | → | x has the result's distribution and order (f32 → f16, f16 → FP8) |
 //! | `Output { x, tensor, view }` | x → | the host reads graph output `tensor` (its shape) through `view` |
@@ -89,6 +91,14 @@ pub enum MidOp {
         x: MidId,
         scale: f32,
     },
+    SoftmaxPart {
+        x: MidId,
+        scale: f32,
+    },
+    AttentionCombine {
+        parts: MidId,
+        stats: MidId,
+    },
     LayerNorm {
         x: MidId,
         gamma: MidId,
@@ -116,6 +126,8 @@ impl MidOp {
             MidOp::Add { .. } => "add",
             MidOp::Gelu { .. } => "gelu",
             MidOp::Softmax { .. } => "softmax",
+            MidOp::SoftmaxPart { .. } => "softmax_part",
+            MidOp::AttentionCombine { .. } => "attention_combine",
             MidOp::LayerNorm { .. } => "layernorm",
             MidOp::Cast { .. } => "cast",
             MidOp::Output { .. } => "output",
@@ -128,8 +140,10 @@ impl MidOp {
             MidOp::Redistribute { x, .. }
             | MidOp::Gelu { x }
             | MidOp::Softmax { x, .. }
+            | MidOp::SoftmaxPart { x, .. }
             | MidOp::Cast { x }
             | MidOp::Output { x, .. } => vec![*x],
+            MidOp::AttentionCombine { parts, stats } => vec![*parts, *stats],
             MidOp::MatMul { a, b, .. } | MidOp::Add { a, b } => vec![*a, *b],
             MidOp::BiasAdd { x, bias } => vec![*x, *bias],
             MidOp::LayerNorm { x, gamma, beta, .. } => vec![*x, *gamma, *beta],
@@ -143,8 +157,13 @@ impl MidOp {
             MidOp::Redistribute { x, .. }
             | MidOp::Gelu { x }
             | MidOp::Softmax { x, .. }
+            | MidOp::SoftmaxPart { x, .. }
             | MidOp::Cast { x }
             | MidOp::Output { x, .. } => *x = f(*x),
+            MidOp::AttentionCombine { parts, stats } => {
+                *parts = f(*parts);
+                *stats = f(*stats);
+            }
             MidOp::MatMul { a, b, .. } | MidOp::Add { a, b } => {
                 *a = f(*a);
                 *b = f(*b);
@@ -173,6 +192,8 @@ impl MidOp {
             | MidOp::Add { .. }
             | MidOp::Gelu { .. }
             | MidOp::Softmax { .. }
+            | MidOp::SoftmaxPart { .. }
+            | MidOp::AttentionCombine { .. }
             | MidOp::LayerNorm { .. }
             | MidOp::Cast { .. } => true,
         }

@@ -302,6 +302,71 @@ impl Checker<'_> {
                     ));
                 }
             }
+            MidOp::SoftmaxPart { x, scale } => {
+                let x = self.operand(*x);
+                if !(scale.is_finite() && *scale > 0.0) {
+                    return Err(self.fail(
+                        64,
+                        format!("scale {scale} (the kernel takes a finite scale > 0)"),
+                    ));
+                }
+                let k = x.shape[last];
+                let same = x.layout.dist.with_trailing(last, &[k + 4]).ok();
+                if node.shape[last] != k + 4 || same.as_ref() != Some(&node.layout.dist) {
+                    return Err(self.fail(
+                        65,
+                        "softmax_part keeps the leading blocks and needs whole rows, 4 wider out",
+                    ));
+                }
+                let Order::RowMajor { .. } = x.layout.order else {
+                    return Err(self.fail(66, "x must be row-major"));
+                };
+                let stride = x
+                    .layout
+                    .shard_map()
+                    .map_err(|e| self.fail(3, e.to_string()))?
+                    .row_elements();
+                if stride % 4 != 0
+                    || node.layout.order != (Order::RowMajor { align: 4 })
+                    || x.dtype() != DType::F16
+                    || node.dtype() != DType::F16
+                {
+                    return Err(self.fail(67, "f16 rows of a multiple of 4 in, rows of 4s out"));
+                }
+            }
+            MidOp::AttentionCombine { parts, stats } => {
+                let (p, s) = (self.operand(*parts), self.operand(*stats));
+                let rank = node.shape.len();
+                let ok = p.shape.len() == rank + 1
+                    && s.shape.len() == rank + 1
+                    && p.shape[rank] == node.shape[last]
+                    && s.shape[rank] == 2
+                    && p.shape[rank - 1] == s.shape[rank - 1];
+                if !ok {
+                    return Err(self.fail(68, "parts [.., C, D] and stats [.., C, 2] for [.., D]"));
+                }
+                let c = p.shape[rank - 1];
+                for (what, x, trailing) in
+                    [("parts", p, [c, node.shape[last]]), ("stats", s, [c, 2])]
+                {
+                    let want = node.layout.dist.with_trailing(last, &trailing).ok();
+                    if want.as_ref() != Some(&x.layout.dist) {
+                        return Err(self.fail(
+                            69,
+                            format!("{what} must have the result's leading blocks, whole blocks and rows, on its tiles"),
+                        ));
+                    }
+                }
+                if p.layout.order != (Order::RowMajor { align: 8 })
+                    || node.layout.order != (Order::RowMajor { align: 8 })
+                    || s.layout.order != Order::DENSE
+                    || [p.dtype(), s.dtype(), node.dtype()] != [DType::F16; 3]
+                {
+                    return Err(
+                        self.fail(75, "f16 parts and result in rows of 8s, dense f16 stats")
+                    );
+                }
+            }
             MidOp::LayerNorm { x, gamma, beta, .. } => {
                 let x = self.operand(*x);
                 self.same_layout(70, "x", x)?;

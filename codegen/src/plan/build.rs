@@ -213,6 +213,14 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
                 x: *x,
                 scale: *scale,
             },
+            (Op::SoftmaxPart { scale, .. }, [x]) => MidOp::SoftmaxPart {
+                x: *x,
+                scale: *scale,
+            },
+            (Op::AttentionCombine { .. }, [parts, stats]) => MidOp::AttentionCombine {
+                parts: *parts,
+                stats: *stats,
+            },
             (Op::LayerNorm { eps, .. }, [x, gamma, beta]) => MidOp::LayerNorm {
                 x: *x,
                 gamma: *gamma,

@@ -378,6 +378,8 @@ pub fn compute_kind(graph: &Graph, h: ValueHandle) -> Option<ComputeKind> {
         Op::Add { .. } => ComputeKind::Add,
         Op::Gelu { .. } => ComputeKind::Gelu,
         Op::Softmax { scale, .. } => ComputeKind::Softmax { scale: *scale },
+        Op::SoftmaxPart { scale, .. } => ComputeKind::SoftmaxPart { scale: *scale },
+        Op::AttentionCombine { .. } => ComputeKind::AttentionCombine,
         Op::LayerNorm { eps, .. } => ComputeKind::LayerNorm { eps: *eps },
         Op::Cast { .. } => ComputeKind::Cast,
         Op::Input { .. }

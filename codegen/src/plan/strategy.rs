@@ -579,6 +579,82 @@ pub fn strategies(
                 });
             }
         }
+        Op::SoftmaxPart { x, scale } => {
+            needs_f16(graph, h, *x, "x")?;
+            if !(scale.is_finite() && *scale > 0.0) {
+                return Err(PlanError::op(
+                    graph,
+                    h,
+                    format!("softmax_part scale {scale}: the kernel takes a finite scale > 0"),
+                ));
+            }
+            let k = shape[rank - 1] - 4;
+            // The result has x's blocks of the leading dimensions, its rows 4 wider.
+            let whole = followed(*x).filter(|l| l.dist.is_whole(rank - 1));
+            let mut dists: Vec<(String, StrategyKind, Distribution, Order)> = Vec::new();
+            if let Some(l) = whole {
+                if let Ok(d) = l.dist.with_trailing(rank - 1, &[shape[rank - 1]]) {
+                    dists.push((
+                        "follow x".into(),
+                        StrategyKind::Follow,
+                        d,
+                        followed_row_order(&l, DType::F16),
+                    ));
+                }
+            }
+            for d in row_spreads(ctx, &shape, Spread::WholeRows) {
+                dists.push((
+                    spread_label(&d),
+                    StrategyKind::Rows,
+                    d,
+                    Order::RowMajor { align: 4 },
+                ));
+            }
+            for (label, kind, dist, order) in dists {
+                let Ok(xd) = dist.with_trailing(rank - 1, &[k]) else {
+                    continue;
+                };
+                out.push(Strategy {
+                    label,
+                    kind,
+                    out: lay(dist, Order::RowMajor { align: 4 }, DType::F16),
+                    operands: vec![lay(xd, order, DType::F16)],
+                    stored: Vec::new(),
+                });
+            }
+        }
+        Op::AttentionCombine { parts, .. } => {
+            let pd = value_dims(graph, *parts);
+            let blocks = pd[pd.len() - 2];
+            let mut dists: Vec<(String, StrategyKind, Distribution)> = Vec::new();
+            // Following the parts' blocks when they hold whole blocks and rows.
+            if let Some(l) = followed(*parts) {
+                if let Ok(d) = l.dist.with_trailing(rank - 1, &[shape[rank - 1]]) {
+                    dists.push(("follow parts".into(), StrategyKind::Follow, d));
+                }
+            }
+            for d in row_spreads(ctx, &shape, Spread::WholeRows) {
+                dists.push((spread_label(&d), StrategyKind::Rows, d));
+            }
+            for (label, kind, dist) in dists {
+                let (Ok(p), Ok(s)) = (
+                    dist.with_trailing(rank - 1, &[blocks, shape[rank - 1]]),
+                    dist.with_trailing(rank - 1, &[blocks, 2]),
+                ) else {
+                    continue;
+                };
+                out.push(Strategy {
+                    label,
+                    kind,
+                    out: lay(dist, Order::RowMajor { align: 8 }, DType::F16),
+                    operands: vec![
+                        lay(p, Order::RowMajor { align: 8 }, DType::F16),
+                        lay(s, Order::DENSE, DType::F16),
+                    ],
+                    stored: Vec::new(),
+                });
+            }
+        }
         Op::LayerNorm { x, gamma, beta, .. } => {
             needs_f16(graph, h, *x, "x")?;
             for p in [*gamma, *beta] {

@@ -2,19 +2,23 @@
 //! GEMM, GeLU (tanh form) with f16 or FP8 output, the row softmax of attention, and the f16 → FP8
 //! cast into the AMP-left panel layout the FP8 GEMMs read.
 
+pub mod attention_combine;
 mod bias_add;
 mod cast_panels;
 pub mod common;
 mod gelu;
 mod softmax;
+pub mod softmax_part;
 pub mod softmax_seg;
 
 use crate::Kernel;
 
+pub use attention_combine::AttentionCombine;
 pub use bias_add::BiasAdd;
 pub use cast_panels::{CastPanels, Source as CastSource};
 pub use gelu::{Gelu, Output as GeluOutput};
 pub use softmax::Softmax;
+pub use softmax_part::SoftmaxPart;
 pub use softmax_seg::SoftmaxSeg;
 
 /// The kernels of this family.
@@ -27,6 +31,8 @@ pub fn kernels() -> Vec<&'static dyn Kernel> {
         &Gelu(GeluOutput::Fp8Panels),
         &Softmax,
         &SoftmaxSeg,
+        &SoftmaxPart,
+        &AttentionCombine,
     ]
 }
 

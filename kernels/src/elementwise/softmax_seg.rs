@@ -147,7 +147,10 @@ fn make_case(
 impl Kernel for SoftmaxSeg {
     kernel_consts! {
         name: NAME,
-        source: include_str!("../../asm/softmax_seg_f16.S"),
+        source: concat!(
+            include_str!("../../asm/softmax_seg_f16.S"),
+            include_str!("../../asm/softmax_exp_groups.S")
+        ),
         entry_kind: Supervisor,
         abi: "vertex: x, out (rows x 4*ceil(cols/4) halves, padding columns written), stats (rows x nseg x 8 bytes), \
               cols, in_stride (% 4 == 0), s (f32 bits, > 0), nseg, G (groups per segment), (first row, first segment, items)[6]; any region",

@@ -66,6 +66,29 @@ impl KernelParams {
                     ));
                 }
             }
+            KernelParams::SoftmaxPart {
+                rows,
+                cols,
+                in_stride,
+                scale_bits,
+            } => {
+                let s = f32::from_bits(scale_bits);
+                if rows == 0
+                    || cols == 0
+                    || in_stride % 4 != 0
+                    || in_stride < cols
+                    || !(s.is_finite() && s > 0.0)
+                {
+                    return fail(format!(
+                        "{rows} rows of {cols}, stride {in_stride}, scale {s}"
+                    ));
+                }
+            }
+            KernelParams::AttentionCombine(shape) => {
+                if let Err(reason) = shape.check() {
+                    return fail(reason);
+                }
+            }
             KernelParams::BiasAdd { rows, cols } => {
                 if rows == 0 || cols == 0 || cols % 4 != 0 {
                     return fail(format!("{rows} rows of {cols} (needs cols % 4 == 0)"));
@@ -163,6 +186,8 @@ impl KernelParams {
             KernelParams::Gemm(_)
             | KernelParams::LayerNorm { .. }
             | KernelParams::Softmax { .. }
+            | KernelParams::SoftmaxPart { .. }
+            | KernelParams::AttentionCombine(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. } => Ok(self.build()),
@@ -241,6 +266,20 @@ impl KernelParams {
                         f32::from_bits(scale_bits),
                     )
                 }
+            }
+            KernelParams::SoftmaxPart {
+                rows,
+                cols,
+                in_stride,
+                scale_bits,
+            } => crate::elementwise::softmax_part::compiler_case(
+                rows as usize,
+                cols as usize,
+                in_stride as usize,
+                f32::from_bits(scale_bits),
+            ),
+            KernelParams::AttentionCombine(shape) => {
+                crate::elementwise::attention_combine::compiler_case(shape)
             }
             KernelParams::BiasAdd { rows, cols } => {
                 crate::elementwise::bias_add_case(rows as usize, cols as usize)

@@ -33,6 +33,8 @@ pub enum KernelId {
     AddLayerNormMoments,
     SoftmaxF16,
     SoftmaxSegF16,
+    SoftmaxPartF16,
+    AttentionCombineF16,
     BiasAddF16,
     ResidualAddF16,
     GeluF16,
@@ -58,6 +60,8 @@ impl KernelId {
         KernelId::GeluFp8Panels,
         KernelId::SoftmaxF16,
         KernelId::SoftmaxSegF16,
+        KernelId::SoftmaxPartF16,
+        KernelId::AttentionCombineF16,
         KernelId::LayerNormF16,
         KernelId::LayerNormFp8,
         KernelId::AddLayerNormMoments,
@@ -71,7 +75,10 @@ impl KernelId {
 
     /// The kernel's row: its code, ABI, references and estimate.
     pub fn kernel(self) -> &'static dyn Kernel {
-        use crate::elementwise::{BiasAdd, CastPanels, Gelu, GeluOutput, Softmax, SoftmaxSeg};
+        use crate::elementwise::{
+            AttentionCombine, BiasAdd, CastPanels, Gelu, GeluOutput, Softmax, SoftmaxPart,
+            SoftmaxSeg,
+        };
         static GELU_F16: Gelu = Gelu(GeluOutput::F16);
         static GELU_FP8: Gelu = Gelu(GeluOutput::Fp8);
         static GELU_FP8_PANELS: Gelu = Gelu(GeluOutput::Fp8Panels);
@@ -85,6 +92,8 @@ impl KernelId {
             }
             KernelId::SoftmaxF16 => &Softmax,
             KernelId::SoftmaxSegF16 => &SoftmaxSeg,
+            KernelId::SoftmaxPartF16 => &SoftmaxPart,
+            KernelId::AttentionCombineF16 => &AttentionCombine,
             KernelId::BiasAddF16 => &BiasAdd,
             KernelId::ResidualAddF16 => &crate::residual_add::ResidualAdd,
             KernelId::GeluF16 => &GELU_F16,
@@ -162,6 +171,18 @@ pub enum KernelParams {
         scale_bits: u32,
         segments: u32,
     },
+    /// One key block of a softmax split along its keys (`softmax_part_f16`): per row of `cols`
+    /// halves (`in_stride` apart) the block's (m16, l16) and exponentials, rows of
+    /// 4 + 4·ceil(cols / 4) halves out.
+    SoftmaxPart {
+        rows: u32,
+        cols: u32,
+        in_stride: u32,
+        scale_bits: u32,
+    },
+    /// The key blocks of an attention combined (`attention_combine_f16`): rows of partial
+    /// outputs and their (m16, l16) statistics.
+    AttentionCombine(crate::elementwise::attention_combine::Shape),
     /// `x[r, c] += bias[c]` over `rows × cols` halves (cols % 4 == 0).
     BiasAdd {
         rows: u32,
@@ -285,6 +306,8 @@ impl KernelParams {
                     KernelId::SoftmaxF16
                 }
             }
+            KernelParams::SoftmaxPart { .. } => KernelId::SoftmaxPartF16,
+            KernelParams::AttentionCombine(_) => KernelId::AttentionCombineF16,
             KernelParams::BiasAdd { .. } => KernelId::BiasAddF16,
             KernelParams::ResidualAdd { .. } => KernelId::ResidualAddF16,
             KernelParams::Gelu { out, .. } => match out {
@@ -334,6 +357,8 @@ impl KernelParams {
             },
             KernelParams::LayerNorm { .. }
             | KernelParams::Softmax { .. }
+            | KernelParams::SoftmaxPart { .. }
+            | KernelParams::AttentionCombine(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
@@ -351,6 +376,8 @@ impl KernelParams {
             KernelParams::Gemm(_)
             | KernelParams::LayerNorm { .. }
             | KernelParams::Softmax { .. }
+            | KernelParams::SoftmaxPart { .. }
+            | KernelParams::AttentionCombine(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
@@ -519,6 +546,8 @@ impl KernelParams {
             KernelParams::Gemm(_)
             | KernelParams::LayerNorm { .. }
             | KernelParams::Softmax { .. }
+            | KernelParams::SoftmaxPart { .. }
+            | KernelParams::AttentionCombine(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }

@@ -1,0 +1,167 @@
+// attention_combine_f16: the key blocks of an attention split along its keys combined. Row r has
+// C partial outputs p_j (the products of block j's exponentials with its values) and their
+// block statistics (m_j, l_j) from softmax_part_f16 (the block's scaled maximum and the sum of
+// its exponentials relative to it); the row's attention output is
+//   out[d] = sum_j exp(m_j - M) p_j[d] / sum_j exp(m_j - M) l_j,   M = max_j m_j.
+//
+// Numerics (f32 round-to-nearest-even through tessera_isa::numerics; the Rust reference in
+// kernels/src/elementwise/attention_combine.rs repeats every step):
+//   M   = max_j m_j                           f16 max (exact; a NaN m gives NaN)
+//   g_j = f32exp(f32(m_j) - f32(M))           the subtraction rounded to f32
+//   L   = (((0 + l_0 g_0) + l_1 g_1) + ...)   each product and each sum rounded to f32
+//   a_j = f16(g_j * f32oox(L))
+//   acc = 0; for j in order: acc = f16((1.0 * acc) + (a_j * p_j[d]))   f16v4mix, $TAS = (1.0, a_j)
+//   out[d] = acc
+// The accumulation rounds to f16 after every block: the result feeds an FP8 cast, whose 3-bit
+// mantissa dwarfs C f16 roundings.
+//
+// Layout: `parts` rows `row_stride` halves apart, the C blocks of a row `part_stride` halves
+// apart (% 8 == 0), each block 8 * pairs halves long (the padding columns of a block are
+// combined like the others); `stats` rows `stats_row` halves apart, C (m16, l16) pairs dense;
+// `out` rows of 8 * pairs halves, dense.
+//
+// Worker kernel (all six workers share the vertex). Vertex state (32-bit words):
+//   0: parts       8-byte aligned
+//   1: stats       4-byte aligned
+//   2: out         8-byte aligned
+//   3: C           blocks per row (1..=32)
+//   4: pairs       pairs of groups of 4 columns per row (>= 1)
+//   5: part_stride halves from one block to the next (% 8 == 0, >= 8 * pairs)
+//   6: row_stride  halves from one `parts` row to the next (% 4 == 0)
+//   7: stats_row   halves from one `stats` row to the next (% 2 == 0)
+//   8 + 2w: first row of worker w, 9 + 2w: its number of rows
+// Worker w keeps its C factors ($TAS words (1.0, a_j)) in its scratch at $mworker_base.
+// Memory: any region (one memory access per bundle).
+//
+// Per row: the maximum (2 bundles per block), g_j and L (6 per block), the factors (5 per
+// block), then per pair of groups A, B: 3 bundles per block. The mix is a one-stage pipeline:
+// each f16v4mix returns the previous one's result, so A and B alternate: A's mix returns B's
+// previous sum and B's returns A's new one; the AACC is zeroed (with $TAS = 0) around a pair.
+// Registers: $m0 parts, $m1 out, $m2 pairs left, $m3 the pair's first block, $m4 8-byte steps
+// from B of a block to A of the next, $m5 out row, $m6 stats row, $m7 rows left, $m8 C, $m9
+// factors, $m10 parts row, $m11 temp. ARF: $a0:3 values, $a5 L then 1 / L, $a6 1.0, $a8:9 and
+// $a10:11 the sums of A and B, $a12 the next factor.
+
+#define V_PARTS       0
+#define V_STATS       1
+#define V_OUT         2
+#define V_C           3
+#define V_PAIRS       4
+#define V_PART_STRIDE 5
+#define V_ROW         6
+#define V_STATS_ROW   7
+#define V_SPLIT       8
+
+    .section .text.attention_combine_f16
+    .globl attention_combine_f16
+    .type attention_combine_f16, @function
+    .worker
+    .align 8
+attention_combine_f16:
+    get $m11, $WSR
+    and $m11, $m11, CSR_W_WSR__CTXTID_M1__MASK
+    shl $m2, $m11, 3
+    ld32 $m7, $mvertex_base, $m2, V_SPLIT + 1         // rows
+    ld32 $m3, $mvertex_base, $m2, V_SPLIT             // first row
+    {
+        brz $m7, .Lc_exit
+        uput $TAS, $azero
+    }
+    {
+        ld32 $m8, $mvertex_base, $mzero, V_C
+        f16v4mix $a2:3, $azeros, $azeros              // AACC = 0
+    }
+    // Row pointers: parts + row * row_stride * 2, stats + row * stats_row * 2, out + row *
+    // pairs * 16.
+    ld32 $m11, $mvertex_base, $mzero, V_ROW
+    mul $m10, $m3, $m11
+    shl $m10, $m10, 1
+    ld32 $m11, $mvertex_base, $mzero, V_PARTS
+    add $m10, $m10, $m11
+    ld32 $m11, $mvertex_base, $mzero, V_STATS_ROW
+    mul $m6, $m3, $m11
+    shl $m6, $m6, 1
+    ld32 $m11, $mvertex_base, $mzero, V_STATS
+    add $m6, $m6, $m11
+    ld32 $m11, $mvertex_base, $mzero, V_PAIRS
+    mul $m5, $m3, $m11
+    shl $m5, $m5, 4
+    ld32 $m11, $mvertex_base, $mzero, V_OUT
+    add $m5, $m5, $m11
+    ld32 $m4, $mvertex_base, $mzero, V_PART_STRIDE
+    shr $m4, $m4, 2
+    add $m4, $m4, -1                                  // part_stride * 2 / 8 - 1
+    setzi $a6, 0x3c00                                 // 1.0 (low half)
+
+.Lc_row:
+    // 1. M = max_j m_j (the low halves; the high ones take the max of the l_j, unused).
+    mov $m0, $m6
+    { ld32step $a2, $mzero, $m0+=, 1 ; fnop }
+    add $m11, $m8, -1
+    { rpt $m11, 1 ; fnop }
+    { ld32step $a0, $mzero, $m0+=, 1 ; fnop }
+    { nop ; f16v2max $a2, $a2, $a0 }
+    { nop ; f16tof32 $a3, $a2 }                       // M
+
+    // 2. g_j = exp(m_j - M) to the factor slots, L = sum_j l_j g_j.
+    mov $m0, $m6
+    {
+        mov $m9, $mworker_base
+        mov $a5, $azero
+    }
+    rpt $m8, 5
+    { ld32step $a0, $mzero, $m0+=, 1 ; fnop }
+    { nop ; f16v2tof32 $a0:1, $a0 }                   // (m_j, l_j)
+    { nop ; f32sub $a0, $a0, $a3 }
+    { nop ; f32exp $a0, $a0 }                         // g_j
+    { st32step $a0, $mzero, $m9+=, 1 ; f32mul $a1, $a1, $a0 }
+    { nop ; f32add $a5, $a5, $a1 }
+
+    // 3. The factors: $TAS words (1.0, f16(g_j / L)).
+    { mov $m9, $mworker_base ; f32oox $a5, $a5 }
+    mov $m0, $mworker_base
+    rpt $m8, 4
+    { ld32step $a0, $mzero, $m0+=, 1 ; fnop }
+    { nop ; f32mul $a0, $a0, $a5 }
+    { nop ; f32tof16 $a0, $a0 }
+    { nop ; sort4x16lo $a0, $a6, $a0 }
+    { st32step $a0, $mzero, $m9+=, 1 ; fnop }
+
+    // 4. Pairs of groups; AACC = 0 and $TAS = 0 here.
+    mov $m3, $m10
+    mov $m1, $m5
+    ld32 $m2, $mvertex_base, $mzero, V_PAIRS
+.Lc_pair:
+    {
+        mov $m0, $m3
+        f16v4mix $a8:9, $azeros, $azeros              // A's sum = 0
+    }
+    mov $m9, $mworker_base
+    { ld32step $a12, $mzero, $m9+=, 1 ; fnop }        // block 0's factor
+    { rpt $m8, 2 ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; uput $TAS, $a12 }
+    { ld64step $a2:3, $mzero, $m0+=, $m4 ; f16v4mix $a10:11, $a8:9, $a0:1 }
+    { ld32step $a12, $mzero, $m9+=, 1 ; f16v4mix $a8:9, $a10:11, $a2:3 }
+    { nop ; f16v4mix $a10:11, $azeros, $azeros }      // B's sum out
+    { st64step $a8:9, $mzero, $m1+=, 1 ; uput $TAS, $azero }
+    {
+        st64step $a10:11, $mzero, $m1+=, 1
+        f16v4mix $a2:3, $azeros, $azeros              // AACC = 0
+    }
+    add $m3, $m3, 16
+    add $m2, $m2, -1
+    brnz $m2, .Lc_pair
+
+    // Next row.
+    ld32 $m11, $mvertex_base, $mzero, V_ROW
+    shl $m11, $m11, 1
+    add $m10, $m10, $m11
+    ld32 $m11, $mvertex_base, $mzero, V_STATS_ROW
+    shl $m11, $m11, 1
+    add $m6, $m6, $m11
+    mov $m5, $m1
+    add $m7, $m7, -1
+    brnz $m7, .Lc_row
+.Lc_exit:
+    exitz $mzero
+    .size attention_combine_f16, . - attention_combine_f16

@@ -1,0 +1,149 @@
+// softmax_part_f16: the key-block half of an attention softmax split along its keys. For every
+// row r of an f16 block of scores (one block of keys), the block's own maximum m, the
+// exponentials e_c = exp(s x[r][c] - m) and their sum l, written as one row
+//   out[r] = (m16, l16, 0, 0, e_0, e_1, ..., e_{cols-1}, 0 padding to a multiple of 4)
+// so that the products with the values read the exponentials (columns 4..) and the combine of
+// the key blocks (attention_combine_f16) reads (m16, l16) (columns 0, 1).
+//
+// Numerics (f32 round-to-nearest-even through tessera_isa::numerics; the Rust reference in
+// kernels/src/elementwise/softmax_part.rs repeats every step; they are softmax_seg_f16's pass 1
+// with one segment):
+//   m16 = f16(f32(s) * f32(max x))          f16 max (exact; -inf pads the last group), f32mul
+//   t   = f16((f32(s16) * f32(x)) + (1.0 * f32(0 - m16)))   f16v4mix, $TAS = (s16, 1.0)
+//   e   = f16v2exp(t)                        (exp in f64 rounded once to f16)
+//   l   = E + O: E the f32 sum of the even columns' e in order, O of the odd ones
+//   l16 = f16(l)
+// Specials: a NaN or +inf in a row makes its e NaN as softmax_f16 does; a row of -inf only has
+// m = -inf and e = NaN (attention scores are finite).
+//
+// Worker kernel (all six workers share the vertex). Vertex state (32-bit words):
+//   0: in         8-byte aligned
+//   1: out        rows * (4 + 4 * ceil(cols / 4)) halves, 8-byte aligned
+//   2: cols       row length (>= 1)
+//   3: in_stride  halves from one `in` row to the next (% 4 == 0, >= cols)
+//   4: s          the scale, f32 bits (finite, > 0)
+//   5 + 2w: first row of worker w, 6 + 2w: its number of rows
+// Worker w uses 8 bytes of its scratch at $mworker_base for the masked last group.
+// Memory: any region (one memory access per bundle).
+//
+// Per row, with g = ceil(cols / 4) groups: the last group masked to worker scratch (lanes >=
+// cols become -inf), the maximum (one bundle per group), the exponentials (softmax_seg_exp_groups,
+// 7 bundles per group) and the (m16, l16) group.
+// Registers: $m0 in, $m1 out, $m2 counts, $m3 in row, $m5 out row, $m7 rows left, $m8 groups,
+// $m9 cols % 4, $m10 link, $m11 temp. ARF: $a0:3 values, $a4:5 (-m16, -m16), $a6:7 sums,
+// $a10:13 (the exp loop), $a8 m16.
+
+#define V_IN      0
+#define V_OUT     1
+#define V_COLS    2
+#define V_STRIDE  3
+#define V_S       4
+#define V_SPLIT   5
+
+    .section .text.softmax_part_f16
+    .globl softmax_part_f16
+    .type softmax_part_f16, @function
+    .worker
+    .align 8
+softmax_part_f16:
+    get $m11, $WSR
+    and $m11, $m11, CSR_W_WSR__CTXTID_M1__MASK
+    shl $m2, $m11, 3
+    ld32 $m7, $mvertex_base, $m2, V_SPLIT + 1         // rows
+    ld32 $m3, $mvertex_base, $m2, V_SPLIT             // first row
+    ld32 $a0, $mvertex_base, $mzero, V_S
+    setzi $a1, 0x3c00                                 // 1.0
+    f32tof16 $a0, $a0                                 // (s16, s16)
+    { nop ; sort4x16lo $a0, $a0, $a1 }                // (s16, 1.0)
+    {
+        brz $m7, .Lp_exit
+        uput $TAS, $a0
+    }
+    ld32 $m8, $mvertex_base, $mzero, V_COLS
+    and $m9, $m8, 3                                   // cols % 4
+    add $m8, $m8, 3
+    shr $m8, $m8, 2                                   // groups per row
+    // Row pointers: out + row * (8 + 8 g) bytes, in + row * in_stride * 2.
+    shl $m5, $m8, 3
+    add $m5, $m5, 8
+    mul $m5, $m5, $m3
+    ld32 $m11, $mvertex_base, $mzero, V_OUT
+    add $m5, $m5, $m11
+    ld32 $m11, $mvertex_base, $mzero, V_STRIDE
+    mul $m3, $m3, $m11
+    shl $m3, $m3, 1
+    ld32 $m11, $mvertex_base, $mzero, V_IN
+    add $m3, $m3, $m11
+
+.Lp_row:
+    // The last group, masked: lanes >= cols become -inf, copied to worker scratch words 0, 1.
+    add $m2, $m8, -1
+    shl $m11, $m2, 3
+    { ld64 $a0:1, $m3, $m11, 0 ; fnop }
+    {
+        setzi $m11, 0
+        setzi $a4, 0xfc00
+    }
+    { brz $m9, .Lp_masked ; sort4x16lo $a4, $a4, $a4 }  // $a4 = (-inf, -inf)
+    cmpeq $m11, $m9, 2
+    brnz $m11, .Lp_mask2
+    cmpeq $m11, $m9, 1
+    brnz $m11, .Lp_mask1
+    { bri .Lp_masked ; sort4x16lo $a1, $a1, $a4 }    // 3 columns: lane 3 masked
+.Lp_mask1:
+    { nop ; sort4x16lo $a0, $a0, $a4 }                // 1 column: lanes 1..3 masked
+.Lp_mask2:
+    { nop ; mov $a1, $a4 }                            // 2 columns: lanes 2, 3 masked
+.Lp_masked:
+    { st64 $a0:1, $mworker_base, $mzero, 0 ; mov $a3, $a4 }
+
+    // 1. The row maximum (f16, exact), m16 = f16(s * max).
+    { mov $m0, $m3 ; mov $a2, $a4 }                  // max accumulator = -inf
+    brz $m2, .Lp_max_last
+    add $m11, $m2, -1
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; fnop }
+    { rpt $m11, 0 ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4max $a2:3, $a2:3, $a0:1 }
+    { nop ; f16v4max $a2:3, $a2:3, $a0:1 }
+.Lp_max_last:
+    { ld64 $a0:1, $mworker_base, $mzero, 0 ; fnop }
+    { nop ; f16v4max $a2:3, $a2:3, $a0:1 }
+    { nop ; f16v2max $a2, $a2, $a3 }
+    {
+        ld32 $a1, $mvertex_base, $mzero, V_S
+        swap16 $a3, $a2
+    }
+    { nop ; f16v2max $a2, $a2, $a3 }
+    { nop ; f16tof32 $a2, $a2 }
+    { nop ; f32mul $a2, $a1, $a2 }                    // s * max
+    { nop ; f32tof16 $a8, $a2 }                      // m16 in both halves
+    { nop ; f16v2sub $a4, $azero, $a8 }              // (-m16, -m16)
+    { nop ; mov $a5, $a4 }
+
+    // 2. e = exp(s x - m16) as f16 after the row's first group, the sums in $a6:7.
+    {
+        add $m1, $m5, 8
+        sort4x32lo $a6:7, $azeros, $azeros
+    }
+    mov $m0, $m3
+    call $m10, softmax_seg_exp_groups                 // the g - 1 regular groups
+    mov $m0, $mworker_base
+    setzi $m2, 1
+    { call $m10, softmax_seg_exp_groups ; fnop }      // the masked last group
+    { nop ; f32add $a6, $a6, $a7 }                    // l = E + O
+    { nop ; f32tof16 $a6, $a6 }                       // l16 in both halves
+    { nop ; sort4x16lo $a0, $a8, $a6 }               // (m16, l16)
+    { nop ; mov $a1, $azero }
+    { st64 $a0:1, $m5, $mzero, 0 ; fnop }
+
+    // Next row: $m1 has moved past this row's last group.
+    ld32 $m11, $mvertex_base, $mzero, V_STRIDE
+    shl $m11, $m11, 1
+    add $m3, $m3, $m11
+    mov $m5, $m1
+    add $m7, $m7, -1
+    brnz $m7, .Lp_row
+.Lp_exit:
+    exitz $mzero
+    .size softmax_part_f16, . - softmax_part_f16
+

@@ -1,0 +1,353 @@
+//! `softmax_part_f16`: one key block of an attention softmax split along its keys — per row the
+//! block's maximum, the f16 exponentials relative to it and their sum, for the combine of the
+//! key blocks (`attention_combine_f16`). The numerics are the assembly header's.
+
+use super::common::{halves_with_specials, normal_halves, random_bits, worker_cycles};
+use super::softmax::{groups, PLACES};
+use crate::case::{bytes, Buffer, Case, Region, VertexWord};
+use crate::split::{split_words, WORKERS};
+use crate::{kernel_consts, Kernel};
+use tessera_isa::numerics::{f16_exp, f16_max, f16_sub, f16_to_f32, f32_add, f32_mul, f32_to_f16};
+use tessera_isa::rng::Rng;
+
+pub struct SoftmaxPart;
+
+const NAME: &str = "softmax_part_f16";
+const V_COLS: usize = 2;
+const V_STRIDE: usize = 3;
+const V_S: usize = 4;
+const V_SPLIT: usize = 5;
+
+/// Halves of one output row for `cols` scores: the (m16, l16, 0, 0) group, then the
+/// exponentials padded to whole groups of 4.
+pub fn out_row_halves(cols: usize) -> usize {
+    4 + 4 * groups(cols)
+}
+
+/// One row as the kernel evaluates it (the assembly header's numerics): `(m16, l16, 0, 0)`,
+/// then `e` over the padded row (the padding lanes computed as if x were −inf there).
+pub fn softmax_part_row(x: &[u16], s: f32) -> Vec<u16> {
+    let padded = 4 * groups(x.len());
+    let lane = |c: usize| if c < x.len() { x[c] } else { 0xfc00 };
+    let xmax = (0..padded).map(lane).fold(0xfc00, f16_max);
+    let m16 = f32_to_f16(f32_mul(s, f16_to_f32(xmax)));
+    let neg_m = f16_to_f32(f16_sub(0, m16));
+    let s16 = f16_to_f32(f32_to_f16(s));
+    let (mut even, mut odd) = (0.0f32, 0.0f32);
+    let mut row = vec![0u16; 4 + padded];
+    for c in 0..padded {
+        // f16v4mix with $TAS = (s16, 1.0): each product rounded to f32, their sum too.
+        let t = f32_add(f32_mul(s16, f16_to_f32(lane(c))), f32_mul(1.0, neg_m));
+        let e = f16_exp(f32_to_f16(t));
+        if c % 2 == 0 {
+            even = f32_add(even, f16_to_f32(e));
+        } else {
+            odd = f32_add(odd, f16_to_f32(e));
+        }
+        row[4 + c] = e;
+    }
+    row[0] = m16;
+    row[1] = f32_to_f16(f32_add(even, odd));
+    row
+}
+
+/// `rows` × `cols` case; `x` has `in_stride` halves per row (the padding columns hold `junk`,
+/// which the kernel must ignore).
+#[allow(clippy::too_many_arguments)]
+fn make_case(
+    name: &str,
+    rows: usize,
+    cols: usize,
+    in_stride: usize,
+    x: &[u16],
+    s: f32,
+    regions: (Region, Region),
+    junk: u16,
+) -> Case {
+    assert!(in_stride.is_multiple_of(4) && in_stride >= cols && cols >= 1);
+    assert_eq!(x.len(), rows * cols);
+    assert!(s > 0.0 && s.is_finite());
+    let mut src = vec![junk; rows * in_stride];
+    for r in 0..rows {
+        src[r * in_stride..r * in_stride + cols].copy_from_slice(&x[r * cols..(r + 1) * cols]);
+    }
+    let mut vertex = VertexWord::buffer_starts(2);
+    vertex.extend([
+        VertexWord::Value(cols as u32),
+        VertexWord::Value(in_stride as u32),
+        VertexWord::Value(s.to_bits()),
+    ]);
+    vertex.extend(split_words(rows as u32));
+    Case {
+        kernel: NAME.into(),
+        name: format!(
+            "{rows}x{cols} stride {in_stride} s={s} {:?}/{:?} {name}",
+            regions.0, regions.1
+        ),
+        buffers: vec![
+            Buffer::input("x", bytes::from_u16(&src), regions.0, None),
+            Buffer::output("out", rows * out_row_halves(cols) * 2, regions.1, None),
+        ],
+        vertex,
+        supervisor_csrs: vec![],
+    }
+}
+
+impl Kernel for SoftmaxPart {
+    kernel_consts! {
+        name: NAME,
+        source: concat!(
+            include_str!("../../asm/softmax_part_f16.S"),
+            include_str!("../../asm/softmax_exp_groups.S")
+        ),
+        entry_kind: Worker,
+        abi: "vertex: x, out (rows x (4 + 4*ceil(cols/4)) halves: m16, l16, 0, 0, then e), cols, \
+              in_stride (% 4 == 0), s (f32 bits, > 0), split[6] over rows; any region",
+    }
+
+    fn cases(&self) -> Vec<Case> {
+        let mut cases = Vec::new();
+        let mut rng = Rng::new(0x5a27);
+        let s72 = 1.0 / 72f32.sqrt();
+        // Key blocks of 729 tokens (81, 243, 27, 91 keys), the head's long rows, tails.
+        for (i, &(rows, cols)) in [
+            (73usize, 81usize),
+            (8, 243),
+            (6, 27),
+            (13, 91),
+            (1, 729),
+            (7, 1),
+            (5, 2),
+            (6, 3),
+            (2, 4),
+            (9, 5),
+            (12, 33),
+            (3, 100),
+            (1, 1153),
+        ]
+        .iter()
+        .enumerate()
+        {
+            for (j, &place) in PLACES.iter().enumerate() {
+                if (i + j) % 2 == 1 && rows * cols > 64 {
+                    continue;
+                }
+                let stride = 4 * groups(cols) + 4 * ((i + j) % 2);
+                let x = normal_halves(&mut rng, rows * cols, 0.0, 4.0);
+                cases.push(make_case(
+                    "normal(0,4)",
+                    rows,
+                    cols,
+                    stride,
+                    &x,
+                    s72,
+                    (place.0, place.1),
+                    0x7e00,
+                ));
+            }
+        }
+        for (i, &(s, mean, std)) in [
+            (1.0f32, 0.0, 1.0),
+            (0.125, 100.0, 30.0),
+            (4.0, 0.0, 8.0),
+            (1e-3, 0.0, 60000.0),
+            (0.5, -500.0, 1.0),
+            (2.0, 0.0, 0.0),
+            (30.0, 0.0, 2.0),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let (rows, cols) = (3 + i, 37 + 9 * i);
+            let x = normal_halves(&mut rng, rows * cols, mean, std);
+            let place = PLACES[i % 4];
+            cases.push(make_case(
+                &format!("normal({mean},{std})"),
+                rows,
+                cols,
+                4 * groups(cols),
+                &x,
+                s,
+                (place.0, place.1),
+                0x7c00,
+            ));
+        }
+        // Every row length from 1 to 16 (each mask of the last group, one to four groups), rows
+        // that leave workers idle or unequal.
+        for cols in 1..=16usize {
+            let rows = 1 + cols % 7;
+            let x = normal_halves(&mut rng, rows * cols, 0.0, 3.0);
+            let place = PLACES[cols % 4];
+            cases.push(make_case(
+                "short rows",
+                rows,
+                cols,
+                4 * groups(cols) + 4 * (cols % 2),
+                &x,
+                0.5,
+                (place.0, place.1),
+                0x7e00,
+            ));
+        }
+        let specials: Vec<u16> = super::common::F16_SPECIALS.to_vec();
+        let rows_of = |v: Vec<u16>, rows: usize| -> Vec<u16> {
+            v.into_iter().cycle().take(rows * 24).collect()
+        };
+        cases.push(make_case(
+            "every edge value",
+            6,
+            24,
+            24,
+            &rows_of(specials, 6),
+            0.25,
+            (Region::Standard, Region::Interleaved),
+            0x7e00,
+        ));
+        let tiny: Vec<u16> = (0..24)
+            .map(|i| (i * 37 % 1024) as u16 | if i % 2 == 1 { 0x8000 } else { 0 })
+            .collect();
+        cases.push(make_case(
+            "subnormals",
+            6,
+            24,
+            24,
+            &rows_of(tiny, 6),
+            1.0,
+            (Region::Interleaved, Region::Standard),
+            0x7e00,
+        ));
+        for (i, &place) in PLACES.iter().enumerate() {
+            let x = halves_with_specials(&mut rng, 7 * 50, 3.0, 25);
+            cases.push(make_case(
+                "edge mix",
+                7,
+                50,
+                52,
+                &x,
+                0.3,
+                (place.0, place.1),
+                0x7c00,
+            ));
+            let x = random_bits(&mut rng, 4 * (20 + i));
+            cases.push(make_case(
+                "any bits",
+                4,
+                20 + i,
+                4 * groups(20 + i),
+                &x,
+                1.0,
+                (place.0, place.1),
+                0x7e00,
+            ));
+        }
+        cases
+    }
+
+    fn random_case(&self, seed: u64) -> Case {
+        let mut rng = Rng::new(seed);
+        let rows = rng.range(1, 80) as usize;
+        let cols = rng.range(1, 400) as usize;
+        let stride = 4 * groups(cols) + 4 * rng.range(0, 1) as usize;
+        let place = *rng.pick(&PLACES);
+        let s = [0.125f32, 1.0, 0.0625, 3.0][rng.range(0, 3) as usize];
+        let x = if rng.next_u32().is_multiple_of(2) {
+            random_bits(&mut rng, rows * cols)
+        } else {
+            normal_halves(&mut rng, rows * cols, 0.0, 5.0)
+        };
+        make_case(
+            &format!("random seed={seed}"),
+            rows,
+            cols,
+            stride,
+            &x,
+            s,
+            (place.0, place.1),
+            0x7c00,
+        )
+    }
+
+    fn reference(&self, case: &Case) -> Vec<Vec<u8>> {
+        let src = bytes::to_u16(&case.buffer("x").bytes);
+        let (cols, stride) = (case.word(V_COLS) as usize, case.word(V_STRIDE) as usize);
+        let s = f32::from_bits(case.word(V_S));
+        let rows = src.len() / stride;
+        let out: Vec<u16> = (0..rows)
+            .flat_map(|r| softmax_part_row(&src[r * stride..r * stride + cols], s))
+            .collect();
+        vec![bytes::from_u16(&out)]
+    }
+
+    /// Bundles per worker, counted from the listing: 24 to set up; per row 21 + the mask of the
+    /// last group (0, 6, 3, 5 by cols % 4) + the max loop (g + 2 if g > 1, else 7) + the exp calls over
+    /// the g - 1 regular groups and over the last (13 + 7 n each, or 2 for none); the exit.
+    fn estimate_cycles(&self, case: &Case) -> u64 {
+        let cols = case.word(V_COLS) as u64;
+        estimate(cols, |w| case.word(V_SPLIT + 2 * w + 1) as u64)
+    }
+}
+
+fn estimate(cols: u64, rows_of: impl Fn(usize) -> u64) -> u64 {
+    let g = cols.div_ceil(4);
+    let mask = [0, 6, 3, 5][(cols % 4) as usize];
+    let exp_call = |n: u64| if n == 0 { 2 } else { 13 + 7 * n };
+    let max_loop = if g > 1 { g + 2 } else { 7 };
+    let row = 21 + mask + max_loop + exp_call(g - 1) + exp_call(1);
+    let mut bundles = [0u64; WORKERS];
+    for (w, b) in bundles.iter_mut().enumerate() {
+        let rows = rows_of(w);
+        *b = if rows == 0 { 11 } else { 24 + rows * row + 1 };
+    }
+    worker_cycles(&bundles)
+}
+
+/// The case of a compiler call: `rows` rows of `cols` halves with a row stride of `in_stride`
+/// halves (% 4 == 0, ≥ cols) in, scale `s` (finite, > 0), any region. Data are zeros.
+pub fn compiler_case(rows: usize, cols: usize, in_stride: usize, s: f32) -> Case {
+    make_case(
+        "compiled",
+        rows,
+        cols,
+        in_stride,
+        &vec![0; rows * cols],
+        s,
+        (Region::Standard, Region::Standard),
+        0,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(v: f32) -> u16 {
+        half::f16::from_f32(v).to_bits()
+    }
+
+    #[test]
+    fn the_row_holds_its_maximum_sum_and_exponentials() {
+        let row = softmax_part_row(&[h(1.0), h(3.0), h(2.0), h(0.0), h(-1.0)], 1.0);
+        assert_eq!(row.len(), 12);
+        assert_eq!(row[0], h(3.0), "m16 = s · max");
+        assert_eq!(&row[2..4], &[0, 0]);
+        assert_eq!(row[5], h(1.0), "the maximum's exponential is 1");
+        assert!(
+            row[9..].iter().all(|&v| v == 0),
+            "padding lanes are exp(−inf) = 0"
+        );
+        let sum: f32 = row[4..9]
+            .iter()
+            .map(|&v| half::f16::from_bits(v).to_f32())
+            .sum();
+        let l = half::f16::from_bits(row[1]).to_f32();
+        assert!(
+            (sum - l).abs() <= l * 1e-3,
+            "l16 is the sum of the exponentials"
+        );
+        // exp(s·x − m) of the softmax: e_c / l is the softmax of the row.
+        let expect = (-2.0f32).exp()
+            / (1.0 + (-1.0f32).exp() + (-2.0f32).exp() + (-3.0f32).exp() + (-4.0f32).exp());
+        let p = half::f16::from_bits(row[4]).to_f32() / l;
+        assert!((p - expect).abs() < 1e-3);
+    }
+}
