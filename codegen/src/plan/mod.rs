@@ -346,6 +346,7 @@ pub struct Planned {
     pub finalists: Vec<Vec<(ValueHandle, Arc<Strategy>)>>,
     pub report: PlanReport,
     pub granules: Vec<u32>,
+    pub row_granules: Vec<u32>,
     pub tiles: u32,
     pub grids_per_product: usize,
     pub sram_saving: bool,
@@ -360,6 +361,7 @@ impl Planned {
             forms: &self.forms,
             tiles: self.tiles,
             granules: self.granules.clone(),
+            row_granules: self.row_granules.clone(),
             grids_per_product: self.grids_per_product,
             sram_saving: self.sram_saving,
             stored_bases: self.stored_bases.clone(),
@@ -526,11 +528,13 @@ pub fn plan_with_progress(
         }
     }
     let granules = strategy::head_granules(&graph);
+    let row_granules = strategy::key_block_granules(&graph);
     let ctx = Ctx {
         graph: &graph,
         forms: &forms,
         tiles: target.tiles,
         granules: granules.clone(),
+        row_granules: row_granules.clone(),
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
         stored_bases: match options.spread_stored {
@@ -732,6 +736,7 @@ pub fn plan_with_progress(
         finalists,
         report,
         granules,
+        row_granules,
         tiles: target.tiles,
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,

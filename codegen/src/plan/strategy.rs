@@ -54,6 +54,8 @@ pub struct Ctx<'g> {
     pub tiles: u32,
     /// Column granules worth trying for products besides 16 (head widths).
     pub granules: Vec<u32>,
+    /// Row granules worth trying for products besides 1 and 16 ([`key_block_granules`]).
+    pub row_granules: Vec<u32>,
     /// Grid shapes tried per product.
     pub grids_per_product: usize,
     /// See [`super::PlanOptions::sram_saving`].
@@ -168,6 +170,27 @@ pub fn head_granules(graph: &Graph) -> Vec<u32> {
             Some(cols / (*heads as u32).max(1))
         })
         .filter(|&g| g > 0 && g != 16)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Key-block lengths of attention split along the keys (every `SoftmaxPart`'s row length):
+/// a product whose rows are tokens cut at these multiples sends each key block's values from
+/// one tile, so a block's keys fill whole `$CWEI` lanes from one sender and the values can be
+/// reordered once at their source instead of on every query block's tile.
+pub fn key_block_granules(graph: &Graph) -> Vec<u32> {
+    let mut out: Vec<u32> = graph
+        .nodes
+        .iter()
+        .filter_map(|(_, n)| {
+            let Op::SoftmaxPart { x, .. } = &n.op else {
+                return None;
+            };
+            Some(*graph.nodes[*x].ty.shape.0.last()? as u32)
+        })
+        .filter(|&g| g > 16)
         .collect();
     out.sort_unstable();
     out.dedup();
@@ -423,8 +446,12 @@ pub fn strategies(
                 } else {
                     grid_shapes(m, k, n, cg, ctx.tiles, fp8, ctx.grids_per_product)
                 };
+                let mut row_granules = vec![1u32, 16];
+                if !batched {
+                    row_granules.extend(ctx.row_granules.iter().copied().filter(|&g| m % g == 0));
+                }
                 for (tm, tn) in shapes {
-                    for rg in [1u32, 16] {
+                    for &rg in &row_granules {
                         if rg > 1 && m < 2 * rg {
                             continue;
                         }
@@ -746,6 +773,7 @@ mod tests {
             forms: &forms,
             tiles: 1472,
             granules: Vec::new(),
+            row_granules: Vec::new(),
             grids_per_product: 4,
             sram_saving: false,
             stored_bases: Vec::new(),
