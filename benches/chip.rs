@@ -65,7 +65,7 @@ fn chip_model(c: &mut Criterion) {
         head: true,
         fp8: true,
         k_parts: None,
-        key_blocks: 1,
+        key_blocks: Some(1),
     };
     let graph = tower_graph(&model, &spec).expect("the built-in tower");
     let options =

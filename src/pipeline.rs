@@ -89,8 +89,9 @@ pub struct RunSpec {
     pub fp8: bool,
     /// K-chunks of the encoder's products; `None`: chosen from the model's sizes.
     pub k_parts: Option<EncoderKParts>,
-    /// Key blocks of the encoder's attention (1: whole rows).
-    pub key_blocks: usize,
+    /// Key blocks of the encoder's attention (1: whole rows); `None`: chosen from the tokens and
+    /// the batch.
+    pub key_blocks: Option<usize>,
 }
 
 /// The graph of `model` for `spec`, with FP8 weight scales fitted to the weights.

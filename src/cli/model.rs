@@ -64,10 +64,11 @@ pub struct ModelArgs {
     /// `1,2,2,4`). A count that does not divide the product's K leaves it unsplit.
     #[arg(long)]
     k_parts: Option<String>,
-    /// Key blocks of the encoder's attention (1..=32; 1: whole rows, the default): every block
-    /// of keys meets every query on its own tiles, with its own softmax statistics, and the
-    /// blocks are combined afterwards (`softmax_part_f16`, `attention_combine_f16`). Must divide
-    /// the token count (So400m/14's 729: 3, 9 or 27).
+    /// Key blocks of the encoder's attention (1..=32; 1: whole rows): every block of keys meets
+    /// every query on its own tiles, with its own softmax statistics, and the blocks are
+    /// combined afterwards (`softmax_part_f16`, `attention_combine_f16`). Must divide the token
+    /// count (So400m/14's 729: 3, 9 or 27). By default 1 at batch 1 and, from batch 2, the
+    /// largest count up to 16 that leaves 64 keys a block or more (So400m: 9).
     #[arg(long)]
     key_blocks: Option<usize>,
     /// Unroll the encoder layers instead of compiling them as one loop (the layer's code,
@@ -142,9 +143,8 @@ impl ModelArgs {
         if batch == 0 || batch > MAX_BATCH {
             bail!("--batch {batch}: expected 1..={MAX_BATCH} images");
         }
-        let key_blocks = self.key_blocks.unwrap_or(1);
         let tokens = model.config.num_patches();
-        if !tokens.is_multiple_of(key_blocks) {
+        if let Some(key_blocks) = self.key_blocks.filter(|c| !tokens.is_multiple_of(*c)) {
             let divisors: Vec<String> = (1..=MAX_KEY_BLOCKS)
                 .filter(|c| tokens.is_multiple_of(*c))
                 .map(|c| c.to_string())
@@ -160,7 +160,7 @@ impl ModelArgs {
             head: model.head && !self.no_head,
             fp8,
             k_parts: self.k_parts.as_deref().and_then(EncoderKParts::parse),
-            key_blocks,
+            key_blocks: self.key_blocks,
         })
     }
 

@@ -225,7 +225,7 @@ fn tower_values_one_by_one() {
         head: false,
         fp8: std::env::var("F16").is_err(),
         k_parts: None,
-        key_blocks: 1,
+        key_blocks: Some(1),
     };
     let graph = inline_repeats(&tessera::pipeline::tower_graph(&model, &spec).unwrap()).unwrap();
     let mut g = graph.clone();

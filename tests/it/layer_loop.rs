@@ -41,7 +41,7 @@ fn spec(layers: usize) -> RunSpec {
         head: true,
         fp8: true,
         k_parts: None,
-        key_blocks: 1,
+        key_blocks: Some(1),
     }
 }
 

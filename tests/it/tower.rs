@@ -112,7 +112,7 @@ fn transformers_checkpoints_run_bit_exactly_on_the_small_chip() {
                 head: true,
                 fp8,
                 k_parts: None,
-                key_blocks: 1,
+                key_blocks: Some(1),
             };
             let (outcome, interpreted) = run("small", &model, &spec, &pixels);
             let shapes: Vec<&[usize]> = outcome
@@ -149,7 +149,7 @@ fn encoder_products_split_along_k_run_bit_exactly() {
         head: true,
         fp8: true,
         k_parts: Some(parts),
-        key_blocks: 1,
+        key_blocks: Some(1),
     };
     let graph = tower_graph(&model, &spec).unwrap();
     let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
@@ -181,7 +181,7 @@ fn attention_split_along_the_keys_runs_bit_exactly() {
             head: true,
             fp8: true,
             k_parts: None,
-            key_blocks: blocks,
+            key_blocks: Some(blocks),
         };
         let graph = tower_graph(&model, &spec).unwrap();
         let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
@@ -228,7 +228,7 @@ fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
         head: true,
         fp8: true,
         k_parts: None,
-        key_blocks: 1,
+        key_blocks: Some(1),
     };
     let (outcome, interpreted) = run("ipu21", &model, &spec, &pixels);
     check(&outcome, &interpreted, 0.15, 8e-2);
@@ -249,7 +249,7 @@ fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
         head: true,
         fp8: true,
         k_parts: None,
-        key_blocks: 1,
+        key_blocks: Some(1),
     };
     let machine = MachineDescription::builtin("small").unwrap();
     let graph = tower_graph(&model, &spec).unwrap();

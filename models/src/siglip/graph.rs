@@ -56,14 +56,11 @@ pub struct Precision {
     /// How many chunks each encoder product's K is split into ([`k_split_linear`]); `None`:
     /// [`EncoderKParts::for_config`] picks from the model's sizes.
     pub k_parts: Option<EncoderKParts>,
-    /// How many key blocks the encoder's attention is split into ([`blocked_attention`]); 1
-    /// (the default): the whole-row softmax and one context product. A count that does not
-    /// divide the tokens, or above [`MAX_KEY_BLOCKS`], leaves it whole. Default 1: on one
-    /// So400m/14 layer with the head at batch 1, 9 blocks of 81 keys simulate 600,078 cycles
-    /// against 577,686 whole (the operands' local reorders into AMP order cost more than the
-    /// probabilities' exchange they save: V is transposed on every query block's tile, and 81
-    /// keys leave half-word tails).
-    pub key_blocks: usize,
+    /// How many key blocks the encoder's attention is split into ([`blocked_attention`]; 1: the
+    /// whole-row softmax and one context product). A count that does not divide the tokens, or
+    /// above [`MAX_KEY_BLOCKS`], leaves it whole. `None`: [`key_blocks`] picks from the tokens
+    /// and the batch.
+    pub key_blocks: Option<usize>,
 }
 
 impl Default for Precision {
@@ -77,7 +74,7 @@ impl Default for Precision {
             transposed_context: true,
             key_chunked_context: false,
             k_parts: None,
-            key_blocks: 1,
+            key_blocks: None,
         }
     }
 }
@@ -99,14 +96,13 @@ impl Precision {
             .unwrap_or_else(|| EncoderKParts::for_config(config, batch))
     }
 
-    /// [`Precision::key_blocks`] if it divides `tokens` and is at most [`MAX_KEY_BLOCKS`],
-    /// else 1.
-    pub fn key_blocks_for(&self, tokens: usize) -> usize {
-        let c = self.key_blocks;
-        if (1..=MAX_KEY_BLOCKS).contains(&c) && tokens.is_multiple_of(c) {
-            c
-        } else {
-            1
+    /// [`Precision::key_blocks`] if it divides `tokens` and is at most [`MAX_KEY_BLOCKS`] (else
+    /// 1), or [`key_blocks`] for `batch` images when it is `None`.
+    pub fn key_blocks_for(&self, tokens: usize, batch: usize) -> usize {
+        match self.key_blocks {
+            Some(c) if (1..=MAX_KEY_BLOCKS).contains(&c) && tokens.is_multiple_of(c) => c,
+            Some(_) => 1,
+            None => key_blocks(tokens, batch),
         }
     }
 
@@ -484,6 +480,33 @@ fn chunked_context(
 /// block in a worker's scratch).
 pub const MAX_KEY_BLOCKS: usize = tessera_codegen::graph::ATTENTION_COMBINE_MAX_BLOCKS;
 
+/// Fewest keys per block [`key_blocks`] picks: a block's exponentials and values fill several
+/// AMP K-blocks of 16 keys.
+pub const MIN_KEY_BLOCK: usize = 64;
+
+/// The key blocks [`key_blocks`] picks at most.
+pub const MAX_AUTO_KEY_BLOCKS: usize = 16;
+
+/// Fewest images for which [`key_blocks`] splits the keys.
+pub const MIN_KEY_SPLIT_BATCH: usize = 2;
+
+/// The key blocks of the encoder's attention for `tokens` keys at `batch` images: from
+/// [`MIN_KEY_SPLIT_BATCH`] images, the largest divisor of `tokens` up to
+/// [`MAX_AUTO_KEY_BLOCKS`] that leaves at least [`MIN_KEY_BLOCK`] keys a block (So400m/14's 729
+/// tokens: 9 blocks of 81); 1 otherwise. Measured on one So400m/14 layer with the head
+/// (`tessera run`, simulated cropped cycles): batch 1, 600,078 in 9 blocks against 577,686
+/// whole (each query block's tile transposes its block of values into `$CWEI` order, which
+/// costs more than the probabilities' exchange saves at one image); batch 2, see the README.
+pub fn key_blocks(tokens: usize, batch: usize) -> usize {
+    if batch < MIN_KEY_SPLIT_BATCH {
+        return 1;
+    }
+    (1..=MAX_AUTO_KEY_BLOCKS.min(tokens / MIN_KEY_BLOCK).max(1))
+        .rev()
+        .find(|c| tokens.is_multiple_of(*c))
+        .unwrap_or(1)
+}
+
 /// Attention split along the keys into `blocks` blocks, for `q`, `k`, `v` `[n, t, d]` (n = batch ×
 /// heads) → `[n, t, d]`. Every (head, key block) is a batch entry of two products, so a tile
 /// holds a block of queries against one block of keys and values, and the probabilities never
@@ -583,7 +606,7 @@ fn layer(
     let chunks = key_chunks(precision, tokens);
     let blocks = match chunks {
         Some(_) => 1,
-        None => precision.key_blocks_for(tokens),
+        None => precision.key_blocks_for(tokens, batch),
     };
     let (q, k, v) = if chunks.is_some() {
         // Q and K token-major (the scores read them so), V transposed (the chunked context reads
@@ -880,11 +903,37 @@ mod tests {
         let text = dump(&g);
         assert!(text.contains("f16[5832, 1152] = input \"x\""), "{text}");
         assert!(text.contains("f143<-10>[1152, 3456] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight\""));
-        assert!(text.contains("f16[128, 729, 729] = batched_matmul"));
+        // Batch 8: attention in 9 key blocks of 81 (key_blocks) for 8 × 16 heads.
+        assert!(text.contains("f16[1152, 729, 81] = batched_matmul"), "{text}");
+        assert!(text.contains("f16[1152, 729, 85] = softmax_part"), "{text}");
         // Batch 8: above MAX_SPLIT_BATCH, so fc1 is one product (EncoderKParts::for_config).
         assert!(text.contains("f16[5832, 4304] = matmul"), "{text}");
         let g = encoder(&c, c.num_patches(), 1, 27).unwrap();
         assert_eq!(g.expanded_weights().len(), 27 * 12);
+    }
+
+    #[test]
+    fn key_blocks_split_from_two_images_into_blocks_of_64_keys_or_more() {
+        assert_eq!(key_blocks(729, 1), 1, "one image: whole rows");
+        assert_eq!(key_blocks(729, 2), 9, "So400m/14: 9 blocks of 81");
+        assert_eq!(key_blocks(729, 8), 9);
+        assert_eq!(
+            key_blocks(64, 2),
+            1,
+            "the built-in model: too few keys to split"
+        );
+        assert_eq!(key_blocks(1024, 4), 16, "at most 16 blocks");
+        assert_eq!(key_blocks(197, 2), 1, "a prime count stays whole");
+        for tokens in 1..2000 {
+            let c = key_blocks(tokens, 2);
+            assert!(tokens.is_multiple_of(c) && (c == 1 || tokens / c >= MIN_KEY_BLOCK));
+        }
+        let forced = Precision {
+            key_blocks: Some(3),
+            ..Precision::default()
+        };
+        assert_eq!(forced.key_blocks_for(729, 1), 3);
+        assert_eq!(forced.key_blocks_for(64, 1), 1, "3 does not divide 64");
     }
 
     /// K-chunks divide K, hold at least MIN_K_CHUNK, number at most MAX_K_PARTS, and are the
