@@ -904,7 +904,10 @@ mod tests {
         assert!(text.contains("f16[5832, 1152] = input \"x\""), "{text}");
         assert!(text.contains("f143<-10>[1152, 3456] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight\""));
         // Batch 8: attention in 9 key blocks of 81 (key_blocks) for 8 × 16 heads.
-        assert!(text.contains("f16[1152, 729, 81] = batched_matmul"), "{text}");
+        assert!(
+            text.contains("f16[1152, 729, 81] = batched_matmul"),
+            "{text}"
+        );
         assert!(text.contains("f16[1152, 729, 85] = softmax_part"), "{text}");
         // Batch 8: above MAX_SPLIT_BATCH, so fc1 is one product (EncoderKParts::for_config).
         assert!(text.contains("f16[5832, 4304] = matmul"), "{text}");
