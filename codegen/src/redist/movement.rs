@@ -22,7 +22,7 @@
 
 use super::segments::{block_segments, Segment, Side, Source};
 use crate::layout::{Distribution, ShardMap, View};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A buffer a movement refers to, on some tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -425,6 +425,10 @@ pub fn plan_blocks(
     let mut before: BTreeMap<u32, Vec<Run>> = BTreeMap::new();
     // Per destination tile and source buffer: the runs of its after-copies.
     let mut after: BTreeMap<(u32, Buf), Vec<Run>> = BTreeMap::new();
+    // The moves already made for what a sender sends ([`SendKey`]): another destination block
+    // that reads the same bytes the same way (the blocks of a broadcast view) joins their
+    // deliveries, so the sender reorders and sends them once.
+    let mut sent: HashMap<SendKey, Vec<usize>> = HashMap::new();
     for &block in blocks {
         let segments = block_segments(source, dest, view, block);
         let receivers = dest.dist.tiles_of(block);
@@ -506,6 +510,18 @@ pub fn plan_blocks(
                 policy,
             ) {
                 Route::Direct => {
+                    let key = SendKey::new(sender, RouteKind::Direct, &segs, &[], &[]);
+                    if let Some(moves) = sent.get(&key) {
+                        let data = segs
+                            .iter()
+                            .filter(|s| matches!(s.src, Source::Block { .. }));
+                        for (&m, s) in moves.iter().zip(data) {
+                            let d = &mut movement.moves[m].deliveries;
+                            d.extend(takers.iter().map(|&t| (t, Buf::Dest, s.dst)));
+                        }
+                        continue;
+                    }
+                    let first = movement.moves.len();
                     for s in &segs {
                         let Source::Block { offset, .. } = s.src else {
                             continue;
@@ -518,6 +534,7 @@ pub fn plan_blocks(
                             deliveries: takers.iter().map(|&t| (t, Buf::Dest, s.dst)).collect(),
                         });
                     }
+                    sent.insert(key, (first..movement.moves.len()).collect());
                 }
                 Route::StagedAtDest(cover) => {
                     let mut positions = Vec::with_capacity(cover.len());
@@ -537,20 +554,39 @@ pub fn plan_blocks(
                         bases.push(*next);
                         *next += total;
                     }
+                    let key = SendKey::new(sender, RouteKind::StagedAtDest, &[], &cover, &[]);
                     let mut within = 0u32;
-                    for &(start, end) in &cover {
-                        movement.moves.push(Move {
-                            sender,
-                            from: Buf::Source,
-                            offset: start,
-                            words: (end - start) / 4,
-                            deliveries: takers
-                                .iter()
-                                .zip(&bases)
-                                .map(|(&t, &base)| (t, Buf::Staging, base + within))
-                                .collect(),
-                        });
-                        within += end - start;
+                    match sent.get(&key) {
+                        Some(moves) => {
+                            for (&m, &(start, end)) in moves.iter().zip(&cover) {
+                                let d = &mut movement.moves[m].deliveries;
+                                d.extend(
+                                    takers
+                                        .iter()
+                                        .zip(&bases)
+                                        .map(|(&t, &base)| (t, Buf::Staging, base + within)),
+                                );
+                                within += end - start;
+                            }
+                        }
+                        None => {
+                            let first = movement.moves.len();
+                            for &(start, end) in &cover {
+                                movement.moves.push(Move {
+                                    sender,
+                                    from: Buf::Source,
+                                    offset: start,
+                                    words: (end - start) / 4,
+                                    deliveries: takers
+                                        .iter()
+                                        .zip(&bases)
+                                        .map(|(&t, &base)| (t, Buf::Staging, base + within))
+                                        .collect(),
+                                });
+                                within += end - start;
+                            }
+                            sent.insert(key, (first..movement.moves.len()).collect());
+                        }
                     }
                     for (&t, &base) in takers.iter().zip(&bases) {
                         let runs = after.entry((t, Buf::Staging)).or_default();
@@ -569,6 +605,30 @@ pub fn plan_blocks(
                     }
                 }
                 Route::StagedAtSource(ranges, filled) => {
+                    // The takers get the zeros the sender fills with the transfer.
+                    let newly: Vec<bool> = claimed
+                        .iter()
+                        .zip(&before_claims)
+                        .map(|(&now, &was)| now && !was)
+                        .collect();
+                    let key =
+                        SendKey::new(sender, RouteKind::StagedAtSource, &segs, &ranges, &filled);
+                    if let Some(moves) = sent.get(&key) {
+                        for (&m, &(start, _)) in moves.iter().zip(&ranges) {
+                            let d = &mut movement.moves[m].deliveries;
+                            d.extend(takers.iter().map(|&t| (t, Buf::Dest, start)));
+                        }
+                        for &t in &takers {
+                            let mine = claimed_for
+                                .entry(t)
+                                .or_insert_with(|| vec![false; zeros.len()]);
+                            for (m, &n) in mine.iter_mut().zip(&newly) {
+                                *m |= n;
+                            }
+                        }
+                        continue;
+                    }
+                    let first = movement.moves.len();
                     let next = send.entry(sender).or_insert(0);
                     let base = *next;
                     *next += ranges.iter().map(|r| r.1 - r.0).sum::<u32>();
@@ -585,6 +645,7 @@ pub fn plan_blocks(
                         });
                         within += end - start;
                     }
+                    sent.insert(key, (first..movement.moves.len()).collect());
                     let at = |dst: u32| {
                         let r = ranges.partition_point(|r| r.1 <= dst);
                         base + positions[r] + (dst - ranges[r].0)
@@ -605,12 +666,6 @@ pub fn plan_blocks(
                         dst: at(z.dst),
                         bytes: z.bytes,
                     }));
-                    // The takers got those zeros with the transfer.
-                    let newly: Vec<bool> = claimed
-                        .iter()
-                        .zip(&before_claims)
-                        .map(|(&now, &was)| now && !was)
-                        .collect();
                     for &t in &takers {
                         let mine = claimed_for
                             .entry(t)
@@ -676,6 +731,52 @@ pub fn plan_blocks(
     movement
 }
 
+/// Which route a [`SendKey`]'s moves took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum RouteKind {
+    Direct,
+    StagedAtDest,
+    StagedAtSource,
+}
+
+/// What one sender sends one destination block, as far as its moves depend on it: the route,
+/// the segments (source offset, destination offset, bytes), the covers or destination ranges,
+/// and the zeros a source-staged send fills. Two blocks with equal keys receive the same words
+/// at the same offsets (or, staged at the destination, the same covers), so one set of moves
+/// serves both.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SendKey {
+    sender: u32,
+    route: RouteKind,
+    segments: Vec<(u32, u32, u32)>,
+    spans: Vec<(u32, u32)>,
+    zeros: Vec<(u32, u32)>,
+}
+
+impl SendKey {
+    fn new(
+        sender: u32,
+        route: RouteKind,
+        segments: &[&Segment],
+        spans: &[(u32, u32)],
+        zeros: &[Segment],
+    ) -> SendKey {
+        SendKey {
+            sender,
+            route,
+            segments: segments
+                .iter()
+                .filter_map(|s| match s.src {
+                    Source::Block { offset, .. } => Some((offset, s.dst, s.bytes)),
+                    Source::Zero => None,
+                })
+                .collect(),
+            spans: spans.to_vec(),
+            zeros: zeros.iter().map(|z| (z.dst, z.bytes)).collect(),
+        }
+    }
+}
+
 /// The movement of `source` into `dest` when both are the layouts of values: a convenience for
 /// tests and the cost model.
 pub fn movement_between(
@@ -724,6 +825,44 @@ mod tests {
             sender_runs <= receiver_runs,
             "a sender reorders {sender_runs} runs, a receiver {receiver_runs}"
         );
+    }
+
+    /// A broadcast view: every destination block reads the same rows of the same senders at the
+    /// same offsets (a query block repeated for each key block), so the senders send each
+    /// range once, to every block's tiles, and reorder once.
+    #[test]
+    fn blocks_reading_the_same_bytes_share_one_send() {
+        let (rows_shape, blocks) = ([32u32, 40], 6u32);
+        let shape = [blocks, 32, 40];
+        let source = rows(&rows_shape, 4, 1).unwrap();
+        // One block per tile, on tiles that hold no source rows.
+        let dest = Distribution::new(
+            shape.to_vec(),
+            vec![(0..=blocks).collect(), vec![0, 32], vec![0, 40]],
+            (0..blocks).map(|b| vec![100 + b]).collect(),
+        )
+        .unwrap();
+        let view = View::broadcast(&rows_shape, &shape).unwrap();
+        for order in [Order::DENSE, Order::Panels] {
+            let source_map = ShardMap::new(Order::DENSE, &source.padded_box(), 2).unwrap();
+            let dest_map = ShardMap::new(order, &dest.padded_box(), 2).unwrap();
+            let movement = movement_between((&source, &source_map), (&dest, &dest_map), &view);
+            for m in &movement.moves {
+                let mut tiles: Vec<u32> = m.deliveries.iter().map(|d| d.0).collect();
+                tiles.sort_unstable();
+                tiles.dedup();
+                assert_eq!(tiles.len(), blocks as usize, "{order:?}: {m:?}");
+            }
+            let mut sends: Vec<(u32, Buf, u32, u32)> = movement
+                .moves
+                .iter()
+                .map(|m| (m.sender, m.from, m.offset, m.words))
+                .collect();
+            let count = sends.len();
+            sends.sort_unstable();
+            sends.dedup();
+            assert_eq!(sends.len(), count, "{order:?}: a range sent twice");
+        }
     }
 
     /// Rows of 1076 FP8 bytes (a K-chunk of So400m's fc2 in four), one per sender, staged on
