@@ -78,6 +78,31 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// A softmax kernel's rows: `x` f16 row-major with rows of a multiple of 4 (code `code`
+    /// when not row-major, `code + 1` otherwise), the result f16 in rows of 4s.
+    fn softmax_rows(&self, code: u32, x: &MidNode) -> Result<(), MidVerifyError> {
+        let Order::RowMajor { align } = x.layout.order else {
+            return Err(self.fail(code, "x must be row-major"));
+        };
+        let stride = x
+            .layout
+            .shard_map()
+            .map_err(|e| self.fail(3, e.to_string()))?
+            .row_elements();
+        let node = self.node();
+        if stride % 4 != 0
+            || node.layout.order != (Order::RowMajor { align: 4 })
+            || x.dtype() != DType::F16
+            || node.dtype() != DType::F16
+        {
+            return Err(self.fail(
+                code + 1,
+                format!("f16 rows of a multiple of 4 in (align {align}), rows of 4s out"),
+            ));
+        }
+        Ok(())
+    }
+
     fn same_layout(&self, code: u32, what: &str, x: &MidNode) -> Result<(), MidVerifyError> {
         let out = self.node();
         if x.layout.dist != out.layout.dist
@@ -283,24 +308,7 @@ impl Checker<'_> {
                         self.fail(61, "softmax keeps the distribution and needs whole rows")
                     );
                 }
-                let Order::RowMajor { align } = x.layout.order else {
-                    return Err(self.fail(62, "x must be row-major"));
-                };
-                let stride = x
-                    .layout
-                    .shard_map()
-                    .map_err(|e| self.fail(3, e.to_string()))?
-                    .row_elements();
-                if stride % 4 != 0
-                    || node.layout.order != (Order::RowMajor { align: 4 })
-                    || x.dtype() != DType::F16
-                    || node.dtype() != DType::F16
-                {
-                    return Err(self.fail(
-                        63,
-                        format!("f16 rows of a multiple of 4 in (align {align}), rows of 4s out"),
-                    ));
-                }
+                self.softmax_rows(62, x)?;
             }
             MidOp::SoftmaxPart { x, scale } => {
                 let x = self.operand(*x);
@@ -318,21 +326,7 @@ impl Checker<'_> {
                         "softmax_part keeps the leading blocks and needs whole rows, 4 wider out",
                     ));
                 }
-                let Order::RowMajor { .. } = x.layout.order else {
-                    return Err(self.fail(66, "x must be row-major"));
-                };
-                let stride = x
-                    .layout
-                    .shard_map()
-                    .map_err(|e| self.fail(3, e.to_string()))?
-                    .row_elements();
-                if stride % 4 != 0
-                    || node.layout.order != (Order::RowMajor { align: 4 })
-                    || x.dtype() != DType::F16
-                    || node.dtype() != DType::F16
-                {
-                    return Err(self.fail(67, "f16 rows of a multiple of 4 in, rows of 4s out"));
-                }
+                self.softmax_rows(66, x)?;
             }
             MidOp::AttentionCombine { parts, stats } => {
                 let (p, s) = (self.operand(*parts), self.operand(*stats));

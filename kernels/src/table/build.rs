@@ -48,11 +48,7 @@ impl KernelParams {
                 segments,
             } => {
                 let s = f32::from_bits(scale_bits);
-                if rows == 0
-                    || cols == 0
-                    || in_stride % 4 != 0
-                    || in_stride < cols
-                    || !(s.is_finite() && s > 0.0)
+                if !softmax_rows_ok(rows, cols, in_stride, s)
                     || segments == 0
                     || segments > 6
                     || segments as usize
@@ -73,12 +69,7 @@ impl KernelParams {
                 scale_bits,
             } => {
                 let s = f32::from_bits(scale_bits);
-                if rows == 0
-                    || cols == 0
-                    || in_stride % 4 != 0
-                    || in_stride < cols
-                    || !(s.is_finite() && s > 0.0)
-                {
+                if !softmax_rows_ok(rows, cols, in_stride, s) {
                     return fail(format!(
                         "{rows} rows of {cols}, stride {in_stride}, scale {s}"
                     ));
@@ -314,4 +305,15 @@ impl KernelParams {
             },
         }
     }
+}
+
+/// The rows every softmax kernel takes: some rows of at least one value, a row stride of whole
+/// groups of 4 covering the row, and a finite positive scale.
+fn softmax_rows_ok(rows: u32, cols: u32, in_stride: u32, s: f32) -> bool {
+    rows > 0
+        && cols > 0
+        && in_stride.is_multiple_of(4)
+        && in_stride >= cols
+        && s.is_finite()
+        && s > 0.0
 }
