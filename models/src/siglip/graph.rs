@@ -490,14 +490,29 @@ pub const MAX_AUTO_KEY_BLOCKS: usize = 16;
 /// Fewest images for which [`key_blocks`] splits the keys.
 pub const MIN_KEY_SPLIT_BATCH: usize = 2;
 
-/// The key blocks of the encoder's attention for `tokens` keys at `batch` images: from
-/// [`MIN_KEY_SPLIT_BATCH`] images, the largest divisor of `tokens` up to
-/// [`MAX_AUTO_KEY_BLOCKS`] that leaves at least [`MIN_KEY_BLOCK`] keys a block (So400m/14's 729
-/// tokens: 9 blocks of 81); 1 otherwise. Measured on one So400m/14 layer with the head
-/// (`tessera run`, simulated cropped cycles): batch 1, 600,078 in 9 blocks against 577,686
-/// whole (each query block's tile transposes its block of values into `$CWEI` order, which
-/// costs more than the probabilities' exchange saves at one image); batch 2, see the README.
+/// Keys of one AMP K-block: a key block of a multiple of this fills whole `$CWEI` lanes.
+const AMP_KEYS: usize = 16;
+
+/// The key blocks of the encoder's attention for `tokens` keys at `batch` images:
+/// * the largest count up to [`MAX_AUTO_KEY_BLOCKS`] whose blocks are whole AMP K-blocks of 16
+///   keys, at any batch (the built-in model's 64 tokens: 4 blocks of 16);
+/// * else, from [`MIN_KEY_SPLIT_BATCH`] images, the largest divisor of `tokens` up to
+///   [`MAX_AUTO_KEY_BLOCKS`] that leaves at least [`MIN_KEY_BLOCK`] keys a block (So400m/14's
+///   729 tokens: 9 blocks of 81);
+/// * else 1.
+///
+/// Measured (`tessera run`, simulated cropped cycles): one So400m/14 layer with the head at
+/// batch 1, 590,954 in 9 blocks against 574,884 whole (each query block's tile transposes its
+/// block of values into `$CWEI` order, and 81 keys leave half-word tails); at batch 2 and 4 see
+/// the README. The built-in model (64 tokens): batch 1, 133,568 in 4 blocks against 145,500
+/// whole; batch 2, 144,535 against 150,264 (2 blocks 148,248, 8 blocks 149,494).
 pub fn key_blocks(tokens: usize, batch: usize) -> usize {
+    let aligned = (2..=MAX_AUTO_KEY_BLOCKS)
+        .rev()
+        .find(|&c| tokens.is_multiple_of(c) && (tokens / c).is_multiple_of(AMP_KEYS));
+    if let Some(c) = aligned {
+        return c;
+    }
     if batch < MIN_KEY_SPLIT_BATCH {
         return 1;
     }
@@ -916,20 +931,22 @@ mod tests {
     }
 
     #[test]
-    fn key_blocks_split_from_two_images_into_blocks_of_64_keys_or_more() {
+    fn key_blocks_are_whole_k_blocks_or_from_two_images_64_keys_or_more() {
         assert_eq!(key_blocks(729, 1), 1, "one image: whole rows");
         assert_eq!(key_blocks(729, 2), 9, "So400m/14: 9 blocks of 81");
         assert_eq!(key_blocks(729, 8), 9);
-        assert_eq!(
-            key_blocks(64, 2),
-            1,
-            "the built-in model: too few keys to split"
-        );
+        assert_eq!(key_blocks(64, 1), 4, "the built-in model: 4 K-blocks of 16 keys");
+        assert_eq!(key_blocks(64, 2), 4);
+        assert_eq!(key_blocks(16, 2), 1, "one K-block of keys stays whole");
         assert_eq!(key_blocks(1024, 4), 16, "at most 16 blocks");
         assert_eq!(key_blocks(197, 2), 1, "a prime count stays whole");
         for tokens in 1..2000 {
-            let c = key_blocks(tokens, 2);
-            assert!(tokens.is_multiple_of(c) && (c == 1 || tokens / c >= MIN_KEY_BLOCK));
+            for batch in [1, 2] {
+                let c = key_blocks(tokens, batch);
+                let aligned = (tokens / c).is_multiple_of(16);
+                assert!(tokens.is_multiple_of(c) && c <= MAX_AUTO_KEY_BLOCKS);
+                assert!(c == 1 || aligned || (batch >= 2 && tokens / c >= MIN_KEY_BLOCK));
+            }
         }
         let forced = Precision {
             key_blocks: Some(3),
