@@ -935,7 +935,11 @@ mod tests {
         assert_eq!(key_blocks(729, 1), 1, "one image: whole rows");
         assert_eq!(key_blocks(729, 2), 9, "So400m/14: 9 blocks of 81");
         assert_eq!(key_blocks(729, 8), 9);
-        assert_eq!(key_blocks(64, 1), 4, "the built-in model: 4 K-blocks of 16 keys");
+        assert_eq!(
+            key_blocks(64, 1),
+            4,
+            "the built-in model: 4 K-blocks of 16 keys"
+        );
         assert_eq!(key_blocks(64, 2), 4);
         assert_eq!(key_blocks(16, 2), 1, "one K-block of keys stays whole");
         assert_eq!(key_blocks(1024, 4), 16, "at most 16 blocks");
