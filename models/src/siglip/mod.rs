@@ -1,5 +1,6 @@
 //! SigLIP vision tower (So400m/14 and smaller SigLIP-shaped models).
 
+mod attention;
 pub mod checkpoint;
 pub mod config;
 pub mod derived;
