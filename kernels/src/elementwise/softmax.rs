@@ -93,6 +93,18 @@ fn make_case(
     }
 }
 
+/// A random case's scale and `n` scores, as the softmax kernels' random cases draw them: one
+/// of four scales, then any bits or normal values, in that order from `rng`.
+pub(super) fn random_scores(rng: &mut Rng, n: usize) -> (f32, Vec<u16>) {
+    let s = [0.125f32, 1.0, 0.0625, 3.0][rng.range(0, 3) as usize];
+    let x = if rng.next_u32().is_multiple_of(2) {
+        random_bits(rng, n)
+    } else {
+        normal_halves(rng, n, 0.0, 5.0)
+    };
+    (s, x)
+}
+
 const S: Region = Region::Standard;
 const I: Region = Region::Interleaved;
 /// The placements of (x, out, scratch) the cases cycle through (shared with `softmax_seg`).
@@ -263,12 +275,7 @@ impl Kernel for Softmax {
         let cols = rng.range(1, 800) as usize;
         let stride = 4 * groups(cols) + 4 * rng.range(0, 2) as usize;
         let place = *rng.pick(&PLACES);
-        let s = [0.125f32, 1.0, 0.0625, 3.0][rng.range(0, 3) as usize];
-        let x = if rng.next_u32().is_multiple_of(2) {
-            random_bits(&mut rng, rows * cols)
-        } else {
-            normal_halves(&mut rng, rows * cols, 0.0, 5.0)
-        };
+        let (s, x) = random_scores(&mut rng, rows * cols);
         make_case(
             &format!("random seed={seed}"),
             rows,

@@ -4,7 +4,7 @@
 //! among them. The numerics are the assembly header's.
 
 use super::common::{halves_with_specials, normal_halves, random_bits};
-use super::softmax::{groups, PLACES};
+use super::softmax::{groups, random_scores, PLACES};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::split::{worker_split, WORKERS};
 use crate::{kernel_consts, Kernel};
@@ -285,12 +285,7 @@ impl Kernel for SoftmaxSeg {
         let nseg = rng.range(1, 7) as usize;
         let stride = 4 * groups(cols) + 4 * rng.range(0, 2) as usize;
         let place = *rng.pick(&PLACES);
-        let s = [0.125f32, 1.0, 0.0625, 3.0][rng.range(0, 3) as usize];
-        let x = if rng.next_u32().is_multiple_of(2) {
-            random_bits(&mut rng, rows * cols)
-        } else {
-            normal_halves(&mut rng, rows * cols, 0.0, 5.0)
-        };
+        let (s, x) = random_scores(&mut rng, rows * cols);
         make_case(
             &format!("random seed={seed}"),
             rows,
