@@ -68,8 +68,8 @@ pub struct ModelArgs {
     /// every query on its own tiles, with its own softmax statistics, and the blocks are
     /// combined afterwards (`softmax_part_f16`, `attention_combine_f16`). Must divide the token
     /// count (So400m/14's 729: 3, 9 or 27). By default the largest count up to 16 whose blocks
-    /// are whole multiples of 16 keys (the built-in model: 4), else from batch 2 the largest
-    /// that leaves 64 keys a block or more (So400m: 9), else 1.
+    /// are whole multiples of 16 keys (the built-in model: 4), else the largest that leaves 64
+    /// keys a block or more (So400m: 9), else 1.
     #[arg(long)]
     key_blocks: Option<usize>,
     /// Unroll the encoder layers instead of compiling them as one loop (the layer's code,

@@ -1,5 +1,5 @@
 //! End-to-end tests of the data-movement and flat-cast kernels (`copy_runs`, `gather_elements`,
-//! `cast_f32_f16`, `cast_f16_fp8`) through the bitwise checker: every default case and a batch
+//! `transpose4x4_f16`, `cast_f32_f16`, `cast_f16_fp8`) through the bitwise checker: every default case and a batch
 //! of random cases match the Rust references bit for bit with no stray writes, the estimates
 //! stay within 3% of the simulated cycles, and the cycles at the representative shapes stay
 //! below the figures the kernels were written to (so a slower loop fails here).
@@ -28,7 +28,7 @@ fn default_cases_pass_with_close_estimates() {
     assert_estimates_within(&report, 0.03);
     assert_case_counts(&report, &kernels(), 40);
     // Representative shapes and the cycles their loops reach (with a few % of headroom).
-    let bounds: [CyclesFigure; 12] = [
+    let bounds: [CyclesFigure; 13] = [
         // 46 rows x 1152 bytes as 36 runs of 32 bytes per row (rows -> AMP panels).
         ("copy_runs", "panels R=36 O=46 w8 uniform SSS", &[], 21_000),
         ("copy_runs", "panels R=36 O=46 w8 strided SSS", &[], 16_000),
@@ -70,6 +70,8 @@ fn default_cases_pass_with_close_estimates() {
             &[],
             5_450,
         ),
+        // The same f16 transpose as whole 4 x 4 blocks.
+        ("transpose4x4_f16", "transpose 32x80 B=20 O=8", &[], 2_400),
         // 2,304 values.
         ("cast_f32_f16", "n=2304 SS", &[], 1_950),
         ("cast_f32_f16", "n=2304 II fast", &[], 820),

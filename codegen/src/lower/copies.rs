@@ -27,7 +27,7 @@ fn align_down(x: u32) -> u32 {
 
 /// How item `i + p` sits against item `i`: the source offset's difference (`None`: any, for
 /// items that read nothing, zeros) and the destination offset's difference.
-type Shift = (Option<i64>, i64);
+pub(super) type Shift = (Option<i64>, i64);
 
 /// Folds `x` into the shift `acc` every pair so far agrees on; false when it disagrees.
 fn unify(acc: &mut Option<Shift>, x: Shift) -> bool {
@@ -108,7 +108,7 @@ const CALL_WEIGHT_BYTES: usize = 1024;
 /// [`periodic_pieces`] takes fewer bytes. A list that is periodic except for a few items (a
 /// block whose first row arrived from another sender) then costs a few tables of one period
 /// each, not every item.
-fn pieces<T, R: PartialEq>(
+pub(super) fn pieces<T, R: PartialEq>(
     items: &[T],
     relation: impl Fn(&T, &T) -> R,
     step: impl Fn(&T, &T) -> Option<Shift> + Copy,
@@ -142,11 +142,11 @@ fn pieces<T, R: PartialEq>(
 /// in the call's table and the rest the table shifted by `step` (source, destination) per
 /// outer iteration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Piece {
-    start: usize,
-    table: usize,
-    outer: usize,
-    step: (i64, i64),
+pub(super) struct Piece {
+    pub(super) start: usize,
+    pub(super) table: usize,
+    pub(super) outer: usize,
+    pub(super) step: (i64, i64),
 }
 
 /// Longest period [`periodic_pieces`] looks for: a table's repeat is a few destination blocks
@@ -321,11 +321,14 @@ pub fn table_bytes(calls: &[KernelParams]) -> u64 {
     calls
         .iter()
         .map(|call| {
-            // Only the two calls `copy_params` makes carry tables.
+            // Only the calls `copy_params` makes carry tables.
             if let KernelParams::CopyRuns { runs, .. } = call {
                 (runs.len() * RUN_BYTES) as u64
             } else if let KernelParams::Gather { words, element, .. } = call {
                 (words.len() * gather_word_bytes(element.lanes())) as u64
+            } else if let KernelParams::Transpose4 { blocks, .. } = call {
+                // The entries and the word the loop reads ahead.
+                (blocks.len() * tessera_kernels::movement::BLOCK_ENTRY_BYTES + 4) as u64
             } else {
                 0
             }
@@ -399,8 +402,7 @@ fn progressions(table: &[TableRun]) -> Vec<Vec<TableRun>> {
 /// `element_bytes` bytes.
 pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>, String> {
     let mut whole: Vec<TableRun> = Vec::new();
-    // Destination word → its lanes (byte offset in the word → source offset or zero).
-    let mut partial: BTreeMap<u32, Vec<(u32, Option<u32>)>> = BTreeMap::new();
+    let mut partial: PartialWords = BTreeMap::new();
     let e = element_bytes.max(1);
     for r in runs {
         let (start, end) = (r.dst, r.dst + r.bytes);
@@ -526,73 +528,117 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
         }
     }
     if !partial.is_empty() {
-        let element = match e {
-            1 => Element::Byte,
-            2 => Element::Half,
-            other => return Err(format!("a partial word of {other}-byte elements")),
-        };
-        let lanes = element.lanes();
-        let words: Vec<GatherWord> = partial
-            .into_iter()
-            .map(|(dst, have)| {
-                let mut l = vec![Lane::Zero; lanes];
-                for (byte, src) in have {
-                    if let Some(s) = src {
-                        l[(byte / e) as usize] = Lane::Src(s);
-                    }
-                }
-                GatherWord { dst, lanes: l }
-            })
-            .collect();
-        let word_bytes = gather_word_bytes(lanes);
-        // The calls of one list of words, cut into pieces.
-        let gathers = |words: &[GatherWord]| -> Result<Vec<KernelParams>, String> {
-            let mut out = Vec::new();
-            for piece in pieces(words, word_relation, word_step, word_bytes) {
-                let (ds, dd) = piece.step;
-                let table: Vec<GatherWord> = words[piece.start..piece.start + piece.table].to_vec();
-                if table.len() * word_bytes > MAX_TABLE_BYTES {
-                    return Err(format!(
-                        "a gather of {} words needs a table over {MAX_TABLE_BYTES} bytes",
-                        table.len()
-                    ));
-                }
-                out.push(KernelParams::Gather {
-                    words: Arc::new(table),
-                    outer: piece.outer as u32,
-                    src_stride: ds as u32,
-                    dst_stride: dd as u32,
-                    element,
-                });
-            }
-            Ok(out)
-        };
-        // Words with a zero lane (a block's padding next to its last values) apart, where the
-        // estimates say so: the words every lane of which has a source then run the kernel's
-        // loops without zero tests (6 bundles a word, 4 as a strided transpose, against 9), for
-        // one more call.
-        let (full, padded): (Vec<GatherWord>, Vec<GatherWord>) = words
-            .iter()
-            .cloned()
-            .partition(|w| w.lanes.iter().all(|l| matches!(l, Lane::Src(_))));
-        let whole = gathers(&words)?;
-        let mut split = Vec::new();
-        for part in [&full, &padded] {
-            if !part.is_empty() {
-                split.extend(gathers(part)?);
-            }
-        }
-        let cycles = |calls: &[KernelParams]| -> u64 {
-            calls
-                .iter()
-                .map(|c| c.estimate_cycles().unwrap_or(u64::MAX / 4))
-                .sum()
-        };
-        if !full.is_empty() && !padded.is_empty() && cycles(&split) < cycles(&whole) {
-            calls.extend(split);
+        let all = gather_calls(&partial, e)?;
+        let blocks = if e == 2 {
+            super::block_transposes::transpose_blocks(&partial)
         } else {
-            calls.extend(whole);
+            None
+        };
+        match blocks {
+            Some(found) => {
+                let mut rest = partial.clone();
+                for word in &found.words {
+                    rest.remove(word);
+                }
+                let mut with = found.calls;
+                if !rest.is_empty() {
+                    with.extend(gather_calls(&rest, e)?);
+                }
+                if estimated(&with) < estimated(&all) {
+                    calls.extend(with);
+                } else {
+                    calls.extend(all);
+                }
+            }
+            None => calls.extend(all),
         }
+    }
+    Ok(calls)
+}
+
+/// Destination word → its lanes (byte offset in the word → source offset or zero).
+pub(super) type PartialWords = BTreeMap<u32, Vec<(u32, Option<u32>)>>;
+
+/// The estimated cycles of `calls` (their templates' estimates).
+fn estimated(calls: &[KernelParams]) -> u64 {
+    calls
+        .iter()
+        .map(|c| c.estimate_cycles().unwrap_or(u64::MAX / 64))
+        .sum()
+}
+
+/// The `gather_elements` calls writing `partial` (words of `e`-byte elements).
+fn gather_calls(partial: &PartialWords, e: u32) -> Result<Vec<KernelParams>, String> {
+    let mut calls = Vec::new();
+    let element = match e {
+        1 => Element::Byte,
+        2 => Element::Half,
+        other => return Err(format!("a partial word of {other}-byte elements")),
+    };
+    let lanes = element.lanes();
+    let words: Vec<GatherWord> = partial
+        .iter()
+        .map(|(dst, have)| {
+            let mut l = vec![Lane::Zero; lanes];
+            for &(byte, src) in have {
+                if let Some(s) = src {
+                    l[(byte / e) as usize] = Lane::Src(s);
+                }
+            }
+            GatherWord {
+                dst: *dst,
+                lanes: l,
+            }
+        })
+        .collect();
+    let word_bytes = gather_word_bytes(lanes);
+    // The calls of one list of words, cut into pieces.
+    let gathers = |words: &[GatherWord]| -> Result<Vec<KernelParams>, String> {
+        let mut out = Vec::new();
+        for piece in pieces(words, word_relation, word_step, word_bytes) {
+            let (ds, dd) = piece.step;
+            let table: Vec<GatherWord> = words[piece.start..piece.start + piece.table].to_vec();
+            if table.len() * word_bytes > MAX_TABLE_BYTES {
+                return Err(format!(
+                    "a gather of {} words needs a table over {MAX_TABLE_BYTES} bytes",
+                    table.len()
+                ));
+            }
+            out.push(KernelParams::Gather {
+                words: Arc::new(table),
+                outer: piece.outer as u32,
+                src_stride: ds as u32,
+                dst_stride: dd as u32,
+                element,
+            });
+        }
+        Ok(out)
+    };
+    // Words with a zero lane (a block's padding next to its last values) apart, where the
+    // estimates say so: the words every lane of which has a source then run the kernel's
+    // loops without zero tests (6 bundles a word, 4 as a strided transpose, against 9), for
+    // one more call.
+    let (full, padded): (Vec<GatherWord>, Vec<GatherWord>) = words
+        .iter()
+        .cloned()
+        .partition(|w| w.lanes.iter().all(|l| matches!(l, Lane::Src(_))));
+    let whole = gathers(&words)?;
+    let mut split = Vec::new();
+    for part in [&full, &padded] {
+        if !part.is_empty() {
+            split.extend(gathers(part)?);
+        }
+    }
+    let cycles = |calls: &[KernelParams]| -> u64 {
+        calls
+            .iter()
+            .map(|c| c.estimate_cycles().unwrap_or(u64::MAX / 4))
+            .sum()
+    };
+    if !full.is_empty() && !padded.is_empty() && cycles(&split) < cycles(&whole) {
+        calls.extend(split);
+    } else {
+        calls.extend(whole);
     }
     Ok(calls)
 }
@@ -682,11 +728,94 @@ mod tests {
                         }
                     }
                 }
+            } else if let KernelParams::Transpose4 {
+                blocks,
+                outer,
+                src_stride,
+                dst_stride,
+                row,
+                col,
+            } = call
+            {
+                // Quad c of a block is column c of its source rows (the kernel's definition).
+                for o in 0..*outer {
+                    for blk in blocks.iter() {
+                        for c in 0..4u32 {
+                            for i in 0..4u32 {
+                                for b in 0..2u32 {
+                                    let src = blk.src + o * src_stride + i * row + 2 * c + b;
+                                    let at = blk.dst + o * dst_stride + c * col + 2 * i + b;
+                                    assert!(
+                                        out.insert(at, Some(src)).is_none(),
+                                        "a byte written twice"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
             } else {
                 panic!("an unexpected call {call:?}");
             }
         }
         out
+    }
+
+    /// A row-major block of values (`keys` × `width` f16, row stride `row` bytes) into `$CWEI`
+    /// order as element runs: every 2-byte element where `layout.rs` puts it, zero padding to
+    /// whole K-blocks and channel blocks.
+    fn values_into_cwei(keys: u32, width: u32, row: u32) -> Vec<Run> {
+        let kbs = keys.div_ceil(16);
+        let mut runs = Vec::new();
+        for nb in 0..width.div_ceil(16) {
+            for kb in 0..kbs {
+                for m in 0..16 {
+                    for p in 0..4 {
+                        for j in 0..4 {
+                            let (key, ch) = (kb * 16 + p * 4 + j, nb * 16 + m);
+                            let dst = (nb * kbs + kb) * 512 + (4 * m + p) * 8 + 2 * j;
+                            let src = (key < keys && ch < width).then_some(key * row + 2 * ch);
+                            runs.push(Run { src, dst, bytes: 2 });
+                        }
+                    }
+                }
+            }
+        }
+        runs
+    }
+
+    #[test]
+    fn values_into_cwei_go_through_whole_block_transposes() {
+        // So400m's key block of 81 keys × 72 columns: 20 × 18 whole blocks, the 81st key and
+        // the padding by the other kernels.
+        let runs = values_into_cwei(81, 72, 144);
+        let calls = copy_params(&runs, 2).unwrap();
+        assert_eq!(written(&calls), expected(&runs));
+        let blocks: usize = calls
+            .iter()
+            .map(|c| {
+                if let KernelParams::Transpose4 { blocks, outer, .. } = c {
+                    blocks.len() * *outer as usize
+                } else {
+                    0
+                }
+            })
+            .sum();
+        assert_eq!(blocks, 20 * 18);
+        // Against element gathers of every word (the padding too, here).
+        let gathers = gather_calls(
+            &runs
+                .iter()
+                .map(|r| (r.dst / 4 * 4, vec![(r.dst % 4, r.src)]))
+                .fold(PartialWords::new(), |mut m, (w, l)| {
+                    m.entry(w).or_default().extend(l);
+                    m
+                }),
+            2,
+        )
+        .unwrap();
+        let (with, without) = (estimated(&calls), estimated(&gathers));
+        assert!(with < without, "{with} against {without}");
     }
 
     fn expected(runs: &[Run]) -> BTreeMap<u32, Option<u32>> {

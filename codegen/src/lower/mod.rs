@@ -31,6 +31,7 @@
 //! - `steps`: virtual steps, when each redistribution runs, and the real steps and
 //!   liveness they become.
 
+mod block_transposes;
 mod buffers;
 pub mod calls;
 pub mod copies;

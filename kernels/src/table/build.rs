@@ -92,6 +92,7 @@ impl KernelParams {
             }
             KernelParams::CopyRuns { .. }
             | KernelParams::Gather { .. }
+            | KernelParams::Transpose4 { .. }
             | KernelParams::CastF32F16 { .. }
             | KernelParams::CastF16Fp8 { .. } => {
                 // Their constructors check everything (tables, strides, overlaps, scales).
@@ -151,6 +152,22 @@ impl KernelParams {
                 src_stride: *src_stride,
                 dst_stride: *dst_stride,
                 element: *element,
+            })
+            .map_err(|e| e.to_string()),
+            KernelParams::Transpose4 {
+                blocks,
+                outer,
+                src_stride,
+                dst_stride,
+                row,
+                col,
+            } => crate::movement::transpose4_case(&crate::movement::Transpose4Spec {
+                blocks: blocks.to_vec(),
+                outer: *outer,
+                src_stride: *src_stride,
+                dst_stride: *dst_stride,
+                row: *row,
+                col: *col,
             })
             .map_err(|e| e.to_string()),
             KernelParams::CastF32F16 { n } => {
@@ -290,6 +307,7 @@ impl KernelParams {
             },
             KernelParams::CopyRuns { .. }
             | KernelParams::Gather { .. }
+            | KernelParams::Transpose4 { .. }
             | KernelParams::CastF32F16 { .. }
             | KernelParams::CastF16Fp8 { .. } => match self.build_checked() {
                 Ok(case) => case,

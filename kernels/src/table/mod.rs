@@ -44,6 +44,7 @@ pub enum KernelId {
     PanelizeFp8,
     CopyRuns,
     GatherElements,
+    Transpose4x4F16,
     CastF32F16,
     CastF16Fp8,
 }
@@ -69,6 +70,7 @@ impl KernelId {
         KernelId::GemmF16,
         KernelId::CopyRuns,
         KernelId::GatherElements,
+        KernelId::Transpose4x4F16,
         KernelId::CastF32F16,
         KernelId::CastF16Fp8,
     ];
@@ -103,6 +105,7 @@ impl KernelId {
             KernelId::PanelizeFp8 => &crate::panelize::PANELIZE_FP8,
             KernelId::CopyRuns => &crate::movement::CopyRuns,
             KernelId::GatherElements => &crate::movement::GatherElements,
+            KernelId::Transpose4x4F16 => &crate::movement::Transpose4x4F16,
             KernelId::CastF32F16 => &crate::convert::CastF32F16,
             KernelId::CastF16Fp8 => &crate::convert::CastF16Fp8,
         }
@@ -225,6 +228,15 @@ pub enum KernelParams {
         dst_stride: u32,
         element: crate::movement::Element,
     },
+    /// 4 × 4 blocks of f16 transposed (`outer` times the table).
+    Transpose4 {
+        blocks: Arc<Vec<crate::movement::TransposeBlock>>,
+        outer: u32,
+        src_stride: u32,
+        dst_stride: u32,
+        row: u32,
+        col: u32,
+    },
 }
 
 /// Why params do not describe a call the kernel can make.
@@ -316,6 +328,7 @@ impl KernelParams {
             },
             KernelParams::CopyRuns { .. } => KernelId::CopyRuns,
             KernelParams::Gather { .. } => KernelId::GatherElements,
+            KernelParams::Transpose4 { .. } => KernelId::Transpose4x4F16,
             KernelParams::CastF32F16 { .. } => KernelId::CastF32F16,
             KernelParams::CastF16Fp8 { .. } => KernelId::CastF16Fp8,
         }
@@ -364,6 +377,7 @@ impl KernelParams {
             | KernelParams::Gelu { .. }
             | KernelParams::CopyRuns { .. }
             | KernelParams::Gather { .. }
+            | KernelParams::Transpose4 { .. }
             | KernelParams::CastF32F16 { .. }
             | KernelParams::CastF16Fp8 { .. } => RegionNeed::Any,
         }
@@ -372,7 +386,9 @@ impl KernelParams {
     /// Whether operand `buffer` holds data that are part of the params (a table).
     fn is_constant(&self, buffer: &Buffer) -> bool {
         match self {
-            KernelParams::CopyRuns { .. } | KernelParams::Gather { .. } => buffer.name == "table",
+            KernelParams::CopyRuns { .. }
+            | KernelParams::Gather { .. }
+            | KernelParams::Transpose4 { .. } => buffer.name == "table",
             KernelParams::Gemm(_)
             | KernelParams::LayerNorm { .. }
             | KernelParams::Softmax { .. }
@@ -540,6 +556,24 @@ impl KernelParams {
                 for o in 0..outer {
                     for e in table.chunks_exact(entry).take(w) {
                         mark(o * dst_stride + e[0] as u64, 4);
+                    }
+                }
+            }
+            KernelParams::Transpose4 {
+                blocks,
+                outer,
+                dst_stride,
+                col,
+                ..
+            } => {
+                for o in 0..u64::from(*outer) {
+                    for b in blocks.iter() {
+                        for c in 0..4 {
+                            mark(
+                                o * u64::from(*dst_stride) + u64::from(b.dst) + c * u64::from(*col),
+                                8,
+                            );
+                        }
                     }
                 }
             }

@@ -74,34 +74,27 @@ pub const MIN_KEY_BLOCK: usize = 64;
 /// The key blocks [`key_blocks`] picks at most.
 pub const MAX_AUTO_KEY_BLOCKS: usize = 16;
 
-/// Fewest images for which [`key_blocks`] splits the keys.
-pub const MIN_KEY_SPLIT_BATCH: usize = 2;
-
 /// Keys of one AMP K-block: a key block of a multiple of this fills whole `$CWEI` lanes.
 const AMP_KEYS: usize = 16;
 
-/// The key blocks of the encoder's attention for `tokens` keys at `batch` images:
+/// The key blocks of the encoder's attention for `tokens` keys, at any batch:
 /// * the largest count up to [`MAX_AUTO_KEY_BLOCKS`] whose blocks are whole AMP K-blocks of 16
-///   keys, at any batch (the built-in model's 64 tokens: 4 blocks of 16);
-/// * else, from [`MIN_KEY_SPLIT_BATCH`] images, the largest divisor of `tokens` up to
-///   [`MAX_AUTO_KEY_BLOCKS`] that leaves at least [`MIN_KEY_BLOCK`] keys a block (So400m/14's
-///   729 tokens: 9 blocks of 81);
-/// * else 1.
+///   keys (the built-in model's 64 tokens: 4 blocks of 16);
+/// * else the largest divisor of `tokens` up to [`MAX_AUTO_KEY_BLOCKS`] that leaves at least
+///   [`MIN_KEY_BLOCK`] keys a block (So400m/14's 729 tokens: 9 blocks of 81), or 1.
 ///
 /// Measured (`tessera run`, simulated cropped cycles): one So400m/14 layer with the head at
-/// batch 1, 590,954 in 9 blocks against 574,884 whole (each query block's tile transposes its
-/// block of values into `$CWEI` order, and 81 keys leave half-word tails); at batch 2 and 4 see
-/// the README. The built-in model (64 tokens): batch 1, 133,568 in 4 blocks against 145,500
-/// whole; batch 2, 144,535 against 150,264 (2 blocks 148,248, 8 blocks 149,494).
-pub fn key_blocks(tokens: usize, batch: usize) -> usize {
+/// batch 1, 557,555 in 9 blocks against 562,699 whole (before each block's values went into
+/// `$CWEI` order through whole 4 × 4 transposes, `transpose4x4_f16`, 590,954 against 574,884,
+/// and from batch 2 only); at batch 2 and 4 see the README. The built-in model (64 tokens):
+/// batch 1, 133,568 in 4 blocks against 145,500 whole; batch 2, 144,535 against 150,264
+/// (2 blocks 148,248, 8 blocks 149,494).
+pub fn key_blocks(tokens: usize) -> usize {
     let aligned = (2..=MAX_AUTO_KEY_BLOCKS)
         .rev()
         .find(|&c| tokens.is_multiple_of(c) && (tokens / c).is_multiple_of(AMP_KEYS));
     if let Some(c) = aligned {
         return c;
-    }
-    if batch < MIN_KEY_SPLIT_BATCH {
-        return 1;
     }
     (1..=MAX_AUTO_KEY_BLOCKS.min(tokens / MIN_KEY_BLOCK).max(1))
         .rev()

@@ -26,9 +26,7 @@ use super::config::SiglipVisionConfig;
 use super::weights::names;
 
 use super::attention::{blocked_attention, key_chunks, whole_row_attention};
-pub use super::attention::{
-    key_blocks, MAX_AUTO_KEY_BLOCKS, MAX_KEY_BLOCKS, MIN_KEY_BLOCK, MIN_KEY_SPLIT_BATCH,
-};
+pub use super::attention::{key_blocks, MAX_AUTO_KEY_BLOCKS, MAX_KEY_BLOCKS, MIN_KEY_BLOCK};
 pub use super::head::{k_parts, MAX_K_PARTS, MIN_K_CHUNK};
 use super::k_split::k_split_linear;
 pub use super::k_split::{EncoderKParts, MAX_SPLIT_BATCH, MIN_SPLIT_CHUNK, MIN_SPLIT_MACS};
@@ -101,12 +99,12 @@ impl Precision {
     }
 
     /// [`Precision::key_blocks`] if it divides `tokens` and is at most [`MAX_KEY_BLOCKS`] (else
-    /// 1), or [`key_blocks`] for `batch` images when it is `None`.
-    pub fn key_blocks_for(&self, tokens: usize, batch: usize) -> usize {
+    /// 1), or [`key_blocks`] when it is `None`.
+    pub fn key_blocks_for(&self, tokens: usize) -> usize {
         match self.key_blocks {
             Some(c) if (1..=MAX_KEY_BLOCKS).contains(&c) && tokens.is_multiple_of(c) => c,
             Some(_) => 1,
-            None => key_blocks(tokens, batch),
+            None => key_blocks(tokens),
         }
     }
 
@@ -458,7 +456,7 @@ fn layer(
     let chunks = key_chunks(precision, tokens);
     let blocks = match chunks {
         Some(_) => 1,
-        None => precision.key_blocks_for(tokens, batch),
+        None => precision.key_blocks_for(tokens),
     };
     let (q, k, v) = if chunks.is_some() {
         // Q and K token-major (the scores read them so), V transposed (the chunked context reads
@@ -768,33 +766,28 @@ mod tests {
     }
 
     #[test]
-    fn key_blocks_are_whole_k_blocks_or_from_two_images_64_keys_or_more() {
-        assert_eq!(key_blocks(729, 1), 1, "one image: whole rows");
-        assert_eq!(key_blocks(729, 2), 9, "So400m/14: 9 blocks of 81");
-        assert_eq!(key_blocks(729, 8), 9);
+    fn key_blocks_are_whole_k_blocks_or_64_keys_or_more() {
+        assert_eq!(key_blocks(729), 9, "So400m/14: 9 blocks of 81");
         assert_eq!(
-            key_blocks(64, 1),
+            key_blocks(64),
             4,
             "the built-in model: 4 K-blocks of 16 keys"
         );
-        assert_eq!(key_blocks(64, 2), 4);
-        assert_eq!(key_blocks(16, 2), 1, "one K-block of keys stays whole");
-        assert_eq!(key_blocks(1024, 4), 16, "at most 16 blocks");
-        assert_eq!(key_blocks(197, 2), 1, "a prime count stays whole");
+        assert_eq!(key_blocks(16), 1, "one K-block of keys stays whole");
+        assert_eq!(key_blocks(1024), 16, "at most 16 blocks");
+        assert_eq!(key_blocks(197), 1, "a prime count stays whole");
         for tokens in 1..2000 {
-            for batch in [1, 2] {
-                let c = key_blocks(tokens, batch);
-                let aligned = (tokens / c).is_multiple_of(16);
-                assert!(tokens.is_multiple_of(c) && c <= MAX_AUTO_KEY_BLOCKS);
-                assert!(c == 1 || aligned || (batch >= 2 && tokens / c >= MIN_KEY_BLOCK));
-            }
+            let c = key_blocks(tokens);
+            let aligned = (tokens / c).is_multiple_of(16);
+            assert!(tokens.is_multiple_of(c) && c <= MAX_AUTO_KEY_BLOCKS);
+            assert!(c == 1 || aligned || tokens / c >= MIN_KEY_BLOCK);
         }
         let forced = Precision {
             key_blocks: Some(3),
             ..Precision::default()
         };
-        assert_eq!(forced.key_blocks_for(729, 1), 3);
-        assert_eq!(forced.key_blocks_for(64, 1), 1, "3 does not divide 64");
+        assert_eq!(forced.key_blocks_for(729), 3);
+        assert_eq!(forced.key_blocks_for(64), 1, "3 does not divide 64");
     }
 
     /// K-chunks divide K, hold at least MIN_K_CHUNK, number at most MAX_K_PARTS, and are the
