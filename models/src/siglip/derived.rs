@@ -1,6 +1,8 @@
 //! Weights the compiled graph reads that no checkpoint holds, derived on the host from the
-//! checkpoint's own tensors: the pooling head's score weight, its output bias with the value
-//! bias folded in, and a row of ones its split products sum their partial products with.
+//! checkpoint's own tensors: each layer's projections with its heads padded to whole AMP
+//! channel blocks and the attention scale folded into the queries ([`qkv_heads`]), the pooling
+//! head's score weight, its output bias with the value bias folded in, and a row of ones its
+//! split products sum their partial products with.
 //!
 //! The head's query is the probe, a constant of the checkpoint, so for head `h` with columns
 //! `c ∈ h` of the projections the score of key token `x` is
@@ -142,6 +144,81 @@ pub fn out_bias_folded(
     })
 }
 
+/// Each encoder layer's QKV weight (`[hidden, 3·heads·hp]`) and bias (`[3·heads·hp]`) with
+/// every head's columns padded with zeros to [`padded_head_dim`] `hp` (So400m's 72 → 80: five
+/// whole blocks of 16 AMP channels, so a head's queries, keys and values never straddle a
+/// product's column block), the query columns times `1/√hd` (the attention scale, folded).
+pub const QKV_WEIGHT_HEADS: &str = "self_attn.qkv_proj.weight_heads";
+/// The bias of [`QKV_WEIGHT_HEADS`].
+pub const QKV_BIAS_HEADS: &str = "self_attn.qkv_proj.bias_heads";
+/// Each encoder layer's output-projection weight for the padded heads, `[heads·hp, hidden]`:
+/// zero rows where the heads' padding columns of the context are.
+pub const OUT_WEIGHT_HEADS: &str = "self_attn.out_proj.weight_heads";
+
+/// AMP output channels per block: a head padded to a multiple of this fills whole blocks.
+const AMP_CHANNELS: usize = 16;
+
+/// The head width the encoder's attention runs at: the head dimension rounded up to a whole
+/// number of AMP channel blocks (16).
+pub fn padded_head_dim(config: &SiglipVisionConfig) -> usize {
+    config.head_dim().next_multiple_of(AMP_CHANNELS)
+}
+
+/// [`QKV_WEIGHT_HEADS`], [`QKV_BIAS_HEADS`] and [`OUT_WEIGHT_HEADS`] of the layer prefixed
+/// `prefix`, from its fused QKV weight and bias (`[hidden, 3·hidden]`, columns q | k | v, head
+/// h's at `h·hd ..`) and output weight (`[hidden, hidden]`, store layout `[in, out]`).
+pub fn qkv_heads(
+    config: &SiglipVisionConfig,
+    store: &WeightStore,
+    prefix: &str,
+) -> Result<[HostTensor; 3], WeightError> {
+    let (d, heads, hd) = (
+        config.hidden_size,
+        config.num_attention_heads,
+        config.head_dim(),
+    );
+    let hp = padded_head_dim(config);
+    let w = &tensor(store, &format!("{prefix}{}", names::QKV_WEIGHT), 3 * d * d)?.data;
+    let bias = &tensor(store, &format!("{prefix}{}", names::QKV_BIAS), 3 * d)?.data;
+    let wo = &tensor(store, &format!("{prefix}{}", names::OUT_WEIGHT), d * d)?.data;
+    let scale = (1.0 / (hd as f64).sqrt()) as f32;
+    let wide = 3 * heads * hp;
+    // Column `c·d + h·hd + i` of the fused layout → `c·heads·hp + h·hp + i`, the queries scaled.
+    let to = |c: usize, h: usize, i: usize| c * heads * hp + h * hp + i;
+    let factor = |c: usize| if c == 0 { scale } else { 1.0 };
+    let mut wh = vec![0f32; d * wide];
+    let mut bh = vec![0f32; wide];
+    for c in 0..3 {
+        for h in 0..heads {
+            for i in 0..hd {
+                let from = c * d + h * hd + i;
+                bh[to(c, h, i)] = bias[from] * factor(c);
+                for r in 0..d {
+                    wh[r * wide + to(c, h, i)] = w[r * 3 * d + from] * factor(c);
+                }
+            }
+        }
+    }
+    let mut oh = vec![0f32; heads * hp * d];
+    for h in 0..heads {
+        for i in 0..hd {
+            let (from, row) = ((h * hd + i) * d, (h * hp + i) * d);
+            oh[row..row + d].copy_from_slice(&wo[from..from + d]);
+        }
+    }
+    let corrupt = |name: &str| {
+        let name = format!("{prefix}{name}");
+        move |e| WeightError::Corrupt {
+            message: format!("{name}: {e}"),
+        }
+    };
+    Ok([
+        HostTensor::new([d, wide], wh).map_err(corrupt(QKV_WEIGHT_HEADS))?,
+        HostTensor::new([wide], bh).map_err(corrupt(QKV_BIAS_HEADS))?,
+        HostTensor::new([heads * hp, d], oh).map_err(corrupt(OUT_WEIGHT_HEADS))?,
+    ])
+}
+
 /// Adds to `store` every derived weight its tensors allow: the head's score weight when the
 /// store holds the head. Idempotent.
 pub fn add_derived_weights(
@@ -155,6 +232,10 @@ pub fn add_derived_weights(
         }
         let bias = out_bias_folded(config, store, &prefix)?;
         store.insert(format!("{prefix}{OUT_BIAS_FOLDED}"), bias);
+        let [w, b, o] = qkv_heads(config, store, &prefix)?;
+        store.insert(format!("{prefix}{QKV_WEIGHT_HEADS}"), w);
+        store.insert(format!("{prefix}{QKV_BIAS_HEADS}"), b);
+        store.insert(format!("{prefix}{OUT_WEIGHT_HEADS}"), o);
     }
     if store.contains(names::HEAD_PROBE) {
         let ws = head_score_weight(config, store)?;
@@ -263,14 +344,82 @@ mod tests {
         }
     }
 
+    /// The padded heads' projections compute the checkpoint's: every head's queries (times
+    /// `1/√hd`), keys and values in its first `hd` columns, zeros in the padding, and the output
+    /// projection of a padded context is the checkpoint's of the plain one.
+    #[test]
+    fn padded_heads_project_as_the_checkpoint_with_the_scale_in_the_queries() {
+        let config = SiglipVisionConfig {
+            hidden_size: 24,
+            num_attention_heads: 2,
+            ..SiglipVisionConfig::tiny()
+        };
+        let (d, heads, hd) = (24usize, 2usize, 12usize);
+        let hp = padded_head_dim(&config);
+        assert_eq!(hp, 16);
+        let store = synthetic_weights(&config, &WeightSelection::encoder(1), 9);
+        let prefix = crate::siglip::graph::layer_prefix(0);
+        let [w, b, o] = qkv_heads(&config, &store, &prefix).unwrap();
+        let get = |n: &str| store.get(&format!("{prefix}{n}")).unwrap().data.clone();
+        let (w0, b0, o0) = (
+            get(names::QKV_WEIGHT),
+            get(names::QKV_BIAS),
+            get(names::OUT_WEIGHT),
+        );
+        let mut rng = tessera_isa::rng::Rng::new(4);
+        let x: Vec<f64> = (0..d).map(|_| rng.normal(0.0, 1.0)).collect();
+        let project = |wt: &[f32], bias: &[f32], cols: usize, c: usize| -> f64 {
+            f64::from(bias[c])
+                + (0..d)
+                    .map(|i| x[i] * f64::from(wt[i * cols + c]))
+                    .sum::<f64>()
+        };
+        let scale = 1.0 / (hd as f64).sqrt();
+        for part in 0..3 {
+            for h in 0..heads {
+                for i in 0..hp {
+                    let got = project(
+                        &w.data,
+                        &b.data,
+                        3 * heads * hp,
+                        part * heads * hp + h * hp + i,
+                    );
+                    let want = if i < hd {
+                        project(&w0, &b0, 3 * d, part * d + h * hd + i)
+                            * if part == 0 { scale } else { 1.0 }
+                    } else {
+                        0.0
+                    };
+                    assert!(
+                        (got - want).abs() < 1e-5,
+                        "part {part} head {h} column {i}: {got} vs {want}"
+                    );
+                }
+            }
+        }
+        let ctx: Vec<f64> = (0..d).map(|_| rng.normal(0.0, 1.0)).collect();
+        for j in 0..d {
+            let plain: f64 = (0..d).map(|r| ctx[r] * f64::from(o0[r * d + j])).sum();
+            let padded: f64 = (0..heads * hp)
+                .map(|r| {
+                    let (h, i) = (r / hp, r % hp);
+                    // Padding columns of the context hold anything: their rows are zero.
+                    let c = if i < hd { ctx[h * hd + i] } else { 7.0 };
+                    c * f64::from(o.data[r * d + j])
+                })
+                .sum();
+            assert!((plain - padded).abs() < 1e-9, "{j}");
+        }
+    }
+
     #[test]
     fn a_store_without_the_head_gets_only_the_layers_folded_bias_and_a_broken_head_is_an_error() {
         let config = SiglipVisionConfig::tiny();
         let mut store = synthetic_weights(&config, &WeightSelection::encoder(1), 5);
         let before = store.len();
         add_derived_weights(&config, &mut store).unwrap();
-        // Only the layer's folded output bias.
-        assert_eq!(store.len(), before + 1);
+        // Only the layer's folded output bias and its padded heads' projections.
+        assert_eq!(store.len(), before + 4);
         let folded = format!("{}{OUT_BIAS_FOLDED}", crate::siglip::graph::layer_prefix(0));
         assert!(store.contains(&folded));
         let mut store = synthetic_weights(&config, &WeightSelection::full(&config), 5);

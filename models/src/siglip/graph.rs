@@ -316,6 +316,7 @@ pub fn vision_tower(
 }
 
 /// A dense layer: `x · W + bias` with W `[in, out]` read from `prefix + weight`.
+#[derive(Clone, Copy)]
 pub(super) struct Dense<'a> {
     pub(super) label: &'a str,
     pub(super) weight: &'a str,
@@ -453,6 +454,7 @@ fn layer(
         out_features: 3 * d,
         fp8,
     };
+    let hp = super::derived::padded_head_dim(config);
     let chunks = key_chunks(precision, tokens);
     let blocks = match chunks {
         Some(_) => 1,
@@ -482,25 +484,40 @@ fn layer(
         let k = b.split_heads("k.heads", k, heads, batch)?;
         (q, k, vt)
     } else {
+        // Every head padded to whole AMP channel blocks, the attention scale in the queries
+        // (`derived::QKV_WEIGHT_HEADS`).
+        let qkv_heads = Dense {
+            weight: super::derived::QKV_WEIGHT_HEADS,
+            bias: super::derived::QKV_BIAS_HEADS,
+            out_features: 3 * heads * hp,
+            ..qkv_layer
+        };
         let qkv = k_split_linear(
             b,
             precision,
             prefix,
-            qkv_layer,
+            qkv_heads,
             h,
             precision.k_parts_for(config, batch).qkv,
         )?;
-        let q = b.slice("q", qkv, 1, 0, d)?;
-        let k = b.slice("k", qkv, 1, d, 2 * d)?;
-        let v = b.slice("v", qkv, 1, 2 * d, 3 * d)?;
+        let w = heads * hp;
+        let q = b.slice("q", qkv, 1, 0, w)?;
+        let k = b.slice("k", qkv, 1, w, 2 * w)?;
+        let v = b.slice("v", qkv, 1, 2 * w, 3 * w)?;
         let q = b.split_heads("q.heads", q, heads, batch)?;
         let k = b.split_heads("k.heads", k, heads, batch)?;
         let v = b.split_heads("v.heads", v, heads, batch)?;
         (q, k, v)
     };
-    let scale = 1.0 / (config.head_dim() as f32).sqrt();
+    // The chunked form reads the checkpoint's projections; the others the padded heads, whose
+    // queries carry the scale.
+    let (scale, width) = if chunks.is_some() {
+        (1.0 / (config.head_dim() as f32).sqrt(), config.head_dim())
+    } else {
+        (1.0, hp)
+    };
     let context = if blocks > 1 {
-        let dims = (batch * heads, tokens, config.head_dim());
+        let dims = (batch * heads, tokens, width);
         let context = blocked_attention(b, (q, k, v), dims, blocks, scale)?;
         b.merge_heads("context.merge", context, heads)?
     } else {
@@ -513,17 +530,24 @@ fn layer(
             scale,
         )?
     };
-    let out_proj = Dense {
-        label: "out_proj",
-        weight: names::OUT_WEIGHT,
-        bias: if chunks.is_some() {
-            super::derived::OUT_BIAS_FOLDED
-        } else {
-            names::OUT_BIAS
-        },
-        in_features: d,
-        out_features: d,
-        fp8,
+    let out_proj = if chunks.is_some() {
+        Dense {
+            label: "out_proj",
+            weight: names::OUT_WEIGHT,
+            bias: super::derived::OUT_BIAS_FOLDED,
+            in_features: d,
+            out_features: d,
+            fp8,
+        }
+    } else {
+        Dense {
+            label: "out_proj",
+            weight: super::derived::OUT_WEIGHT_HEADS,
+            bias: names::OUT_BIAS,
+            in_features: heads * hp,
+            out_features: d,
+            fp8,
+        }
     };
     let attn = k_split_linear(
         b,
@@ -578,9 +602,9 @@ mod tests {
             %2: f32[64] = weight "vision_model.encoder.layers.0.layer_norm1.bias"
             %3: f16[16, 64] = layernorm %0, %1, %2, eps=1e-6  // ln1
             %4: f143<-4>[16, 64] = cast %3  // qkv.in
-            %5: f143<-10>[64, 192] = weight "vision_model.encoder.layers.0.self_attn.qkv_proj.weight"
+            %5: f143<-10>[64, 192] = weight "vision_model.encoder.layers.0.self_attn.qkv_proj.weight_heads"
             %6: f16[16, 192] = matmul %4, %5  // qkv
-            %7: f32[192] = weight "vision_model.encoder.layers.0.self_attn.qkv_proj.bias"
+            %7: f32[192] = weight "vision_model.encoder.layers.0.self_attn.qkv_proj.bias_heads"
             %8: f16[16, 192] = bias_add %6, %7  // qkv.bias
             %9: f16[16, 64] = slice %8, axis=1, range=0..64  // q
             %10: f16[16, 64] = slice %8, axis=1, range=64..128  // k
@@ -590,14 +614,14 @@ mod tests {
             %14: f16[4, 16, 16] = split_heads %11, heads=4, batch=1  // v.heads
             %15: f16[4, 16, 16] = transpose %13, perm=[0, 2, 1]  // k.t
             %16: f16[4, 16, 16] = batched_matmul %12, %15  // scores
-            %17: f16[4, 16, 16] = softmax %16, scale=0.25  // probs
+            %17: f16[4, 16, 16] = softmax %16, scale=1.0  // probs
             %18: f16[4, 16, 16] = transpose %14, perm=[0, 2, 1]  // v.t
             %19: f16[4, 16, 16] = transpose %17, perm=[0, 2, 1]  // probs.t
             %20: f16[4, 16, 16] = batched_matmul %18, %19  // context
             %21: f16[4, 16, 16] = transpose %20, perm=[0, 2, 1]  // context.t
             %22: f16[16, 64] = merge_heads %21, heads=4  // context.merge
             %23: f143<-4>[16, 64] = cast %22  // out_proj.in
-            %24: f143<-10>[64, 64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.weight"
+            %24: f143<-10>[64, 64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.weight_heads"
             %25: f16[16, 64] = matmul %23, %24  // out_proj
             %26: f32[64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.bias"
             %27: f16[16, 64] = bias_add %25, %26  // out_proj.bias
@@ -631,9 +655,9 @@ mod tests {
               %2: f32[64] = weight "layer_norm1.bias"
               %3: f16[32, 64] = layernorm %0, %1, %2, eps=1e-6  // ln1
               %4: f143<-4>[32, 64] = cast %3  // qkv.in
-              %5: f143<-10>[64, 192] = weight "self_attn.qkv_proj.weight"
+              %5: f143<-10>[64, 192] = weight "self_attn.qkv_proj.weight_heads"
               %6: f16[32, 192] = matmul %4, %5  // qkv
-              %7: f32[192] = weight "self_attn.qkv_proj.bias"
+              %7: f32[192] = weight "self_attn.qkv_proj.bias_heads"
               %8: f16[32, 192] = bias_add %6, %7  // qkv.bias
               %9: f16[32, 64] = slice %8, axis=1, range=0..64  // q
               %10: f16[32, 64] = slice %8, axis=1, range=64..128  // k
@@ -643,14 +667,14 @@ mod tests {
               %14: f16[8, 16, 16] = split_heads %11, heads=4, batch=2  // v.heads
               %15: f16[8, 16, 16] = transpose %13, perm=[0, 2, 1]  // k.t
               %16: f16[8, 16, 16] = batched_matmul %12, %15  // scores
-              %17: f16[8, 16, 16] = softmax %16, scale=0.25  // probs
+              %17: f16[8, 16, 16] = softmax %16, scale=1.0  // probs
               %18: f16[8, 16, 16] = transpose %14, perm=[0, 2, 1]  // v.t
               %19: f16[8, 16, 16] = transpose %17, perm=[0, 2, 1]  // probs.t
               %20: f16[8, 16, 16] = batched_matmul %18, %19  // context
               %21: f16[8, 16, 16] = transpose %20, perm=[0, 2, 1]  // context.t
               %22: f16[32, 64] = merge_heads %21, heads=4  // context.merge
               %23: f143<-4>[32, 64] = cast %22  // out_proj.in
-              %24: f143<-10>[64, 64] = weight "self_attn.out_proj.weight"
+              %24: f143<-10>[64, 64] = weight "self_attn.out_proj.weight_heads"
               %25: f16[32, 64] = matmul %23, %24  // out_proj
               %26: f32[64] = weight "self_attn.out_proj.bias"
               %27: f16[32, 64] = bias_add %25, %26  // out_proj.bias
@@ -752,7 +776,9 @@ mod tests {
         let g = encoder_layer(&c, c.num_patches(), 8).unwrap();
         let text = dump(&g);
         assert!(text.contains("f16[5832, 1152] = input \"x\""), "{text}");
-        assert!(text.contains("f143<-10>[1152, 3456] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight\""));
+        // Heads padded 72 → 80 (whole AMP channel blocks), the scale folded into the queries.
+        assert!(text.contains("f143<-10>[1152, 3840] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight_heads\""), "{text}");
+        assert!(text.contains("f143<-10>[1280, 1152] = weight \"vision_model.encoder.layers.0.self_attn.out_proj.weight_heads\""), "{text}");
         // Batch 8: attention in 9 key blocks of 81 (key_blocks) for 8 × 16 heads.
         assert!(
             text.contains("f16[1152, 729, 81] = batched_matmul"),

@@ -29,10 +29,10 @@ fn run(graph: &Graph, x: &[f32], store: &WeightStore) -> Vec<f32> {
 
 fn setup(layers: usize) -> (SiglipVisionConfig, WeightStore) {
     let c = SiglipVisionConfig::tiny();
-    (
-        c.clone(),
-        synthetic_weights(&c, &WeightSelection::encoder(layers), 2024),
-    )
+    let mut store = synthetic_weights(&c, &WeightSelection::encoder(layers), 2024);
+    // The padded heads' projections the graph reads (`derived::qkv_heads`).
+    tessera_models::siglip::add_derived_weights(&c, &mut store).unwrap();
+    (c, store)
 }
 
 fn fitted(mut graph: Graph, store: &WeightStore) -> Graph {
@@ -155,7 +155,8 @@ fn checkpoint_to_graph_to_output() {
     };
     let sel = WeightSelection::encoder(1);
     let bytes = to_safetensors(&store, &c, &sel).unwrap();
-    let loaded = load_safetensors(&bytes, &c, &sel).unwrap();
+    let mut loaded = load_safetensors(&bytes, &c, &sel).unwrap();
+    tessera_models::siglip::add_derived_weights(&c, &mut loaded).unwrap();
     let t = c.num_patches();
     let x = synthetic_activations_f32(t, c.hidden_size, 10);
     let g = fitted(
