@@ -51,6 +51,10 @@ softmax_part_f16:
     shl $m2, $m11, 3
     ld32 $m7, $mvertex_base, $m2, V_SPLIT + 1         // rows
     ld32 $m3, $mvertex_base, $m2, V_SPLIT             // first row
+    ld32 $m6, $mvertex_base, $mzero, V_S
+    setzi $m4, 0x3f800
+    shl $m4, $m4, 12                                  // 1.0 as f32
+    cmpeq $m6, $m6, $m4                               // s == 1: the unit loop
     ld32 $a0, $mvertex_base, $mzero, V_S
     setzi $a1, 0x3c00                                 // 1.0
     f32tof16 $a0, $a0                                 // (s16, s16)
@@ -118,7 +122,7 @@ softmax_part_f16:
     { nop ; f32mul $a2, $a1, $a2 }                    // s * max
     { nop ; f32tof16 $a8, $a2 }                      // m16 in both halves
     { nop ; f16v2sub $a4, $azero, $a8 }              // (-m16, -m16)
-    { nop ; mov $a5, $a4 }
+    { brnz $m6, .Lp_unit ; mov $a5, $a4 }
 
     // 2. e = exp(s x - m16) as f16 after the row's first group, the sums in $a6:7.
     {
@@ -131,6 +135,7 @@ softmax_part_f16:
     setzi $m2, 1
     { call $m10, softmax_seg_exp_groups ; fnop }      // the masked last group
     { nop ; f32add $a6, $a6, $a7 }                    // l = E + O
+.Lp_sum:
     { nop ; f32tof16 $a6, $a6 }                       // l16 in both halves
     { nop ; sort4x16lo $a0, $a8, $a6 }               // (m16, l16)
     { nop ; mov $a1, $azero }
@@ -145,5 +150,38 @@ softmax_part_f16:
     brnz $m7, .Lp_row
 .Lp_exit:
     exitz $mzero
+
+    // 2'. s == 1 (the scale folded into the queries): t = f16(x - m16) (`f16v4sub`), e =
+    // f16v2exp(t), the e summed in the accumulators, column c into AACC[2 (c % 4)] (f32, in
+    // column order), l = (S0 + S2) + (S1 + S3). 4 bundles per group: each group's e is summed
+    // and stored one iteration late (the first store is junk, into the row's (m16, l16) slot,
+    // which is written last).
+    .align 8
+.Lp_unit:
+    { mov $m1, $m5 ; mov $a4, $a8 }
+    { mov $m0, $m3 ; mov $a5, $a8 }                  // (m16, m16, m16, m16)
+    { nop ; sort4x32lo $a2:3, $azeros, $azeros }     // the first (junk) group: zeros
+    { nop ; setzi $a6, 8 }
+    { brz $m2, .Lu_none ; uput $FP_CLR, $a6 }         // accumulators = 0
+    { rpt $m2, 3 ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4acc $a2:3 }
+    { bri .Lu_last ; fnop }
+.Lu_none:
+    { add $m1, $m1, 8 ; fnop }
+.Lu_last:
+    { ld64 $a0:1, $mworker_base, $mzero, 0 ; fnop }  // the masked last group
+    { nop ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4acc $a2:3 }
+    { nop ; f32v2gina $a6:7, $azeros, 0 }            // (S0, S1)
+    { nop ; f32v2gina $a2:3, $azeros, 0 }            // (S2, S3)
+    { nop ; f32v2add $a6:7, $a6:7, $a2:3 }
+    { nop ; f32add $a6, $a6, $a7 }                    // l = (S0 + S2) + (S1 + S3)
+    { bri .Lp_sum ; fnop }
     .size softmax_part_f16, . - softmax_part_f16
 

@@ -14,6 +14,8 @@ use std::sync::Arc;
 use tessera_kernels::movement::{Element, GatherWord, Granule, Lane, Run as TableRun};
 use tessera_kernels::table::KernelParams;
 
+use super::copy_estimates::estimated;
+
 /// Largest table a call may carry (bytes of the table constant on the tile).
 pub const MAX_TABLE_BYTES: usize = 96 * 1024;
 
@@ -559,14 +561,6 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
 /// Destination word → its lanes (byte offset in the word → source offset or zero).
 pub(super) type PartialWords = BTreeMap<u32, Vec<(u32, Option<u32>)>>;
 
-/// The estimated cycles of `calls` (their templates' estimates).
-fn estimated(calls: &[KernelParams]) -> u64 {
-    calls
-        .iter()
-        .map(|c| c.estimate_cycles().unwrap_or(u64::MAX / 64))
-        .sum()
-}
-
 /// The `gather_elements` calls writing `partial` (words of `e`-byte elements).
 fn gather_calls(partial: &PartialWords, e: u32) -> Result<Vec<KernelParams>, String> {
     let mut calls = Vec::new();
@@ -629,13 +623,7 @@ fn gather_calls(partial: &PartialWords, e: u32) -> Result<Vec<KernelParams>, Str
             split.extend(gathers(part)?);
         }
     }
-    let cycles = |calls: &[KernelParams]| -> u64 {
-        calls
-            .iter()
-            .map(|c| c.estimate_cycles().unwrap_or(u64::MAX / 4))
-            .sum()
-    };
-    if !full.is_empty() && !padded.is_empty() && cycles(&split) < cycles(&whole) {
+    if !full.is_empty() && !padded.is_empty() && estimated(&split) < estimated(&whole) {
         calls.extend(split);
     } else {
         calls.extend(whole);

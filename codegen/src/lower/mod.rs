@@ -35,6 +35,7 @@ mod block_transposes;
 mod buffers;
 pub mod calls;
 pub mod copies;
+mod copy_estimates;
 pub mod host;
 mod nodes;
 mod redistribute;

@@ -15,8 +15,8 @@ pub use copy_runs::{
     CopyRuns, CopyRunsSpec, Granule, Run, RunSource,
 };
 pub use gather::{
-    compiler_case as gather_elements_case, gather_reference, Element, GatherElements, GatherSpec,
-    GatherWord, Lane,
+    compiler_case as gather_elements_case, compiler_estimate as gather_elements_estimate,
+    gather_reference, Element, GatherElements, GatherSpec, GatherWord, Lane,
 };
 pub use transpose4::{
     compiler_case as transpose4_case, compiler_estimate as transpose4_estimate,

@@ -13,7 +13,9 @@ use crate::movement::items::segments;
 use crate::split::{split_words, WORKERS};
 use crate::{kernel_consts, Kernel};
 
-pub use spec::{compiler_case, gather_reference, Element, GatherSpec, GatherWord, Lane};
+pub use spec::{
+    compiler_case, compiler_estimate, gather_reference, Element, GatherSpec, GatherWord, Lane,
+};
 
 pub struct GatherElements;
 
@@ -144,6 +146,16 @@ fn worker_bundles(e_word: u32, w: u32, first: u32, count: u32) -> u64 {
         total += 6 + per_word * u64::from(seg.len);
     }
     total + 1
+}
+
+/// The estimate of a call with vertex word E `e_word`, `w` words per outer iteration and
+/// `items` items, from the split alone (no case built).
+pub(super) fn estimate_from(e_word: u32, w: u32, items: u32) -> u64 {
+    let mut bundles = [0u64; WORKERS];
+    for (i, (first, count)) in crate::split::worker_split(items).into_iter().enumerate() {
+        bundles[i] = worker_bundles(e_word, w, first, count);
+    }
+    worker_cycles(&bundles)
 }
 
 fn estimate(case: &Case) -> u64 {

@@ -1,7 +1,7 @@
 //! The `gather_elements` table and spec: elements, lanes, words, the transpose helper, the
 //! reference written from the spec, validation with typed errors and the compiler constructor.
 
-use super::{estimate, make_case, NAME, ZERO_LANE};
+use super::{estimate, estimate_from, make_case, NAME, NOZERO, STRIDED, ZERO_LANE};
 use crate::case::{bytes, Case, Region};
 use crate::error::ParamError;
 use crate::movement::items::MAX_ITEMS;
@@ -290,6 +290,21 @@ pub fn compiler_case(spec: &GatherSpec) -> Result<Case, ParamError> {
     let strided = make_case("compiled".into(), spec, src, anywhere, true);
     Ok(if estimate(&strided) < estimate(&plain) {
         strided
+    } else {
+        plain
+    })
+}
+
+/// The estimate of the call [`compiler_case`] makes, without building it (the compiler weighs
+/// candidate cuts of a copy by it; a template per candidate would be kept for the whole run).
+/// `None` when the spec is refused.
+pub fn compiler_estimate(spec: &GatherSpec) -> Option<u64> {
+    validate(spec).ok()?;
+    let base = spec.element.bytes() | if spec.has_zero() { 0 } else { NOZERO };
+    let (w, items) = (spec.words.len() as u32, spec.items());
+    let plain = estimate_from(base, w, items);
+    Some(if spec.strided() {
+        plain.min(estimate_from(base | STRIDED, w, items))
     } else {
         plain
     })

@@ -96,3 +96,21 @@ fn bad_specs_are_refused_with_ids() {
         "E-KERNEL-005"
     );
 }
+
+#[test]
+fn the_compiler_estimate_is_the_built_cases() {
+    use super::spec::compiler_estimate;
+    use crate::Kernel;
+    for spec in [
+        GatherSpec::transpose(32, 80, 160, Element::Half),
+        GatherSpec::transpose(3, 5, 10, Element::Half),
+        GatherSpec::transpose(72, 19, 27, Element::Byte),
+        GatherSpec::transpose(1, 9, 9, Element::Half),
+    ] {
+        let case = compiler_case(&spec).unwrap();
+        assert_eq!(
+            compiler_estimate(&spec),
+            Some(GatherElements.estimate_cycles(&case))
+        );
+    }
+}
