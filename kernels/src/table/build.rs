@@ -140,36 +140,14 @@ impl KernelParams {
                 }
                 Ok(case)
             }),
-            KernelParams::Gather {
-                words,
-                outer,
-                src_stride,
-                dst_stride,
-                element,
-            } => crate::movement::gather_elements_case(&crate::movement::GatherSpec {
-                words: words.to_vec(),
-                outer: *outer,
-                src_stride: *src_stride,
-                dst_stride: *dst_stride,
-                element: *element,
-            })
-            .map_err(|e| e.to_string()),
-            KernelParams::Transpose4 {
-                blocks,
-                outer,
-                src_stride,
-                dst_stride,
-                row,
-                col,
-            } => crate::movement::transpose4_case(&crate::movement::Transpose4Spec {
-                blocks: blocks.to_vec(),
-                outer: *outer,
-                src_stride: *src_stride,
-                dst_stride: *dst_stride,
-                row: *row,
-                col: *col,
-            })
-            .map_err(|e| e.to_string()),
+            KernelParams::Gather { .. } => self.gather_spec().map_or_else(
+                || Err("not a gather".into()),
+                |spec| crate::movement::gather_elements_case(&spec).map_err(|e| e.to_string()),
+            ),
+            KernelParams::Transpose4 { .. } => self.transpose4_spec().map_or_else(
+                || Err("not a transpose".into()),
+                |spec| crate::movement::transpose4_case(&spec).map_err(|e| e.to_string()),
+            ),
             KernelParams::CastF32F16 { n } => {
                 crate::convert::cast_f32_f16_case(crate::convert::CastF32F16Params {
                     n: *n,

@@ -338,6 +338,61 @@ impl KernelParams {
         self.id().kernel()
     }
 
+    /// The `gather_elements` spec of a [`KernelParams::Gather`] call.
+    pub fn gather_spec(&self) -> Option<crate::movement::GatherSpec> {
+        let KernelParams::Gather {
+            words,
+            outer,
+            src_stride,
+            dst_stride,
+            element,
+        } = self
+        else {
+            return None;
+        };
+        Some(crate::movement::GatherSpec {
+            words: words.to_vec(),
+            outer: *outer,
+            src_stride: *src_stride,
+            dst_stride: *dst_stride,
+            element: *element,
+        })
+    }
+
+    /// The `transpose4x4_f16` spec of a [`KernelParams::Transpose4`] call.
+    pub fn transpose4_spec(&self) -> Option<crate::movement::Transpose4Spec> {
+        let KernelParams::Transpose4 {
+            blocks,
+            outer,
+            src_stride,
+            dst_stride,
+            row,
+            col,
+        } = self
+        else {
+            return None;
+        };
+        Some(crate::movement::Transpose4Spec {
+            blocks: blocks.to_vec(),
+            outer: *outer,
+            src_stride: *src_stride,
+            dst_stride: *dst_stride,
+            row: *row,
+            col: *col,
+        })
+    }
+
+    /// The estimate of a table-driven element copy (`gather_elements`, `transpose4x4_f16`) from
+    /// its table alone, without building (and keeping) its template; `None` for other calls or
+    /// a refused table.
+    pub fn table_estimate(&self) -> Option<u64> {
+        if let Some(spec) = self.gather_spec() {
+            return crate::movement::gather_elements_estimate(&spec);
+        }
+        self.transpose4_spec()
+            .map(|spec| crate::movement::transpose4_estimate(&spec))
+    }
+
     /// The call's template case (zeroed data), made once per distinct params.
     pub fn template(&self) -> Result<Arc<Case>, KernelParamError> {
         if let Some(case) = templates()
