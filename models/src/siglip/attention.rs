@@ -84,9 +84,10 @@ const AMP_KEYS: usize = 16;
 ///   [`MIN_KEY_BLOCK`] keys a block (So400m/14's 729 tokens: 9 blocks of 81), or 1.
 ///
 /// Measured (`tessera run`, simulated cropped cycles): one So400m/14 layer with the head at
-/// batch 1, 557,555 in 9 blocks against 562,699 whole (before each block's values went into
-/// `$CWEI` order through whole 4 × 4 transposes, `transpose4x4_f16`, 590,954 against 574,884,
-/// and from batch 2 only); at batch 2 and 4 see the README. The built-in model (64 tokens):
+/// batch 1, 538,117 in 9 blocks against 546,795 whole (557,555 against 562,699 before the
+/// padded heads and the unit-scale softmax; before each block's values went into `$CWEI` order
+/// through whole 4 × 4 transposes, `transpose4x4_f16`, 590,954 against 574,884, and the keys
+/// were split from batch 2 only); at batch 2 and 4 see the README. The built-in model (64 tokens):
 /// batch 1, 133,568 in 4 blocks against 145,500 whole; batch 2, 144,535 against 150,264
 /// (2 blocks 148,248, 8 blocks 149,494).
 pub fn key_blocks(tokens: usize) -> usize {
