@@ -6,6 +6,24 @@
 /// exact only below 2^20 (see the header of `kernels/asm/copy_runs.S`).
 pub const MAX_ITEMS: u64 = 1 << 20;
 
+/// [`ParamError::TooManyItems`](crate::error::ParamError::TooManyItems) when `outer` outer
+/// iterations of `entries` table entries are more items than [`MAX_ITEMS`].
+pub fn check_items(
+    kernel: &'static str,
+    outer: u32,
+    entries: usize,
+) -> Result<(), crate::error::ParamError> {
+    let items = u64::from(outer) * entries as u64;
+    if items > MAX_ITEMS {
+        return Err(crate::error::ParamError::TooManyItems {
+            kernel,
+            items,
+            max: MAX_ITEMS,
+        });
+    }
+    Ok(())
+}
+
 /// The entries `first_entry .. first_entry + len` of outer iteration `outer`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {

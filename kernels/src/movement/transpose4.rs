@@ -6,7 +6,7 @@
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::elementwise::common::worker_cycles;
 use crate::error::ParamError;
-use crate::movement::items::{segments, MAX_ITEMS};
+use crate::movement::items::segments;
 use crate::split::{split_words, WORKERS};
 use crate::{kernel_consts, Kernel};
 use tessera_isa::rng::Rng;
@@ -200,14 +200,7 @@ fn validate(spec: &Transpose4Spec) -> Result<(), ParamError> {
             });
         }
     }
-    let items = u64::from(spec.outer) * spec.blocks.len() as u64;
-    if items > MAX_ITEMS {
-        return Err(ParamError::TooManyItems {
-            kernel,
-            items,
-            max: MAX_ITEMS,
-        });
-    }
+    crate::movement::items::check_items(kernel, spec.outer, spec.blocks.len())?;
     for (buffer, bytes) in [("src", spec.src_extent()), ("dst", spec.dst_extent())] {
         ParamError::check_fits(kernel, buffer, bytes)?;
     }

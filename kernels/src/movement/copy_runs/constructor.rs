@@ -6,7 +6,6 @@ use super::table::{CopyRunsSpec, Granule, Run, RunSource, Table};
 use super::{make_case, Place, ANYWHERE, MAX_GRANULES, NAME, PACE, STRIDED, UNIFORM};
 use crate::case::Case;
 use crate::error::ParamError;
-use crate::movement::items::MAX_ITEMS;
 use crate::split::worker_split;
 
 /// Checks a spec against the ABI (see the assembly header); returns the granule in bytes.
@@ -48,14 +47,7 @@ pub(super) fn validate(spec: &CopyRunsSpec) -> Result<u32, ParamError> {
             });
         }
     }
-    let items = u64::from(spec.outer) * spec.runs.len() as u64;
-    if items > MAX_ITEMS {
-        return Err(ParamError::TooManyItems {
-            kernel,
-            items,
-            max: MAX_ITEMS,
-        });
-    }
+    crate::movement::items::check_items(kernel, spec.outer, spec.runs.len())?;
     let table = Table {
         runs: spec.runs.clone(),
         outer: spec.outer,

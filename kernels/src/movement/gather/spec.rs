@@ -4,7 +4,6 @@
 use super::{estimate, estimate_from, make_case, NAME, NOZERO, STRIDED, ZERO_LANE};
 use crate::case::{bytes, Case, Region};
 use crate::error::ParamError;
-use crate::movement::items::MAX_ITEMS;
 
 /// The element size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -234,14 +233,7 @@ pub(super) fn validate(spec: &GatherSpec) -> Result<(), ParamError> {
             }
         }
     }
-    let items = u64::from(spec.outer) * spec.words.len() as u64;
-    if items > MAX_ITEMS {
-        return Err(ParamError::TooManyItems {
-            kernel,
-            items,
-            max: MAX_ITEMS,
-        });
-    }
+    crate::movement::items::check_items(kernel, spec.outer, spec.words.len())?;
     for (buffer, bytes) in [("src", spec.src_extent()), ("dst", spec.dst_extent())] {
         ParamError::check_fits(kernel, buffer, bytes)?;
     }
