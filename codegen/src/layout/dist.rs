@@ -271,6 +271,14 @@ impl Distribution {
         block
     }
 
+    /// A [`Locator`] over this distribution.
+    pub fn locator(&self) -> Locator<'_> {
+        Locator {
+            dist: self,
+            last: [(1, 0, 0); MAX_RANK],
+        }
+    }
+
     /// The largest block extent along every dimension.
     pub fn padded_box(&self) -> Vec<u32> {
         self.bounds
@@ -330,6 +338,36 @@ impl Distribution {
     }
 }
 
+/// [`Distribution::locate`] for a stream of nearby indices (a block's elements in memory order):
+/// it keeps the block interval it last found along every dimension, so an index inside it needs
+/// no search. The answers are `locate`'s.
+pub struct Locator<'a> {
+    dist: &'a Distribution,
+    /// Per dimension: the last interval found, `[start, end)`, and its block index along it
+    /// (`start > end` before the first search).
+    last: [(u32, u32, usize); MAX_RANK],
+}
+
+impl Locator<'_> {
+    /// The block holding global index `index` (in range), and the index within the block.
+    pub fn locate(&mut self, index: &[u32], local: &mut Index) -> usize {
+        let mut block = 0usize;
+        for d in 0..self.dist.rank() {
+            let b = &self.dist.bounds[d];
+            let (start, end, c) = &mut self.last[d];
+            let x = index[d];
+            if !(*start <= x && x < *end) {
+                // The last bound not above the index.
+                *c = b.partition_point(|&y| y <= x) - 1;
+                (*start, *end) = (b[*c], b[*c + 1]);
+            }
+            local[d] = x - *start;
+            block = block * (b.len() - 1) + *c;
+        }
+        block
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,5 +417,37 @@ mod tests {
             Distribution::new(vec![4], vec![vec![0, 4]], vec![vec![]]),
             Err(LayoutError::NoTile { block: 0 })
         ));
+    }
+
+    proptest::proptest! {
+        /// A locator answers as `locate` does, whatever the order of the indices it is asked.
+        #[test]
+        fn a_locator_answers_as_locate(
+            cuts in proptest::collection::vec(1u32..6, 1..5),
+            rows in 1u32..40,
+            asks in proptest::collection::vec((0u32..1000, 0u32..1000), 1..200),
+        ) {
+            // A [rows, Σ cuts] matrix in row blocks of 7 and the given column blocks.
+            let cols: u32 = cuts.iter().sum();
+            let mut col_bounds = vec![0];
+            for c in &cuts {
+                col_bounds.push(col_bounds.last().unwrap() + c);
+            }
+            let row_bounds: Vec<u32> = (0..rows.div_ceil(7)).map(|i| i * 7).chain([rows]).collect();
+            let blocks = (row_bounds.len() - 1) * (col_bounds.len() - 1);
+            let d = Distribution::new(
+                vec![rows, cols],
+                vec![row_bounds, col_bounds],
+                (0..blocks as u32).map(|t| vec![t]).collect(),
+            )
+            .unwrap();
+            let mut locator = d.locator();
+            for (r, c) in asks {
+                let index = [r % rows, c % cols];
+                let (mut a, mut b) = ([0; MAX_RANK], [0; MAX_RANK]);
+                proptest::prop_assert_eq!(locator.locate(&index, &mut a), d.locate(&index, &mut b));
+                proptest::prop_assert_eq!(&a[..2], &b[..2]);
+            }
+        }
     }
 }

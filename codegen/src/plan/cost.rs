@@ -209,12 +209,13 @@ fn read_source_tiles(from: &Distribution, view: &View) -> usize {
     let mut read = vec![false; from.block_count()];
     let (mut at, mut dest): ([usize; MAX_RANK], Index) = ([0; MAX_RANK], [0; MAX_RANK]);
     let (mut source, mut local): (Index, Index) = ([0; MAX_RANK], [0; MAX_RANK]);
+    let mut locator = from.locator();
     loop {
         for d in 0..rank {
             dest[d] = axes[d][at[d]];
         }
         view.map(&dest[..rank], &mut source);
-        if let Some(r) = read.get_mut(from.locate(&source[..from.rank()], &mut local)) {
+        if let Some(r) = read.get_mut(locator.locate(&source[..from.rank()], &mut local)) {
             *r = true;
         }
         // The next lattice point, last dimension fastest.

@@ -54,6 +54,7 @@ pub fn block_segments(source: &Side, dest: &Side, view: &View, block: usize) -> 
     let mut global: Index = [0; MAX_RANK];
     let mut src_index: Index = [0; MAX_RANK];
     let mut src_local: Index = [0; MAX_RANK];
+    let mut locator = source.dist.locator();
     dest.map.for_each(|local, offset| {
         let inside = (0..rank).all(|d| local[d] < extent[d]);
         let src = if inside {
@@ -61,9 +62,7 @@ pub fn block_segments(source: &Side, dest: &Side, view: &View, block: usize) -> 
                 global[d] = origin[d] + local[d];
             }
             view.map(&global[..rank], &mut src_index);
-            let b = source
-                .dist
-                .locate(&src_index[..source.dist.rank()], &mut src_local);
+            let b = locator.locate(&src_index[..source.dist.rank()], &mut src_local);
             Source::Block {
                 block: b as u32,
                 offset: source.map.offset(&src_local),
