@@ -1,9 +1,16 @@
 // softmax_part_f16: the key-block half of an attention softmax split along its keys. For every
 // row r of an f16 block of scores (one block of keys), the block's own maximum m, the
-// exponentials e_c = exp(s x[r][c] - m) and their sum l, written as one row
-//   out[r] = (m16, l16, 0, 0, e_0, e_1, ..., e_{cols-1}, 0 padding to a multiple of 4)
-// so that the products with the values read the exponentials (columns 4..) and the combine of
-// the key blocks (attention_combine_f16) reads (m16, l16) (columns 0, 1).
+// exponentials e_c = exp(s x[r][c] - m) and their sum l, written as one row of nb = ceil(cols/16)
+// blocks of 16 halves and a statistics group
+//   out[r] = (e_0, e_1, ..., e_{cols-1}, 0 padding to 16 nb, m16, l16, 0, 0)
+// so that the products with the values read the exponentials (columns 0 .. 16 nb, whole AMP
+// K-blocks) and the combine of the key blocks (attention_combine_f16) reads (m16, l16) (columns
+// 16 nb, 16 nb + 1).
+//
+// Where the row goes: group i of 4 halves (i < 4 nb) at out + r RS + (i / 4) P + (i % 4) 8, the
+// statistics group at out + r RS + nb P. Row-major rows: RS = 2 (16 nb + 4) bytes, P = 32. AMP
+// panels (kernels/src/layout.rs, m_padded = the rows; s == 1 only): RS = 32, P = 32 rows, and the
+// statistics block is written whole (the group, then 24 bytes of zeros).
 //
 // Numerics (f32 round-to-nearest-even through tessera_isa::numerics; the Rust reference in
 // kernels/src/elementwise/softmax_part.rs repeats every step; they are softmax_seg_f16's pass 1
@@ -13,32 +20,38 @@
 //   e   = f16v2exp(t)                        (exp in f64 rounded once to f16)
 //   l   = E + O: E the f32 sum of the even columns' e in order, O of the odd ones
 //   l16 = f16(l)
+// At s == 1 (the scale folded into the queries) t = f16(x - m16) and l = (S0 + S2) + (S1 + S3),
+// S_k the f32 sum of the columns c % 4 == k in column order (see the unit loop below).
 // Specials: a NaN or +inf in a row makes its e NaN as softmax_f16 does; a row of -inf only has
 // m = -inf and e = NaN (attention scores are finite).
 //
 // Worker kernel (all six workers share the vertex). Vertex state (32-bit words):
 //   0: in         8-byte aligned
-//   1: out        rows * (4 + 4 * ceil(cols / 4)) halves, 8-byte aligned
+//   1: out        8-byte aligned (see above)
 //   2: cols       row length (>= 1)
 //   3: in_stride  halves from one `in` row to the next (% 4 == 0, >= cols)
 //   4: s          the scale, f32 bits (finite, > 0)
-//   5 + 2w: first row of worker w, 6 + 2w: its number of rows
-// Worker w uses 8 bytes of its scratch at $mworker_base for the masked last group.
+//   5: RS         bytes from one output row to the next (% 8 == 0; 32: panels)
+//   6: P          bytes from one output block of 16 halves to the next (% 8 == 0)
+//   7 + 2w: first row of worker w, 8 + 2w: its number of rows
+// Worker w uses 16 bytes of its scratch at $mworker_base: the masked last group, a junk slot.
 // Memory: any region (one memory access per bundle).
 //
 // Per row, with g = ceil(cols / 4) groups: the last group masked to worker scratch (lanes >=
-// cols become -inf), the maximum (one bundle per group), the exponentials (softmax_seg_exp_groups,
-// 7 bundles per group) and the (m16, l16) group.
-// Registers: $m0 in, $m1 out, $m2 counts, $m3 in row, $m5 out row, $m7 rows left, $m8 groups,
-// $m9 cols % 4, $m10 link, $m11 temp. ARF: $a0:3 values, $a4:5 (-m16, -m16), $a6:7 sums,
-// $a10:13 (the exp loop), $a8 m16.
+// cols become -inf), the maximum (one bundle per group), the exponentials, the zero groups up to
+// the block's end and the (m16, l16) group.
+// Registers: $m0 in, $m1 out, $m2 counts, $m3 in row, $m4 P, $m5 out row, $m6 s == 1, $m7 rows
+// left, $m8 groups, $m9 cols % 4, $m10 link, $m11 temp. ARF: $a0:3 values, $a4:5 (-m16, -m16),
+// $a6:7 sums, $a10:13 (the exp loop), $a8 m16.
 
 #define V_IN      0
 #define V_OUT     1
 #define V_COLS    2
 #define V_STRIDE  3
 #define V_S       4
-#define V_SPLIT   5
+#define V_RS      5
+#define V_P       6
+#define V_SPLIT   7
 
     .section .text.softmax_part_f16
     .globl softmax_part_f16
@@ -67,9 +80,9 @@ softmax_part_f16:
     and $m9, $m8, 3                                   // cols % 4
     add $m8, $m8, 3
     shr $m8, $m8, 2                                   // groups per row
-    // Row pointers: out + row * (8 + 8 g) bytes, in + row * in_stride * 2.
-    shl $m5, $m8, 3
-    add $m5, $m5, 8
+    ld32 $m4, $mvertex_base, $mzero, V_P
+    // Row pointers: out + row * RS bytes, in + row * in_stride * 2.
+    ld32 $m5, $mvertex_base, $mzero, V_RS
     mul $m5, $m5, $m3
     ld32 $m11, $mvertex_base, $mzero, V_OUT
     add $m5, $m5, $m11
@@ -124,9 +137,10 @@ softmax_part_f16:
     { nop ; f16v2sub $a4, $azero, $a8 }              // (-m16, -m16)
     { brnz $m6, .Lp_unit ; mov $a5, $a4 }
 
-    // 2. e = exp(s x - m16) as f16 after the row's first group, the sums in $a6:7.
+    // 2. e = exp(s x - m16) from the row's start (row-major rows: the blocks are contiguous),
+    // the sums in $a6:7.
     {
-        add $m1, $m5, 8
+        mov $m1, $m5
         sort4x32lo $a6:7, $azeros, $azeros
     }
     mov $m0, $m3
@@ -134,18 +148,30 @@ softmax_part_f16:
     mov $m0, $mworker_base
     setzi $m2, 1
     { call $m10, softmax_seg_exp_groups ; fnop }      // the masked last group
-    { nop ; f32add $a6, $a6, $a7 }                    // l = E + O
+    { sub $m2, $mzero, $m8 ; f32add $a6, $a6, $a7 }   // l = E + O
+    and $m2, $m2, 3                                   // zero groups to the block's end
+    brz $m2, .Lp_sum
+.Lp_zeros:
+    { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
+    add $m2, $m2, -1
+    brnz $m2, .Lp_zeros
+    // $m1: the statistics group.
 .Lp_sum:
     { nop ; f32tof16 $a6, $a6 }                       // l16 in both halves
     { nop ; sort4x16lo $a0, $a8, $a6 }               // (m16, l16)
-    { nop ; mov $a1, $azero }
-    { st64 $a0:1, $m5, $mzero, 0 ; fnop }
-
-    // Next row: $m1 has moved past this row's last group.
+    { ld32 $m11, $mvertex_base, $mzero, V_RS ; mov $a1, $azero }
+    { st64 $a0:1, $m1, $mzero, 0 ; fnop }
+    cmpeq $m2, $m11, 32
+    brz $m2, .Lp_next
+    // Panels: the rest of the statistics block is zero.
+    { st64 $azeros, $m1, $mzero, 1 ; fnop }
+    { st64 $azeros, $m1, $mzero, 2 ; fnop }
+    { st64 $azeros, $m1, $mzero, 3 ; fnop }
+.Lp_next:
+    add $m5, $m5, $m11
     ld32 $m11, $mvertex_base, $mzero, V_STRIDE
     shl $m11, $m11, 1
     add $m3, $m3, $m11
-    mov $m5, $m1
     add $m7, $m7, -1
     brnz $m7, .Lp_row
 .Lp_exit:
@@ -153,33 +179,65 @@ softmax_part_f16:
 
     // 2'. s == 1 (the scale folded into the queries): t = f16(x - m16) (`f16v4sub`), e =
     // f16v2exp(t), the e summed in the accumulators, column c into AACC[2 (c % 4)] (f32, in
-    // column order), l = (S0 + S2) + (S1 + S3). 4 bundles per group: each group's e is summed
-    // and stored one iteration late (the first store is junk, into the row's (m16, l16) slot,
-    // which is written last).
+    // column order), l = (S0 + S2) + (S1 + S3). The g - 1 regular groups go a block of four
+    // groups at a time, 16 bundles a block: each group's e is summed and stored one group late,
+    // the block's last group through $m2 (the junk slot of worker scratch before the first
+    // block), the others at the block's base $m1, which then moves on by P. The rest of the
+    // last block (its regular groups, the masked group, the zero groups) follows one group at a
+    // time.
     .align 8
 .Lp_unit:
     { mov $m1, $m5 ; mov $a4, $a8 }
     { mov $m0, $m3 ; mov $a5, $a8 }                  // (m16, m16, m16, m16)
-    { nop ; sort4x32lo $a2:3, $azeros, $azeros }     // the first (junk) group: zeros
-    { nop ; setzi $a6, 8 }
-    { brz $m2, .Lu_none ; uput $FP_CLR, $a6 }         // accumulators = 0
-    { rpt $m2, 3 ; fnop }
+    { add $m2, $mworker_base, 8 ; sort4x32lo $a2:3, $azeros, $azeros }  // junk slot, e = 0
+    { add $m11, $m8, -1 ; setzi $a6, 8 }
+    { shr $m11, $m11, 2 ; uput $FP_CLR, $a6 }        // accumulators = 0; whole blocks
+    { brz $m11, .Lu_tail ; fnop }
+    { rpt $m11, 15 ; fnop }
     { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { st64 $a2:3, $m2, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { add $m2, $m1, 24 ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
     { nop ; f16v2exp $a2, $a2 }
     { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 2 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { add $m1, $m1, $m4 ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+.Lu_tail:
+    { nop ; f16v4acc $a2:3 }                          // the last whole block's last group
+    { st64 $a2:3, $m2, $mzero, 0 ; fnop }
+    { add $m2, $m8, -1 ; fnop }
+    and $m2, $m2, 3                                   // regular groups of the last block
+    brz $m2, .Lu_masked
+.Lu_rest:
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; fnop }
+    { nop ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { add $m2, $m2, -1 ; f16v2exp $a3, $a3 }
     { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4acc $a2:3 }
-    { bri .Lu_last ; fnop }
-.Lu_none:
-    { add $m1, $m1, 8 ; fnop }
-.Lu_last:
+    brnz $m2, .Lu_rest
+.Lu_masked:
     { ld64 $a0:1, $mworker_base, $mzero, 0 ; fnop }  // the masked last group
     { nop ; f16v4sub $a2:3, $a0:1, $a4:5 }
     { nop ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
+    { sub $m2, $mzero, $m8 ; f16v2exp $a3, $a3 }
     { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4acc $a2:3 }
-    { nop ; f32v2gina $a6:7, $azeros, 0 }            // (S0, S1)
-    { nop ; f32v2gina $a2:3, $azeros, 0 }            // (S2, S3)
+    and $m2, $m2, 3                                   // zero groups to the block's end
+    brz $m2, .Lu_sums
+.Lu_zeros:
+    { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
+    add $m2, $m2, -1
+    brnz $m2, .Lu_zeros
+.Lu_sums:
+    { add $m1, $m1, $m4 ; f32v2gina $a6:7, $azeros, 0 }  // (S0, S1)
+    { add $m1, $m1, -32 ; f32v2gina $a2:3, $azeros, 0 }  // (S2, S3); $m1: the statistics
     { nop ; f32v2add $a6:7, $a6:7, $a2:3 }
     { nop ; f32add $a6, $a6, $a7 }                    // l = (S0 + S2) + (S1 + S3)
     { bri .Lp_sum ; fnop }

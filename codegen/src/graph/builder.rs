@@ -214,8 +214,10 @@ impl GraphBuilder {
         self.push(Op::Softmax { x, scale }, label)
     }
 
-    /// One key block of a softmax split along the last dimension: `[..., K] → [..., K + 4]`,
-    /// per row `(m, l, 0, 0, e_0 … e_{K−1})` (see [`Op::SoftmaxPart`]).
+    /// One key block of a softmax split along the last dimension: `[..., K] → [..., W]`
+    /// ([`softmax_part_width`](super::op::softmax_part_width)), per row `(e_0 … e_{K−1}, 0 … 0,
+    /// m, l, 0, 0)` with the exponentials padded to whole AMP K-blocks of 16 (see
+    /// [`Op::SoftmaxPart`]).
     pub fn softmax_part(
         &mut self,
         label: &str,
@@ -296,6 +298,17 @@ impl GraphBuilder {
             },
             label,
         )
+    }
+
+    /// `x` with zeros appended along dimension `axis` to length `len` (≥ x's).
+    pub fn pad(
+        &mut self,
+        label: &str,
+        x: ValueHandle,
+        axis: usize,
+        len: usize,
+    ) -> Result<ValueHandle, GraphError> {
+        self.push(Op::Pad { x, axis, len }, label)
     }
 
     /// `[B·T, H·D] → [B·H, T, D]`.

@@ -97,6 +97,7 @@ fn write_graph(out: &mut impl Write, graph: &Graph, indent: usize) -> fmt::Resul
                 start,
                 end,
             } => format!("slice {}, axis={axis}, range={start}..{end}", v(*x)),
+            Op::Pad { x, axis, len } => format!("pad {}, axis={axis}, len={len}", v(*x)),
             Op::SplitHeads { x, heads, batch } => {
                 format!("split_heads {}, heads={heads}, batch={batch}", v(*x))
             }

@@ -211,8 +211,10 @@ fn eval_graph(
                         .map(|&v| q((v as f64 * *scale as f64 - m as f64).exp()))
                         .collect();
                     let l = e.iter().map(|&v| v as f64).sum::<f64>();
-                    out.extend([m, q(l), 0.0, 0.0]);
+                    let pad = super::op::softmax_part_exp_columns(n) - n;
                     out.extend(e);
+                    out.extend(std::iter::repeat_n(0.0, pad));
+                    out.extend([m, q(l), 0.0, 0.0]);
                 }
                 out
             }
@@ -303,6 +305,20 @@ fn eval_graph(
                 let mut out = Vec::with_capacity(ty.shape.numel());
                 for o in 0..outer {
                     out.extend_from_slice(&vx[(o * len + start) * inner..(o * len + end) * inner]);
+                }
+                out
+            }
+            Op::Pad { x, axis, len } => {
+                // Rows of the outer dims × (x's [0..n) then zeros to len) × inner block.
+                let src = shape(*x);
+                let inner: usize = src.0[axis + 1..].iter().product();
+                let outer: usize = src.0[..*axis].iter().product();
+                let n = src.0[*axis];
+                let vx = &vals[x.index()];
+                let mut out = Vec::with_capacity(ty.shape.numel());
+                for o in 0..outer {
+                    out.extend_from_slice(&vx[o * n * inner..(o + 1) * n * inner]);
+                    out.extend(std::iter::repeat_n(0.0, (len - n) * inner));
                 }
                 out
             }

@@ -45,6 +45,7 @@ macro_rules! view_op {
         $crate::graph::Op::Reshape { .. }
             | $crate::graph::Op::Transpose { .. }
             | $crate::graph::Op::Slice { .. }
+            | $crate::graph::Op::Pad { .. }
             | $crate::graph::Op::SplitHeads { .. }
             | $crate::graph::Op::MergeHeads { .. }
             | $crate::graph::Op::Broadcast { .. }
@@ -81,9 +82,10 @@ pub enum Op {
     Gelu { x: ValueHandle },
     /// `softmax(scale · x)` over the last dimension.
     Softmax { x: ValueHandle, scale: f32 },
-    /// One key block of a softmax split along its last dimension: per row its scaled maximum,
-    /// the sum of its exponentials relative to it, and the exponentials (`[..., K] → [..., K + 4]`;
-    /// see the module documentation).
+    /// One key block of a softmax split along its last dimension: per row the exponentials
+    /// relative to its scaled maximum, zeros to whole AMP K-blocks, the maximum and the sum of
+    /// the exponentials (`[..., K] → [..., softmax_part_width(K)]`; see the module
+    /// documentation).
     SoftmaxPart { x: ValueHandle, scale: f32 },
     /// The key blocks of an attention combined: `parts [..., C, D]` (block j's exponentials times
     /// its values) and `stats [..., C, 2]` (the blocks' (max, sum) from `SoftmaxPart`) →
@@ -105,6 +107,13 @@ pub enum Op {
         axis: usize,
         start: usize,
         end: usize,
+    },
+    /// `x` with zeros appended along dimension `axis` to length `len` (≥ x's; e.g. a key
+    /// block's values to whole AMP K-blocks, as its exponentials are).
+    Pad {
+        x: ValueHandle,
+        axis: usize,
+        len: usize,
     },
     /// `[B·T, H·D] → [B·H, T, D]` with `heads` = H and `batch` = B.
     SplitHeads {
@@ -149,6 +158,7 @@ impl Op {
             Op::Reshape { .. } => "reshape",
             Op::Transpose { .. } => "transpose",
             Op::Slice { .. } => "slice",
+            Op::Pad { .. } => "pad",
             Op::SplitHeads { .. } => "split_heads",
             Op::MergeHeads { .. } => "merge_heads",
             Op::Broadcast { .. } => "broadcast",
@@ -176,6 +186,7 @@ impl Op {
             | Op::Reshape { x, .. }
             | Op::Transpose { x, .. }
             | Op::Slice { x, .. }
+            | Op::Pad { x, .. }
             | Op::SplitHeads { x, .. }
             | Op::MergeHeads { x, .. }
             | Op::Broadcast { x, .. }
@@ -216,6 +227,7 @@ impl Op {
             | Op::Reshape { x, .. }
             | Op::Transpose { x, .. }
             | Op::Slice { x, .. }
+            | Op::Pad { x, .. }
             | Op::SplitHeads { x, .. }
             | Op::MergeHeads { x, .. }
             | Op::Broadcast { x, .. }
@@ -406,6 +418,19 @@ impl Graph {
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
+}
+
+/// Columns of a [`SoftmaxPart`](Op::SoftmaxPart)'s exponentials for `k` scores: `k` rounded up
+/// to whole AMP K-blocks of 16 f16 values (the columns past `k` are zero), so that a product
+/// reads them as whole blocks.
+pub fn softmax_part_exp_columns(k: usize) -> usize {
+    k.div_ceil(16) * 16
+}
+
+/// The row width of a [`SoftmaxPart`](Op::SoftmaxPart) of `k` scores: the exponentials'
+/// columns ([`softmax_part_exp_columns`]), then `(m, l, 0, 0)`.
+pub fn softmax_part_width(k: usize) -> usize {
+    softmax_part_exp_columns(k) + 4
 }
 
 #[cfg(test)]

@@ -406,7 +406,7 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
             }
             let mut dims = tx.shape.dims().to_vec();
             if let Some(last) = dims.last_mut() {
-                *last += 4;
+                *last = super::op::softmax_part_width(*last);
             }
             Ok(TensorType::new(DType::F16, Shape::new(dims)))
         }
@@ -530,6 +530,31 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
             }
             let mut dims = tx.shape.0.clone();
             dims[*axis] = end - start;
+            Ok(TensorType::new(tx.dtype, dims))
+        }
+        Op::Pad { x, axis, len } => {
+            let tx = ty(*x);
+            let Some(n) = tx.shape.dim(*axis) else {
+                return Err(attr(
+                    &site,
+                    "axis",
+                    axis,
+                    format!("x ({}) has rank {}", tx.shape, tx.shape.rank()),
+                ));
+            };
+            if *len < n {
+                return Err(attr(
+                    &site,
+                    "len",
+                    len,
+                    format!(
+                        "shorter than dimension {axis} of x ({}, length {n})",
+                        tx.shape
+                    ),
+                ));
+            }
+            let mut dims = tx.shape.0.clone();
+            dims[*axis] = *len;
             Ok(TensorType::new(tx.dtype, dims))
         }
         Op::SplitHeads { x, heads, batch } => {

@@ -2,7 +2,7 @@
 //! reshape, transpose, slice, broadcast, split-heads and merge-heads ops.
 //!
 //! A view maps a *destination* index to the *source* index it reads, through a list of steps
-//! applied in order (the last step yields the source index). Views compose by concatenation, so
+//! applied in order (the last step yields the source index), or to a zero (padding). Views compose by concatenation, so
 //! a chain of view ops in the graph becomes one view, and a `Redistribute` reads its source
 //! through it: no view op ever copies data by itself.
 
@@ -20,6 +20,9 @@ pub enum ViewStep {
     /// Numpy broadcasting, right-aligned: a source dimension of extent 1 reads index 0;
     /// destination dimensions before the source's are dropped.
     Broadcast { from: Vec<u32>, to: Vec<u32> },
+    /// Zero padding at the end of dimension `axis`: a destination index at or past `extent`
+    /// (the source's extent) reads no element but a zero; the others read the same index.
+    Pad { axis: u8, extent: u32 },
 }
 
 /// A destination-index → source-index map with its two shapes.
@@ -138,6 +141,27 @@ impl View {
         })
     }
 
+    /// `source` padded with zeros at the end of dimension `axis` to `len` (≥ its extent).
+    pub fn pad(source: &[u32], axis: usize, len: u32) -> Result<View, LayoutError> {
+        rank_ok(source)?;
+        if axis >= source.len() || len < source[axis] {
+            return Err(bad(format!("pad dimension {axis} of {source:?} to {len}")));
+        }
+        if len == source[axis] {
+            return Ok(View::identity(source));
+        }
+        let mut shape = source.to_vec();
+        shape[axis] = len;
+        Ok(View {
+            shape,
+            source: source.to_vec(),
+            steps: vec![ViewStep::Pad {
+                axis: axis as u8,
+                extent: source[axis],
+            }],
+        })
+    }
+
     /// `source` broadcast to `to` (numpy rules, right-aligned).
     pub fn broadcast(source: &[u32], to: &[u32]) -> Result<View, LayoutError> {
         rank_ok(source)?;
@@ -223,9 +247,11 @@ impl View {
         })
     }
 
-    /// The source index read by destination index `dest` (in range).
+    /// The source index read by destination index `dest` (in range), written to `source`; false
+    /// when `dest` reads a zero of a [`ViewStep::Pad`] (then `source` is meaningless).
     #[inline]
-    pub fn map(&self, dest: &[u32], source: &mut Index) {
+    #[must_use]
+    pub fn map(&self, dest: &[u32], source: &mut Index) -> bool {
         let mut cur: Index = [0; MAX_RANK];
         cur[..dest.len()].copy_from_slice(dest);
         let mut rank = dest.len();
@@ -260,9 +286,15 @@ impl View {
                     cur = next;
                     rank = from.len();
                 }
+                ViewStep::Pad { axis, extent } => {
+                    if cur[*axis as usize] >= *extent {
+                        return false;
+                    }
+                }
             }
         }
         source[..rank].copy_from_slice(&cur[..rank]);
+        true
     }
 }
 
@@ -272,8 +304,23 @@ mod tests {
 
     fn read(view: &View, dest: &[u32]) -> Vec<u32> {
         let mut s = [0; MAX_RANK];
-        view.map(dest, &mut s);
+        assert!(view.map(dest, &mut s), "{dest:?} reads an element");
         s[..view.source_shape().len()].to_vec()
+    }
+
+    #[test]
+    fn a_pad_reads_zeros_past_the_source() {
+        let v = View::pad(&[2, 3], 1, 5).unwrap();
+        assert_eq!(v.shape(), &[2, 5]);
+        assert_eq!(read(&v, &[1, 2]), vec![1, 2]);
+        let mut s = [0; MAX_RANK];
+        assert!(!v.map(&[1, 3], &mut s) && !v.map(&[0, 4], &mut s));
+        // Through a transpose: the padded dimension moves.
+        let t = View::transpose(&[2, 5], &[1, 0]).unwrap().then(&v).unwrap();
+        assert_eq!(read(&t, &[2, 1]), vec![1, 2]);
+        assert!(!t.map(&[3, 0], &mut s));
+        assert!(View::pad(&[2, 3], 1, 2).is_err() && View::pad(&[2, 3], 2, 4).is_err());
+        assert!(View::pad(&[2, 3], 1, 3).unwrap().is_identity());
     }
 
     #[test]

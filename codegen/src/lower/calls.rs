@@ -5,8 +5,9 @@
 //! lowering emits it, so the two cannot disagree.
 
 use crate::graph::DType;
-use crate::layout::{Layout, ShardMap};
+use crate::layout::{Layout, Order, ShardMap};
 use tessera_isa::numerics::Fp8Format;
+use tessera_kernels::elementwise::softmax_part;
 use tessera_kernels::table::{ElementOut, Fp8Setting, GemmParams, KernelParams};
 
 /// A compute op as the kernels see it.
@@ -142,11 +143,41 @@ pub fn compute_calls(
             let [x] = operands else {
                 return Err("softmax_part has one operand".into());
             };
-            KernelParams::SoftmaxPart {
-                rows: rows_of(&om),
-                cols: x.dist.shape()[last],
-                in_stride: map(x)?.row_elements(),
-                scale_bits: scale.to_bits(),
+            let cols = x.dist.shape()[last];
+            let in_stride = map(x)?.row_elements();
+            // Panels pad the row to whole blocks of 16: the statistics block is written whole.
+            let expected = match om.order {
+                Order::Panels => softmax_part::out_row_halves(cols as usize).div_ceil(16) * 16,
+                Order::RowMajor { .. } | Order::Cwei => softmax_part::out_row_halves(cols as usize),
+            } as u32;
+            if om.padded()[last] != expected {
+                return Err(format!(
+                    "softmax_part of {cols} scores writes rows of {expected} halves, not {}",
+                    om.padded()[last]
+                ));
+            }
+            match om.order {
+                Order::RowMajor { .. } => KernelParams::SoftmaxPart {
+                    rows: rows_of(&om),
+                    cols,
+                    in_stride,
+                    scale_bits: scale.to_bits(),
+                    out: softmax_part::OutLayout::Rows,
+                },
+                // Panels: one call per entry of the leading dimensions, as a matmul's.
+                Order::Panels => {
+                    let padded = om.padded();
+                    let params = KernelParams::SoftmaxPart {
+                        rows: padded[last - 1],
+                        cols,
+                        in_stride,
+                        scale_bits: scale.to_bits(),
+                        out: softmax_part::OutLayout::Panels,
+                    };
+                    let calls = padded[..last - 1].iter().product::<u32>().max(1);
+                    return Ok((params, calls));
+                }
+                Order::Cwei => return Err("softmax_part writes rows or panels, not $CWEI".into()),
             }
         }
         ComputeKind::AttentionCombine => {

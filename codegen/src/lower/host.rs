@@ -95,7 +95,10 @@ pub fn weight_shards(
                     }
                     global[d] = boxes[d].start + local[d];
                 }
-                view.map(&global[..rank], &mut src);
+                if !view.map(&global[..rank], &mut src) {
+                    // Padding the view adds: zero, as the buffer starts.
+                    return;
+                }
                 let flat: usize = (0..shape.len()).map(|d| src[d] as usize * strides[d]).sum();
                 let at = offset as usize;
                 encoder.put(tensor.data[flat], &mut bytes[at..at + e]);

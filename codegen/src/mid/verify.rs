@@ -80,7 +80,9 @@ impl Checker<'_> {
 
     /// A softmax kernel's rows: `x` f16 row-major with rows of a multiple of 4 (code `code`
     /// when not row-major, `code + 1` otherwise), the result f16 in rows of 4s.
-    fn softmax_rows(&self, code: u32, x: &MidNode) -> Result<(), MidVerifyError> {
+    /// `x` f16 rows of a multiple of 4 halves, the result f16 rows of 4s (or AMP panels, where
+    /// `panels` allows them).
+    fn softmax_rows(&self, code: u32, x: &MidNode, panels: bool) -> Result<(), MidVerifyError> {
         let Order::RowMajor { align } = x.layout.order else {
             return Err(self.fail(code, "x must be row-major"));
         };
@@ -90,14 +92,15 @@ impl Checker<'_> {
             .map_err(|e| self.fail(3, e.to_string()))?
             .row_elements();
         let node = self.node();
-        if stride % 4 != 0
-            || node.layout.order != (Order::RowMajor { align: 4 })
-            || x.dtype() != DType::F16
-            || node.dtype() != DType::F16
-        {
+        let out_ok = node.layout.order == (Order::RowMajor { align: 4 })
+            || (panels && node.layout.order == Order::Panels);
+        if stride % 4 != 0 || !out_ok || x.dtype() != DType::F16 || node.dtype() != DType::F16 {
             return Err(self.fail(
                 code + 1,
-                format!("f16 rows of a multiple of 4 in (align {align}), rows of 4s out"),
+                format!(
+                    "f16 rows of a multiple of 4 in (align {align}), rows of 4s out{}",
+                    if panels { " or AMP panels" } else { "" }
+                ),
             ));
         }
         Ok(())
@@ -308,7 +311,7 @@ impl Checker<'_> {
                         self.fail(61, "softmax keeps the distribution and needs whole rows")
                     );
                 }
-                self.softmax_rows(62, x)?;
+                self.softmax_rows(62, x, false)?;
             }
             MidOp::SoftmaxPart { x, scale } => {
                 let x = self.operand(*x);
@@ -318,15 +321,16 @@ impl Checker<'_> {
                         format!("scale {scale} (the kernel takes a finite scale > 0)"),
                     ));
                 }
-                let k = x.shape[last];
-                let same = x.layout.dist.with_trailing(last, &[k + 4]).ok();
-                if node.shape[last] != k + 4 || same.as_ref() != Some(&node.layout.dist) {
+                let w = crate::graph::op::softmax_part_width(x.shape[last] as usize) as u32;
+                let same = x.layout.dist.with_trailing(last, &[w]).ok();
+                if node.shape[last] != w || same.as_ref() != Some(&node.layout.dist) {
                     return Err(self.fail(
                         65,
-                        "softmax_part keeps the leading blocks and needs whole rows, 4 wider out",
+                        "softmax_part keeps the leading blocks and needs whole rows, as wide out as \
+                         its exponentials in whole blocks of 16 and 4 more",
                     ));
                 }
-                self.softmax_rows(66, x)?;
+                self.softmax_rows(66, x, *scale == 1.0)?;
             }
             MidOp::AttentionCombine { parts, stats } => {
                 let (p, s) = (self.operand(*parts), self.operand(*stats));

@@ -214,9 +214,10 @@ fn read_source_tiles(from: &Distribution, view: &View) -> usize {
         for d in 0..rank {
             dest[d] = axes[d][at[d]];
         }
-        view.map(&dest[..rank], &mut source);
-        if let Some(r) = read.get_mut(locator.locate(&source[..from.rank()], &mut local)) {
-            *r = true;
+        if view.map(&dest[..rank], &mut source) {
+            if let Some(r) = read.get_mut(locator.locate(&source[..from.rank()], &mut local)) {
+                *r = true;
+            }
         }
         // The next lattice point, last dimension fastest.
         let mut d = rank;

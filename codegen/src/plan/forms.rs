@@ -69,6 +69,9 @@ pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
                 *x,
                 View::slice(&value_dims(graph, *x), *axis, *start as u32, *end as u32),
             )?,
+            Op::Pad { x, axis, len } => {
+                viewed(*x, View::pad(&value_dims(graph, *x), *axis, *len as u32))?
+            }
             Op::SplitHeads { x, heads, batch } => viewed(
                 *x,
                 View::split_heads(&value_dims(graph, *x), *heads as u32, *batch as u32),

@@ -615,7 +615,7 @@ pub fn strategies(
                     format!("softmax_part scale {scale}: the kernel takes a finite scale > 0"),
                 ));
             }
-            let k = shape[rank - 1] - 4;
+            let k = value_dims(graph, *x)[rank - 1];
             // The result has x's blocks of the leading dimensions, its rows 4 wider.
             let whole = followed(*x).filter(|l| l.dist.is_whole(rank - 1));
             let mut dists: Vec<(String, StrategyKind, Distribution, Order)> = Vec::new();
@@ -637,17 +637,28 @@ pub fn strategies(
                     Order::RowMajor { align: 4 },
                 ));
             }
+            // At scale 1 the kernel also writes AMP panels, which a product reads in place.
+            let outs: &[Order] = if *scale == 1.0 && rank >= 2 {
+                &[Order::RowMajor { align: 4 }, Order::Panels]
+            } else {
+                &[Order::RowMajor { align: 4 }]
+            };
             for (label, kind, dist, order) in dists {
                 let Ok(xd) = dist.with_trailing(rank - 1, &[k]) else {
                     continue;
                 };
-                out.push(Strategy {
-                    label,
-                    kind,
-                    out: lay(dist, Order::RowMajor { align: 4 }, DType::F16),
-                    operands: vec![lay(xd, order, DType::F16)],
-                    stored: Vec::new(),
-                });
+                for &o in outs {
+                    out.push(Strategy {
+                        label: match o {
+                            Order::Panels => format!("{label}, panels out"),
+                            Order::RowMajor { .. } | Order::Cwei => label.clone(),
+                        },
+                        kind,
+                        out: lay(dist.clone(), o, DType::F16),
+                        operands: vec![lay(xd.clone(), order, DType::F16)],
+                        stored: Vec::new(),
+                    });
+                }
             }
         }
         Op::AttentionCombine { parts, .. } => {

@@ -61,11 +61,15 @@ pub fn block_segments(source: &Side, dest: &Side, view: &View, block: usize) -> 
             for d in 0..rank {
                 global[d] = origin[d] + local[d];
             }
-            view.map(&global[..rank], &mut src_index);
-            let b = locator.locate(&src_index[..source.dist.rank()], &mut src_local);
-            Source::Block {
-                block: b as u32,
-                offset: source.map.offset(&src_local),
+            if view.map(&global[..rank], &mut src_index) {
+                let b = locator.locate(&src_index[..source.dist.rank()], &mut src_local);
+                Source::Block {
+                    block: b as u32,
+                    offset: source.map.offset(&src_local),
+                }
+            } else {
+                // A zero the view pads with: written whatever the order.
+                Source::Zero
             }
         } else if zero {
             Source::Zero

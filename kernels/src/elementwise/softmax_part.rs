@@ -16,61 +16,125 @@ const NAME: &str = "softmax_part_f16";
 const V_COLS: usize = 2;
 const V_STRIDE: usize = 3;
 const V_S: usize = 4;
-const V_SPLIT: usize = 5;
+const V_RS: usize = 5;
+const V_P: usize = 6;
+const V_SPLIT: usize = 7;
 
-/// Halves of one output row for `cols` scores: the (m16, l16, 0, 0) group, then the
-/// exponentials padded to whole groups of 4.
-pub fn out_row_halves(cols: usize) -> usize {
-    4 + 4 * groups(cols)
+/// Halves of one AMP K-block: the exponentials fill whole blocks.
+const BLOCK: usize = 16;
+
+/// The exponentials' blocks of 16 halves for `cols` scores.
+pub fn exp_blocks(cols: usize) -> usize {
+    cols.div_ceil(BLOCK)
 }
 
-/// One row as the kernel evaluates it (the assembly header's numerics): `(m16, l16, 0, 0)`,
-/// then `e` over the padded row (the padding lanes computed as if x were −inf there).
+/// Halves of one output row for `cols` scores: the exponentials padded to whole blocks of 16,
+/// then the (m16, l16, 0, 0) group.
+pub fn out_row_halves(cols: usize) -> usize {
+    BLOCK * exp_blocks(cols) + 4
+}
+
+/// Where the kernel writes its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutLayout {
+    /// Rows of [`out_row_halves`] halves one after another.
+    Rows,
+    /// AMP-left panels of the rows (`kernels/src/layout.rs`, m_padded = the rows): block `b`
+    /// of row `r` at `(b · rows + r) · 32` bytes, the statistics in block `exp_blocks` (its
+    /// group, then zeros).
+    Panels,
+}
+
+impl OutLayout {
+    /// (RS, P): bytes from one output row to the next and from one block of 16 halves to the
+    /// next, for `rows` rows of `cols` scores.
+    pub fn strides(self, rows: usize, cols: usize) -> (usize, usize) {
+        match self {
+            OutLayout::Rows => (2 * out_row_halves(cols), 2 * BLOCK),
+            OutLayout::Panels => (2 * BLOCK, 2 * BLOCK * rows),
+        }
+    }
+
+    /// Bytes of the output buffer.
+    pub fn bytes(self, rows: usize, cols: usize) -> usize {
+        match self {
+            OutLayout::Rows => rows * 2 * out_row_halves(cols),
+            OutLayout::Panels => (exp_blocks(cols) + 1) * rows * 2 * BLOCK,
+        }
+    }
+
+    /// The layout of strides `(rs, p)` for `rows` rows of `cols` scores, if it is one.
+    pub fn of(rs: usize, p: usize, rows: usize, cols: usize) -> Option<OutLayout> {
+        [OutLayout::Rows, OutLayout::Panels]
+            .into_iter()
+            .find(|l| l.strides(rows, cols) == (rs, p))
+    }
+}
+
+/// One row as the kernel evaluates it (the assembly header's numerics): `e` over the row's
+/// groups of 4 (the last group's lanes past the row computed as if x were −inf there: +0 unless
+/// m is NaN), zeros to whole blocks of 16, then `(m16, l16, 0, 0)`.
 pub fn softmax_part_row(x: &[u16], s: f32) -> Vec<u16> {
     let padded = 4 * groups(x.len());
     let lane = |c: usize| if c < x.len() { x[c] } else { 0xfc00 };
     let xmax = (0..padded).map(lane).fold(0xfc00, f16_max);
     let m16 = f32_to_f16(f32_mul(s, f16_to_f32(xmax)));
-    if s == 1.0 {
-        return unit_row(padded, lane, m16);
-    }
-    let neg_m = f16_to_f32(f16_sub(0, m16));
-    let s16 = f16_to_f32(f32_to_f16(s));
-    let (mut even, mut odd) = (0.0f32, 0.0f32);
-    let mut row = vec![0u16; 4 + padded];
-    for c in 0..padded {
-        // f16v4mix with $TAS = (s16, 1.0): each product rounded to f32, their sum too.
-        let t = f32_add(f32_mul(s16, f16_to_f32(lane(c))), f32_mul(1.0, neg_m));
-        let e = f16_exp(f32_to_f16(t));
-        if c % 2 == 0 {
-            even = f32_add(even, f16_to_f32(e));
-        } else {
-            odd = f32_add(odd, f16_to_f32(e));
-        }
-        row[4 + c] = e;
-    }
-    row[0] = m16;
-    row[1] = f32_to_f16(f32_add(even, odd));
+    let (mut row, l16) = if s == 1.0 {
+        unit_row(padded, lane, m16)
+    } else {
+        scaled_row(padded, lane, m16, s)
+    };
+    row.resize(BLOCK * exp_blocks(x.len()), 0);
+    row.extend([m16, l16, 0, 0]);
     row
 }
 
-/// A row at `s = 1` (the scale folded into the queries; the header's unit loop):
-/// `t = f16(x − m16)` (`f16v4sub`, one rounding), the exponentials summed per column modulo 4
-/// in column order (the accumulators `S0..S3`), `l = (S0 + S2) + (S1 + S3)`.
-fn unit_row(padded: usize, lane: impl Fn(usize) -> u16, m16: u16) -> Vec<u16> {
-    let mut sums = [0.0f32; 4];
-    let mut row = vec![0u16; 4 + padded];
-    for c in 0..padded {
-        let e = f16_exp(f16_sub(lane(c), m16));
-        sums[c % 4] = f32_add(sums[c % 4], f16_to_f32(e));
-        row[4 + c] = e;
+/// The exponentials and their sum at `s ≠ 1`: `f16v4mix` with `$TAS = (s16, 1.0)` (each product
+/// rounded to f32, their sum too), `l = E + O` (the even and the odd columns in order).
+fn scaled_row(padded: usize, lane: impl Fn(usize) -> u16, m16: u16, s: f32) -> (Vec<u16>, u16) {
+    let neg_m = f16_to_f32(f16_sub(0, m16));
+    let s16 = f16_to_f32(f32_to_f16(s));
+    let (mut even, mut odd) = (0.0f32, 0.0f32);
+    let mut e = vec![0u16; padded];
+    for (c, out) in e.iter_mut().enumerate() {
+        let t = f32_add(f32_mul(s16, f16_to_f32(lane(c))), f32_mul(1.0, neg_m));
+        *out = f16_exp(f32_to_f16(t));
+        if c % 2 == 0 {
+            even = f32_add(even, f16_to_f32(*out));
+        } else {
+            odd = f32_add(odd, f16_to_f32(*out));
+        }
     }
-    row[0] = m16;
-    row[1] = f32_to_f16(f32_add(
-        f32_add(sums[0], sums[2]),
-        f32_add(sums[1], sums[3]),
-    ));
-    row
+    (e, f32_to_f16(f32_add(even, odd)))
+}
+
+/// The exponentials and their sum at `s = 1` (the scale folded into the queries; the header's
+/// unit loop): `t = f16(x − m16)` (`f16v4sub`, one rounding), the exponentials summed per
+/// column modulo 4 in column order (the accumulators `S0..S3`), `l = (S0 + S2) + (S1 + S3)`.
+fn unit_row(padded: usize, lane: impl Fn(usize) -> u16, m16: u16) -> (Vec<u16>, u16) {
+    let mut sums = [0.0f32; 4];
+    let mut e = vec![0u16; padded];
+    for (c, out) in e.iter_mut().enumerate() {
+        *out = f16_exp(f16_sub(lane(c), m16));
+        sums[c % 4] = f32_add(sums[c % 4], f16_to_f32(*out));
+    }
+    let l = f32_add(f32_add(sums[0], sums[2]), f32_add(sums[1], sums[3]));
+    (e, f32_to_f16(l))
+}
+
+/// The output buffer of `rows` (each [`softmax_part_row`]'s halves) laid out as `layout` says.
+pub fn lay_out(rows: &[Vec<u16>], cols: usize, layout: OutLayout) -> Vec<u8> {
+    let (rs, p) = layout.strides(rows.len(), cols);
+    let nb = exp_blocks(cols);
+    let mut out = vec![0u8; layout.bytes(rows.len(), cols)];
+    for (r, row) in rows.iter().enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            let at = r * rs + (c / BLOCK) * p + (c % BLOCK) * 2;
+            out[at..at + 2].copy_from_slice(&v.to_le_bytes());
+        }
+        debug_assert_eq!(row.len(), BLOCK * nb + 4);
+    }
+    out
 }
 
 /// `rows` × `cols` case; `x` has `in_stride` halves per row (the padding columns hold `junk`,
@@ -85,6 +149,7 @@ fn make_case(
     s: f32,
     regions: (Region, Region),
     junk: u16,
+    layout: OutLayout,
 ) -> Case {
     assert!(in_stride.is_multiple_of(4) && in_stride >= cols && cols >= 1);
     assert_eq!(x.len(), rows * cols);
@@ -99,16 +164,18 @@ fn make_case(
         VertexWord::Value(in_stride as u32),
         VertexWord::Value(s.to_bits()),
     ]);
+    let (rs, p) = layout.strides(rows, cols);
+    vertex.extend([VertexWord::Value(rs as u32), VertexWord::Value(p as u32)]);
     vertex.extend(split_words(rows as u32));
     Case {
         kernel: NAME.into(),
         name: format!(
-            "{rows}x{cols} stride {in_stride} s={s} {:?}/{:?} {name}",
+            "{rows}x{cols} stride {in_stride} s={s} {layout:?} {:?}/{:?} {name}",
             regions.0, regions.1
         ),
         buffers: vec![
             Buffer::input("x", bytes::from_u16(&src), regions.0, None),
-            Buffer::output("out", rows * out_row_halves(cols) * 2, regions.1, None),
+            Buffer::output("out", layout.bytes(rows, cols), regions.1, None),
         ],
         vertex,
         supervisor_csrs: vec![],
@@ -123,8 +190,9 @@ impl Kernel for SoftmaxPart {
             include_str!("../../asm/softmax_exp_groups.S")
         ),
         entry_kind: Worker,
-        abi: "vertex: x, out (rows x (4 + 4*ceil(cols/4)) halves: m16, l16, 0, 0, then e), cols, \
-              in_stride (% 4 == 0), s (f32 bits, > 0), split[6] over rows; any region",
+        abi: "vertex: x, out (rows of e padded to 16*ceil(cols/16) halves, then m16, l16, 0, 0; \
+              row-major, or AMP panels at s == 1), cols, in_stride (% 4 == 0), s (f32 bits, > 0), \
+              RS, P (output row and block strides, bytes), split[6] over rows; any region",
     }
 
     fn cases(&self) -> Vec<Case> {
@@ -165,6 +233,7 @@ impl Kernel for SoftmaxPart {
                     s72,
                     (place.0, place.1),
                     0x7e00,
+                    OutLayout::Rows,
                 ));
             }
         }
@@ -192,6 +261,7 @@ impl Kernel for SoftmaxPart {
                 s,
                 (place.0, place.1),
                 0x7c00,
+                OutLayout::Rows,
             ));
         }
         // Every row length from 1 to 16 (each mask of the last group, one to four groups), rows
@@ -209,6 +279,7 @@ impl Kernel for SoftmaxPart {
                 0.5,
                 (place.0, place.1),
                 0x7e00,
+                OutLayout::Rows,
             ));
         }
         // s = 1 (the scale folded into the queries): the unit loop, every mask of the last group
@@ -234,6 +305,7 @@ impl Kernel for SoftmaxPart {
                 1.0,
                 (place.0, place.1),
                 0x7e00,
+                [OutLayout::Rows, OutLayout::Panels][(i / 2) % 2],
             ));
         }
         let specials: Vec<u16> = super::common::F16_SPECIALS.to_vec();
@@ -249,6 +321,7 @@ impl Kernel for SoftmaxPart {
             0.25,
             (Region::Standard, Region::Interleaved),
             0x7e00,
+            OutLayout::Rows,
         ));
         let tiny: Vec<u16> = (0..24)
             .map(|i| (i * 37 % 1024) as u16 | if i % 2 == 1 { 0x8000 } else { 0 })
@@ -262,6 +335,7 @@ impl Kernel for SoftmaxPart {
             1.0,
             (Region::Interleaved, Region::Standard),
             0x7e00,
+            OutLayout::Rows,
         ));
         for (i, &place) in PLACES.iter().enumerate() {
             let x = halves_with_specials(&mut rng, 7 * 50, 3.0, 25);
@@ -274,6 +348,7 @@ impl Kernel for SoftmaxPart {
                 0.3,
                 (place.0, place.1),
                 0x7c00,
+                OutLayout::Rows,
             ));
             let x = random_bits(&mut rng, 4 * (20 + i));
             cases.push(make_case(
@@ -285,6 +360,7 @@ impl Kernel for SoftmaxPart {
                 1.0,
                 (place.0, place.1),
                 0x7e00,
+                [OutLayout::Rows, OutLayout::Panels][i % 2],
             ));
         }
         cases
@@ -303,6 +379,12 @@ impl Kernel for SoftmaxPart {
         } else {
             s
         };
+        // Half of those with the rows in AMP panels.
+        let layout = if s == 1.0 && rng.next_u32().is_multiple_of(2) {
+            OutLayout::Panels
+        } else {
+            OutLayout::Rows
+        };
         make_case(
             &format!("random seed={seed}"),
             rows,
@@ -312,6 +394,7 @@ impl Kernel for SoftmaxPart {
             s,
             (place.0, place.1),
             0x7c00,
+            layout,
         )
     }
 
@@ -320,38 +403,43 @@ impl Kernel for SoftmaxPart {
         let (cols, stride) = (case.word(V_COLS) as usize, case.word(V_STRIDE) as usize);
         let s = f32::from_bits(case.word(V_S));
         let rows = src.len() / stride;
-        let out: Vec<u16> = (0..rows)
-            .flat_map(|r| softmax_part_row(&src[r * stride..r * stride + cols], s))
+        let (rs, p) = (case.word(V_RS) as usize, case.word(V_P) as usize);
+        let layout = OutLayout::of(rs, p, rows, cols).expect("a case's strides are a layout");
+        let out: Vec<Vec<u16>> = (0..rows)
+            .map(|r| softmax_part_row(&src[r * stride..r * stride + cols], s))
             .collect();
-        vec![bytes::from_u16(&out)]
+        vec![lay_out(&out, cols, layout)]
     }
 
-    /// Bundles per worker, counted from the listing: 24 to set up; per row 21 + the mask of the
-    /// last group (0, 6, 3, 5 by cols % 4) + the max loop (g + 2 if g > 1, else 7) + the exp calls over
-    /// the g - 1 regular groups and over the last (13 + 7 n each, or 2 for none); the exit.
+    /// Bundles per worker, counted from the listing: 28 to set up; per row 16 + the mask of the
+    /// last group (0, 6, 3, 5 by cols % 4) + the max loop (g + 2 if g > 1, else 7) + the
+    /// exponentials (see [`estimate`]); the exit.
     fn estimate_cycles(&self, case: &Case) -> u64 {
         let cols = case.word(V_COLS) as u64;
         let unit = f32::from_bits(case.word(V_S)) == 1.0;
-        estimate(cols, unit, |w| case.word(V_SPLIT + 2 * w + 1) as u64)
+        let panels = case.word(V_RS) == 2 * BLOCK as u32;
+        estimate(cols, unit, panels, |w| {
+            case.word(V_SPLIT + 2 * w + 1) as u64
+        })
     }
 }
 
-/// `unit`: s = 1, the unit loop (4 bundles a group; 30 + 4 n over n regular groups, 21 for
-/// none, fitted to the simulator: 12 and 5 more than the listing's counts) in place of the two exp calls and the 5 bundles around them.
-fn estimate(cols: u64, unit: bool, rows_of: impl Fn(usize) -> u64) -> u64 {
+/// `unit`: s = 1, the unit loop: 16 bundles a whole block of four regular groups, 6 a regular
+/// group of the last block, 3 a zero group, and 38 around them (the masked group, the sums,
+/// the statistics, the next row; fitted to the simulator), 3 more for the statistics block of
+/// panels. Else the two exp calls (13 + 7 n bundles over n groups, or 2 for none), 4 bundles a
+/// zero group and 12 around them.
+fn estimate(cols: u64, unit: bool, panels: bool, rows_of: impl Fn(usize) -> u64) -> u64 {
     let g = cols.div_ceil(4);
+    let zeros = (4 - g % 4) % 4;
     let mask = [0, 6, 3, 5][(cols % 4) as usize];
     let exp_call = |n: u64| if n == 0 { 2 } else { 13 + 7 * n };
     let max_loop = if g > 1 { g + 2 } else { 7 };
     let exps = if unit {
-        let n = g - 1;
-        if n == 0 {
-            21
-        } else {
-            30 + 4 * n
-        }
+        let (blocks, rest) = ((g - 1) / 4, (g - 1) % 4);
+        38 + 16 * blocks + 6 * rest + 3 * zeros + if panels { 3 } else { 0 }
     } else {
-        exp_call(g - 1) + exp_call(1) + 5
+        exp_call(g - 1) + exp_call(1) + 12 + 4 * zeros
     };
     let row = 16 + mask + max_loop + exps;
     let mut bundles = [0u64; WORKERS];
@@ -363,8 +451,15 @@ fn estimate(cols: u64, unit: bool, rows_of: impl Fn(usize) -> u64) -> u64 {
 }
 
 /// The case of a compiler call: `rows` rows of `cols` halves with a row stride of `in_stride`
-/// halves (% 4 == 0, ≥ cols) in, scale `s` (finite, > 0), any region. Data are zeros.
-pub fn compiler_case(rows: usize, cols: usize, in_stride: usize, s: f32) -> Case {
+/// halves (% 4 == 0, ≥ cols) in, scale `s` (finite, > 0; 1 for panels), rows out as `layout`
+/// says, any region. Data are zeros.
+pub fn compiler_case(
+    rows: usize,
+    cols: usize,
+    in_stride: usize,
+    s: f32,
+    layout: OutLayout,
+) -> Case {
     make_case(
         "compiled",
         rows,
@@ -374,6 +469,7 @@ pub fn compiler_case(rows: usize, cols: usize, in_stride: usize, s: f32) -> Case
         s,
         (Region::Standard, Region::Standard),
         0,
+        layout,
     )
 }
 
@@ -388,19 +484,19 @@ mod tests {
     #[test]
     fn the_row_holds_its_maximum_sum_and_exponentials() {
         let row = softmax_part_row(&[h(1.0), h(3.0), h(2.0), h(0.0), h(-1.0)], 1.0);
-        assert_eq!(row.len(), 12);
-        assert_eq!(row[0], h(3.0), "m16 = s · max");
-        assert_eq!(&row[2..4], &[0, 0]);
-        assert_eq!(row[5], h(1.0), "the maximum's exponential is 1");
+        assert_eq!(row.len(), 20, "one block of 16, then the statistics group");
+        assert_eq!(row[16], h(3.0), "m16 = s · max");
+        assert_eq!(&row[18..20], &[0, 0]);
+        assert_eq!(row[1], h(1.0), "the maximum's exponential is 1");
         assert!(
-            row[9..].iter().all(|&v| v == 0),
+            row[5..16].iter().all(|&v| v == 0),
             "padding lanes are exp(−inf) = 0"
         );
-        let sum: f32 = row[4..9]
+        let sum: f32 = row[..5]
             .iter()
             .map(|&v| half::f16::from_bits(v).to_f32())
             .sum();
-        let l = half::f16::from_bits(row[1]).to_f32();
+        let l = half::f16::from_bits(row[17]).to_f32();
         assert!(
             (sum - l).abs() <= l * 1e-3,
             "l16 is the sum of the exponentials"
@@ -408,7 +504,28 @@ mod tests {
         // exp(s·x − m) of the softmax: e_c / l is the softmax of the row.
         let expect = (-2.0f32).exp()
             / (1.0 + (-1.0f32).exp() + (-2.0f32).exp() + (-3.0f32).exp() + (-4.0f32).exp());
-        let p = half::f16::from_bits(row[4]).to_f32() / l;
+        let p = half::f16::from_bits(row[0]).to_f32() / l;
         assert!((p - expect).abs() < 1e-3);
+    }
+
+    #[test]
+    fn panels_hold_each_row_block_by_block() {
+        // 3 rows of 20 scores: two blocks of exponentials, then the statistics block.
+        let rows: Vec<Vec<u16>> = (0..3u16)
+            .map(|r| (0..36).map(|c| r * 100 + c).collect())
+            .collect();
+        let out = bytes::to_u16(&lay_out(&rows, 20, OutLayout::Panels));
+        assert_eq!(out.len(), 3 * 16 * 3);
+        for (r, row) in rows.iter().enumerate() {
+            for b in 0..2 {
+                let at = (b * 3 + r) * 16;
+                assert_eq!(&out[at..at + 16], &row[16 * b..16 * b + 16]);
+            }
+            let at = (2 * 3 + r) * 16;
+            assert_eq!(&out[at..at + 4], &row[32..36]);
+            assert!(out[at + 4..at + 16].iter().all(|&v| v == 0));
+        }
+        let flat = bytes::to_u16(&lay_out(&rows, 20, OutLayout::Rows));
+        assert_eq!(flat, rows.concat());
     }
 }

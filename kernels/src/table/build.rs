@@ -67,11 +67,13 @@ impl KernelParams {
                 cols,
                 in_stride,
                 scale_bits,
+                out,
             } => {
                 let s = f32::from_bits(scale_bits);
-                if !softmax_rows_ok(rows, cols, in_stride, s) {
+                let panels = out == crate::elementwise::softmax_part::OutLayout::Panels;
+                if !softmax_rows_ok(rows, cols, in_stride, s) || (panels && s != 1.0) {
                     return fail(format!(
-                        "{rows} rows of {cols}, stride {in_stride}, scale {s}"
+                        "{rows} rows of {cols}, stride {in_stride}, scale {s}, {out:?} out (panels at scale 1 only)"
                     ));
                 }
             }
@@ -258,11 +260,13 @@ impl KernelParams {
                 cols,
                 in_stride,
                 scale_bits,
+                out,
             } => crate::elementwise::softmax_part::compiler_case(
                 rows as usize,
                 cols as usize,
                 in_stride as usize,
                 f32::from_bits(scale_bits),
+                out,
             ),
             KernelParams::AttentionCombine(shape) => {
                 crate::elementwise::attention_combine::compiler_case(shape)

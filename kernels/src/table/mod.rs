@@ -175,13 +175,14 @@ pub enum KernelParams {
         segments: u32,
     },
     /// One key block of a softmax split along its keys (`softmax_part_f16`): per row of `cols`
-    /// halves (`in_stride` apart) the block's (m16, l16) and exponentials, rows of
-    /// 4 + 4·ceil(cols / 4) halves out.
+    /// halves (`in_stride` apart) the block's exponentials padded to whole blocks of 16 and
+    /// its (m16, l16), rows out as `out` says (AMP panels only at scale 1).
     SoftmaxPart {
         rows: u32,
         cols: u32,
         in_stride: u32,
         scale_bits: u32,
+        out: crate::elementwise::softmax_part::OutLayout,
     },
     /// The key blocks of an attention combined (`attention_combine_f16`): rows of partial
     /// outputs and their (m16, l16) statistics.

@@ -127,9 +127,17 @@ pub(super) fn blocked_attention(
     let kt = b.reshape("k.parts", kt, [n * blocks, d, kc])?;
     let scores = b.batched_matmul("scores", q, kt)?;
     let part = b.softmax_part("probs", scores, scale)?;
-    let e = b.slice("probs.e", part, 2, 4, kc + 4)?;
-    let stats = b.slice("probs.stats", part, 2, 0, 2)?;
-    let v = b.reshape("v.parts", v, [n * blocks, kc, d])?;
+    // Each row: the exponentials in whole AMP K-blocks (zeros past the block's keys), then
+    // (m, l, 0, 0). The product reads them whole, against the block's values padded with zero
+    // rows as far: where the softmax part writes AMP panels, its exponentials are the
+    // product's operand as they lie.
+    let padded = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
+    let e = b.slice("probs.e", part, 2, 0, padded)?;
+    let stats = b.slice("probs.stats", part, 2, padded, padded + 2)?;
+    let mut v = b.reshape("v.parts", v, [n * blocks, kc, d])?;
+    if padded > kc {
+        v = b.pad("v.pad", v, 1, padded)?;
+    }
     let parts = b.batched_matmul("context.parts", e, v)?;
     let parts = b.reshape("context.parts.blocks", parts, [n, blocks, t, d])?;
     let parts = b.transpose("context.parts.t", parts, &[0, 2, 1, 3])?;
