@@ -786,7 +786,10 @@ mod tests {
         );
         // Each block's exponentials padded to whole K-blocks (96), then (m, l, 0, 0); its
         // values padded with zero rows as far.
-        assert!(text.contains("f16[1152, 729, 100] = softmax_part"), "{text}");
+        assert!(
+            text.contains("f16[1152, 729, 100] = softmax_part"),
+            "{text}"
+        );
         assert!(text.contains("f16[1152, 96, 80] = pad"), "{text}");
         // Batch 8: above MAX_SPLIT_BATCH, so fc1 is one product (EncoderKParts::for_config).
         assert!(text.contains("f16[5832, 4304] = matmul"), "{text}");
