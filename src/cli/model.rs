@@ -59,6 +59,11 @@ pub struct ModelArgs {
     /// without them does not fit.
     #[arg(long)]
     sram_saving: bool,
+    /// Planner: offer the key blocks' softmax parts in AMP panels, which the product with the
+    /// values reads where they lie (`true` or `false`; by default at batch 1 only, where it
+    /// measured better: see `PlanOptions::softmax_part_panels`).
+    #[arg(long)]
+    softmax_panels: Option<bool>,
     /// K-chunks of the encoder's products, `QKV,OUT_PROJ,FC1,FC2` (each 1..=32; 1: not split),
     /// e.g. `--k-parts 1,1,1,1` for none; by default chosen from the model's sizes (So400m:
     /// `1,2,2,4`). A count that does not divide the product's K leaves it unsplit.
@@ -336,13 +341,9 @@ fn compile_with_progress(
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let progress = |stage: &str| bar.set_message(stage.to_string());
     let started = Instant::now();
-    let compiled = compile_graph(
-        machine,
-        &graph,
-        &model.store,
-        &args.options(machine)?,
-        Some(&progress),
-    );
+    let mut options = args.options(machine)?;
+    options.softmax_part_panels = args.softmax_panels.unwrap_or(spec.batch == 1);
+    let compiled = compile_graph(machine, &graph, &model.store, &options, Some(&progress));
     bar.finish_and_clear();
     let compiled = compiled?;
     Ok((compiled, started.elapsed().as_secs_f64()))

@@ -1,7 +1,7 @@
 //! Where a value's elements live on the chip: which tiles hold which block of its index space
 //! ([`Distribution`]), how a block's elements are ordered in a tile's buffer ([`Order`], resolved
 //! to byte offsets by a [`ShardMap`]), and how one value's index space reads another's
-//! ([`View`]: reshape, transpose, slice, broadcast, split and merge of heads).
+//! ([`View`]: reshape, transpose, slice, broadcast, split and merge of heads, zero padding).
 //!
 //! These three are the whole vocabulary of the distributed level: a mid-level value is a shape,
 //! a dtype and a [`Layout`]; the one general data movement, `Redistribute`, moves a value from

@@ -1,5 +1,5 @@
 //! [`View`]: how the elements of one index space are read from another, for the graph's
-//! reshape, transpose, slice, broadcast, split-heads and merge-heads ops.
+//! reshape, transpose, slice, pad, broadcast, split-heads and merge-heads ops.
 //!
 //! A view maps a *destination* index to the *source* index it reads, through a list of steps
 //! applied in order (the last step yields the source index), or to a zero (padding). Views compose by concatenation, so

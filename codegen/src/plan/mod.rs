@@ -66,6 +66,12 @@ pub struct PlanOptions {
     /// grids (`Some(false)`); `None`: around all tiles when the model's weights take more than
     /// 1/[`strategy::SPREAD_ABOVE_SHARE`] of every tile.
     pub spread_stored: Option<bool>,
+    /// Offer `SoftmaxPart` results in AMP panels at scale 1 (the product of the exponentials
+    /// reads them where they lie), besides rows. Its caller chooses: the search's sampled costs
+    /// misprice the values' reorder that the panels' plans trade against (So400m+head batch 1:
+    /// 528,877 cropped with panels, 539,546 estimated without; batch 2: 874,409 with, the plan
+    /// sending the exponentials to the values' tiles, against 845,827 without).
+    pub softmax_part_panels: bool,
     /// Diagnostic lines (timings, the beam, one op's pricing); off by default.
     pub trace: crate::trace::Trace,
 }
@@ -86,6 +92,7 @@ impl PlanOptions {
                 .saturating_sub(32 * 1024),
             force: Vec::new(),
             sram_saving: false,
+            softmax_part_panels: true,
             layer_loop: false,
             spread_stored: None,
             trace: crate::trace::Trace::default(),
@@ -350,6 +357,7 @@ pub struct Planned {
     pub tiles: u32,
     pub grids_per_product: usize,
     pub sram_saving: bool,
+    pub softmax_part_panels: bool,
     /// See [`Ctx::stored_bases`].
     pub stored_bases: Vec<u32>,
 }
@@ -364,6 +372,7 @@ impl Planned {
             row_granules: self.row_granules.clone(),
             grids_per_product: self.grids_per_product,
             sram_saving: self.sram_saving,
+            softmax_part_panels: self.softmax_part_panels,
             stored_bases: self.stored_bases.clone(),
         }
     }
@@ -537,6 +546,7 @@ pub fn plan_with_progress(
         row_granules: row_granules.clone(),
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
+        softmax_part_panels: options.softmax_part_panels,
         stored_bases: match options.spread_stored {
             Some(false) => Vec::new(),
             Some(true) => Ctx::stored_bases(&graph, target.tiles, 0),
@@ -740,6 +750,7 @@ pub fn plan_with_progress(
         tiles: target.tiles,
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
+        softmax_part_panels: options.softmax_part_panels,
         stored_bases,
     })
 }

@@ -60,6 +60,8 @@ pub struct Ctx<'g> {
     pub grids_per_product: usize,
     /// See [`super::PlanOptions::sram_saving`].
     pub sram_saving: bool,
+    /// See [`super::PlanOptions::softmax_part_panels`].
+    pub softmax_part_panels: bool,
     /// Per node: the tile a matrix weight stored once starts at ([`stored_bases`]); empty
     /// when weights stored once stay on their products' grids.
     pub stored_bases: Vec<u32>,
@@ -638,7 +640,7 @@ pub fn strategies(
                 ));
             }
             // At scale 1 the kernel also writes AMP panels, which a product reads in place.
-            let outs: &[Order] = if *scale == 1.0 && rank >= 2 {
+            let outs: &[Order] = if ctx.softmax_part_panels && *scale == 1.0 && rank >= 2 {
                 &[Order::RowMajor { align: 4 }, Order::Panels]
             } else {
                 &[Order::RowMajor { align: 4 }]
@@ -787,6 +789,7 @@ mod tests {
             row_granules: Vec::new(),
             grids_per_product: 4,
             sram_saving: false,
+            softmax_part_panels: true,
             stored_bases: Vec::new(),
         };
         let list = strategies(&ctx, s, &|_| None).unwrap();

@@ -303,6 +303,64 @@ mod tests {
     }
 
     #[test]
+    fn values_padded_with_zero_rows_into_cwei_blocks() {
+        // A key block's values [81, 40] f16 in 3 row blocks → padded to 96 rows (the graph's
+        // pad) in `$CWEI` order on 2 replica tiles: rows 81..96 read zeros.
+        let src = Distribution::on_grid(
+            vec![81, 40],
+            vec![vec![0, 27, 54, 81], vec![0, 40]],
+            &TileGrid::new(vec![3], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
+        let dst = Distribution::replicated(vec![96, 40], vec![5, 6]).unwrap();
+        let view = View::pad(&[81, 40], 0, 96).unwrap();
+        check(
+            (&src, Order::RowMajor { align: 4 }),
+            (&dst, Order::Cwei),
+            &view,
+            2,
+        );
+    }
+
+    #[test]
+    fn whole_k_blocks_of_panels_are_an_alias() {
+        // A softmax part's rows in panels, [73, 100] on 2 tiles → its first 96 columns in panels
+        // (the exponentials' whole K-blocks): the same bytes where they lie.
+        let src = Distribution::on_grid(
+            vec![146, 100],
+            vec![vec![0, 73, 146], vec![0, 100]],
+            &TileGrid::new(vec![2], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
+        let dst = Distribution::on_grid(
+            vec![146, 96],
+            vec![vec![0, 73, 146], vec![0, 96]],
+            &TileGrid::new(vec![2], 0),
+            &[Some(0), None],
+        )
+        .unwrap();
+        let (sm, dm) = (
+            ShardMap::new(Order::Panels, &src.padded_box(), 2).unwrap(),
+            ShardMap::new(Order::Panels, &dst.padded_box(), 2).unwrap(),
+        );
+        let m = plan_movement(
+            &Side {
+                dist: &src,
+                map: &sm,
+            },
+            &Side {
+                dist: &dst,
+                map: &dm,
+            },
+            &View::slice(&[146, 100], 1, 0, 96).unwrap(),
+        );
+        assert_eq!(m.aliases, vec![0, 1]);
+        assert!(m.moves.is_empty() && m.after.is_empty() && m.before.is_empty());
+    }
+
+    #[test]
     fn an_identical_layout_is_an_alias() {
         let d = Distribution::on_grid(
             vec![8, 32],
