@@ -44,6 +44,16 @@
 // left, $m8 groups, $m9 cols % 4, $m10 link, $m11 temp. ARF: $a0:3 values, $a4:5 (-m16, -m16),
 // $a6:7 sums, $a10:13 (the exp loop), $a8 m16.
 
+// zero_groups DONE: stores $m2 zero groups of 4 halves at $m1 (post-incremented; the rest of a
+// row's last block of 16), then goes on at DONE.
+.macro zero_groups done
+    brz $m2, \done
+.Lzero_groups\@:
+    { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
+    add $m2, $m2, -1
+    brnz $m2, .Lzero_groups\@
+.endm
+
 #define V_IN      0
 #define V_OUT     1
 #define V_COLS    2
@@ -150,11 +160,7 @@ softmax_part_f16:
     { call $m10, softmax_seg_exp_groups ; fnop }      // the masked last group
     { sub $m2, $mzero, $m8 ; f32add $a6, $a6, $a7 }   // l = E + O
     and $m2, $m2, 3                                   // zero groups to the block's end
-    brz $m2, .Lp_sum
-.Lp_zeros:
-    { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
-    add $m2, $m2, -1
-    brnz $m2, .Lp_zeros
+    zero_groups .Lp_sum
     // $m1: the statistics group.
 .Lp_sum:
     { nop ; f32tof16 $a6, $a6 }                       // l16 in both halves
@@ -230,11 +236,7 @@ softmax_part_f16:
     { sub $m2, $mzero, $m8 ; f16v2exp $a3, $a3 }
     { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4acc $a2:3 }
     and $m2, $m2, 3                                   // zero groups to the block's end
-    brz $m2, .Lu_sums
-.Lu_zeros:
-    { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
-    add $m2, $m2, -1
-    brnz $m2, .Lu_zeros
+    zero_groups .Lu_sums
 .Lu_sums:
     { add $m1, $m1, $m4 ; f32v2gina $a6:7, $azeros, 0 }  // (S0, S1)
     { add $m1, $m1, -32 ; f32v2gina $a2:3, $azeros, 0 }  // (S2, S3); $m1: the statistics
