@@ -40,18 +40,18 @@
 // Per row, with g = ceil(cols / 4) groups: the last group masked to worker scratch (lanes >=
 // cols become -inf), the maximum (one bundle per group), the exponentials, the zero groups up to
 // the block's end and the (m16, l16) group.
-// Registers: $m0 in, $m1 out, $m2 counts, $m3 in row, $m4 P, $m5 out row, $m6 s == 1, $m7 rows
+// Registers: $m0 in, $m1 out, $m2 counts, $m3 in row, $m4 P, $m5 out row, $m6 the path (0: s !=
+// 1, 1: s == 1 in rows, 2: s == 1 in panels), $m7 rows
 // left, $m8 groups, $m9 cols % 4, $m10 link, $m11 temp. ARF: $a0:3 values, $a4:5 (-m16, -m16),
 // $a6:7 sums, $a10:13 (the exp loop), $a8 m16.
 
 // zero_groups DONE: stores $m2 zero groups of 4 halves at $m1 (post-incremented; the rest of a
-// row's last block of 16), then goes on at DONE.
+// row's last block of 16), one bundle a group, then goes on at DONE (which follows it).
 .macro zero_groups done
-    brz $m2, \done
-.Lzero_groups\@:
+    .align 8
+    { brz $m2, \done ; fnop }
+    { rpt $m2, 0 ; fnop }
     { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
-    add $m2, $m2, -1
-    brnz $m2, .Lzero_groups\@
 .endm
 
 #define V_IN      0
@@ -78,6 +78,10 @@ softmax_part_f16:
     setzi $m4, 0x3f800
     shl $m4, $m4, 12                                  // 1.0 as f32
     cmpeq $m6, $m6, $m4                               // s == 1: the unit loop
+    ld32 $m11, $mvertex_base, $mzero, V_RS
+    cmpeq $m11, $m11, 32
+    mul $m11, $m11, $m6
+    add $m6, $m6, $m11                                // 0: s != 1, 1: unit rows, 2: unit panels
     ld32 $a0, $mvertex_base, $mzero, V_S
     setzi $a1, 0x3c00                                 // 1.0
     f32tof16 $a0, $a0                                 // (s16, s16)
@@ -167,13 +171,6 @@ softmax_part_f16:
     { nop ; sort4x16lo $a0, $a8, $a6 }               // (m16, l16)
     { ld32 $m11, $mvertex_base, $mzero, V_RS ; mov $a1, $azero }
     { st64 $a0:1, $m1, $mzero, 0 ; fnop }
-    cmpeq $m2, $m11, 32
-    brz $m2, .Lp_next
-    // Panels: the rest of the statistics block is zero.
-    { st64 $azeros, $m1, $mzero, 1 ; fnop }
-    { st64 $azeros, $m1, $mzero, 2 ; fnop }
-    { st64 $azeros, $m1, $mzero, 3 ; fnop }
-.Lp_next:
     add $m5, $m5, $m11
     ld32 $m11, $mvertex_base, $mzero, V_STRIDE
     shl $m11, $m11, 1
@@ -182,6 +179,13 @@ softmax_part_f16:
     brnz $m7, .Lp_row
 .Lp_exit:
     exitz $mzero
+
+    // Panels: the rest of the statistics block is zero.
+.Lp_sum_panels:
+    { st64 $azeros, $m1, $mzero, 1 ; fnop }
+    { st64 $azeros, $m1, $mzero, 2 ; fnop }
+    { st64 $azeros, $m1, $mzero, 3 ; fnop }
+    { bri .Lp_sum ; fnop }
 
     // 2'. s == 1 (the scale folded into the queries): t = f16(x - m16) (`f16v4sub`), e =
     // f16v2exp(t), the e summed in the accumulators, column c into AACC[2 (c % 4)] (f32, in
@@ -217,10 +221,9 @@ softmax_part_f16:
     { add $m1, $m1, $m4 ; f16v2exp $a2, $a2 }
     { nop ; f16v2exp $a3, $a3 }
 .Lu_tail:
-    { nop ; f16v4acc $a2:3 }                          // the last whole block's last group
+    { add $m11, $m8, -1 ; f16v4acc $a2:3 }           // the last whole block's last group
     { st64 $a2:3, $m2, $mzero, 0 ; fnop }
-    { add $m2, $m8, -1 ; fnop }
-    and $m2, $m2, 3                                   // regular groups of the last block
+    and $m2, $m11, 3                                  // regular groups of the last block
     brz $m2, .Lu_masked
 .Lu_rest:
     { ld64step $a0:1, $mzero, $m0+=, 1 ; fnop }
@@ -240,8 +243,8 @@ softmax_part_f16:
 .Lu_sums:
     { add $m1, $m1, $m4 ; f32v2gina $a6:7, $azeros, 0 }  // (S0, S1)
     { add $m1, $m1, -32 ; f32v2gina $a2:3, $azeros, 0 }  // (S2, S3); $m1: the statistics
-    { nop ; f32v2add $a6:7, $a6:7, $a2:3 }
-    { nop ; f32add $a6, $a6, $a7 }                    // l = (S0 + S2) + (S1 + S3)
+    { cmpeq $m11, $m6, 2 ; f32v2add $a6:7, $a6:7, $a2:3 }
+    { brnz $m11, .Lp_sum_panels ; f32add $a6, $a6, $a7 }  // l = (S0 + S2) + (S1 + S3)
     { bri .Lp_sum ; fnop }
     .size softmax_part_f16, . - softmax_part_f16
 

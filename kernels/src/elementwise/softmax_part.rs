@@ -411,7 +411,7 @@ impl Kernel for SoftmaxPart {
         vec![lay_out(&out, cols, layout)]
     }
 
-    /// Bundles per worker, counted from the listing: 28 to set up; per row 16 + the mask of the
+    /// Bundles per worker, counted from the listing: 32 to set up; per row 16 + the mask of the
     /// last group (0, 6, 3, 5 by cols % 4) + the max loop (g + 2 if g > 1, else 7) + the
     /// exponentials (see [`estimate`]); the exit.
     fn estimate_cycles(&self, case: &Case) -> u64 {
@@ -425,27 +425,29 @@ impl Kernel for SoftmaxPart {
 }
 
 /// `unit`: s = 1, the unit loop: 16 bundles a whole block of four regular groups, 6 a regular
-/// group of the last block, 3 a zero group, and 38 around them (the masked group, the sums,
-/// the statistics, the next row; fitted to the simulator), 3 more for the statistics block of
-/// panels. Else the two exp calls (13 + 7 n bundles over n groups, or 2 for none), 4 bundles a
-/// zero group and 12 around them.
+/// group of the last block, and 35 around them (the masked group, the sums, the statistics, the
+/// next row; fitted to the simulator), 3 more for the statistics block of panels. Else the two
+/// exp calls (13 + 7 n bundles over n groups, or 2 for none) and 8 around them. Both: the zero
+/// groups, a `rpt` of one bundle each (1 + z bundles for z > 0).
 fn estimate(cols: u64, unit: bool, panels: bool, rows_of: impl Fn(usize) -> u64) -> u64 {
     let g = cols.div_ceil(4);
     let zeros = (4 - g % 4) % 4;
     let mask = [0, 6, 3, 5][(cols % 4) as usize];
     let exp_call = |n: u64| if n == 0 { 2 } else { 13 + 7 * n };
     let max_loop = if g > 1 { g + 2 } else { 7 };
-    let exps = if unit {
-        let (blocks, rest) = ((g - 1) / 4, (g - 1) % 4);
-        38 + 16 * blocks + 6 * rest + 3 * zeros + if panels { 3 } else { 0 }
-    } else {
-        exp_call(g - 1) + exp_call(1) + 12 + 4 * zeros
-    };
+    let zero_groups = if zeros > 0 { 1 + zeros } else { 0 };
+    let exps = zero_groups
+        + if unit {
+            let (blocks, rest) = ((g - 1) / 4, (g - 1) % 4);
+            35 + 16 * blocks + 6 * rest + if panels { 3 } else { 0 }
+        } else {
+            exp_call(g - 1) + exp_call(1) + 8
+        };
     let row = 16 + mask + max_loop + exps;
     let mut bundles = [0u64; WORKERS];
     for (w, b) in bundles.iter_mut().enumerate() {
         let rows = rows_of(w);
-        *b = if rows == 0 { 15 } else { 28 + rows * row + 1 };
+        *b = if rows == 0 { 19 } else { 32 + rows * row + 1 };
     }
     worker_cycles(&bundles)
 }
