@@ -51,13 +51,21 @@ impl Model {
             hidden_act: tessera_models::siglip::HiddenAct::GeluTanh,
             vision_use_head: true,
         };
+        let mut model = Model::synthetic(config, seed);
+        model.source = format!("built-in (seed {seed})");
+        model
+    }
+
+    /// A model of `config` with seeded weights (every tensor `tessera model make` writes, and
+    /// the derived ones), as the built-in model's are made.
+    pub fn synthetic(config: SiglipVisionConfig, seed: u64) -> Model {
         let mut store = synthetic_weights(&config, &WeightSelection::full(&config), seed);
         add_derived_weights(&config, &mut store)
-            .expect("the built-in store holds every tensor of the head");
+            .expect("a synthetic store holds every tensor the derived weights read");
         Model {
             layers: config.num_hidden_layers,
-            head: true,
-            source: format!("built-in (seed {seed})"),
+            head: config.vision_use_head,
+            source: format!("synthetic (seed {seed})"),
             config,
             store,
             info: None,
