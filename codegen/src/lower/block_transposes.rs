@@ -2,7 +2,8 @@
 //! `transpose4x4_f16` (a block of values into `$CWEI` order, a matrix into its transpose):
 //! 16 elements in 12 bundles where `gather_elements` spends 2 to 3 bundles an element.
 
-use super::copies::{pieces, PartialWords, Shift};
+use super::copies::PartialWords;
+use super::periods::{pieces, Shift};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tessera_kernels::table::KernelParams;

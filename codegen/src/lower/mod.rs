@@ -38,6 +38,7 @@ pub mod copies;
 mod copy_estimates;
 pub mod host;
 mod nodes;
+mod periods;
 mod redistribute;
 mod steps;
 
