@@ -341,6 +341,30 @@ fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedu
         .iter()
         .map(|t| vec![target.sram_base; t.buffers.len()])
         .collect();
+    // Phases schedule independently: in parallel, each the same for any thread count.
+    let exchanges: Vec<(usize, usize)> = program
+        .steps
+        .iter()
+        .enumerate()
+        .filter_map(|(step, kind)| {
+            let StepKind::Exchange { phase, .. } = kind else {
+                return None;
+            };
+            Some((step, *phase))
+        })
+        .collect();
+    // Collected in step order, so the first failing step is the one reported.
+    let scheduled: Vec<Result<(usize, PhaseSchedule), EmitError>> = exchanges
+        .par_iter()
+        .map(|&(step, phase)| {
+            let resolved = ExchangePhase {
+                transfers: program.resolve_phase(phase, &placeholder),
+            };
+            schedule(target, &resolved)
+                .map(|s| (phase, s))
+                .map_err(|error| EmitError::Exchange { step, phase, error })
+        })
+        .collect();
     let mut schedules = vec![
         PhaseSchedule {
             starts: Vec::new(),
@@ -349,18 +373,9 @@ fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedu
         };
         program.phases.len()
     ];
-    for (step, kind) in program.steps.iter().enumerate() {
-        let StepKind::Exchange { phase, .. } = kind else {
-            continue;
-        };
-        let resolved = ExchangePhase {
-            transfers: program.resolve_phase(*phase, &placeholder),
-        };
-        schedules[*phase] = schedule(target, &resolved).map_err(|error| EmitError::Exchange {
-            step,
-            phase: *phase,
-            error,
-        })?;
+    for result in scheduled {
+        let (phase, s) = result?;
+        schedules[phase] = s;
     }
     Ok(schedules)
 }
