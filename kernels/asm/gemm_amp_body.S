@@ -12,6 +12,7 @@
 #define V_KBS      6
 #define V_NBS      7
 #define V_FLAGS    8
+#define V_XSTEP    9      // 8-byte atoms from A's K-block kb to kb + 1 (panels: 4M; rows: 4)
 #define V_WORKERS  16
 // Worker record words (the vertex of a worker in the kb = 0 launches).
 #define W_X0       0      // A + first*32
@@ -23,7 +24,7 @@
 #define W_RS       6      // RS
 #define W_COUNT    7      // count
 // Launch record (in S; the vertex of every worker in the kb >= 1 launches).
-#define L_XDELTA   0      // kb * M * 4: 8-byte atoms from panel 0 to panel kb
+#define L_XDELTA   0      // kb * XSTEP: 8-byte atoms from A's K-block 0 to kb
 #define L_NBOFF    1      // nb * 32: bytes from C row start to column block nb
 #define L_RS       2      // RS (for the kb >= 1 slow path)
 #define L_KBM1     3      // kbs - 1 (the supervisor's constant)
@@ -43,8 +44,9 @@
 // ---------------------------------------------------------------------------------------------
 // Supervisor.
 // Registers: $m0 entry of the kb = 0 launches, $m1 worker records and $m9 S (absolute, as
-// runall takes them), $m2 S, $m3 kb * M * 4, $m4 nb * 32, $m5 kb counter,
-// $m6 nb counter, $m7 M * 4, $m11 the kb >= 1 entry; $m10 is the return address.
+// runall takes them), $m2 S, $m3 kb * XSTEP, $m4 nb * 32, $m5 kb counter,
+// $m6 nb counter, $m7 M * 4 (the row check), then XSTEP, $m11 the kb >= 1 entry; $m10 is the
+// return address.
     .section .text.K_SUP
     .globl K_SUP
     .type K_SUP, @function
@@ -75,6 +77,7 @@ K_SUP:
     brz $m8, .Lsup_entry_n
     setzi $m11, K_WORKER_N
 .Lsup_entry_n:
+    ld32 $m7, $mvertex_base, $mzero, V_XSTEP
     mov $m4, $mzero
     add $m6, $m6, -1
 .Lsup_nb:
@@ -168,8 +171,10 @@ K_SUP:
 // ---------------------------------------------------------------------------------------------
 // Workers. Registers: $m0:1 packed addresses (A row, partial row, C row), $m2 pace stride,
 // $m6 count - 3 (the rpt count); $a0:1 input, $a2:3 partials, $a4:5 / $a6:7 results of even /
-// odd calls. Pace stride selects: 0b00 = next atom, 0b01 = field 0 = the row jump (RS/8 - 3
-// atoms, after phase 3), 0b10 = field 1 = 0 (hold).
+// odd calls. Pace stride selects: 0b00 = next atom, 0b01 = field 0 = the row jump of C and
+// the partials (RS/8 - 3 atoms, after phase 3), 0b10 = field 1 = 0 (hold), 0b11 = field 2 =
+// A's row jump (RA/8 - 3 atoms after its row's 4th atom: 1 for panels, RA = 32). A's 4th atom
+// of a row is loaded in the bundles b = 2 mod 4, the same as the partials' and before C's.
 //
 // K_WORKER_NF: K-blocks 1 .. kbs-1 when every worker has 3 rows or more (M >= 18); the
 // partials are C itself. Vertex = S; the rest of the state is in the worker's scratch.
@@ -195,22 +200,22 @@ K_WORKER_NF:
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $azeros, $a6:7, P3 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P0 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P1 }
-    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0100 ; AMP $azeros, $a0:1, $a2:3, P2 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0111 ; AMP $azeros, $a0:1, $a2:3, P2 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P3 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
     // b = 10 .. 4count-2: the steady state (input, partials and result every bundle).
-    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000100 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
     { rpt $m6, 3                                   ; fnop }
     { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b000000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
     { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
     { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b010000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
-    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000100 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
     // b = 4count-1 .. 4count+2: the last inputs, no partials.
     { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
     { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
     { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $a2:3, P1 }
-    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $a2:3, P2 }
     // b = 4count+3 .. 4count+9: the last input phase, the drain, the last stores.
     { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $a0:1, $azeros, P3 }
     { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; AMP $a4:5, $azeros, $azeros, P0 }
@@ -246,11 +251,15 @@ K_WORKER_N:
     { add $m6, $m6, 3                              ; fnop }
     { setzi $m3, .Lslow_row                        ; fnop }
     // Fewer than 3 rows: one row at a time (warm-up, inputs, drain, stores). In: $m4 A row,
-    // $m9 partial row, $m8 C row, $m7 RS, $m6 rows, $m3 .Lslow_row (or .Lslow_zrow: zero
-    // partials, no warm-up).
+    // $m9 partial row, $m8 C row, $m7 RS, $m6 rows, $m2 the stride word, $m3 .Lslow_row (or
+    // .Lslow_zrow: zero partials, no warm-up); $m5 = RA from the stride's field 2.
 .Lslow_go:
     { brz $m6, .Lexit                              ; fnop }
     { add $m6, $m6, -1                             ; fnop }
+    { shl $m5, $m2, 2                              ; fnop }   // RA = 8 (field 2 + 3)
+    { shr $m5, $m5, 22                             ; fnop }
+    { add $m5, $m5, 3                              ; fnop }
+    { shl $m5, $m5, 3                              ; fnop }
     { br $m3                                       ; fnop }
 .Lslow_row:
     { ld64 $a2:3, $m9, $mzero, 0                   ; fnop }
@@ -263,7 +272,7 @@ K_WORKER_N:
     { ld64 $a0:1, $m4, $mzero, 1                   ; AMP $azeros, $a0:1, $azeros, P0 }
     { ld64 $a0:1, $m4, $mzero, 2                   ; AMP $azeros, $a0:1, $azeros, P1 }
     { ld64 $a0:1, $m4, $mzero, 3                   ; AMP $azeros, $a0:1, $azeros, P2 }
-    { add $m4, $m4, 32                             ; AMP $azeros, $a0:1, $azeros, P3 }
+    { add $m4, $m4, $m5                            ; AMP $azeros, $a0:1, $azeros, P3 }
     { nop                                          ; AMP $a4:5, $azeros, $azeros, P0 }
     { st64 $a4:5, $m8, $mzero, 0                   ; AMP $a4:5, $azeros, $azeros, P1 }
     { st64 $a4:5, $m8, $mzero, 1                   ; AMP $a4:5, $azeros, $azeros, P2 }
@@ -351,21 +360,21 @@ K_WORKER_Z:
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P0 }
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P1 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P2 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1011 ; AMP $azeros, $a0:1, $azeros, P2 }
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P3 }
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a4:5, $a0:1, $azeros, P0 }
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a6:7, $a0:1, $azeros, P1 }
     // b = 10 .. 4count+2: input and result every bundle.
-    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
     { rpt $m6, 3                                   ; fnop }
     { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $azeros, P3 }
     { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
     { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $azeros, P1 }
-    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
     { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $azeros, P3 }
     { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
     { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $azeros, P1 }
-    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
     // b = 4count+3 .. 4count+9.
     { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $a0:1, $azeros, P3 }
     { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; AMP $a4:5, $azeros, $azeros, P0 }

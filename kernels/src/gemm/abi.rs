@@ -3,12 +3,15 @@
 //! case fits one tile ([`fits`]).
 //!
 //! Vertex words (`kernels/asm/gemm_fp8.S` is the full description):
-//! `0 A, 1 B, 2 C, 3 C0, 4 S, 5 M, 6 kbs, 7 nbs, 8 flags, 9..15 zero`, then at word 16 + 8w the
-//! record of worker w for its rows `first .. first + count` ([`worker_split`]):
-//! `A + 32·first, C + RS·first, C0 + RS·first, count − 3, pace stride (RS/8 − 3, bit 31 when
-//! count < 3), S, RS, count`.
+//! `0 A, 1 B, 2 C, 3 C0, 4 S, 5 M, 6 kbs, 7 nbs, 8 flags, 9 XSTEP, 10..15 zero`, then at word
+//! 16 + 8w the record of worker w for its rows `first .. first + count` ([`worker_split`]):
+//! `A + RA·first, C + RS·first, C0 + RS·first, count − 3, pace stride (field 0 RS/8 − 3, field
+//! 2 RA/8 − 3, bit 31 when count < 3), S, RS, count`.
 //!
-//! * A: AMP-left panels ([`layout::fp8_to_panels`] / [`layout::f16_to_panels`], m_padded = M).
+//! * A: the 32 bytes of row r and K-block kb at `A + r·RA + kb·8·XSTEP`. AMP-left panels
+//!   ([`layout::fp8_to_panels`] / [`layout::f16_to_panels`], m_padded = M): RA = 32, XSTEP =
+//!   4M. Rows ([`GemmSpec::a_row_stride`]): RA = the row stride, XSTEP = 4 (K a whole number
+//!   of K-blocks, so no block reads past its row).
 //! * B: weights in `$CWEI` block order ([`layout::weights_to_cwei_blocks`]), interleaved
 //!   memory, 16-byte aligned.
 //! * C: M rows × Np = 16·nbs halves (RS = 2·Np bytes), interleaved memory. Columns N..Np hold
@@ -38,16 +41,22 @@ pub(super) const V_M: usize = 5;
 pub(super) const V_KBS: usize = 6;
 pub(super) const V_NBS: usize = 7;
 pub(super) const V_FLAGS: usize = 8;
+pub(super) const V_XSTEP: usize = 9;
 pub(super) const V_WORKERS: usize = 16;
 pub(super) const RECORD_WORDS: usize = 8;
+/// The stride word of a worker record.
+pub(super) const W_STRIDE: usize = 4;
 /// Bytes of the scratch buffer S (the launch record and the supervisor's constants).
 pub(super) const SCRATCH_BYTES: usize = 16;
 /// Bit 31 of a worker's stride word: fewer than 3 rows (the plain loop).
 pub(super) const SLOW_FLAG: u32 = 1 << 31;
 /// flags bit 0: add C0.
 pub(super) const FLAG_PARTIALS: u32 = 1;
-/// Largest row stride the 10-bit pace stride field allows: RS/8 − 3 ≤ 511.
+/// Largest row stride the 10-bit pace stride field allows: RS/8 − 3 ≤ 511 (for C, and for A in
+/// rows).
 pub const MAX_ROW_STRIDE_BYTES: usize = 8 * (511 + 3);
+/// Bit position of the pace stride's field 2, A's row jump.
+pub(super) const A_JUMP_SHIFT: u32 = 20;
 
 /// Element slots of the three streams (different slots = different memory elements).
 /// The element slot of a GEMM's `a` operand (its panels): a caller that writes the panels
@@ -75,6 +84,11 @@ pub struct GemmSpec {
     pub b_slot: Option<u8>,
     pub data: Data,
     pub seed: u64,
+    /// A in rows of this many bytes (a multiple of 8, at least the row's K-blocks, at most
+    /// [`MAX_ROW_STRIDE_BYTES`]; K a whole number of K-blocks) instead of AMP-left panels: a
+    /// product reads its operand where an exchange wrote its rows, with no relayout. The bytes
+    /// between rows are not read.
+    pub a_row_stride: Option<usize>,
 }
 
 impl GemmSpec {
@@ -92,7 +106,28 @@ impl GemmSpec {
             b_slot: None,
             data: Data::Normal,
             seed: 1,
+            a_row_stride: None,
         }
+    }
+
+    /// A's row stride in bytes (RA) and the 8-byte atoms from one K-block to the next (XSTEP).
+    pub(super) fn a_steps(&self) -> (usize, usize) {
+        match self.a_row_stride {
+            Some(stride) => (stride, 4),
+            None => (PANEL_ROW_BYTES, 4 * self.m),
+        }
+    }
+
+    /// Whether A's row stride, if any, is one the kernel takes: a multiple of 8 bytes holding
+    /// the row's K-blocks, at most [`MAX_ROW_STRIDE_BYTES`], K a whole number of K-blocks of
+    /// `block` values.
+    pub fn a_rows_fit(&self, block: usize) -> bool {
+        self.a_row_stride.is_none_or(|stride| {
+            self.k.is_multiple_of(block)
+                && stride.is_multiple_of(8)
+                && stride >= self.k / block * PANEL_ROW_BYTES
+                && stride <= MAX_ROW_STRIDE_BYTES
+        })
     }
 
     pub(super) fn n_blocks(&self) -> usize {
@@ -134,13 +169,30 @@ impl AmpGemm {
         );
         let mut rng = Rng::new(spec.seed);
         let (a, b) = random_operands(p, spec, &mut rng);
-        let panels = match p {
-            Precision::Fp8 => layout::fp8_to_panels(&a, m, k, m),
-            Precision::F16 => layout::f16_to_panels(&bytes::to_u16(&a), m, k, m),
+        assert!(
+            spec.a_rows_fit(p.block()),
+            "A's row stride {:?} does not fit K = {k}",
+            spec.a_row_stride
+        );
+        let a_bytes = match spec.a_row_stride {
+            None => match p {
+                Precision::Fp8 => layout::fp8_to_panels(&a, m, k, m),
+                Precision::F16 => layout::f16_to_panels(&bytes::to_u16(&a), m, k, m),
+            },
+            // Rows at the stride; the bytes between them a pattern the kernel must not read.
+            Some(stride) => {
+                let row = k * p.element_bytes();
+                let mut out = vec![0xA5u8; (m - 1) * stride + row];
+                for r in 0..m {
+                    out[r * stride..r * stride + row].copy_from_slice(&a[r * row..(r + 1) * row]);
+                }
+                out
+            }
         };
+        let (ra, xstep) = spec.a_steps();
         let blocks = layout::weights_to_cwei_blocks(&b, k, n, p.element_bytes());
         let mut buffers = vec![
-            Buffer::input("a", panels, spec.a_region, Some(SLOT_A)),
+            Buffer::input("a", a_bytes, spec.a_region, Some(SLOT_A)),
             Buffer {
                 align: 16,
                 ..Buffer::input("b", blocks, Region::Interleaved, spec.b_slot)
@@ -184,14 +236,15 @@ impl AmpGemm {
         vertex[V_KBS] = VertexWord::Value(kbs as u32);
         vertex[V_NBS] = VertexWord::Value(nbs as u32);
         vertex[V_FLAGS] = VertexWord::Value(if spec.partials { FLAG_PARTIALS } else { 0 });
-        let stride = (rs / 8 - 3) as u32 & 0x3ff;
+        vertex[V_XSTEP] = VertexWord::Value(xstep as u32);
+        let stride = ((rs / 8 - 3) as u32 & 0x3ff) | ((ra / 8 - 3) as u32 & 0x3ff) << A_JUMP_SHIFT;
         for (first, count) in worker_split(m as u32) {
             let at = |name: &str, offset: u32| VertexWord::Address {
                 buffer: index_of(name),
                 offset,
             };
             vertex.extend([
-                at("a", first * PANEL_ROW_BYTES as u32),
+                at("a", first * ra as u32),
                 at("c", first * rs as u32),
                 if spec.partials {
                     at("c0", first * rs as u32)
@@ -222,6 +275,9 @@ impl AmpGemm {
             " zero-partials"
         };
         name += &format!(" {:?} A:{}", spec.data, region_name(spec.a_region));
+        if let Some(stride) = spec.a_row_stride {
+            name += &format!(" A-rows={stride}");
+        }
         if spec.partials {
             name += &format!(" C0:{}", region_name(spec.c0_region));
         }
@@ -254,13 +310,23 @@ pub fn fits(precision: Precision, spec: &GemmSpec) -> bool {
         Region::Standard => standard += bytes.div_ceil(16 << 10) * (16 << 10),
         Region::Interleaved => interleaved += (bytes + 64).div_ceil(32 << 10) * (32 << 10),
     };
-    add(spec.a_region, kbs * spec.m * PANEL_ROW_BYTES);
+    let (ra, _) = spec.a_steps();
+    add(
+        spec.a_region,
+        match spec.a_row_stride {
+            Some(_) => (spec.m - 1) * ra + kbs * PANEL_ROW_BYTES,
+            None => kbs * spec.m * PANEL_ROW_BYTES,
+        },
+    );
     add(Region::Interleaved, nbs * kbs * WEIGHT_BLOCK_BYTES);
     if spec.partials {
         add(spec.c0_region, c_bytes);
     }
     add(Region::Interleaved, c_bytes);
-    spec.row_stride() <= MAX_ROW_STRIDE_BYTES && standard <= 208 << 10 && interleaved <= 416 << 10
+    spec.row_stride() <= MAX_ROW_STRIDE_BYTES
+        && spec.a_rows_fit(precision.block())
+        && standard <= 208 << 10
+        && interleaved <= 416 << 10
 }
 
 #[cfg(test)]
@@ -276,11 +342,14 @@ mod tests {
         // 13 rows: 3, 2, 2, 2, 2, 2; Np = 32, RS = 64, row jump 64/8 - 3 = 5.
         let record = |w: usize, word: usize| case.vertex[V_WORKERS + RECORD_WORDS * w + word];
         let value = |w: usize, word: usize| case.word(V_WORKERS + RECORD_WORDS * w + word);
-        assert_eq!((value(0, 3), value(0, 4), value(0, 7)), (0, 5, 3));
+        // A in panels: row jump 32/8 - 3 = 1 in field 2.
+        let a_jump = 1 << A_JUMP_SHIFT;
+        assert_eq!((value(0, 3), value(0, 4), value(0, 7)), (0, 5 | a_jump, 3));
         assert_eq!(
             (value(1, 3) as i32, value(1, 4), value(1, 6), value(1, 7)),
-            (-1, 5 | SLOW_FLAG, 64, 2)
+            (-1, 5 | a_jump | SLOW_FLAG, 64, 2)
         );
+        assert_eq!(case.word(V_XSTEP), 4 * 13);
         let (a, c) = (case.buffer_index("a"), case.buffer_index("c"));
         assert_eq!(
             record(1, 0),

@@ -49,6 +49,12 @@ pub(super) fn random_case(kernel: &AmpGemm, seed: u64) -> Case {
             Data::Ones,
         ]);
         spec.seed = seed;
+        // A in rows a third of the time, where K is whole K-blocks: the row stride its blocks
+        // or up to 64 bytes more.
+        let block = kernel.precision.block();
+        if rng.next_u32().is_multiple_of(3) && spec.k.is_multiple_of(block) {
+            spec.a_row_stride = Some(spec.k / block * 32 + 8 * rng.range(0, 9) as usize);
+        }
         if fits(kernel.precision, &spec) {
             let mut case = kernel.make_case(&spec);
             case.name = format!("random seed={seed} {}", case.name);
@@ -242,6 +248,41 @@ fn fp8_specs() -> Vec<GemmSpec> {
         s.b_slot = slot;
         specs.push(s);
     }
+    // A in rows where an exchange left them (row stride RA, no panels): the shapes of the
+    // products that read a broadcast operand, few rows (the plain loop) and many, K-block
+    // tails of the stride, with and without partials.
+    specs.push(GemmSpec {
+        a_row_stride: Some(1152),
+        ..spec((122, 1152, 16), false, h, IL, IL, Data::Normal, 700)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(1152),
+        ..spec((41, 1152, 32), true, h, STD, IL, Data::Normal, 701)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(72),
+        ..spec((17, 64, 20), false, h, IL, IL, Data::Normal, 702)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(96),
+        ..spec((13, 96, 16), true, h, IL, IL, Data::Normal, 703)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(40),
+        ..spec((2, 32, 16), false, h, STD, IL, Data::Normal, 704)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(64),
+        ..spec((1, 64, 48), true, h, IL, IL, Data::Normal, 705)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(4112),
+        ..spec((5, 128, 16), false, h, IL, IL, Data::Normal, 706)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(296),
+        ..spec((30, 288, 40), true, h, STD, IL, Data::Normal, 707)
+    });
     specs
 }
 
@@ -355,6 +396,33 @@ fn f16_specs() -> Vec<GemmSpec> {
         s.b_slot = slot;
         specs.push(s);
     }
+    // A in rows where an exchange left them (row stride RA, no panels): the shapes of the
+    // products that read a broadcast operand, few rows (the plain loop) and many, K-block
+    // tails of the stride, with and without partials.
+    specs.push(GemmSpec {
+        a_row_stride: Some(160),
+        ..spec((73, 80, 96), false, h, IL, IL, Data::Normal, 800)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(192),
+        ..spec((73, 96, 80), true, h, STD, IL, Data::Normal, 801)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(64),
+        ..spec((17, 32, 16), false, h, IL, IL, Data::Normal, 802)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(40),
+        ..spec((2, 16, 16), true, h, IL, IL, Data::Normal, 803)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(288),
+        ..spec((40, 144, 24), false, h, STD, IL, Data::Normal, 804)
+    });
+    specs.push(GemmSpec {
+        a_row_stride: Some(128),
+        ..spec((1, 64, 16), false, h, IL, IL, Data::Normal, 805)
+    });
     specs
 }
 

@@ -19,7 +19,7 @@ enum Launch {
 }
 
 /// Cycles from the kernel start to the first launch's `sync`, and after the last launch.
-const PROLOGUE_CYCLES: u64 = 34;
+const PROLOGUE_CYCLES: u64 = 35;
 const EPILOGUE_CYCLES: u64 = 12;
 /// Supervisor cycles per launch on the critical path: the `sync` release (6), 32
 /// `ld128putcs`, one store, `runall`, and the wait for the workers' first slots.
@@ -28,17 +28,18 @@ const LAUNCH_CYCLES: u64 = 6 + 32 + 1 + 1 + 2;
 /// Bundles a worker with `count` rows issues in one launch, from the code structure of the
 /// .S file: setup, the 4·count + 7 bundles from b = 3 to the last store, the `rpt` bubble
 /// and the exit (the first K-block also runs b = -1..2 and a branch); or the plain loop for
-/// fewer than 3 rows: 18 bundles per row (13 without partials).
+/// fewer than 3 rows: 18 bundles per row (13 without partials) after 4 that find A's row
+/// stride.
 fn worker_bundles(count: u64, launch: Launch) -> u64 {
     match (launch, count) {
         (Launch::First, 0) => 25,
-        (Launch::First, 1..=2) => 26 + 18 * count,
+        (Launch::First, 1..=2) => 30 + 18 * count,
         (Launch::First, _) => 4 * count + 33,
         (Launch::FirstZero, 0) => 22,
-        (Launch::FirstZero, 1..=2) => 23 + 13 * count,
+        (Launch::FirstZero, 1..=2) => 27 + 13 * count,
         (Launch::FirstZero, _) => 4 * count + 25,
         (Launch::Next, 0) => 15,
-        (Launch::Next, 1..=2) => 16 + 18 * count,
+        (Launch::Next, 1..=2) => 20 + 18 * count,
         (Launch::Next, _) => 4 * count + 19,
         (Launch::NextFast, _) => 4 * count + 18,
     }

@@ -7,10 +7,12 @@
 //! the `$FP_ISCL` scale, or `amp_phase_f16`), and the sum leaves rounded to f16
 //! (`amp_result_out`) — because between K-blocks the partial sum lives in C as f16.
 
-use super::abi::{FLAG_PARTIALS, V_FLAGS, V_KBS, V_M, V_NBS};
+use super::abi::{
+    A_JUMP_SHIFT, FLAG_PARTIALS, V_FLAGS, V_KBS, V_M, V_NBS, V_WORKERS, V_XSTEP, W_STRIDE,
+};
 use super::Precision;
 use crate::case::{bytes, Case};
-use crate::layout::{self, AMP_CHANNELS, WEIGHT_BLOCK_BYTES};
+use crate::layout::{self, AMP_CHANNELS, PANEL_ROW_BYTES, WEIGHT_BLOCK_BYTES};
 use tessera_isa::csr::index;
 use tessera_isa::numerics::amp::amp_phase_channels;
 use tessera_isa::numerics::{
@@ -197,12 +199,24 @@ pub(super) fn case_reference(precision: Precision, case: &Case) -> Vec<Vec<u8>> 
             .map_or(0, |&(_, v)| v)
     };
     let infmt = csr(index::FP_INFMT);
+    // A's block (row, kb) at row·RA + kb·8·XSTEP (the ABI), gathered into panels.
+    let ra = ((case.word(V_WORKERS + W_STRIDE) >> A_JUMP_SHIFT & 0x3ff) as usize + 3) * 8;
+    let kstep = 8 * case.word(V_XSTEP) as usize;
+    let a = &case.buffer("a").bytes;
+    let mut panels = vec![0u8; kbs * m * PANEL_ROW_BYTES];
+    for kb in 0..kbs {
+        for row in 0..m {
+            let from = row * ra + kb * kstep;
+            panels[layout::panel_offset(kb, row, m)..][..PANEL_ROW_BYTES]
+                .copy_from_slice(&a[from..from + PANEL_ROW_BYTES]);
+        }
+    }
     let c = reference_gemm(
         precision,
         m,
         kbs,
         nbs,
-        &case.buffer("a").bytes,
+        &panels,
         &case.buffer("b").bytes,
         partials.as_deref(),
         Fp8Format::from_format_bit(infmt >> 1 & 1),
