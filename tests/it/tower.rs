@@ -307,3 +307,51 @@ fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
         assert_eq!(bits(other), bits(first));
     }
 }
+
+/// Products whose operand arrives in rows of whole AMP K-blocks may read it where the exchange
+/// left it (`gemm_*` with A in rows) instead of relaid into panels: the planner picks that for
+/// the built-in model's QKV product at batch 2 on ipu21, and the run stays bit-exact.
+#[test]
+fn products_read_rows_where_the_exchange_left_them() {
+    use tessera_codegen::layout::order::Order;
+    use tessera_codegen::mid::MidOp;
+    let model = Model::builtin(1);
+    let spec = RunSpec {
+        batch: 2,
+        layers: 2,
+        head: true,
+        fp8: true,
+        k_parts: None,
+        key_blocks: None,
+    };
+    let machine = MachineDescription::builtin("ipu21").unwrap();
+    let graph = tower_graph(&model, &spec).unwrap();
+    let options = PlanOptions::for_target(&tessera::target::target_of(&machine));
+    let compiled = compile_graph(&machine, &graph, &model.store, &options, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let nodes = &compiled.mid.nodes;
+    let in_rows: Vec<&str> = nodes
+        .iter()
+        .filter_map(|(_, n)| {
+            let MidOp::MatMul { a, .. } = n.op else {
+                return None;
+            };
+            matches!(nodes[a].layout.order, Order::RowMajor { .. }).then_some(n.label.as_str())
+        })
+        .collect();
+    assert!(
+        in_rows.iter().any(|l| l.ends_with("qkv")),
+        "the QKV product reads its rows: {in_rows:?}"
+    );
+    let pixels = tessera::pipeline::synthetic_pixels(&model.config, 2, 3);
+    let outcome = run_and_check(
+        &machine,
+        &model,
+        &spec,
+        &compiled,
+        &pixels,
+        RunRecording::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(outcome.bit_exact(), "{:?}", outcome.mismatches);
+}

@@ -105,6 +105,14 @@ pub fn compute_calls(
                 DType::Fp8 { format, scale } => (format, scale as i32),
                 DType::F16 | DType::F32 => (Fp8Format::F143, 0),
             };
+            // A in rows where its layout is row-major (the kernel reads them at their stride),
+            // else in AMP-left panels.
+            let am = map(a)?;
+            let a_row_bytes = match am.order {
+                Order::RowMajor { .. } => am.row_elements() * am.element_bytes(),
+                Order::Panels => 0,
+                Order::Cwei => return Err("a matmul's A is rows or panels, not $CWEI".into()),
+            };
             let params = KernelParams::Gemm(GemmParams {
                 fp8,
                 m: om.padded()[rank - 2],
@@ -113,6 +121,7 @@ pub fn compute_calls(
                 a_format,
                 b_format,
                 scale: if fp8 { a_scale + b_scale } else { 0 },
+                a_row_bytes,
             });
             let calls = om.padded()[..rank - 2].iter().product::<u32>().max(1);
             return Ok((params, calls));

@@ -207,13 +207,26 @@ impl Checker<'_> {
                         ),
                     ));
                 }
-                if a.layout.order != Order::Panels
+                // A in panels, or in rows of whole AMP K-blocks (no padding) that the pace
+                // stride field reaches.
+                let a_ok = match a.layout.order {
+                    Order::Panels => true,
+                    Order::RowMajor { align } => {
+                        let bytes = a.dtype().size_bytes();
+                        let padded = k.div_ceil(align.max(1)) * align.max(1);
+                        padded == k
+                            && (k as usize * bytes).is_multiple_of(32)
+                            && k as usize * bytes <= tessera_kernels::gemm::MAX_ROW_STRIDE_BYTES
+                    }
+                    Order::Cwei => false,
+                };
+                if !a_ok
                     || b.layout.order != Order::Cwei
                     || node.layout.order != (Order::RowMajor { align: 16 })
                 {
                     return Err(self.fail(
                         23,
-                        "a in panels, b in $CWEI order, the result row-major in 16s",
+                        "a in panels or in rows of whole K-blocks, b in $CWEI order, the result row-major in 16s",
                     ));
                 }
                 self.covers(24, "a", &a.layout.dist, |o| {

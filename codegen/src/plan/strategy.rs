@@ -448,6 +448,18 @@ pub fn strategies(
                 } else {
                     grid_shapes(m, k, n, cg, ctx.tiles, fp8, ctx.grids_per_product)
                 };
+                // A in rows, besides panels, where its K fills whole AMP K-blocks and its rows
+                // fit the pace stride field: the product reads its operand where an exchange
+                // left the rows, with no relayout into panels.
+                let a_row_bytes = k as usize * ad.size_bytes();
+                let a_orders: &[(Order, &str)] = if a_row_bytes
+                    .is_multiple_of(AMP_BLOCK_BYTES as usize)
+                    && a_row_bytes <= tessera_kernels::gemm::MAX_ROW_STRIDE_BYTES
+                {
+                    &[(Order::Panels, ""), (Order::DENSE, " a rows")]
+                } else {
+                    &[(Order::Panels, "")]
+                };
                 let mut row_granules = vec![1u32, 16];
                 if !batched {
                     row_granules.extend(ctx.row_granules.iter().copied().filter(|&g| m % g == 0));
@@ -468,32 +480,43 @@ pub fn strategies(
                                 String::new()
                             }
                         );
-                        let weights = lay(grid.b, Order::Cwei, bd);
-                        let pinned = Strategy {
-                            label: label.clone(),
-                            kind: StrategyKind::Grid,
-                            out: lay(grid.out, Order::RowMajor { align: 16 }, DType::F16),
-                            operands: vec![lay(grid.a, Order::Panels, ad), weights.clone()],
-                            stored: Vec::new(),
-                        };
-                        // A replicated weight may instead be stored once and gathered into
-                        // the replicated layout before each use: slower, but it leaves the
-                        // SRAM to activations (what larger batches need).
-                        let stored = lay(spread.clone().unwrap_or(grid.b_stored), Order::Cwei, bd);
-                        let streams = ctx.sram_saving
-                            && ctx.forms[b.index()].kind == BaseKind::Weight
-                            && weights.dist.replication() > 1
-                            && stored.dist.replication() == 1;
-                        // SRAM-saving plans store every replicated weight once.
-                        out.push(if streams {
-                            Strategy {
-                                label: format!("{label} weights gathered"),
-                                stored: vec![None, Some(stored)],
-                                ..pinned
-                            }
-                        } else {
-                            pinned
-                        });
+                        let weights = lay(grid.b.clone(), Order::Cwei, bd);
+                        for &(a_order, a_label) in a_orders {
+                            let label = format!("{label}{a_label}");
+                            let pinned = Strategy {
+                                label: label.clone(),
+                                kind: StrategyKind::Grid,
+                                out: lay(
+                                    grid.out.clone(),
+                                    Order::RowMajor { align: 16 },
+                                    DType::F16,
+                                ),
+                                operands: vec![lay(grid.a.clone(), a_order, ad), weights.clone()],
+                                stored: Vec::new(),
+                            };
+                            // A replicated weight may instead be stored once and gathered into
+                            // the replicated layout before each use: slower, but it leaves the
+                            // SRAM to activations (what larger batches need).
+                            let stored = lay(
+                                spread.clone().unwrap_or(grid.b_stored.clone()),
+                                Order::Cwei,
+                                bd,
+                            );
+                            let streams = ctx.sram_saving
+                                && ctx.forms[b.index()].kind == BaseKind::Weight
+                                && weights.dist.replication() > 1
+                                && stored.dist.replication() == 1;
+                            // SRAM-saving plans store every replicated weight once.
+                            out.push(if streams {
+                                Strategy {
+                                    label: format!("{label} weights gathered"),
+                                    stored: vec![None, Some(stored)],
+                                    ..pinned
+                                }
+                            } else {
+                                pinned
+                            });
+                        }
                     }
                 }
             }

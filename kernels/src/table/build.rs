@@ -25,6 +25,23 @@ impl KernelParams {
                 if g.n.div_ceil(16) * 32 > crate::gemm::MAX_ROW_STRIDE_BYTES as u32 {
                     return fail(format!("{} columns exceed the row-stride field", g.n));
                 }
+                let block = if g.fp8 {
+                    crate::layout::FP8_BLOCK
+                } else {
+                    crate::layout::F16_BLOCK
+                };
+                let spec = GemmSpec {
+                    a_row_stride: (g.a_row_bytes > 0).then_some(g.a_row_bytes as usize),
+                    ..GemmSpec::new(g.m as usize, g.k as usize, g.n as usize)
+                };
+                if !spec.a_rows_fit(block) {
+                    return fail(format!(
+                        "A in rows of {} bytes for K = {} (a multiple of 8 holding whole K-blocks of {block}, at most {})",
+                        g.a_row_bytes,
+                        g.k,
+                        crate::gemm::MAX_ROW_STRIDE_BYTES
+                    ));
+                }
             }
             KernelParams::LayerNorm {
                 rows, n, eps_bits, ..
@@ -191,6 +208,7 @@ impl KernelParams {
                 spec.w_format = g.b_format;
                 spec.scale = g.scale;
                 spec.a_region = Region::Standard;
+                spec.a_row_stride = (g.a_row_bytes > 0).then_some(g.a_row_bytes as usize);
                 if g.fp8 {
                     GEMM_FP8.make_case(&spec)
                 } else {

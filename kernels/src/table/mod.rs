@@ -151,6 +151,8 @@ pub struct GemmParams {
     pub b_format: Fp8Format,
     /// `$FP_ISCL`: the sum of the two tensor scales (FP8 only).
     pub scale: i32,
+    /// A in rows of this many bytes (`GemmSpec::a_row_stride`); 0: AMP-left panels.
+    pub a_row_bytes: u32,
 }
 
 /// One kernel call's typed parameters.
@@ -665,10 +667,22 @@ impl KernelParams {
                 a_format: Fp8Format::F143,
                 b_format: Fp8Format::F152,
                 scale: -6,
+                a_row_bytes: 0,
             })
         };
         vec![
             gemm(true),
+            // A in rows (K = 96: three FP8 K-blocks in rows of 104 bytes).
+            KernelParams::Gemm(GemmParams {
+                fp8: true,
+                m: 7,
+                k: 96,
+                n: 40,
+                a_format: Fp8Format::F143,
+                b_format: Fp8Format::F143,
+                scale: -8,
+                a_row_bytes: 104,
+            }),
             KernelParams::Gelu {
                 n: 100,
                 out: ElementOut::Fp8(fp8),
@@ -764,6 +778,7 @@ mod tests {
             a_format: Fp8Format::F143,
             b_format: Fp8Format::F143,
             scale: -14,
+            a_row_bytes: 0,
         });
         let ops = g.operands().unwrap();
         assert_eq!(
@@ -776,5 +791,23 @@ mod tests {
         let out = g.reference(zeros).unwrap();
         assert_eq!(out.len(), 1);
         assert!(out[0].iter().all(|&b| b == 0));
+        // A in rows: its buffer is the rows at their stride; a stride that cannot hold K's
+        // blocks, or K that is not whole blocks, is refused.
+        let rows = |k: u32, a_row_bytes: u32| {
+            KernelParams::Gemm(GemmParams {
+                fp8: true,
+                m: 5,
+                k,
+                n: 40,
+                a_format: Fp8Format::F143,
+                b_format: Fp8Format::F143,
+                scale: -14,
+                a_row_bytes,
+            })
+        };
+        assert_eq!(rows(64, 72).operands().unwrap()[0].bytes, 4 * 72 + 64);
+        assert!(rows(64, 56).template().is_err());
+        assert!(rows(60, 64).template().is_err());
+        assert!(rows(64, 66).template().is_err());
     }
 }
