@@ -219,6 +219,62 @@ pub fn qkv_heads(
     ])
 }
 
+/// Each encoder layer's MLP with its hidden width padded with zeros to [`padded_mlp_width`]
+/// (So400m's 4304 → 4352): fc1's weight `[hidden, fp]` and bias `[fp]` with zero columns, fc2's
+/// weight `[fp, hidden]` with zero rows. The padded units compute `gelu(0) = 0` and add
+/// nothing, and fc2's K (and each of its K chunks when split 2 or 4 ways) is whole FP8 AMP
+/// K-blocks of 32, so its product reads its operand in rows where the exchange leaves them.
+pub const FC1_WEIGHT_PADDED: &str = "mlp.fc1.weight_padded";
+/// The bias of [`FC1_WEIGHT_PADDED`].
+pub const FC1_BIAS_PADDED: &str = "mlp.fc1.bias_padded";
+/// fc2's weight for [`FC1_WEIGHT_PADDED`]'s units.
+pub const FC2_WEIGHT_PADDED: &str = "mlp.fc2.weight_padded";
+
+/// Units of the MLP's hidden width one padded width is a multiple of: 4 K chunks of whole
+/// 32-byte FP8 K-blocks.
+pub const MLP_WIDTH_MULTIPLE: usize = 128;
+
+/// The MLP hidden width the encoder's FP8 products run at: the intermediate size rounded up
+/// to [`MLP_WIDTH_MULTIPLE`].
+pub fn padded_mlp_width(config: &SiglipVisionConfig) -> usize {
+    config
+        .intermediate_size
+        .next_multiple_of(MLP_WIDTH_MULTIPLE)
+}
+
+/// [`FC1_WEIGHT_PADDED`], [`FC1_BIAS_PADDED`] and [`FC2_WEIGHT_PADDED`] of the layer prefixed
+/// `prefix` (store layout `[in, out]`).
+pub fn mlp_padded(
+    config: &SiglipVisionConfig,
+    store: &WeightStore,
+    prefix: &str,
+) -> Result<[HostTensor; 3], WeightError> {
+    let (d, f) = (config.hidden_size, config.intermediate_size);
+    let fp = padded_mlp_width(config);
+    let w1 = &tensor(store, &format!("{prefix}{}", names::FC1_WEIGHT), d * f)?.data;
+    let b1 = &tensor(store, &format!("{prefix}{}", names::FC1_BIAS), f)?.data;
+    let w2 = &tensor(store, &format!("{prefix}{}", names::FC2_WEIGHT), f * d)?.data;
+    let mut w1p = vec![0f32; d * fp];
+    for r in 0..d {
+        w1p[r * fp..r * fp + f].copy_from_slice(&w1[r * f..(r + 1) * f]);
+    }
+    let mut b1p = vec![0f32; fp];
+    b1p[..f].copy_from_slice(b1);
+    let mut w2p = vec![0f32; fp * d];
+    w2p[..f * d].copy_from_slice(w2);
+    let corrupt = |name: &str| {
+        let name = format!("{prefix}{name}");
+        move |e| WeightError::Corrupt {
+            message: format!("{name}: {e}"),
+        }
+    };
+    Ok([
+        HostTensor::new([d, fp], w1p).map_err(corrupt(FC1_WEIGHT_PADDED))?,
+        HostTensor::new([fp], b1p).map_err(corrupt(FC1_BIAS_PADDED))?,
+        HostTensor::new([fp, d], w2p).map_err(corrupt(FC2_WEIGHT_PADDED))?,
+    ])
+}
+
 /// Adds to `store` every derived weight its tensors allow: the head's score weight when the
 /// store holds the head. Idempotent.
 pub fn add_derived_weights(
@@ -236,6 +292,14 @@ pub fn add_derived_weights(
         store.insert(format!("{prefix}{QKV_WEIGHT_HEADS}"), w);
         store.insert(format!("{prefix}{QKV_BIAS_HEADS}"), b);
         store.insert(format!("{prefix}{OUT_WEIGHT_HEADS}"), o);
+        if padded_mlp_width(config) != config.intermediate_size
+            && store.contains(&format!("{prefix}{}", names::FC1_WEIGHT))
+        {
+            let [w1, b1, w2] = mlp_padded(config, store, &prefix)?;
+            store.insert(format!("{prefix}{FC1_WEIGHT_PADDED}"), w1);
+            store.insert(format!("{prefix}{FC1_BIAS_PADDED}"), b1);
+            store.insert(format!("{prefix}{FC2_WEIGHT_PADDED}"), w2);
+        }
     }
     if store.contains(names::HEAD_PROBE) {
         let ws = head_score_weight(config, store)?;
@@ -426,5 +490,47 @@ mod tests {
         store.remove(names::HEAD_K_WEIGHT);
         let e = add_derived_weights(&config, &mut store).unwrap_err();
         assert!(e.to_string().contains(names::HEAD_K_WEIGHT), "{e}");
+    }
+
+    /// The padded MLP computes what the checkpoint's does, in f64 from the definition
+    /// (`fc2(gelu(x fc1 + b1)) `): the padded units' pre-activations are 0, gelu(0) = 0, and
+    /// their rows of fc2 are zero.
+    #[test]
+    fn the_padded_mlp_is_the_checkpoint_mlp() {
+        let mut config = SiglipVisionConfig::tiny();
+        config.intermediate_size = 100;
+        let (d, f) = (config.hidden_size, config.intermediate_size);
+        let fp = padded_mlp_width(&config);
+        assert_eq!(fp, 128);
+        let store = synthetic_weights(&config, &WeightSelection::full(&config), 9);
+        let prefix = crate::siglip::graph::layer_prefix(0);
+        let [w1p, b1p, w2p] = mlp_padded(&config, &store, &prefix).unwrap();
+        assert_eq!(
+            (w1p.shape.clone(), w2p.shape.clone()),
+            ([d, fp].into(), [fp, d].into())
+        );
+        let get = |n: &str| store.get(&format!("{prefix}{n}")).unwrap().data.clone();
+        let (w1, b1, w2) = (
+            get(names::FC1_WEIGHT),
+            get(names::FC1_BIAS),
+            get(names::FC2_WEIGHT),
+        );
+        let gelu = |v: f64| 0.5 * v * (1.0 + (0.7978845608 * (v + 0.044715 * v * v * v)).tanh());
+        let mlp = |x: &[f64], w1: &[f32], b1: &[f32], w2: &[f32], f: usize| -> Vec<f64> {
+            let h: Vec<f64> = (0..f)
+                .map(|j| {
+                    gelu(b1[j] as f64 + (0..d).map(|i| x[i] * w1[i * f + j] as f64).sum::<f64>())
+                })
+                .collect();
+            (0..d)
+                .map(|o| (0..f).map(|j| h[j] * w2[j * d + o] as f64).sum())
+                .collect()
+        };
+        let x: Vec<f64> = (0..d).map(|i| ((i * 37 % 11) as f64 - 5.0) / 7.0).collect();
+        let want = mlp(&x, &w1, &b1, &w2, f);
+        let got = mlp(&x, &w1p.data, &b1p.data, &w2p.data, fp);
+        for (a, b) in want.iter().zip(&got) {
+            assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{a} vs {b}");
+        }
     }
 }

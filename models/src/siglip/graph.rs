@@ -402,10 +402,23 @@ fn mlp(
         (names::LN2_WEIGHT, names::LN2_BIAS),
         x,
     )?;
+    // In FP8, the hidden width padded with zero units to whole K-blocks for every K chunk of
+    // fc2 (`derived::padded_mlp_width`), so fc2 reads its operand in rows.
+    let padded = super::derived::padded_mlp_width(config);
+    let (f, fc1_weight, fc1_bias, fc2_weight) = if fp8 && padded != f {
+        (
+            padded,
+            super::derived::FC1_WEIGHT_PADDED,
+            super::derived::FC1_BIAS_PADDED,
+            super::derived::FC2_WEIGHT_PADDED,
+        )
+    } else {
+        (f, names::FC1_WEIGHT, names::FC1_BIAS, names::FC2_WEIGHT)
+    };
     let fc1 = Dense {
         label: "fc1",
-        weight: names::FC1_WEIGHT,
-        bias: names::FC1_BIAS,
+        weight: fc1_weight,
+        bias: fc1_bias,
         in_features: d,
         out_features: f,
         fp8,
@@ -415,7 +428,7 @@ fn mlp(
     let h = b.gelu("gelu", h)?;
     let fc2 = Dense {
         label: "fc2",
-        weight: names::FC2_WEIGHT,
+        weight: fc2_weight,
         bias: names::FC2_BIAS,
         in_features: f,
         out_features: d,
@@ -791,8 +804,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("f16[1152, 96, 80] = pad"), "{text}");
-        // Batch 8: above MAX_SPLIT_BATCH, so fc1 is one product (EncoderKParts::for_config).
-        assert!(text.contains("f16[5832, 4304] = matmul"), "{text}");
+        // Batch 8: above MAX_SPLIT_BATCH, so fc1 is one product (EncoderKParts::for_config),
+        // its width padded 4304 → 4352 with zero units (whole FP8 K-blocks for fc2).
+        assert!(text.contains("f16[5832, 4352] = matmul"), "{text}");
+        assert!(text.contains("f143<-10>[4352, 1152] = weight \"vision_model.encoder.layers.0.mlp.fc2.weight_padded\""), "{text}");
         let g = encoder(&c, c.num_patches(), 1, 27).unwrap();
         assert_eq!(g.expanded_weights().len(), 27 * 12);
     }
