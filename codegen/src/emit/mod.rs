@@ -76,7 +76,7 @@ mod memory;
 mod supervisor;
 mod vertex;
 
-use crate::exchange::schedule::{schedule, PhaseSchedule};
+use crate::exchange::schedule::{schedule, schedule_with, PhaseSchedule};
 use crate::exchange::{ExchangeError, ExchangePhase};
 use crate::place::{self, PlaceError, Placement, Reserved};
 use crate::target::Target;
@@ -234,7 +234,9 @@ impl Frame {
         }
         let kernels = kernels::assemble_used(target, program)?;
         let vertex = VertexLayout::new(program, kernels.end.div_ceil(8) * 8);
-        let schedules = schedule_phases(target, program)?;
+        // The phases in their given order: a finalist that does not place costs no list
+        // scheduling ([`Frame::listed_if_it_fits`] improves them once it places).
+        let schedules = schedule_phases(target, program, false)?;
         let running = program
             .tiles
             .iter()
@@ -250,6 +252,12 @@ impl Frame {
             program_bytes: 0,
             program_tile: 0,
         };
+        frame.measure_programs(target, program)?;
+        Ok(frame)
+    }
+
+    /// The largest supervisor program and its tile, generated with placeholder addresses.
+    fn measure_programs(&mut self, target: &Target, program: &Program) -> Result<(), EmitError> {
         let placeholder: Vec<Vec<u32>> = program
             .tiles
             .iter()
@@ -258,19 +266,67 @@ impl Frame {
         let (counts, _) = supervisor::generate(
             target,
             program,
-            &frame,
+            self,
             &placeholder,
             false,
             supervisor::Counter::default,
         )?;
+        (self.program_bytes, self.program_tile) = (0, 0);
         if let Some((tile, counter)) = counts
             .iter()
             .max_by_key(|(tile, c)| (c.count, u32::MAX - *tile))
         {
-            frame.program_bytes = counter.count * 4;
-            frame.program_tile = *tile;
+            self.program_bytes = counter.count * 4;
+            self.program_tile = *tile;
         }
-        Ok(frame)
+        Ok(())
+    }
+
+    /// This frame with every phase list-scheduled where that is shorter
+    /// ([`crate::exchange::schedule::schedule`]), if its supervisor programs still end inside
+    /// `reserved`'s code area; else this frame as it is.
+    /// This frame with every phase list-scheduled where that is shorter, and the placement
+    /// for it: `placement` if the programs still end inside its reserve, else a placement with
+    /// the reserve they need; this frame and `placement` as they are if that does not place.
+    fn listed(
+        mut self,
+        target: &Target,
+        program: &Program,
+        placement: Placement,
+    ) -> Result<(Frame, Placement), EmitError> {
+        let given = std::mem::replace(&mut self.schedules, schedule_phases(target, program, true)?);
+        let measured = (self.program_bytes, self.program_tile);
+        self.measure_programs(target, program)?;
+        if self.program_base + self.program_bytes <= placement.reserved.code_end {
+            return Ok((self, placement));
+        }
+        let again = self
+            .reserved(target)
+            .and_then(|r| place::place(target, &program.tiles, r).map_err(EmitError::from));
+        match again {
+            Ok(listed) => Ok((self, listed)),
+            Err(_) => {
+                self.schedules = given;
+                (self.program_bytes, self.program_tile) = measured;
+                Ok((self, placement))
+            }
+        }
+    }
+
+    fn listed_if_it_fits(
+        mut self,
+        target: &Target,
+        program: &Program,
+        reserved: &Reserved,
+    ) -> Result<Frame, EmitError> {
+        let given = std::mem::replace(&mut self.schedules, schedule_phases(target, program, true)?);
+        let measured = (self.program_bytes, self.program_tile);
+        self.measure_programs(target, program)?;
+        if self.program_base + self.program_bytes > reserved.code_end {
+            self.schedules = given;
+            (self.program_bytes, self.program_tile) = measured;
+        }
+        Ok(self)
     }
 
     /// The tiles with work (buffers or calls), in tile order.
@@ -335,7 +391,11 @@ impl Frame {
 }
 
 /// Schedules every phase (addresses play no part in a schedule).
-fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedule>, EmitError> {
+fn schedule_phases(
+    target: &Target,
+    program: &Program,
+    listed: bool,
+) -> Result<Vec<PhaseSchedule>, EmitError> {
     let placeholder: Vec<Vec<u32>> = program
         .tiles
         .iter()
@@ -360,7 +420,12 @@ fn schedule_phases(target: &Target, program: &Program) -> Result<Vec<PhaseSchedu
             let resolved = ExchangePhase {
                 transfers: program.resolve_phase(phase, &placeholder),
             };
-            schedule(target, &resolved)
+            let scheduled = if listed {
+                schedule(target, &resolved)
+            } else {
+                schedule_with(target, &resolved, true)
+            };
+            scheduled
                 .map(|s| (phase, s))
                 .map_err(|error| EmitError::Exchange { step, phase, error })
         })
@@ -392,7 +457,8 @@ pub fn emit(
     program: &Program,
     placement: &Placement,
 ) -> Result<Emitted, EmitError> {
-    let frame = Frame::new(target, program)?;
+    let frame =
+        Frame::new(target, program)?.listed_if_it_fits(target, program, &placement.reserved)?;
     emit_with(target, program, &frame, placement)
 }
 
@@ -402,6 +468,10 @@ pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError
     let frame = Frame::new(target, program)?;
     let reserved = frame.reserved(target)?;
     let placement = place::place(target, &program.tiles, reserved)?;
+    // It places: now list-schedule the phases. Where their supervisor programs outgrow the
+    // reserve, place again with the reserve they need, or keep the given order if that does
+    // not place.
+    let (frame, placement) = frame.listed(target, program, placement)?;
     match emit_with(target, program, &frame, &placement) {
         Ok(Emitted { image, report }) => Ok(Compiled {
             placement,
