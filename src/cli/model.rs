@@ -64,6 +64,11 @@ pub struct ModelArgs {
     /// measured better: see `PlanOptions::softmax_part_panels`).
     #[arg(long)]
     softmax_panels: Option<bool>,
+    /// Planner: offer products their A operand in rows, read where the exchange left them,
+    /// besides AMP panels (`true` or `false`; by default below batch 4, where it measured
+    /// better: see `PlanOptions::products_read_rows`).
+    #[arg(long)]
+    rows: Option<bool>,
     /// K-chunks of the encoder's products, `QKV,OUT_PROJ,FC1,FC2` (each 1..=32; 1: not split),
     /// e.g. `--k-parts 1,1,1,1` for none; by default chosen from the model's sizes (So400m:
     /// `1,2,2,4`). A count that does not divide the product's K leaves it unsplit.
@@ -343,6 +348,7 @@ fn compile_with_progress(
     let started = Instant::now();
     let mut options = args.options(machine)?;
     options.softmax_part_panels = args.softmax_panels.unwrap_or(spec.batch == 1);
+    options.products_read_rows = args.rows.unwrap_or(spec.batch < 4);
     let compiled = compile_graph(machine, &graph, &model.store, &options, Some(&progress));
     bar.finish_and_clear();
     let compiled = compiled?;

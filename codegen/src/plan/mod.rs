@@ -72,6 +72,12 @@ pub struct PlanOptions {
     /// 528,877 cropped with panels, 539,546 estimated without; batch 2: 874,409 with, the plan
     /// sending the exponentials to the values' tiles, against 845,827 without).
     pub softmax_part_panels: bool,
+    /// Offer products their A operand in rows (read where an exchange left them), besides
+    /// AMP-left panels. Its caller chooses: So400m+head batch 1 475,967 cropped with rows
+    /// against 513,834 without; batch 4 (with the MLP padded) 1,608,072 with, the beam then
+    /// keeping a worse attention layout (scores 85k against 49k, their q/k exchange 71k against
+    /// 34k), against 1,517,382 without.
+    pub products_read_rows: bool,
     /// Diagnostic lines (timings, the beam, one op's pricing); off by default.
     pub trace: crate::trace::Trace,
 }
@@ -93,6 +99,7 @@ impl PlanOptions {
             force: Vec::new(),
             sram_saving: false,
             softmax_part_panels: true,
+            products_read_rows: true,
             layer_loop: false,
             spread_stored: None,
             trace: crate::trace::Trace::default(),
@@ -358,6 +365,7 @@ pub struct Planned {
     pub grids_per_product: usize,
     pub sram_saving: bool,
     pub softmax_part_panels: bool,
+    pub products_read_rows: bool,
     /// See [`Ctx::stored_bases`].
     pub stored_bases: Vec<u32>,
 }
@@ -373,6 +381,7 @@ impl Planned {
             grids_per_product: self.grids_per_product,
             sram_saving: self.sram_saving,
             softmax_part_panels: self.softmax_part_panels,
+            products_read_rows: self.products_read_rows,
             stored_bases: self.stored_bases.clone(),
         }
     }
@@ -547,6 +556,7 @@ pub fn plan_with_progress(
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
         softmax_part_panels: options.softmax_part_panels,
+        products_read_rows: options.products_read_rows,
         stored_bases: match options.spread_stored {
             Some(false) => Vec::new(),
             Some(true) => Ctx::stored_bases(&graph, target.tiles, 0),
@@ -751,6 +761,7 @@ pub fn plan_with_progress(
         grids_per_product: options.grids_per_product,
         sram_saving: options.sram_saving,
         softmax_part_panels: options.softmax_part_panels,
+        products_read_rows: options.products_read_rows,
         stored_bases,
     })
 }

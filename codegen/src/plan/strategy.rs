@@ -62,6 +62,8 @@ pub struct Ctx<'g> {
     pub sram_saving: bool,
     /// See [`super::PlanOptions::softmax_part_panels`].
     pub softmax_part_panels: bool,
+    /// See [`super::PlanOptions::products_read_rows`].
+    pub products_read_rows: bool,
     /// Per node: the tile a matrix weight stored once starts at ([`stored_bases`]); empty
     /// when weights stored once stay on their products' grids.
     pub stored_bases: Vec<u32>,
@@ -452,8 +454,8 @@ pub fn strategies(
                 // fit the pace stride field: the product reads its operand where an exchange
                 // left the rows, with no relayout into panels.
                 let a_row_bytes = k as usize * ad.size_bytes();
-                let a_orders: &[(Order, &str)] = if a_row_bytes
-                    .is_multiple_of(AMP_BLOCK_BYTES as usize)
+                let a_orders: &[(Order, &str)] = if ctx.products_read_rows
+                    && a_row_bytes.is_multiple_of(AMP_BLOCK_BYTES as usize)
                     && a_row_bytes <= tessera_kernels::gemm::MAX_ROW_STRIDE_BYTES
                 {
                     &[(Order::Panels, ""), (Order::DENSE, " a rows")]
@@ -813,6 +815,7 @@ mod tests {
             grids_per_product: 4,
             sram_saving: false,
             softmax_part_panels: true,
+            products_read_rows: true,
             stored_bases: Vec::new(),
         };
         let list = strategies(&ctx, s, &|_| None).unwrap();
