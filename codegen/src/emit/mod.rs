@@ -76,7 +76,7 @@ mod memory;
 mod supervisor;
 mod vertex;
 
-use crate::exchange::schedule::{schedule, schedule_with, PhaseSchedule};
+use crate::exchange::schedule::{list_improved, schedule_with, PhaseSchedule};
 use crate::exchange::{ExchangeError, ExchangePhase};
 use crate::place::{self, PlaceError, Placement, Reserved};
 use crate::target::Target;
@@ -236,7 +236,7 @@ impl Frame {
         let vertex = VertexLayout::new(program, kernels.end.div_ceil(8) * 8);
         // The phases in their given order: a finalist that does not place costs no list
         // scheduling ([`Frame::listed_if_it_fits`] improves them once it places).
-        let schedules = schedule_phases(target, program, false)?;
+        let schedules = schedule_phases(target, program, None)?;
         let running = program
             .tiles
             .iter()
@@ -283,7 +283,7 @@ impl Frame {
     }
 
     /// This frame with every phase list-scheduled where that is shorter
-    /// ([`crate::exchange::schedule::schedule`]), if its supervisor programs still end inside
+    /// ([`crate::exchange::schedule::list_improved`]), if its supervisor programs still end inside
     /// `reserved`'s code area; else this frame as it is.
     /// This frame with every phase list-scheduled where that is shorter, and the placement
     /// for it: `placement` if the programs still end inside its reserve, else a placement with
@@ -294,7 +294,8 @@ impl Frame {
         program: &Program,
         placement: Placement,
     ) -> Result<(Frame, Placement), EmitError> {
-        let given = std::mem::replace(&mut self.schedules, schedule_phases(target, program, true)?);
+        let listed = schedule_phases(target, program, Some(&self.schedules))?;
+        let given = std::mem::replace(&mut self.schedules, listed);
         let measured = (self.program_bytes, self.program_tile);
         self.measure_programs(target, program)?;
         if self.program_base + self.program_bytes <= placement.reserved.code_end {
@@ -319,7 +320,8 @@ impl Frame {
         program: &Program,
         reserved: &Reserved,
     ) -> Result<Frame, EmitError> {
-        let given = std::mem::replace(&mut self.schedules, schedule_phases(target, program, true)?);
+        let listed = schedule_phases(target, program, Some(&self.schedules))?;
+        let given = std::mem::replace(&mut self.schedules, listed);
         let measured = (self.program_bytes, self.program_tile);
         self.measure_programs(target, program)?;
         if self.program_base + self.program_bytes > reserved.code_end {
@@ -391,10 +393,12 @@ impl Frame {
 }
 
 /// Schedules every phase (addresses play no part in a schedule).
+/// Every phase in its given order (`given` None), or list-scheduled and kept where shorter than
+/// `given`'s schedule of it ([`crate::exchange::schedule::Order::List`]).
 fn schedule_phases(
     target: &Target,
     program: &Program,
-    listed: bool,
+    given: Option<&[PhaseSchedule]>,
 ) -> Result<Vec<PhaseSchedule>, EmitError> {
     let placeholder: Vec<Vec<u32>> = program
         .tiles
@@ -420,10 +424,9 @@ fn schedule_phases(
             let resolved = ExchangePhase {
                 transfers: program.resolve_phase(phase, &placeholder),
             };
-            let scheduled = if listed {
-                schedule(target, &resolved)
-            } else {
-                schedule_with(target, &resolved, true)
+            let scheduled = match given {
+                None => schedule_with(target, &resolved, true),
+                Some(given) => list_improved(target, &resolved, &given[phase]),
             };
             scheduled
                 .map(|s| (phase, s))

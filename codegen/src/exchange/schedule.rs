@@ -411,6 +411,16 @@ fn absolute(needs: &[(u32, Resource, u32, u32)], start: u32) -> Vec<(u32, Resour
 /// transfers of at least [`PAUSABLE_WORDS`] words may pause (see the module's doc).
 pub fn schedule(target: &Target, phase: &ExchangePhase) -> Result<PhaseSchedule, ExchangeError> {
     let given = schedule_with(target, phase, true)?;
+    list_improved(target, phase, &given)
+}
+
+/// The phase list-scheduled ([`Order::List`] with [`LIST_WINDOW`], pausing) if that is shorter
+/// than `given` (its schedule in the given order), else `given`.
+pub fn list_improved(
+    target: &Target,
+    phase: &ExchangePhase,
+    given: &PhaseSchedule,
+) -> Result<PhaseSchedule, ExchangeError> {
     let listed = schedule_ordered(
         target,
         phase,
@@ -422,7 +432,7 @@ pub fn schedule(target: &Target, phase: &ExchangePhase) -> Result<PhaseSchedule,
     Ok(if listed.length < given.length {
         listed
     } else {
-        given
+        given.clone()
     })
 }
 
