@@ -39,17 +39,31 @@ fn pixels_of(path: &Path) -> PixelValues {
 
 /// Compiles and runs `model` on `machine` and returns the outcome and the graph interpreter's
 /// outputs.
+/// The tower's graph compiled for `machine` with the default plan options.
+fn compile(
+    machine: &str,
+    model: &Model,
+    spec: &RunSpec,
+) -> (
+    MachineDescription,
+    tessera_codegen::graph::Graph,
+    tessera_codegen::compile::CompiledGraph,
+) {
+    let machine = MachineDescription::builtin(machine).unwrap();
+    let graph = tower_graph(model, spec).unwrap();
+    let options = PlanOptions::for_target(&tessera::target::target_of(&machine));
+    let compiled = compile_graph(&machine, &graph, &model.store, &options, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (machine, graph, compiled)
+}
+
 fn run(
     machine: &str,
     model: &Model,
     spec: &RunSpec,
     pixels: &PixelValues,
 ) -> (Outcome, BTreeMap<String, HostTensor>) {
-    let machine = MachineDescription::builtin(machine).unwrap();
-    let graph = tower_graph(model, spec).unwrap();
-    let options = PlanOptions::for_target(&tessera::target::target_of(&machine));
-    let compiled = compile_graph(&machine, &graph, &model.store, &options, None)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (machine, graph, compiled) = compile(machine, model, spec);
     let outcome = run_and_check(
         &machine,
         model,
@@ -324,11 +338,7 @@ fn products_read_rows_where_the_exchange_left_them() {
         k_parts: None,
         key_blocks: None,
     };
-    let machine = MachineDescription::builtin("ipu21").unwrap();
-    let graph = tower_graph(&model, &spec).unwrap();
-    let options = PlanOptions::for_target(&tessera::target::target_of(&machine));
-    let compiled = compile_graph(&machine, &graph, &model.store, &options, None)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (machine, _, compiled) = compile("ipu21", &model, &spec);
     let nodes = &compiled.mid.nodes;
     let in_rows: Vec<&str> = nodes
         .iter()

@@ -282,23 +282,43 @@ impl Frame {
         Ok(())
     }
 
-    /// This frame with every phase list-scheduled where that is shorter
-    /// ([`crate::exchange::schedule::list_improved`]), if its supervisor programs still end inside
-    /// `reserved`'s code area; else this frame as it is.
-    /// This frame with every phase list-scheduled where that is shorter, and the placement
-    /// for it: `placement` if the programs still end inside its reserve, else a placement with
-    /// the reserve they need; this frame and `placement` as they are if that does not place.
+    /// Swaps in every phase list-scheduled where that is shorter
+    /// ([`crate::exchange::schedule::list_improved`]) and measures the programs again;
+    /// returns the given-order schedules and measure, for [`Frame::restore`].
+    fn list(
+        &mut self,
+        target: &Target,
+        program: &Program,
+    ) -> Result<(Vec<PhaseSchedule>, (u32, u32)), EmitError> {
+        let listed = schedule_phases(target, program, Some(&self.schedules))?;
+        let given = std::mem::replace(&mut self.schedules, listed);
+        let measured = (self.program_bytes, self.program_tile);
+        self.measure_programs(target, program)?;
+        Ok((given, measured))
+    }
+
+    /// Puts back what [`Frame::list`] replaced.
+    fn restore(&mut self, (given, measured): (Vec<PhaseSchedule>, (u32, u32))) {
+        self.schedules = given;
+        (self.program_bytes, self.program_tile) = measured;
+    }
+
+    /// Whether the supervisor programs end inside `reserved`'s code area.
+    fn programs_fit(&self, reserved: &Reserved) -> bool {
+        self.program_base + self.program_bytes <= reserved.code_end
+    }
+
+    /// This frame list-scheduled ([`Frame::list`]) and the placement for it: `placement` if
+    /// the programs still end inside its reserve, else a placement with the reserve they need;
+    /// this frame and `placement` as they were if that does not place.
     fn listed(
         mut self,
         target: &Target,
         program: &Program,
         placement: Placement,
     ) -> Result<(Frame, Placement), EmitError> {
-        let listed = schedule_phases(target, program, Some(&self.schedules))?;
-        let given = std::mem::replace(&mut self.schedules, listed);
-        let measured = (self.program_bytes, self.program_tile);
-        self.measure_programs(target, program)?;
-        if self.program_base + self.program_bytes <= placement.reserved.code_end {
+        let given = self.list(target, program)?;
+        if self.programs_fit(&placement.reserved) {
             return Ok((self, placement));
         }
         let again = self
@@ -307,26 +327,23 @@ impl Frame {
         match again {
             Ok(listed) => Ok((self, listed)),
             Err(_) => {
-                self.schedules = given;
-                (self.program_bytes, self.program_tile) = measured;
+                self.restore(given);
                 Ok((self, placement))
             }
         }
     }
 
+    /// This frame list-scheduled ([`Frame::list`]) if its programs still end inside
+    /// `reserved`'s code area; else this frame as it was.
     fn listed_if_it_fits(
         mut self,
         target: &Target,
         program: &Program,
         reserved: &Reserved,
     ) -> Result<Frame, EmitError> {
-        let listed = schedule_phases(target, program, Some(&self.schedules))?;
-        let given = std::mem::replace(&mut self.schedules, listed);
-        let measured = (self.program_bytes, self.program_tile);
-        self.measure_programs(target, program)?;
-        if self.program_base + self.program_bytes > reserved.code_end {
-            self.schedules = given;
-            (self.program_bytes, self.program_tile) = measured;
+        let given = self.list(target, program)?;
+        if !self.programs_fit(reserved) {
+            self.restore(given);
         }
         Ok(self)
     }
