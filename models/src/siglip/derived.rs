@@ -230,6 +230,14 @@ pub const FC1_BIAS_PADDED: &str = "mlp.fc1.bias_padded";
 /// fc2's weight for [`FC1_WEIGHT_PADDED`]'s units.
 pub const FC2_WEIGHT_PADDED: &str = "mlp.fc2.weight_padded";
 
+/// The pooling head's MLP padded as each layer's ([`FC1_WEIGHT_PADDED`]): its fc2 splits K into
+/// chunks of whole FP8 K-blocks ([`crate::siglip::head`]'s `split_k_product`).
+pub const HEAD_FC1_WEIGHT_PADDED: &str = "vision_model.head.mlp.fc1.weight_padded";
+/// The bias of [`HEAD_FC1_WEIGHT_PADDED`].
+pub const HEAD_FC1_BIAS_PADDED: &str = "vision_model.head.mlp.fc1.bias_padded";
+/// The head's fc2 weight for [`HEAD_FC1_WEIGHT_PADDED`]'s units.
+pub const HEAD_FC2_WEIGHT_PADDED: &str = "vision_model.head.mlp.fc2.weight_padded";
+
 /// Units of the MLP's hidden width one padded width is a multiple of: 4 K chunks of whole
 /// 32-byte FP8 K-blocks.
 pub const MLP_WIDTH_MULTIPLE: usize = 128;
@@ -306,6 +314,14 @@ pub fn add_derived_weights(
         store.insert(HEAD_SCORE_WEIGHT, ws);
         let bias = head_out_bias_folded(config, store)?;
         store.insert(HEAD_OUT_BIAS_FOLDED, bias);
+        if padded_mlp_width(config) != config.intermediate_size
+            && store.contains(names::HEAD_FC1_WEIGHT)
+        {
+            let [w1, b1, w2] = mlp_padded(config, store, names::HEAD_PREFIX)?;
+            store.insert(HEAD_FC1_WEIGHT_PADDED, w1);
+            store.insert(HEAD_FC1_BIAS_PADDED, b1);
+            store.insert(HEAD_FC2_WEIGHT_PADDED, w2);
+        }
         let n = super::graph::MAX_K_PARTS;
         let ones = HostTensor::new([n], vec![1.0; n]).map_err(|e| WeightError::Corrupt {
             message: format!("{HEAD_ONES}: {e}"),

@@ -37,18 +37,25 @@ pub(super) fn pooling_head(
     // which softmax ignores). No query or key projection runs on the chip, and every token
     // streams through each weight load. It reads the f16 tokens: the head's products are
     // small, and a cast of every token would cost more than the FP8 rate saves.
-    // They are computed transposed, `W_sᵀ xᵀ` (heads × tokens): the tokens are the columns, so
-    // a head's row reaches its softmax tile in blocks of 16 tokens, and its K (the hidden size)
-    // is split over the chip like the head's other products.
+    // They are computed transposed, `W_sᵀ xᵀ` (heads × tokens per image): the tokens are the
+    // columns, so a head's row reaches its softmax tile in blocks of 16 tokens, and its K (the
+    // hidden size) is split over the chip like the head's other products.
     let ws = b.weight(super::derived::HEAD_SCORE_WEIGHT, DType::F16, [d, heads])?;
     let ws = b.transpose("head.scores.wt", ws, &[1, 0])?;
     let ws = b.reshape("head.scores.w3", ws, [1, heads, d])?;
-    let xt = b.transpose("head.scores.xt", hidden, &[1, 0])?;
-    let xt = b.reshape("head.scores.x3", xt, [1, d, n * t])?;
+    let ws = if n > 1 {
+        b.broadcast("head.scores.w.images", ws, [n, heads, d])?
+    } else {
+        ws
+    };
+    // Each image's tokens are the columns of its own product, and each head's row of scores
+    // is summed apart ([`split_k_product`]), so a row's blocks of 16 tokens start at the row
+    // (729 is odd: rows cut from one flat run of `heads × tokens` would land a half-word off).
+    let xt = b.reshape("head.scores.x3", hidden, [n, t, d])?;
+    let xt = b.transpose("head.scores.xt", xt, &[0, 2, 1])?;
     let mut ones = None;
     let scores = split_k_product(b, "head.scores", ws, xt, &mut ones)?;
-    let scores = b.reshape("head.scores.heads", scores, [heads, n, t])?;
-    let scores = b.transpose("head.scores.t", scores, &[1, 0, 2])?;
+    let scores = b.reshape("head.scores.heads", scores, [n, heads, t])?;
     let probs = b.softmax("head.probs", scores, 1.0)?;
     // With one query, a head's context is `Σ_t p_t (x_t W_v,h + b_v,h) = (Σ_t p_t x_t) W_v,h +
     // b_v,h` (the probabilities sum to 1): each head pools the tokens first, a product of
@@ -93,10 +100,28 @@ pub(super) fn pooling_head(
         (names::HEAD_LN_WEIGHT, names::HEAD_LN_BIAS),
         o_rows,
     )?;
+    // In FP8, the hidden width padded with zero units like each layer's (`derived::
+    // HEAD_FC1_WEIGHT_PADDED`), so fc2's K chunks are whole FP8 K-blocks.
+    let padded = super::derived::padded_mlp_width(config);
+    let (f, fc1_weight, fc1_bias, fc2_weight) = if precision.fp8_mlp && padded != f {
+        (
+            padded,
+            super::derived::HEAD_FC1_WEIGHT_PADDED,
+            super::derived::HEAD_FC1_BIAS_PADDED,
+            super::derived::HEAD_FC2_WEIGHT_PADDED,
+        )
+    } else {
+        (
+            f,
+            names::HEAD_FC1_WEIGHT,
+            names::HEAD_FC1_BIAS,
+            names::HEAD_FC2_WEIGHT,
+        )
+    };
     let fc1 = Dense {
         label: "head.fc1",
-        weight: names::HEAD_FC1_WEIGHT,
-        bias: names::HEAD_FC1_BIAS,
+        weight: fc1_weight,
+        bias: fc1_bias,
         in_features: d,
         out_features: f,
         fp8: precision.fp8_mlp,
@@ -105,7 +130,7 @@ pub(super) fn pooling_head(
     let m = b.gelu("head.gelu", m)?;
     let fc2 = Dense {
         label: "head.fc2",
-        weight: names::HEAD_FC2_WEIGHT,
+        weight: fc2_weight,
         bias: names::HEAD_FC2_BIAS,
         in_features: f,
         out_features: d,
@@ -160,11 +185,23 @@ pub fn k_parts(k: usize) -> usize {
         .unwrap_or(1)
 }
 
+/// The number of K-chunks [`split_k_product`] makes of a contraction of `k` whose AMP K-blocks
+/// hold `block` elements: the largest count up to [`MAX_K_PARTS`] whose chunks are whole
+/// blocks of at least [`MIN_K_CHUNK`] elements (a chunk with a tail of a block is copied into
+/// the product's panels element by element), else [`k_parts`].
+pub fn k_parts_of_blocks(k: usize, block: usize) -> usize {
+    (1..=MAX_K_PARTS.min(k / MIN_K_CHUNK).max(1))
+        .rev()
+        .find(|c| k.is_multiple_of(*c) && (k / c).is_multiple_of(block.max(1)))
+        .unwrap_or_else(|| k_parts(k))
+}
+
 /// `a · w`, flat (`[B, 1, M·N]`), for `a` `[B, M, K]`, `w` `[B, K, N]` whose rows M are few:
 /// K is split into
-/// [`k_parts`] chunks that run as separate batch entries, so the product spreads over the chip
-/// instead of streaming all of K through a few tiles, and the partial products (f16) are
-/// summed by one more product, a row of ones (`derived::HEAD_ONES`) times the chunks.
+/// [`k_parts_of_blocks`] chunks that run as separate batch entries, so the product spreads over
+/// the chip instead of streaming all of K through a few tiles, and the partial products (f16)
+/// are summed by one more product, a row of ones (`derived::HEAD_ONES`) times the chunks, one
+/// for every row of `a` (each row's sums in blocks that start at the row).
 ///
 /// Numerics: each chunk accumulates in the AMP and is rounded to f16; the sum accumulates the
 /// rounded chunks in f32 and rounds once more.
@@ -185,7 +222,12 @@ fn split_k_product(
         // Not rank 3: the plain product reports the shapes.
         return b.batched_matmul(label, a, w);
     };
-    let c = k_parts(k);
+    // Whole AMP K-blocks: 32 FP8 elements, 16 f16 (`tessera_kernels::gemm`).
+    let block = match b.ty(w).map(|t| t.dtype) {
+        Some(DType::Fp8 { .. }) => 32,
+        Some(DType::F16 | DType::F32) | None => 16,
+    };
+    let c = k_parts_of_blocks(k, block);
     if c == 1 {
         let y = b.batched_matmul(label, a, w)?;
         return b.reshape(&format!("{label}.flat"), y, [bn, 1, m * n]);
@@ -196,13 +238,24 @@ fn split_k_product(
     let a = b.reshape(&format!("{label}.a.parts"), a, [bn * c, m, kc])?;
     let w = b.reshape(&format!("{label}.w.parts"), w, [bn * c, kc, n])?;
     let parts = b.batched_matmul(&format!("{label}.parts"), a, w)?;
-    let parts = b.reshape(&format!("{label}.parts.rows"), parts, [bn, c, m * n])?;
+    // The chunks of every row of `a` side by side: `[bn·m, c, n]`.
+    let parts = if m == 1 {
+        b.reshape(&format!("{label}.parts.rows"), parts, [bn, c, n])?
+    } else {
+        let p = b.reshape(&format!("{label}.parts.split"), parts, [bn, c, m, n])?;
+        let p = b.transpose(&format!("{label}.parts.t"), p, &[0, 2, 1, 3])?;
+        b.reshape(&format!("{label}.parts.rows"), p, [bn * m, c, n])?
+    };
     let ones = match *ones {
         Some(h) => h,
         None => *ones.insert(b.weight(super::derived::HEAD_ONES, DType::F16, [MAX_K_PARTS])?),
     };
     let ones = b.slice(&format!("{label}.ones"), ones, 0, 0, c)?;
     let ones = b.reshape(&format!("{label}.ones.row"), ones, [1, 1, c])?;
-    let ones = b.broadcast(&format!("{label}.ones.batch"), ones, [bn, 1, c])?;
-    b.batched_matmul(label, ones, parts)
+    let ones = b.broadcast(&format!("{label}.ones.batch"), ones, [bn * m, 1, c])?;
+    let sums = b.batched_matmul(label, ones, parts)?;
+    if m == 1 {
+        return Ok(sums);
+    }
+    b.reshape(&format!("{label}.rows.flat"), sums, [bn, 1, m * n])
 }
