@@ -238,6 +238,11 @@ impl GraphBuilder {
         self.push(Op::AttentionCombine { parts, stats }, label)
     }
 
+    /// The parts of every row summed: `x [..., C, D]` → `[..., D]` (see [`Op::SumParts`]).
+    pub fn sum_parts(&mut self, label: &str, x: ValueHandle) -> Result<ValueHandle, GraphError> {
+        self.push(Op::SumParts { x }, label)
+    }
+
     /// Converts `x` to `to`.
     pub fn cast(
         &mut self,

@@ -88,6 +88,7 @@ fn write_graph(out: &mut impl Write, graph: &Graph, indent: usize) -> fmt::Resul
             Op::AttentionCombine { parts, stats } => {
                 format!("attention_combine {}, {}", v(*parts), v(*stats))
             }
+            Op::SumParts { x } => format!("sum_parts {}", v(*x)),
             Op::Cast { x, .. } => format!("cast {}", v(*x)),
             Op::Reshape { x, .. } => format!("reshape {}", v(*x)),
             Op::Transpose { x, perm } => format!("transpose {}, perm={perm:?}", v(*x)),

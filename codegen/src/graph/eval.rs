@@ -235,6 +235,16 @@ fn eval_graph(
                 }
                 out
             }
+            Op::SumParts { x } => {
+                let dims = shape(*x).dims();
+                let (c, d) = (dims[dims.len() - 2], dims[dims.len() - 1]);
+                vals[x.index()]
+                    .chunks(c * d)
+                    .flat_map(|row| {
+                        (0..d).map(move |k| q((0..c).map(|j| row[j * d + k] as f64).sum()))
+                    })
+                    .collect()
+            }
             Op::Cast { x, .. } => vals[x.index()].iter().map(|&v| q(v as f64)).collect(),
             Op::Reshape { x, .. } => vals[x.index()].clone(),
             Op::Broadcast { x, .. } => {

@@ -33,6 +33,7 @@ macro_rules! kernel_op {
             | $crate::graph::Op::Softmax { .. }
             | $crate::graph::Op::SoftmaxPart { .. }
             | $crate::graph::Op::AttentionCombine { .. }
+            | $crate::graph::Op::SumParts { .. }
             | $crate::graph::Op::Cast { .. }
     };
 }
@@ -94,6 +95,9 @@ pub enum Op {
         parts: ValueHandle,
         stats: ValueHandle,
     },
+    /// The parts of every row summed column by column: `x [..., C, D]` → `[..., D]`, f16, each
+    /// column's sum in f32 in order and rounded once (the K-chunks of a product split along K).
+    SumParts { x: ValueHandle },
     /// Conversion to another dtype.
     Cast { x: ValueHandle, to: DType },
     /// Same elements in the same row-major order, new shape.
@@ -154,6 +158,7 @@ impl Op {
             Op::Softmax { .. } => "softmax",
             Op::SoftmaxPart { .. } => "softmax_part",
             Op::AttentionCombine { .. } => "attention_combine",
+            Op::SumParts { .. } => "sum_parts",
             Op::Cast { .. } => "cast",
             Op::Reshape { .. } => "reshape",
             Op::Transpose { .. } => "transpose",
@@ -182,6 +187,7 @@ impl Op {
             Op::Gelu { x }
             | Op::Softmax { x, .. }
             | Op::SoftmaxPart { x, .. }
+            | Op::SumParts { x }
             | Op::Cast { x, .. }
             | Op::Reshape { x, .. }
             | Op::Transpose { x, .. }
@@ -223,6 +229,7 @@ impl Op {
             Op::Gelu { x }
             | Op::Softmax { x, .. }
             | Op::SoftmaxPart { x, .. }
+            | Op::SumParts { x }
             | Op::Cast { x, .. }
             | Op::Reshape { x, .. }
             | Op::Transpose { x, .. }

@@ -56,6 +56,10 @@ pub enum ShapeRule {
 pub const ATTENTION_COMBINE_MAX_BLOCKS: usize =
     tessera_kernels::elementwise::attention_combine::MAX_BLOCKS;
 
+/// The most parts an [`Op::SumParts`](super::Op::SumParts) row may have (the kernel's case
+/// bound).
+pub const SUM_PARTS_MAX: usize = tessera_kernels::elementwise::sum_parts::MAX_PARTS;
+
 impl ShapeRule {
     /// What differs, for the message.
     pub fn what(self) -> &'static str {
@@ -447,6 +451,39 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
                     "parts",
                     tp.shape,
                     format!("{blocks} key blocks: at most {ATTENTION_COMBINE_MAX_BLOCKS}"),
+                ));
+            }
+            let mut dims = p[..rank - 2].to_vec();
+            dims.push(p[rank - 1]);
+            Ok(TensorType::new(DType::F16, Shape::new(dims)))
+        }
+        Op::SumParts { x } => {
+            let tx = ty(*x);
+            if tx.dtype != DType::F16 {
+                return Err(GraphError::DType {
+                    site,
+                    operand: "x",
+                    dtype: tx.dtype,
+                    expected: "f16",
+                });
+            }
+            let p = tx.shape.dims();
+            let rank = p.len();
+            if rank < 2 {
+                return Err(GraphError::Rank {
+                    site,
+                    operand: "x",
+                    expected: "≥ 2 ([..., C, D])",
+                    shape: tx.shape.clone(),
+                });
+            }
+            let parts = p[rank - 2];
+            if parts > SUM_PARTS_MAX {
+                return Err(attr(
+                    &site,
+                    "x",
+                    tx.shape.clone(),
+                    format!("{parts} parts: at most {SUM_PARTS_MAX}"),
                 ));
             }
             let mut dims = p[..rank - 2].to_vec();

@@ -313,6 +313,21 @@ impl Distribution {
         Distribution::new(shape, bounds, self.tiles.clone())
     }
 
+    /// The same blocks on the same tiles over a value with one more dimension, `extent` long
+    /// and whole, inserted at `at`: the operand of an op that reduces that dimension away.
+    pub fn with_whole_dim(&self, at: usize, extent: u32) -> Result<Distribution, LayoutError> {
+        if at > self.rank() || self.rank() >= MAX_RANK {
+            return Err(LayoutError::Rank {
+                rank: self.rank() + 1,
+            });
+        }
+        let mut shape = self.shape.clone();
+        shape.insert(at, extent);
+        let mut bounds = self.bounds.clone();
+        bounds.insert(at, vec![0, extent]);
+        Distribution::new(shape, bounds, self.tiles.clone())
+    }
+
     /// Whether dimension `dim` is one block.
     pub fn is_whole(&self, dim: usize) -> bool {
         self.bounds.get(dim).is_some_and(|b| b.len() == 2)

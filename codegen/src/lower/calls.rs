@@ -20,6 +20,7 @@ pub enum ComputeKind {
     Softmax { scale: f32 },
     SoftmaxPart { scale: f32 },
     AttentionCombine,
+    SumParts,
     LayerNorm { eps: f32 },
     Cast,
 }
@@ -210,6 +211,29 @@ pub fn compute_calls(
                 part_stride: width as usize,
                 row_stride: (blocks * width) as usize,
                 stats_row: (blocks * sm.row_elements()) as usize,
+            })
+        }
+        ComputeKind::SumParts => {
+            let [x] = operands else {
+                return Err("sum_parts has one operand".into());
+            };
+            let xm = map(x)?;
+            let xp = xm.padded();
+            let parts = xp[xp.len() - 2];
+            let width = xm.row_elements();
+            if width != om.row_elements() || !width.is_multiple_of(4) {
+                return Err(format!(
+                    "sum_parts: parts of {width} values padded, output rows of {}: both must be \
+                     the same multiple of 4",
+                    om.row_elements()
+                ));
+            }
+            KernelParams::SumParts(tessera_kernels::elementwise::sum_parts::Shape {
+                rows: rows_of(&om) as usize,
+                parts: parts as usize,
+                groups: (width / 4) as usize,
+                part_stride: width as usize,
+                row_stride: (parts * width) as usize,
             })
         }
         ComputeKind::LayerNorm { eps } => KernelParams::LayerNorm {

@@ -160,6 +160,10 @@ impl Lower<'_> {
                 let (p, s) = (*parts, *stats);
                 self.compute(ComputeKind::AttentionCombine, &[p, s], None)?;
             }
+            MidOp::SumParts { x } => {
+                let x = *x;
+                self.compute(ComputeKind::SumParts, &[x], None)?;
+            }
             MidOp::Cast { x } => {
                 let x = *x;
                 self.compute(ComputeKind::Cast, &[x], None)?;

@@ -54,7 +54,8 @@ pub fn dump(program: &MidProgram) -> String {
             | MidOp::Add { .. }
             | MidOp::Gelu { .. }
             | MidOp::Cast { .. }
-            | MidOp::AttentionCombine { .. } => String::new(),
+            | MidOp::AttentionCombine { .. }
+            | MidOp::SumParts { .. } => String::new(),
         };
         let shape: Vec<String> = node.shape.iter().map(u32::to_string).collect();
         let _ = writeln!(

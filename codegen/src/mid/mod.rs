@@ -28,6 +28,7 @@
 //! | `Softmax { x, scale }` | → | last dimension whole; row-major; result `RowMajor{4}` |
 //! | `SoftmaxPart { x, scale }` | `[.., K]` → `[.., K + 4]` | x and the result have the same blocks of the leading dimensions, the last whole; x row-major (row % 4 == 0); result `RowMajor{4}` |
 //! | `AttentionCombine { parts, stats }` | `[.., C, D]`, `[.., C, 2]` → `[.., D]` | the result's blocks of the leading dimensions, C and D whole, on the same tiles; parts and result `RowMajor{8}`, stats dense |
+//! | `SumParts { x }` | `[.., C, D]` → `[.., D]` | x has the result's blocks with C whole inserted before the last dimension, on the same tiles; x and the result `RowMajor{8}` f16 |
 //! | `LayerNorm { x, gamma, beta, eps }` | → | last dimension whole, dense rows; gamma and beta f32 on `t` |
 //! | `Cast { x }` | → | x has the result's distribution and order (f32 → f16, f16 → FP8) |
 //! | `Output { x, tensor, view }` | x → | the host reads graph output `tensor` (its shape) through `view` |
@@ -99,6 +100,9 @@ pub enum MidOp {
         parts: MidId,
         stats: MidId,
     },
+    SumParts {
+        x: MidId,
+    },
     LayerNorm {
         x: MidId,
         gamma: MidId,
@@ -128,6 +132,7 @@ impl MidOp {
             MidOp::Softmax { .. } => "softmax",
             MidOp::SoftmaxPart { .. } => "softmax_part",
             MidOp::AttentionCombine { .. } => "attention_combine",
+            MidOp::SumParts { .. } => "sum_parts",
             MidOp::LayerNorm { .. } => "layernorm",
             MidOp::Cast { .. } => "cast",
             MidOp::Output { .. } => "output",
@@ -141,6 +146,7 @@ impl MidOp {
             | MidOp::Gelu { x }
             | MidOp::Softmax { x, .. }
             | MidOp::SoftmaxPart { x, .. }
+            | MidOp::SumParts { x }
             | MidOp::Cast { x }
             | MidOp::Output { x, .. } => vec![*x],
             MidOp::AttentionCombine { parts, stats } => vec![*parts, *stats],
@@ -158,6 +164,7 @@ impl MidOp {
             | MidOp::Gelu { x }
             | MidOp::Softmax { x, .. }
             | MidOp::SoftmaxPart { x, .. }
+            | MidOp::SumParts { x }
             | MidOp::Cast { x }
             | MidOp::Output { x, .. } => *x = f(*x),
             MidOp::AttentionCombine { parts, stats } => {
@@ -194,6 +201,7 @@ impl MidOp {
             | MidOp::Softmax { .. }
             | MidOp::SoftmaxPart { .. }
             | MidOp::AttentionCombine { .. }
+            | MidOp::SumParts { .. }
             | MidOp::LayerNorm { .. }
             | MidOp::Cast { .. } => true,
         }

@@ -378,6 +378,27 @@ impl Checker<'_> {
                     );
                 }
             }
+            MidOp::SumParts { x } => {
+                let x = self.operand(*x);
+                let rank = node.shape.len();
+                let ok = x.shape.len() == rank + 1 && x.shape[rank] == node.shape[last];
+                if !ok {
+                    return Err(self.fail(76, "sum_parts takes [.., C, D] to [.., D]"));
+                }
+                let want = node.layout.dist.with_whole_dim(last, x.shape[last]).ok();
+                if want.as_ref() != Some(&x.layout.dist) {
+                    return Err(self.fail(
+                        77,
+                        "sum_parts' parts must have the result's blocks with all parts, on its tiles",
+                    ));
+                }
+                if x.layout.order != (Order::RowMajor { align: 8 })
+                    || node.layout.order != (Order::RowMajor { align: 8 })
+                    || [x.dtype(), node.dtype()] != [DType::F16; 2]
+                {
+                    return Err(self.fail(78, "sum_parts reads and writes f16 in rows of 8s"));
+                }
+            }
             MidOp::LayerNorm { x, gamma, beta, .. } => {
                 let x = self.operand(*x);
                 self.same_layout(70, "x", x)?;

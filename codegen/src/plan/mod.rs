@@ -400,6 +400,7 @@ pub fn compute_kind(graph: &Graph, h: ValueHandle) -> Option<ComputeKind> {
         Op::Softmax { scale, .. } => ComputeKind::Softmax { scale: *scale },
         Op::SoftmaxPart { scale, .. } => ComputeKind::SoftmaxPart { scale: *scale },
         Op::AttentionCombine { .. } => ComputeKind::AttentionCombine,
+        Op::SumParts { .. } => ComputeKind::SumParts,
         Op::LayerNorm { eps, .. } => ComputeKind::LayerNorm { eps: *eps },
         Op::Cast { .. } => ComputeKind::Cast,
         Op::Input { .. }

@@ -720,6 +720,25 @@ pub fn strategies(
                 });
             }
         }
+        Op::SumParts { x } => {
+            needs_f16(graph, h, *x, "x")?;
+            let xd = value_dims(graph, *x);
+            let parts = xd[xd.len() - 2];
+            // The result in whole rows or rows × column blocks; each tile receives all parts of
+            // its block.
+            for d in row_spreads(ctx, &shape, Spread::Elements) {
+                let Ok(p) = d.with_whole_dim(rank - 1, parts) else {
+                    continue;
+                };
+                out.push(Strategy {
+                    label: spread_label(&d),
+                    kind: StrategyKind::Rows,
+                    out: lay(d, Order::RowMajor { align: 8 }, DType::F16),
+                    operands: vec![lay(p, Order::RowMajor { align: 8 }, DType::F16)],
+                    stored: Vec::new(),
+                });
+            }
+        }
         Op::LayerNorm { x, gamma, beta, .. } => {
             needs_f16(graph, h, *x, "x")?;
             for p in [*gamma, *beta] {

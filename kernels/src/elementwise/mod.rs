@@ -10,6 +10,7 @@ mod gelu;
 mod softmax;
 pub mod softmax_part;
 pub mod softmax_seg;
+pub mod sum_parts;
 
 use crate::Kernel;
 
@@ -20,6 +21,7 @@ pub use gelu::{Gelu, Output as GeluOutput};
 pub use softmax::Softmax;
 pub use softmax_part::SoftmaxPart;
 pub use softmax_seg::SoftmaxSeg;
+pub use sum_parts::SumParts;
 
 /// The kernels of this family.
 pub fn kernels() -> Vec<&'static dyn Kernel> {
@@ -33,6 +35,7 @@ pub fn kernels() -> Vec<&'static dyn Kernel> {
         &SoftmaxSeg,
         &SoftmaxPart,
         &AttentionCombine,
+        &SumParts,
     ]
 }
 

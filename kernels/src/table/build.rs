@@ -99,6 +99,11 @@ impl KernelParams {
                     return fail(reason);
                 }
             }
+            KernelParams::SumParts(shape) => {
+                if let Err(reason) = shape.check() {
+                    return fail(reason);
+                }
+            }
             KernelParams::BiasAdd { rows, cols } => {
                 if rows == 0 || cols == 0 || cols % 4 != 0 {
                     return fail(format!("{rows} rows of {cols} (needs cols % 4 == 0)"));
@@ -193,6 +198,7 @@ impl KernelParams {
             | KernelParams::Softmax { .. }
             | KernelParams::SoftmaxPart { .. }
             | KernelParams::AttentionCombine(_)
+            | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. } => Ok(self.build()),
@@ -289,6 +295,7 @@ impl KernelParams {
             KernelParams::AttentionCombine(shape) => {
                 crate::elementwise::attention_combine::compiler_case(shape)
             }
+            KernelParams::SumParts(shape) => crate::elementwise::sum_parts::compiler_case(shape),
             KernelParams::BiasAdd { rows, cols } => {
                 crate::elementwise::bias_add_case(rows as usize, cols as usize)
             }

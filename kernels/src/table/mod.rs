@@ -35,6 +35,7 @@ pub enum KernelId {
     SoftmaxSegF16,
     SoftmaxPartF16,
     AttentionCombineF16,
+    SumPartsF16,
     BiasAddF16,
     ResidualAddF16,
     GeluF16,
@@ -63,6 +64,7 @@ impl KernelId {
         KernelId::SoftmaxSegF16,
         KernelId::SoftmaxPartF16,
         KernelId::AttentionCombineF16,
+        KernelId::SumPartsF16,
         KernelId::LayerNormF16,
         KernelId::LayerNormFp8,
         KernelId::AddLayerNormMoments,
@@ -79,7 +81,7 @@ impl KernelId {
     pub fn kernel(self) -> &'static dyn Kernel {
         use crate::elementwise::{
             AttentionCombine, BiasAdd, CastPanels, Gelu, GeluOutput, Softmax, SoftmaxPart,
-            SoftmaxSeg,
+            SoftmaxSeg, SumParts,
         };
         static GELU_F16: Gelu = Gelu(GeluOutput::F16);
         static GELU_FP8: Gelu = Gelu(GeluOutput::Fp8);
@@ -96,6 +98,7 @@ impl KernelId {
             KernelId::SoftmaxSegF16 => &SoftmaxSeg,
             KernelId::SoftmaxPartF16 => &SoftmaxPart,
             KernelId::AttentionCombineF16 => &AttentionCombine,
+            KernelId::SumPartsF16 => &SumParts,
             KernelId::BiasAddF16 => &BiasAdd,
             KernelId::ResidualAddF16 => &crate::residual_add::ResidualAdd,
             KernelId::GeluF16 => &GELU_F16,
@@ -189,6 +192,9 @@ pub enum KernelParams {
     /// The key blocks of an attention combined (`attention_combine_f16`): rows of partial
     /// outputs and their (m16, l16) statistics.
     AttentionCombine(crate::elementwise::attention_combine::Shape),
+    /// The parts of every row summed column by column (`sum_parts_f16`): the K-chunks of a
+    /// product split along K.
+    SumParts(crate::elementwise::sum_parts::Shape),
     /// `x[r, c] += bias[c]` over `rows × cols` halves (cols % 4 == 0).
     BiasAdd {
         rows: u32,
@@ -323,6 +329,7 @@ impl KernelParams {
             }
             KernelParams::SoftmaxPart { .. } => KernelId::SoftmaxPartF16,
             KernelParams::AttentionCombine(_) => KernelId::AttentionCombineF16,
+            KernelParams::SumParts(_) => KernelId::SumPartsF16,
             KernelParams::BiasAdd { .. } => KernelId::BiasAddF16,
             KernelParams::ResidualAdd { .. } => KernelId::ResidualAddF16,
             KernelParams::Gelu { out, .. } => match out {
@@ -430,6 +437,7 @@ impl KernelParams {
             | KernelParams::Softmax { .. }
             | KernelParams::SoftmaxPart { .. }
             | KernelParams::AttentionCombine(_)
+            | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
@@ -452,6 +460,7 @@ impl KernelParams {
             | KernelParams::Softmax { .. }
             | KernelParams::SoftmaxPart { .. }
             | KernelParams::AttentionCombine(_)
+            | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
@@ -640,6 +649,7 @@ impl KernelParams {
             | KernelParams::Softmax { .. }
             | KernelParams::SoftmaxPart { .. }
             | KernelParams::AttentionCombine(_)
+            | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }

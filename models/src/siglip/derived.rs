@@ -1,8 +1,8 @@
 //! Weights the compiled graph reads that no checkpoint holds, derived on the host from the
 //! checkpoint's own tensors: each layer's projections with its heads padded to whole AMP
 //! channel blocks and the attention scale folded into the queries ([`qkv_heads`]), the pooling
-//! head's score weight, its output bias with the value bias folded in, and a row of ones its
-//! split products sum their partial products with.
+//! head's score weight, its output bias with the value bias folded in, and the layers' and
+//! the head's MLPs padded to whole FP8 K-blocks.
 //!
 //! The head's query is the probe, a constant of the checkpoint, so for head `h` with columns
 //! `c ∈ h` of the projections the score of key token `x` is
@@ -31,10 +31,6 @@ pub const HEAD_SCORE_WEIGHT: &str = "vision_model.head.attention.score_weight";
 /// the head pools the tokens before the value projection, and the pooling weights sum to 1, so
 /// the value bias reaches the output as this constant.
 pub const HEAD_OUT_BIAS_FOLDED: &str = "vision_model.head.attention.out_proj.bias_folded";
-
-/// A row of [`crate::siglip::graph::MAX_K_PARTS`] ones: the head's products of few rows split
-/// their contraction into chunks and sum the partial products with it.
-pub const HEAD_ONES: &str = "vision_model.head.ones";
 
 fn tensor<'s>(
     store: &'s WeightStore,
@@ -322,11 +318,6 @@ pub fn add_derived_weights(
             store.insert(HEAD_FC1_BIAS_PADDED, b1);
             store.insert(HEAD_FC2_WEIGHT_PADDED, w2);
         }
-        let n = super::graph::MAX_K_PARTS;
-        let ones = HostTensor::new([n], vec![1.0; n]).map_err(|e| WeightError::Corrupt {
-            message: format!("{HEAD_ONES}: {e}"),
-        })?;
-        store.insert(HEAD_ONES, ones);
     }
     Ok(())
 }

@@ -53,8 +53,7 @@ pub(super) fn pooling_head(
     // (729 is odd: rows cut from one flat run of `heads × tokens` would land a half-word off).
     let xt = b.reshape("head.scores.x3", hidden, [n, t, d])?;
     let xt = b.transpose("head.scores.xt", xt, &[0, 2, 1])?;
-    let mut ones = None;
-    let scores = split_k_product(b, "head.scores", ws, xt, &mut ones)?;
+    let scores = split_k_product(b, "head.scores", ws, xt)?;
     let scores = b.reshape("head.scores.heads", scores, [n, heads, t])?;
     let probs = b.softmax("head.probs", scores, 1.0)?;
     // With one query, a head's context is `Σ_t p_t (x_t W_v,h + b_v,h) = (Σ_t p_t x_t) W_v,h +
@@ -62,10 +61,10 @@ pub(super) fn pooling_head(
     // 16 rows instead of the values of every token, and the value projection acts on one
     // pooled row per head. The value bias goes through the output projection on the host
     // (`derived::HEAD_OUT_BIAS_FOLDED` = b_v W_o + b_o). Every product here has few rows, so
-    // each splits K over the chip ([`split_k_product`]); their sums come out flat,
-    // `[1, 1, rows·N]`, and the ops after them follow that layout.
+    // each splits K over the chip ([`split_k_product`]); their sums come out as rows,
+    // `[rows, N]`.
     let tokens = b.reshape("head.tokens", hidden, [n, t, d])?;
-    let pooled = split_k_product(b, "head.pooled", probs, tokens, &mut ones)?;
+    let pooled = split_k_product(b, "head.pooled", probs, tokens)?;
     // The value projection stays f16 whatever the precision: a pooled row cast to FP8 carries
     // its rounding whole, where the tokens' own FP8 errors averaged out over the pooling
     // (pooler relative rms 8.12e-2 with FP8 here at So400m batch 2, 7.68e-2 before), and the
@@ -75,11 +74,10 @@ pub(super) fn pooling_head(
     let wv = b.weight(names::HEAD_V_WEIGHT, DType::F16, [d, d])?;
     let wv = b.reshape("head.v.weight.heads", wv, [d, heads, d / heads])?;
     let wv = b.transpose("head.v.weight.t", wv, &[1, 0, 2])?;
-    let context = split_k_product(b, "head.v", pooled, wv, &mut ones)?;
+    let context = split_k_product(b, "head.v", pooled, wv)?;
     let context = b.reshape("head.context.heads", context, [heads, n, d / heads])?;
     let context = b.transpose("head.context.t", context, &[1, 0, 2])?;
     let context = b.reshape("head.context.rows", context, [n, d])?;
-    let flat = |b: &mut GraphBuilder, label: &str, x: ValueHandle| b.reshape(label, x, [n, d]);
     let o = few_rows_linear(
         b,
         precision,
@@ -89,16 +87,14 @@ pub(super) fn pooling_head(
             super::derived::HEAD_OUT_BIAS_FOLDED,
         ),
         context,
-        &mut ones,
     )?;
-    let o_rows = flat(b, "head.out_proj.rows", o)?;
     let ln = layer_norm(
         b,
         config,
         "head.layernorm",
         "",
         (names::HEAD_LN_WEIGHT, names::HEAD_LN_BIAS),
-        o_rows,
+        o,
     )?;
     // In FP8, the hidden width padded with zero units like each layer's (`derived::
     // HEAD_FC1_WEIGHT_PADDED`), so fc2's K chunks are whole FP8 K-blocks.
@@ -126,7 +122,7 @@ pub(super) fn pooling_head(
         out_features: f,
         fp8: precision.fp8_mlp,
     };
-    let m = few_rows_linear(b, precision, fc1, ln, &mut ones)?;
+    let m = few_rows_linear(b, precision, fc1, ln)?;
     let m = b.gelu("head.gelu", m)?;
     let fc2 = Dense {
         label: "head.fc2",
@@ -136,19 +132,17 @@ pub(super) fn pooling_head(
         out_features: d,
         fp8: precision.fp8_mlp,
     };
-    let m = few_rows_linear(b, precision, fc2, m, &mut ones)?;
-    let y = b.add("head.residual", o, m)?;
-    flat(b, "head.rows", y)
+    let m = few_rows_linear(b, precision, fc2, m)?;
+    b.add("head.residual", o, m)
 }
 
 /// A [`Dense`] layer of the pooling head (`x` with few rows, any shape of `rows × in` elements)
-/// as a [`split_k_product`]: the result and its bias flat, `[1, 1, rows·out]`.
+/// as a [`split_k_product`]: the result `[rows, out]`.
 fn few_rows_linear(
     b: &mut GraphBuilder,
     precision: &Precision,
     layer: Dense,
     x: ValueHandle,
-    ones: &mut Option<ValueHandle>,
 ) -> Result<ValueHandle, GraphError> {
     let (input, w) = layer.operands(b, precision, "", x)?;
     let Dense {
@@ -162,10 +156,8 @@ fn few_rows_linear(
     let rows = elements / in_features.max(1);
     let x3 = b.reshape(&format!("{label}.x3"), input, [1, rows, in_features])?;
     let w3 = b.reshape(&format!("{label}.w3"), w, [1, in_features, out_features])?;
-    let y = split_k_product(b, label, x3, w3, ones)?;
+    let y = split_k_product(b, label, x3, w3)?;
     let bias = b.weight(bias, DType::F32, [out_features])?;
-    let bias = b.broadcast(&format!("{label}.bias.rows"), bias, [rows, out_features])?;
-    let bias = b.reshape(&format!("{label}.bias.flat"), bias, [rows * out_features])?;
     b.bias_add(&format!("{label}.bias"), y, bias)
 }
 
@@ -196,23 +188,19 @@ pub fn k_parts_of_blocks(k: usize, block: usize) -> usize {
         .unwrap_or_else(|| k_parts(k))
 }
 
-/// `a · w`, flat (`[B, 1, M·N]`), for `a` `[B, M, K]`, `w` `[B, K, N]` whose rows M are few:
-/// K is split into
-/// [`k_parts_of_blocks`] chunks that run as separate batch entries, so the product spreads over
-/// the chip instead of streaming all of K through a few tiles, and the partial products (f16)
-/// are summed by one more product, a row of ones (`derived::HEAD_ONES`) times the chunks, one
-/// for every row of `a` (each row's sums in blocks that start at the row).
+/// `a · w` as rows, `[B·M, N]`, for `a` `[B, M, K]`, `w` `[B, K, N]` whose rows M are few: K is
+/// split into [`k_parts_of_blocks`] chunks that run as separate batch entries, so the product
+/// spreads over the chip instead of streaming all of K through a few tiles, and each row's
+/// partial products (f16) are summed column by column (`sum_parts`), its sums in blocks that
+/// start at the row.
 ///
-/// Numerics: each chunk accumulates in the AMP and is rounded to f16; the sum accumulates the
-/// rounded chunks in f32 and rounds once more.
-///
-/// `ones` holds the ones weight once a product has declared it (a weight is declared once).
+/// Numerics: each chunk accumulates in the AMP and is rounded to f16; the sum adds the rounded
+/// chunks in f32 in order and rounds once more.
 fn split_k_product(
     b: &mut GraphBuilder,
     label: &str,
     a: ValueHandle,
     w: ValueHandle,
-    ones: &mut Option<ValueHandle>,
 ) -> Result<ValueHandle, GraphError> {
     let dims = |b: &GraphBuilder, v: ValueHandle| -> Vec<usize> {
         b.ty(v).map(|t| t.shape.dims().to_vec()).unwrap_or_default()
@@ -230,7 +218,7 @@ fn split_k_product(
     let c = k_parts_of_blocks(k, block);
     if c == 1 {
         let y = b.batched_matmul(label, a, w)?;
-        return b.reshape(&format!("{label}.flat"), y, [bn, 1, m * n]);
+        return b.reshape(&format!("{label}.rows"), y, [bn * m, n]);
     }
     let kc = k / c;
     let a = b.reshape(&format!("{label}.a.chunks"), a, [bn, m, c, kc])?;
@@ -238,7 +226,7 @@ fn split_k_product(
     let a = b.reshape(&format!("{label}.a.parts"), a, [bn * c, m, kc])?;
     let w = b.reshape(&format!("{label}.w.parts"), w, [bn * c, kc, n])?;
     let parts = b.batched_matmul(&format!("{label}.parts"), a, w)?;
-    // The chunks of every row of `a` side by side: `[bn·m, c, n]`.
+    // The chunks of every row of `a` side by side, `[bn·m, c, n]`, summed column by column.
     let parts = if m == 1 {
         b.reshape(&format!("{label}.parts.rows"), parts, [bn, c, n])?
     } else {
@@ -246,16 +234,5 @@ fn split_k_product(
         let p = b.transpose(&format!("{label}.parts.t"), p, &[0, 2, 1, 3])?;
         b.reshape(&format!("{label}.parts.rows"), p, [bn * m, c, n])?
     };
-    let ones = match *ones {
-        Some(h) => h,
-        None => *ones.insert(b.weight(super::derived::HEAD_ONES, DType::F16, [MAX_K_PARTS])?),
-    };
-    let ones = b.slice(&format!("{label}.ones"), ones, 0, 0, c)?;
-    let ones = b.reshape(&format!("{label}.ones.row"), ones, [1, 1, c])?;
-    let ones = b.broadcast(&format!("{label}.ones.batch"), ones, [bn * m, 1, c])?;
-    let sums = b.batched_matmul(label, ones, parts)?;
-    if m == 1 {
-        return Ok(sums);
-    }
-    b.reshape(&format!("{label}.rows.flat"), sums, [bn, 1, m * n])
+    b.sum_parts(label, parts)
 }
