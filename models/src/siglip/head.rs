@@ -64,6 +64,18 @@ pub(super) fn pooling_head(
     // each splits K over the chip ([`split_k_product`]); their sums come out as rows,
     // `[rows, N]`.
     let tokens = b.reshape("head.tokens", hidden, [n, t, d])?;
+    // The tokens (the pooling's K) padded with zero probabilities and zero tokens to whole
+    // chunks of whole f16 K-blocks ([`pooling_tokens`]: So400m's 729 → 768, 12 chunks of 64),
+    // so the chunks reach the products' panels and `$CWEI` order in words, not elements.
+    let tp = pooling_tokens(t);
+    let (probs, tokens) = if tp == t {
+        (probs, tokens)
+    } else {
+        (
+            b.pad("head.probs.padded", probs, 2, tp)?,
+            b.pad("head.tokens.padded", tokens, 1, tp)?,
+        )
+    };
     let pooled = split_k_product(b, "head.pooled", probs, tokens)?;
     // The value projection stays f16 whatever the precision: a pooled row cast to FP8 carries
     // its rounding whole, where the tokens' own FP8 errors averaged out over the pooling
@@ -161,6 +173,18 @@ fn few_rows_linear(
     b.bias_add(&format!("{label}.bias"), y, bias)
 }
 
+/// The token count the head's pooling product runs at: `t` when [`k_parts_of_blocks`] finds
+/// chunks of whole f16 K-blocks for it, else `t` rounded up to a multiple of [`MIN_K_CHUNK`]
+/// (So400m/14: 729 → 768).
+pub fn pooling_tokens(t: usize) -> usize {
+    let c = k_parts_of_blocks(t, 16);
+    if (t / c).is_multiple_of(16) {
+        t
+    } else {
+        t.next_multiple_of(MIN_K_CHUNK)
+    }
+}
+
 /// Largest number of K-chunks [`split_k_product`] makes.
 pub const MAX_K_PARTS: usize = 32;
 
@@ -235,4 +259,33 @@ fn split_k_product(
         b.reshape(&format!("{label}.parts.rows"), p, [bn * m, c, n])?
     };
     b.sum_parts(label, parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunks are whole AMP K-blocks where the contraction allows, and the pooling's tokens are
+    /// padded until it does.
+    #[test]
+    fn chunks_are_whole_k_blocks_and_the_tokens_pad_to_them() {
+        // So400m's hidden size: 18 chunks of 64 (two FP8 blocks, four f16 ones).
+        assert_eq!(k_parts_of_blocks(1152, 32), 18);
+        assert_eq!(k_parts_of_blocks(1152, 16), 18);
+        // The padded MLP width in FP8: 17 chunks of 256 (32 chunks of 136 would end mid-block).
+        assert_eq!(k_parts_of_blocks(4352, 32), 17);
+        // 729 tokens have no whole-block split: the count falls back to k_parts (9 of 81) and
+        // the pooling pads them to 768, 12 chunks of 64.
+        assert_eq!(k_parts_of_blocks(729, 16), k_parts(729));
+        assert_eq!(pooling_tokens(729), 768);
+        assert_eq!(k_parts_of_blocks(768, 16), 12);
+        // The built-in tower's 64 tokens are one whole chunk already.
+        assert_eq!(pooling_tokens(64), 64);
+        for k in [64usize, 256, 729, 768, 1152, 4304, 4352] {
+            for block in [16usize, 32] {
+                let c = k_parts_of_blocks(k, block);
+                assert!(k.is_multiple_of(c) && c <= MAX_K_PARTS, "{k} {block}: {c}");
+            }
+        }
+    }
 }
