@@ -424,6 +424,20 @@ mod tests {
     }
 
     #[test]
+    fn sum_parts_reduces_the_parts_dimension_of_f16_only() {
+        let mut b = GraphBuilder::new();
+        let x = b.input("x", DType::F16, [3, 18, 16]).unwrap();
+        let y = b.sum_parts("sum", x).unwrap();
+        assert_eq!(b.ty(y).unwrap().to_string(), "f16[3, 16]");
+        let f = b.input("f", DType::F32, [18, 16]).unwrap();
+        assert!(msg(b.sum_parts("sum32", f)).contains("f16"));
+        let v = b.input("v", DType::F16, [16]).unwrap();
+        assert!(msg(b.sum_parts("sum1", v)).contains("[..., C, D]"));
+        let many = b.input("many", DType::F16, [65, 4]).unwrap();
+        assert!(msg(b.sum_parts("sum65", many)).contains("65 parts"));
+    }
+
+    #[test]
     fn e001_unknown_value() {
         let mut b = GraphBuilder::new();
         let x = b.input("x", DType::F16, [4, 4]).unwrap();

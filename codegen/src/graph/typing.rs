@@ -397,14 +397,7 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
         }
         Op::SoftmaxPart { x, scale } => {
             let tx = ty(*x);
-            if tx.dtype != DType::F16 {
-                return Err(GraphError::DType {
-                    site,
-                    operand: "x",
-                    dtype: tx.dtype,
-                    expected: "f16",
-                });
-            }
+            f16_only(&site, "x", tx.dtype)?;
             if !(scale.is_finite() && *scale > 0.0) {
                 return Err(attr(&site, "scale", scale, "must be finite and > 0"));
             }
@@ -417,14 +410,7 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
         Op::AttentionCombine { parts, stats } => {
             let (tp, ts) = (ty(*parts), ty(*stats));
             for (operand, t) in [("parts", &tp), ("stats", &ts)] {
-                if t.dtype != DType::F16 {
-                    return Err(GraphError::DType {
-                        site,
-                        operand,
-                        dtype: t.dtype,
-                        expected: "f16",
-                    });
-                }
+                f16_only(&site, operand, t.dtype)?;
                 if t.shape.rank() < 3 {
                     return Err(GraphError::Rank {
                         site,
@@ -459,14 +445,7 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
         }
         Op::SumParts { x } => {
             let tx = ty(*x);
-            if tx.dtype != DType::F16 {
-                return Err(GraphError::DType {
-                    site,
-                    operand: "x",
-                    dtype: tx.dtype,
-                    expected: "f16",
-                });
-            }
+            f16_only(&site, "x", tx.dtype)?;
             let p = tx.shape.dims();
             let rank = p.len();
             if rank < 2 {
@@ -749,6 +728,19 @@ fn rank(
             operand,
             expected: ["0", "1", "2", "3"][expected],
             shape: shape.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// An operand the op's kernels read as f16 only.
+fn f16_only(site: &Site, operand: &'static str, dtype: DType) -> Result<(), GraphError> {
+    if dtype != DType::F16 {
+        return Err(GraphError::DType {
+            site: site.clone(),
+            operand,
+            dtype,
+            expected: "f16",
         });
     }
     Ok(())
