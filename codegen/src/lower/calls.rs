@@ -29,6 +29,28 @@ fn map(layout: &Layout) -> Result<ShardMap, String> {
     layout.shard_map().map_err(|e| e.to_string())
 }
 
+/// The blocks per row and the padded row width of an operand `[.., C, D]` whose C blocks of a
+/// row an op reduces to the result's row `[.., D]` (`attention_combine`, `sum_parts`): both rows
+/// padded alike, to a multiple of `multiple` elements.
+fn blocks_beside_rows(
+    op: &str,
+    blocks: &ShardMap,
+    out: &ShardMap,
+    multiple: u32,
+) -> Result<(u32, u32), String> {
+    let padded = blocks.padded();
+    let count = padded[padded.len().saturating_sub(2)];
+    let width = blocks.row_elements();
+    if width != out.row_elements() || !width.is_multiple_of(multiple) {
+        return Err(format!(
+            "{op}: blocks of {width} values padded, output rows of {}: both must be the same \
+             multiple of {multiple}",
+            out.row_elements()
+        ));
+    }
+    Ok((count, width))
+}
+
 /// Elements of a buffer (the padded box).
 fn elements(m: &ShardMap) -> u32 {
     m.bytes() / m.element_bytes()
@@ -195,15 +217,7 @@ pub fn compute_calls(
                 return Err("attention_combine has two operands".into());
             };
             let (pm, sm) = (map(parts)?, map(stats)?);
-            let pp = pm.padded();
-            let blocks = pp[pp.len() - 2];
-            let width = pm.row_elements();
-            if width != om.row_elements() || !width.is_multiple_of(8) {
-                return Err(format!(
-                    "attention_combine: blocks of {width} values padded, output rows of {}:                      both must be the same multiple of 8",
-                    om.row_elements()
-                ));
-            }
+            let (blocks, width) = blocks_beside_rows("attention_combine", &pm, &om, 8)?;
             KernelParams::AttentionCombine(tessera_kernels::elementwise::attention_combine::Shape {
                 rows: rows_of(&om) as usize,
                 blocks: blocks as usize,
@@ -217,17 +231,7 @@ pub fn compute_calls(
             let [x] = operands else {
                 return Err("sum_parts has one operand".into());
             };
-            let xm = map(x)?;
-            let xp = xm.padded();
-            let parts = xp[xp.len() - 2];
-            let width = xm.row_elements();
-            if width != om.row_elements() || !width.is_multiple_of(4) {
-                return Err(format!(
-                    "sum_parts: parts of {width} values padded, output rows of {}: both must be \
-                     the same multiple of 4",
-                    om.row_elements()
-                ));
-            }
+            let (parts, width) = blocks_beside_rows("sum_parts", &map(x)?, &om, 4)?;
             KernelParams::SumParts(tessera_kernels::elementwise::sum_parts::Shape {
                 rows: rows_of(&om) as usize,
                 parts: parts as usize,
