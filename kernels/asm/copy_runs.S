@@ -22,22 +22,20 @@
 //                  bit 3 STRIDED: R >= 2 and entry r = entry 0 + r * (entry 1 - entry 0) with
 //                        entry 0's bytes, no zero runs (the kernel reads entries 0 and 1 only);
 //                        with PACE both strides within -4088 .. 4088 bytes (10-bit atom fields)
-//   8 + 2w: first item of worker w     9 + 2w: its item count
-// Items are the (o, r) pairs numbered o*R + r, split in order (kernels/src/split.rs).
+//                  bits 4..8 K: the width of r in a worker's first item (R <= 2^K)
+//   8 + 2w: first item of worker w as (o << K) | r     9 + 2w: its item count
+// Items are the (o, r) pairs numbered o*R + r, split in order (kernels/src/split.rs); the
+// constructor writes each worker's first one as its (o, r) pair, so the kernel divides nothing.
 // Requirements: in 8-byte mode (4-byte mode) every base, stride, offset and length is a
 // multiple of 8 (4); bytes >= 8 (4) and bytes / 8 (4) <= 65535 (the rpt count); a src offset of
 // 0xFFFFFFFF (any value with bit 31 set) writes `bytes` zero bytes; runs do not overlap in dst;
-// src and dst do not overlap; O*R <= 2^20 (the division below); PACE addresses below 2 MiB.
-// Scratch: 20 bytes at $mworker_base. Memory: any region, no element constraint except PACE's.
+// src and dst do not overlap; O*R <= 2^20; PACE addresses below 2 MiB.
+// Scratch: none. Memory: any region, no element constraint except PACE's.
 // Code: 2.8 KB (one loop per mode).
 //
-// Set-up (about 42 bundles): (o, r) = divmod(first, R) without a divide instruction: first and
-// R become f32 exactly (OR 0x4B000000 = 2^23, then subtract 2^23), q = first * f32oox(R) is
-// within 1/8 of first / R (both roundings are relative 2^-24 and first < 2^20), adding 2^23
-// rounds it to an integer, which is floor(first / R) or one more; r = first - q R < 0 corrects.
-// Then src/dst bases of outer iteration o, the table pointer of run r, and a jump through
-// copy_runs_modes[flags & 15] to the mode's loop.
-//
+// Set-up (28 bundles): (o, r) of the worker's first item unpacked with K, then src/dst bases
+// of outer iteration o, the table pointer of run r, and a jump through copy_runs_modes[flags &
+// 15] to the mode's loop.
 // Loops (n = bytes / 8 in 8-byte mode, bytes / 4 in 4-byte mode; bundles per run):
 //   plain (4 and 8)   7 + 2n    ld32step x3 (src, dst, bytes), shr, brneg (zero run),
 //                               rpt n { ld ; st } with base+delta addressing, brnzdec
@@ -70,6 +68,7 @@
 #define V_DSTRIDE  6
 #define V_FLAGS    7
 #define V_SPLIT    8
+#define FLAGS_SHIFT 4
 
     .section .data.copy_runs_modes
     .align 4
@@ -92,38 +91,24 @@ copy_runs:
     { ld32 $m2, $mvertex_base, $m0, V_SPLIT ; fnop }       // first item
     { brz $m1, .Lexit ; fnop }
     { ld32 $m3, $mvertex_base, $mzero, V_R ; fnop }
-    { setzi $m4, 0x4B000 ; fnop }
-    { shl $m4, $m4, 12 ; fnop }                            // 0x4B000000 = 2^23 as f32
-    { or $m5, $m2, $m4 ; fnop }
-    { st32 $m5, $mworker_base, $mzero, 0 ; fnop }
-    { or $m5, $m3, $m4 ; fnop }
-    { st32 $m5, $mworker_base, $mzero, 1 ; fnop }
-    { st32 $m4, $mworker_base, $mzero, 2 ; fnop }
-    { st32 $m4, $mworker_base, $mzero, 3 ; fnop }
-    { ld64 $a0:1, $mworker_base, $mzero, 0 ; fnop }
-    { ld64 $a2:3, $mworker_base, $mzero, 1 ; fnop }
-    { ld32 $m9, $mvertex_base, $mzero, V_SRC ; f32v2sub $a0:1, $a0:1, $a2:3 }  // first, R
-    { ld32 $m10, $mvertex_base, $mzero, V_DST ; f32oox $a1, $a1 }
-    { ld32 $m11, $mvertex_base, $mzero, V_TABLE ; f32mul $a0, $a0, $a1 }
-    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; f32add $a0, $a0, $a2 }
-    { ld32 $m8, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
-    { atom $m5, $a0 ; fnop }
-    { sub $m5, $m5, $m4 ; fnop }                           // o, or o + 1
-    { mul $m6, $m5, $m3 ; fnop }
-    { sub $m6, $m2, $m6 ; fnop }                           // first - o R
-    { shrs $m2, $m6, 31 ; fnop }                           // -1: o was one too many
-    { and $m7, $m3, $m2 ; fnop }
-    { add $m6, $m6, $m7 ; fnop }                           // r
-    { add $m5, $m5, $m2 ; fnop }                           // o
-    { mul $m7, $m5, $m0 ; fnop }
-    { add $m9, $m9, $m7 ; fnop }                           // src of outer iteration o
-    { mul $m7, $m5, $m8 ; fnop }
-    { add $m10, $m10, $m7 ; fnop }                         // dst of outer iteration o
-    { mul $m7, $m6, 12 ; fnop }
-    { add $m11, $m11, $m7 ; fnop }                         // entry r
-    { sub $m2, $m3, $m6 ; fnop }                           // runs left in outer iteration o
     { ld32 $m7, $mvertex_base, $mzero, V_FLAGS ; fnop }
-    { and $m7, $m7, 15 ; fnop }
+    { ld32 $m9, $mvertex_base, $mzero, V_SRC ; fnop }
+    { ld32 $m10, $mvertex_base, $mzero, V_DST ; fnop }
+    { ld32 $m11, $mvertex_base, $mzero, V_TABLE ; fnop }
+    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
+    { shr $m4, $m7, FLAGS_SHIFT ; fnop }                   // K
+    { shr $m5, $m2, $m4 ; fnop }                           // o
+    { shl $m6, $m5, $m4 ; fnop }
+    { sub $m6, $m2, $m6 ; fnop }                           // r
+    { and $m7, $m7, 15 ; fnop }                            // the mode
+    { mul $m4, $m5, $m0 ; fnop }
+    { add $m9, $m9, $m4 ; fnop }                           // src of outer iteration o
+    { mul $m4, $m5, $m8 ; fnop }
+    { add $m10, $m10, $m4 ; fnop }                         // dst of outer iteration o
+    { mul $m4, $m6, 12 ; fnop }
+    { add $m11, $m11, $m4 ; fnop }                         // entry r
+    { sub $m2, $m3, $m6 ; fnop }                           // runs left in outer iteration o
     { setzi $m6, copy_runs_modes ; fnop }
     { ld32 $m7, $m6, $mzero, $m7 ; fnop }
     { br $m7 ; fnop }

@@ -28,7 +28,7 @@
 // as in copy_runs.S). Scratch: 16 bytes at $mworker_base. Memory: any region, no element
 // constraints (one access per bundle).
 //
-// Set-up (48 bundles): (o, w) = divmod(first, W) in f32 exactly as copy_runs.S does, the
+// Set-up (48 bundles): (o, w) = divmod(first, W) in f32 exactly (`items::f32_divmod`), the
 // bases of outer iteration o, the table pointer of entry w, and a jump through
 // gather_elements_modes[4 NOZERO + 2 STRIDED + (E == 1)].
 // Loops (bundles per destination word; every bundle makes one memory access):

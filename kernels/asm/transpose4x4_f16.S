@@ -24,7 +24,7 @@
 // destination byte; src and dst do not overlap; O*B <= 2^20 (the set-up's division).
 // Scratch: 16 bytes at $mworker_base. Memory: any region (one access per bundle).
 //
-// Set-up (42 bundles): (o, b) = divmod(first, B) in f32 exactly as copy_runs.S does, the bases
+// Set-up (42 bundles): (o, b) = divmod(first, B) in f32 exactly (`items::f32_divmod`), the bases
 // of outer iteration o, the table pointer of entry b and its source offset.
 // Loop: 12 bundles a block: four ld64step (the rows), eight sort4x16lo/hi in the aux slots
 // (quad c = {lo or hi of rows 0 and 1, of rows 2 and 3}), four st64 (the quads), the block's

@@ -244,14 +244,14 @@ pub mod cycles {
         busiest(shape, 21, &|c| 10 + if c > 0 { c + 2 } else { 0 }, 7)
     }
 
-    /// Pass 2: 23 set-up bundles (+2 with the deviation buffer); per row 7 per group, 16
+    /// Pass 2: 23 set-up bundles (+2 with the deviation buffer); per row 5 per group, 16
     /// around them (+3 with groups, +2 with the deviation buffer).
     pub fn var_pass(shape: &Shape, dev: bool) -> u64 {
         let d = u64::from(dev) * 2;
         busiest(
             shape,
             23 + d,
-            &|c| 16 + d + if c > 0 { 7 * c + 3 } else { 0 },
+            &|c| 16 + d + if c > 0 { 5 * c + 3 } else { 0 },
             12 + d,
         )
     }

@@ -1,8 +1,7 @@
 //! Bundle counts of `copy_runs` per worker (from its assembly) and the estimate built on them.
 
 use super::table::{Run, RunSource, Table};
-use super::{PACE, STRIDED, UNIFORM, V_SPLIT, W8};
-use crate::case::Case;
+use super::{PACE, STRIDED, UNIFORM, W8};
 use crate::elementwise::common::worker_cycles;
 use crate::movement::items::segments;
 use crate::split::WORKERS;
@@ -18,7 +17,7 @@ pub(super) fn worker_bundles(table: &Table, first: u32, count: u32) -> u64 {
     let pace = w8 && table.flags & PACE != 0;
     let uniform = table.flags & UNIFORM != 0;
     let granules = |run: &Run| u64::from(run.bytes / table.granule());
-    let setup = 42;
+    let setup = 28;
     if table.flags & STRIDED != 0 {
         let n = granules(&table.runs[0]);
         let (init, go, per_column) = match pace {
@@ -74,9 +73,4 @@ pub(super) fn estimate(table: &Table, split: &[(u32, u32); WORKERS]) -> u64 {
         *b = worker_bundles(table, first, count);
     }
     worker_cycles(&bundles)
-}
-
-/// The split table of a case's vertex.
-pub(super) fn split_of(case: &Case) -> [(u32, u32); WORKERS] {
-    std::array::from_fn(|w| (case.word(V_SPLIT + 2 * w), case.word(V_SPLIT + 2 * w + 1)))
 }

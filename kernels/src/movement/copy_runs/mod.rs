@@ -10,9 +10,9 @@ mod table;
 mod tests;
 
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::split::split_words;
+use crate::split::{worker_split, WORKERS};
 use crate::{kernel_consts, Kernel};
-use cost::{estimate, split_of};
+use cost::estimate;
 use table::Table;
 
 pub use constructor::{compiler_case, compiler_estimate};
@@ -28,6 +28,26 @@ const V_SSTRIDE: usize = 5;
 const V_DSTRIDE: usize = 6;
 const V_FLAGS: usize = 7;
 const V_SPLIT: usize = 8;
+/// Where the flags word keeps K, the bits of r in a worker's packed first item.
+const FLAGS_SHIFT: u32 = 4;
+/// The flag bits of the table (the rest of the word is K).
+const FLAG_BITS: u32 = 15;
+
+/// K: the fewest bits that hold every run index r < R.
+fn r_bits(runs: u32) -> u32 {
+    u32::BITS - runs.saturating_sub(1).leading_zeros()
+}
+
+/// A worker's first item `o·R + r` as the kernel reads it, `(o << K) | r`.
+fn packed_item(item: u32, runs: u32) -> u32 {
+    let runs = runs.max(1);
+    ((item / runs) << r_bits(runs)) | (item % runs)
+}
+
+/// [`packed_item`] undone.
+fn unpacked_item(word: u32, runs: u32, k: u32) -> u32 {
+    (word >> k) * runs + (word & ((1u32 << k) - 1))
+}
 
 /// Flag bit 0: 8-byte mode.
 pub const W8: u32 = 1;
@@ -76,9 +96,19 @@ fn make_case(name: String, table: &Table, src: Vec<u8>, place: Place) -> Case {
         VertexWord::Value(table.outer),
         VertexWord::Value(table.src_stride),
         VertexWord::Value(table.dst_stride),
-        VertexWord::Value(table.flags),
+        VertexWord::Value(table.flags | (r_bits(table.runs.len() as u32) << FLAGS_SHIFT)),
     ]);
-    vertex.extend(split_words(table.items()));
+    let runs = table.runs.len() as u32;
+    vertex.extend(
+        worker_split(table.items())
+            .iter()
+            .flat_map(|&(first, count)| {
+                [
+                    VertexWord::Value(packed_item(first, runs)),
+                    VertexWord::Value(count),
+                ]
+            }),
+    );
     let mode = match (table.flags & W8 != 0, table.flags & PACE != 0) {
         (true, true) => "w8 pace",
         (true, false) => "w8",
@@ -130,8 +160,19 @@ fn table_of(case: &Case) -> Table {
         outer: case.word(V_O),
         src_stride: case.word(V_SSTRIDE),
         dst_stride: case.word(V_DSTRIDE),
-        flags: case.word(V_FLAGS),
+        flags: case.word(V_FLAGS) & FLAG_BITS,
     }
+}
+
+/// The split table of a case's vertex, as (first item, items) per worker.
+fn split_of(case: &Case) -> [(u32, u32); WORKERS] {
+    let (runs, k) = (case.word(V_R), case.word(V_FLAGS) >> FLAGS_SHIFT);
+    std::array::from_fn(|w| {
+        (
+            unpacked_item(case.word(V_SPLIT + 2 * w), runs, k),
+            case.word(V_SPLIT + 2 * w + 1),
+        )
+    })
 }
 
 impl Kernel for CopyRuns {
@@ -142,8 +183,8 @@ impl Kernel for CopyRuns {
         abi: "vertex: src, dst, table (R x {src offset | 0xFFFFFFFF = zeros, dst offset, bytes}), R, O, \
               src_stride, dst_stride, flags (bit 0 8-byte mode, bit 1 PACE: src and dst in different \
               memory elements, bit 2 UNIFORM: equal lengths, no zero runs, bit 3 STRIDED: the entries \
-              are a progression), split[6] (first item, items) \
-              over the O*R items o*R + r; scratch 20 bytes; any region",
+              are a progression; bits 4.. K with R <= 2^K), split[6] (first item as (o << K) | r, \
+              items) over the O*R items o*R + r; no scratch; any region",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -3,7 +3,11 @@
 use super::cases;
 use super::constructor::compiler_case;
 use super::table::{copy_runs_reference, CopyRunsSpec, Granule, Run, Table};
-use super::{table_of, CopyRuns, PACE, STRIDED, UNIFORM, V_FLAGS, W8};
+use super::{
+    packed_item, r_bits, split_of, table_of, unpacked_item, CopyRuns, PACE, STRIDED, UNIFORM,
+    V_FLAGS, W8,
+};
+use crate::split::worker_split;
 use crate::Kernel;
 use tessera_isa::rng::Rng;
 
@@ -69,7 +73,7 @@ fn the_constructor_picks_the_fastest_loop() {
         distinct: true,
     };
     let case = compiler_case(&long).unwrap();
-    assert_eq!(case.word(V_FLAGS), W8 | PACE | UNIFORM);
+    assert_eq!(table_of(&case).flags, W8 | PACE | UNIFORM);
     assert_eq!(case.buffers[0].element_slot, Some(0));
     // Short runs at irregular places: the plain loops, no element constraint.
     let irregular = CopyRunsSpec {
@@ -83,7 +87,7 @@ fn the_constructor_picks_the_fastest_loop() {
         ..long.clone()
     };
     let case = compiler_case(&irregular).unwrap();
-    assert_eq!(case.word(V_FLAGS), W8 | UNIFORM);
+    assert_eq!(table_of(&case).flags, W8 | UNIFORM);
     assert_eq!(case.buffers[0].element_slot, None);
     // Rows to panels: a progression, column by column with PACE when allowed.
     let panels = CopyRunsSpec {
@@ -94,14 +98,16 @@ fn the_constructor_picks_the_fastest_loop() {
         granule: Granule::Word8,
         distinct: true,
     };
-    let flags = compiler_case(&panels).unwrap().word(V_FLAGS);
+    let flags = table_of(&compiler_case(&panels).unwrap()).flags;
     assert_eq!(flags, W8 | UNIFORM | STRIDED | PACE);
-    let flags = compiler_case(&CopyRunsSpec {
-        distinct: false,
-        ..panels
-    })
-    .unwrap()
-    .word(V_FLAGS);
+    let flags = table_of(
+        &compiler_case(&CopyRunsSpec {
+            distinct: false,
+            ..panels
+        })
+        .unwrap(),
+    )
+    .flags;
     assert_eq!(flags, W8 | UNIFORM | STRIDED);
 }
 
@@ -189,4 +195,45 @@ fn reference_moves_bytes_and_zeros() {
         out,
         vec![4, 5, 6, 7, 0, 0, 0, 0, 12, 13, 14, 15, 0, 0, 0, 0]
     );
+}
+
+/// Each worker's first item `o·R + r` reaches the kernel as `(o << K) | r` with `R <= 2^K`,
+/// and the split read back from a case is the split it was built from.
+#[test]
+fn first_items_are_packed_as_outer_and_run() {
+    for runs in [1u32, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 1000, 4096] {
+        let k = r_bits(runs);
+        assert!(
+            runs <= 1 << k && (k == 0 || runs > 1 << (k - 1)),
+            "R = {runs}, K = {k}"
+        );
+        for item in [
+            0u32,
+            1,
+            runs - 1,
+            runs,
+            runs + 1,
+            7 * runs + runs / 2,
+            (1 << 20) - 1,
+        ] {
+            let word = packed_item(item, runs);
+            assert_eq!(
+                (word >> k, word & ((1 << k) - 1)),
+                (item / runs, item % runs)
+            );
+            assert_eq!(unpacked_item(word, runs, k), item);
+        }
+    }
+    let spec = CopyRunsSpec {
+        runs: (0..5).map(|i| Run::copy(16 * i, 8 * i, 8)).collect(),
+        outer: 7,
+        src_stride: 80,
+        dst_stride: 40,
+        granule: Granule::Word8,
+        distinct: false,
+    };
+    let case = compiler_case(&spec).unwrap();
+    let table = table_of(&case);
+    assert_eq!(case.word(V_FLAGS) >> 4, r_bits(table.runs.len() as u32));
+    assert_eq!(split_of(&case), worker_split(table.items()));
 }
