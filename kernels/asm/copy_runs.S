@@ -30,7 +30,8 @@
 // multiple of 8 (4); bytes >= 8 (4) and bytes / 8 (4) <= 65535 (the rpt count); a src offset of
 // 0xFFFFFFFF (any value with bit 31 set) writes `bytes` zero bytes; runs do not overlap in dst;
 // src and dst do not overlap; O*R <= 2^20; PACE addresses below 2 MiB.
-// Scratch: none. Memory: any region, no element constraint except PACE's.
+// Scratch: 20 bytes at $mworker_base (word 4: the STRIDED loops' run length). Memory: any
+// region, no element constraint except PACE's.
 // Code: 2.8 KB (one loop per mode).
 //
 // Set-up (28 bundles): (o, r) of the worker's first item unpacked with K, then src/dst bases

@@ -19,16 +19,16 @@
 //                  bit 30 STRIDED: word w is at d0 + 4w and its lane k at s0 + (L w + k) ds,
 //                  L = 4 / E, for d0 = entry 0's dst, s0 its lane 0, ds its lane 1 - lane 0
 //                  (a transpose of rows that fill whole words), no zero lanes: the loop
-//                  reads no table
-//   8 + 2w: first item of worker w     9 + 2w: its item count
-// Items are the (o, w) pairs numbered o*W + w, split in order (kernels/src/split.rs).
+//                  reads no table; bits 8..12 K: the width of w in a first item (W <= 2^K)
+//   8 + 2w: first item of worker w as (o << K) | w     9 + 2w: its item count
+// Items are the (o, w) pairs numbered o*W + w, split in order (kernels/src/split.rs); the
+// constructor writes each worker's first one as its (o, w) pair, so the kernel divides nothing.
 // Requirements: dst offsets multiples of 4, source offsets multiples of E (or 0xFFFFFFFF: any
 // value with bit 31 set is a zero element), src base and stride multiples of E; no two words
-// share a destination; src and dst do not overlap; O*W <= 2^20 (the division of the set-up,
-// as in copy_runs.S). Scratch: 16 bytes at $mworker_base. Memory: any region, no element
-// constraints (one access per bundle).
+// share a destination; src and dst do not overlap; O*W <= 2^20. Scratch: none. Memory: any
+// region, no element constraints (one access per bundle).
 //
-// Set-up (48 bundles): (o, w) = divmod(first, W) in f32 exactly (`items::f32_divmod`), the
+// Set-up (35 bundles): (o, w) of the worker's first item unpacked with K (word 7), the
 // bases of outer iteration o, the table pointer of entry w, and a jump through
 // gather_elements_modes[4 NOZERO + 2 STRIDED + (E == 1)].
 // Loops (bundles per destination word; every bundle makes one memory access):
@@ -62,6 +62,7 @@
 #define V_DSTRIDE  6
 #define V_E        7
 #define V_SPLIT    8
+#define E_K_SHIFT  8
 
     .section .data.gather_elements_modes
     .align 4
@@ -82,34 +83,21 @@ gather_elements:
     { ld32 $m2, $mvertex_base, $m0, V_SPLIT ; fnop }       // first item
     { brz $m1, .Lexit ; fnop }
     { ld32 $m3, $mvertex_base, $mzero, V_W ; fnop }
-    { setzi $m4, 0x4B000 ; fnop }
-    { shl $m4, $m4, 12 ; fnop }                            // 0x4B000000 = 2^23 as f32
-    { or $m5, $m2, $m4 ; fnop }
-    { st32 $m5, $mworker_base, $mzero, 0 ; fnop }
-    { or $m5, $m3, $m4 ; fnop }
-    { st32 $m5, $mworker_base, $mzero, 1 ; fnop }
-    { st32 $m4, $mworker_base, $mzero, 2 ; fnop }
-    { st32 $m4, $mworker_base, $mzero, 3 ; fnop }
-    { ld64 $a0:1, $mworker_base, $mzero, 0 ; fnop }
-    { ld64 $a2:3, $mworker_base, $mzero, 1 ; fnop }
-    { ld32 $m9, $mvertex_base, $mzero, V_SRC ; f32v2sub $a0:1, $a0:1, $a2:3 }  // first, W
-    { ld32 $m10, $mvertex_base, $mzero, V_DST ; f32oox $a1, $a1 }
-    { ld32 $m11, $mvertex_base, $mzero, V_TABLE ; f32mul $a0, $a0, $a1 }
-    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; f32add $a0, $a0, $a2 }
-    { ld32 $m8, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
-    { atom $m5, $a0 ; fnop }
-    { sub $m5, $m5, $m4 ; fnop }                           // o, or o + 1
-    { mul $m6, $m5, $m3 ; fnop }
-    { sub $m6, $m2, $m6 ; fnop }                           // first - o W
-    { shrs $m2, $m6, 31 ; fnop }                           // -1: o was one too many
-    { and $m7, $m3, $m2 ; fnop }
-    { add $m6, $m6, $m7 ; fnop }                           // w
-    { add $m5, $m5, $m2 ; fnop }                           // o
-    { mul $m7, $m5, $m0 ; fnop }
-    { add $m9, $m9, $m7 ; fnop }                           // src of outer iteration o
-    { mul $m7, $m5, $m8 ; fnop }
-    { add $m10, $m10, $m7 ; fnop }                         // dst of outer iteration o
     { ld32 $m7, $mvertex_base, $mzero, V_E ; fnop }
+    { ld32 $m9, $mvertex_base, $mzero, V_SRC ; fnop }
+    { ld32 $m10, $mvertex_base, $mzero, V_DST ; fnop }
+    { ld32 $m11, $mvertex_base, $mzero, V_TABLE ; fnop }
+    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
+    { ld32 $m8, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
+    { shr $m4, $m7, E_K_SHIFT ; fnop }
+    { and $m4, $m4, 31 ; fnop }                            // K
+    { shr $m5, $m2, $m4 ; fnop }                           // o
+    { shl $m6, $m5, $m4 ; fnop }
+    { sub $m6, $m2, $m6 ; fnop }                           // w
+    { mul $m4, $m5, $m0 ; fnop }
+    { add $m9, $m9, $m4 ; fnop }                           // src of outer iteration o
+    { mul $m4, $m5, $m8 ; fnop }
+    { add $m10, $m10, $m4 ; fnop }                         // dst of outer iteration o
     { and $m4, $m7, 3 ; fnop }
     { cmpeq $m4, $m4, 1 ; fnop }                           // 1: FP8 elements
     { shl $m5, $m4, 3 ; fnop }

@@ -13,18 +13,20 @@
 //   2: table       B entries (src offset, dst offset), then one more word (read ahead, any
 //                  value), 4-byte aligned
 //   3: B           blocks per outer iteration (>= 1)
-//   4: O           outer iterations (>= 1; the kernel reads it only through the split)
+//   4: O           outer iterations (>= 1, bits 0..23; the kernel reads it only through the
+//                  split) and in bits 24..28 K: the width of b in a first item (B <= 2^K)
 //   5: src_stride  bytes from outer iteration o to o + 1 in src
 //   6: dst_stride  bytes from outer iteration o to o + 1 in dst
 //   7: row / 8     bytes from one source row of a block to the next, over 8
 //   8: col / 8     bytes from one destination quad of a block to the next, over 8
-//   9 + 2w: first item of worker w     10 + 2w: its item count
-// Items are the (o, b) pairs numbered o*B + b, split in order (kernels/src/split.rs).
+//   9 + 2w: first item of worker w as (o << K) | b     10 + 2w: its item count
+// Items are the (o, b) pairs numbered o*B + b, split in order (kernels/src/split.rs); the
+// constructor writes each worker's first one as its (o, b) pair, so the kernel divides nothing.
 // Requirements: bases, strides, offsets, row and col multiples of 8; no two quads share a
-// destination byte; src and dst do not overlap; O*B <= 2^20 (the set-up's division).
-// Scratch: 16 bytes at $mworker_base. Memory: any region (one access per bundle).
+// destination byte; src and dst do not overlap; O*B <= 2^20.
+// Scratch: none. Memory: any region (one access per bundle).
 //
-// Set-up (42 bundles): (o, b) = divmod(first, B) in f32 exactly (`items::f32_divmod`), the bases
+// Set-up (29 bundles): (o, b) of the worker's first item unpacked with K (word 4), the bases
 // of outer iteration o, the table pointer of entry b and its source offset.
 // Loop: 12 bundles a block: four ld64step (the rows), eight sort4x16lo/hi in the aux slots
 // (quad c = {lo or hi of rows 0 and 1, of rows 2 and 3}), four st64 (the quads), the block's
@@ -40,6 +42,8 @@
 #define V_DST      1
 #define V_TABLE    2
 #define V_B        3
+#define V_O        4
+#define O_K_SHIFT  24
 #define V_SSTRIDE  5
 #define V_DSTRIDE  6
 #define V_ROW      7
@@ -59,29 +63,16 @@ transpose4x4_f16:
     { ld32 $m2, $mvertex_base, $m0, V_SPLIT ; fnop }       // first item
     { brz $m1, .Lexit ; fnop }
     { ld32 $m3, $mvertex_base, $mzero, V_B ; fnop }
-    { setzi $m4, 0x4B000 ; fnop }
-    { shl $m4, $m4, 12 ; fnop }                            // 0x4B000000 = 2^23 as f32
-    { or $m5, $m2, $m4 ; fnop }
-    { st32 $m5, $mworker_base, $mzero, 0 ; fnop }
-    { or $m5, $m3, $m4 ; fnop }
-    { st32 $m5, $mworker_base, $mzero, 1 ; fnop }
-    { st32 $m4, $mworker_base, $mzero, 2 ; fnop }
-    { st32 $m4, $mworker_base, $mzero, 3 ; fnop }
-    { ld64 $a0:1, $mworker_base, $mzero, 0 ; fnop }
-    { ld64 $a2:3, $mworker_base, $mzero, 1 ; fnop }
-    { ld32 $m9, $mvertex_base, $mzero, V_SRC ; f32v2sub $a0:1, $a0:1, $a2:3 }  // first, B
-    { ld32 $m10, $mvertex_base, $mzero, V_DST ; f32oox $a1, $a1 }
-    { ld32 $m11, $mvertex_base, $mzero, V_TABLE ; f32mul $a0, $a0, $a1 }
-    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; f32add $a0, $a0, $a2 }
+    { ld32 $m4, $mvertex_base, $mzero, V_O ; fnop }
+    { ld32 $m9, $mvertex_base, $mzero, V_SRC ; fnop }
+    { ld32 $m10, $mvertex_base, $mzero, V_DST ; fnop }
+    { ld32 $m11, $mvertex_base, $mzero, V_TABLE ; fnop }
+    { ld32 $m0, $mvertex_base, $mzero, V_SSTRIDE ; fnop }
     { ld32 $m8, $mvertex_base, $mzero, V_DSTRIDE ; fnop }
-    { atom $m5, $a0 ; fnop }
-    { sub $m5, $m5, $m4 ; fnop }                           // o, or o + 1
-    { mul $m6, $m5, $m3 ; fnop }
-    { sub $m6, $m2, $m6 ; fnop }                           // first - o B
-    { shrs $m2, $m6, 31 ; fnop }                           // -1: o was one too many
-    { and $m7, $m3, $m2 ; fnop }
-    { add $m6, $m6, $m7 ; fnop }                           // b
-    { add $m5, $m5, $m2 ; fnop }                           // o
+    { shr $m4, $m4, O_K_SHIFT ; fnop }                     // K
+    { shr $m5, $m2, $m4 ; fnop }                           // o
+    { shl $m6, $m5, $m4 ; fnop }
+    { sub $m6, $m2, $m6 ; fnop }                           // b
     { mul $m7, $m5, $m0 ; fnop }
     { add $m9, $m9, $m7 ; fnop }                           // src of outer iteration o
     { mul $m7, $m5, $m8 ; fnop }

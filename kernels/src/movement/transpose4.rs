@@ -7,7 +7,7 @@ use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::elementwise::common::worker_cycles;
 use crate::error::ParamError;
 use crate::movement::items::segments;
-use crate::split::{split_words, WORKERS};
+use crate::split::{index_bits, packed_split_words, unpacked_item, WORKERS};
 use crate::{kernel_consts, Kernel};
 use tessera_isa::rng::Rng;
 
@@ -22,6 +22,10 @@ const V_DSTRIDE: usize = 6;
 const V_ROW: usize = 7;
 const V_COL: usize = 8;
 const V_SPLIT: usize = 9;
+/// Where word O keeps K, the bits of b in a worker's packed first item.
+const O_K_SHIFT: u32 = 24;
+/// The bits of word O that are O.
+const O_BITS: u32 = (1 << O_K_SHIFT) - 1;
 
 /// Bytes of one table entry (source offset, destination offset).
 pub const BLOCK_ENTRY_BYTES: usize = 8;
@@ -227,13 +231,13 @@ fn make_case(
     let mut vertex = VertexWord::buffer_starts(3);
     vertex.extend([
         VertexWord::Value(spec.blocks.len() as u32),
-        VertexWord::Value(spec.outer),
+        VertexWord::Value(spec.outer | (index_bits(spec.blocks.len() as u32) << O_K_SHIFT)),
         VertexWord::Value(spec.src_stride),
         VertexWord::Value(spec.dst_stride),
         VertexWord::Value(spec.row / 8),
         VertexWord::Value(spec.col / 8),
     ]);
-    vertex.extend(split_words(spec.items()));
+    vertex.extend(packed_split_words(spec.items(), spec.blocks.len() as u32));
     Case {
         kernel: NAME.into(),
         name: format!(
@@ -268,7 +272,7 @@ fn spec_of(case: &Case) -> Transpose4Spec {
                 dst: w[1],
             })
             .collect(),
-        outer: case.word(V_O),
+        outer: case.word(V_O) & O_BITS,
         src_stride: case.word(V_SSTRIDE),
         dst_stride: case.word(V_DSTRIDE),
         row: 8 * case.word(V_ROW),
@@ -281,7 +285,7 @@ fn worker_bundles(b: u32, first: u32, count: u32) -> u64 {
     if count == 0 {
         return 7;
     }
-    let mut total = 42;
+    let mut total = 29;
     for (i, seg) in segments(first, count, b).iter().enumerate() {
         total += if i == 0 { 0 } else { 5 };
         total += 3 + 12 * u64::from(seg.len);
@@ -291,9 +295,11 @@ fn worker_bundles(b: u32, first: u32, count: u32) -> u64 {
 
 fn estimate(case: &Case) -> u64 {
     let b = case.word(V_B);
+    let k = case.word(V_O) >> O_K_SHIFT;
     let mut bundles = [0u64; WORKERS];
     for (i, w) in bundles.iter_mut().enumerate() {
-        let (first, count) = (case.word(V_SPLIT + 2 * i), case.word(V_SPLIT + 2 * i + 1));
+        let first = unpacked_item(case.word(V_SPLIT + 2 * i), b, k);
+        let count = case.word(V_SPLIT + 2 * i + 1);
         *w = worker_bundles(b, first, count);
     }
     worker_cycles(&bundles)
@@ -438,8 +444,8 @@ impl Kernel for Transpose4x4F16 {
         source: include_str!("../../asm/transpose4x4_f16.S"),
         entry_kind: Worker,
         abi: "vertex: src, dst, table (B x {src offset, dst offset}, one word read ahead), B, O, \
-              src_stride, dst_stride, row / 8, col / 8, split[6] (first item, items) over the O*B \
-              items o*B + b; scratch 16 bytes; any region",
+              src_stride, dst_stride, row / 8, col / 8, split[6] (first item as (o << K) | b, \
+              items) over the O*B items o*B + b, K in word O's bits 24..28 (B <= 2^K); any region",
     }
 
     fn cases(&self) -> Vec<Case> {

@@ -10,7 +10,7 @@ mod table;
 mod tests;
 
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::split::{worker_split, WORKERS};
+use crate::split::{index_bits, packed_split_words, unpacked_item, WORKERS};
 use crate::{kernel_consts, Kernel};
 use cost::estimate;
 use table::Table;
@@ -32,22 +32,6 @@ const V_SPLIT: usize = 8;
 const FLAGS_SHIFT: u32 = 4;
 /// The flag bits of the table (the rest of the word is K).
 const FLAG_BITS: u32 = 15;
-
-/// K: the fewest bits that hold every run index r < R.
-fn r_bits(runs: u32) -> u32 {
-    u32::BITS - runs.saturating_sub(1).leading_zeros()
-}
-
-/// A worker's first item `o·R + r` as the kernel reads it, `(o << K) | r`.
-fn packed_item(item: u32, runs: u32) -> u32 {
-    let runs = runs.max(1);
-    ((item / runs) << r_bits(runs)) | (item % runs)
-}
-
-/// [`packed_item`] undone.
-fn unpacked_item(word: u32, runs: u32, k: u32) -> u32 {
-    (word >> k) * runs + (word & ((1u32 << k) - 1))
-}
 
 /// Flag bit 0: 8-byte mode.
 pub const W8: u32 = 1;
@@ -96,19 +80,9 @@ fn make_case(name: String, table: &Table, src: Vec<u8>, place: Place) -> Case {
         VertexWord::Value(table.outer),
         VertexWord::Value(table.src_stride),
         VertexWord::Value(table.dst_stride),
-        VertexWord::Value(table.flags | (r_bits(table.runs.len() as u32) << FLAGS_SHIFT)),
+        VertexWord::Value(table.flags | (index_bits(table.runs.len() as u32) << FLAGS_SHIFT)),
     ]);
-    let runs = table.runs.len() as u32;
-    vertex.extend(
-        worker_split(table.items())
-            .iter()
-            .flat_map(|&(first, count)| {
-                [
-                    VertexWord::Value(packed_item(first, runs)),
-                    VertexWord::Value(count),
-                ]
-            }),
-    );
+    vertex.extend(packed_split_words(table.items(), table.runs.len() as u32));
     let mode = match (table.flags & W8 != 0, table.flags & PACE != 0) {
         (true, true) => "w8 pace",
         (true, false) => "w8",
@@ -184,7 +158,7 @@ impl Kernel for CopyRuns {
               src_stride, dst_stride, flags (bit 0 8-byte mode, bit 1 PACE: src and dst in different \
               memory elements, bit 2 UNIFORM: equal lengths, no zero runs, bit 3 STRIDED: the entries \
               are a progression; bits 4.. K with R <= 2^K), split[6] (first item as (o << K) | r, \
-              items) over the O*R items o*R + r; no scratch; any region",
+              items) over the O*R items o*R + r; scratch 20 bytes; any region",
     }
 
     fn cases(&self) -> Vec<Case> {

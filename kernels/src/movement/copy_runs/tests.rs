@@ -3,11 +3,8 @@
 use super::cases;
 use super::constructor::compiler_case;
 use super::table::{copy_runs_reference, CopyRunsSpec, Granule, Run, Table};
-use super::{
-    packed_item, r_bits, split_of, table_of, unpacked_item, CopyRuns, PACE, STRIDED, UNIFORM,
-    V_FLAGS, W8,
-};
-use crate::split::worker_split;
+use super::{split_of, table_of, CopyRuns, PACE, STRIDED, UNIFORM, V_FLAGS, W8};
+use crate::split::{index_bits, worker_split};
 use crate::Kernel;
 use tessera_isa::rng::Rng;
 
@@ -197,33 +194,10 @@ fn reference_moves_bytes_and_zeros() {
     );
 }
 
-/// Each worker's first item `o·R + r` reaches the kernel as `(o << K) | r` with `R <= 2^K`,
-/// and the split read back from a case is the split it was built from.
+/// The constructor writes K in the flags word and each worker's first item packed: the split
+/// read back from a case is the split it was built from.
 #[test]
 fn first_items_are_packed_as_outer_and_run() {
-    for runs in [1u32, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 1000, 4096] {
-        let k = r_bits(runs);
-        assert!(
-            runs <= 1 << k && (k == 0 || runs > 1 << (k - 1)),
-            "R = {runs}, K = {k}"
-        );
-        for item in [
-            0u32,
-            1,
-            runs - 1,
-            runs,
-            runs + 1,
-            7 * runs + runs / 2,
-            (1 << 20) - 1,
-        ] {
-            let word = packed_item(item, runs);
-            assert_eq!(
-                (word >> k, word & ((1 << k) - 1)),
-                (item / runs, item % runs)
-            );
-            assert_eq!(unpacked_item(word, runs, k), item);
-        }
-    }
     let spec = CopyRunsSpec {
         runs: (0..5).map(|i| Run::copy(16 * i, 8 * i, 8)).collect(),
         outer: 7,
@@ -234,6 +208,6 @@ fn first_items_are_packed_as_outer_and_run() {
     };
     let case = compiler_case(&spec).unwrap();
     let table = table_of(&case);
-    assert_eq!(case.word(V_FLAGS) >> 4, r_bits(table.runs.len() as u32));
+    assert_eq!(case.word(V_FLAGS) >> 4, index_bits(table.runs.len() as u32));
     assert_eq!(split_of(&case), worker_split(table.items()));
 }

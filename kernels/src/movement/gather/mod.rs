@@ -10,7 +10,7 @@ mod tests;
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::elementwise::common::worker_cycles;
 use crate::movement::items::segments;
-use crate::split::{split_words, WORKERS};
+use crate::split::{index_bits, packed_split_words, unpacked_item, WORKERS};
 use crate::{kernel_consts, Kernel};
 
 pub use spec::{
@@ -34,6 +34,10 @@ pub const NOZERO: u32 = 1 << 31;
 /// Bit 30 of the E word: the table is a progression (word w at d0 + 4w, lane k at
 /// s0 + (L·w + k)·ds with L lanes per word, no zero lanes); the kernel reads only entry 0.
 pub const STRIDED: u32 = 1 << 30;
+/// Where word E keeps K, the bits of w in a worker's packed first item.
+const E_K_SHIFT: u32 = 8;
+/// The bits of word E that are not K.
+const E_FLAGS: u32 = !(31 << E_K_SHIFT);
 
 /// The source offset word of a zero lane.
 pub const ZERO_LANE: u32 = 0xFFFF_FFFF;
@@ -59,9 +63,9 @@ fn make_case(
         VertexWord::Value(spec.outer),
         VertexWord::Value(spec.src_stride),
         VertexWord::Value(spec.dst_stride),
-        VertexWord::Value(e_word),
+        VertexWord::Value(e_word | (index_bits(spec.words.len() as u32) << E_K_SHIFT)),
     ]);
-    vertex.extend(split_words(spec.items()));
+    vertex.extend(packed_split_words(spec.items(), spec.words.len() as u32));
     Case {
         kernel: NAME.into(),
         name: format!(
@@ -115,6 +119,9 @@ fn spec_of(case: &Case) -> GatherSpec {
     }
 }
 
+/// Set-up bundles of a worker with items, to the jump to its mode (see the assembly's header).
+const SETUP: u64 = 35;
+
 /// Bundles of one worker's share (counts from the assembly; see its header).
 fn worker_bundles(e_word: u32, w: u32, first: u32, count: u32) -> u64 {
     if count == 0 {
@@ -127,7 +134,7 @@ fn worker_bundles(e_word: u32, w: u32, first: u32, count: u32) -> u64 {
             Element::Half => (18, 3, 5, 4),
             Element::Byte => (20, 4, 7, 6),
         };
-        let mut total = 48 + init;
+        let mut total = SETUP + init;
         for (i, seg) in segments(first, count, w).iter().enumerate() {
             total += if i == 0 { 0 } else { wrap };
             total += first_seg + per_word * u64::from(seg.len);
@@ -140,7 +147,7 @@ fn worker_bundles(e_word: u32, w: u32, first: u32, count: u32) -> u64 {
         (Element::Byte, true) => 10,
         (Element::Byte, false) => 15,
     };
-    let mut total = 48 + 2;
+    let mut total = SETUP + 2;
     for (i, seg) in segments(first, count, w).iter().enumerate() {
         total += if i == 0 { 0 } else { 4 };
         total += 6 + per_word * u64::from(seg.len);
@@ -159,11 +166,13 @@ pub(super) fn estimate_from(e_word: u32, w: u32, items: u32) -> u64 {
 }
 
 fn estimate(case: &Case) -> u64 {
-    let e_word = case.word(V_E);
+    let e_word = case.word(V_E) & E_FLAGS;
+    let k = (case.word(V_E) >> E_K_SHIFT) & 31;
     let w = case.word(V_W);
     let mut bundles = [0u64; WORKERS];
     for (i, b) in bundles.iter_mut().enumerate() {
-        let (first, count) = (case.word(V_SPLIT + 2 * i), case.word(V_SPLIT + 2 * i + 1));
+        let first = unpacked_item(case.word(V_SPLIT + 2 * i), w, k);
+        let count = case.word(V_SPLIT + 2 * i + 1);
         *b = worker_bundles(e_word, w, first, count);
     }
     worker_cycles(&bundles)
@@ -175,8 +184,8 @@ impl Kernel for GatherElements {
         source: include_str!("../../../asm/gather_elements.S"),
         entry_kind: Worker,
         abi: "vertex: src, dst, table (W x {dst offset, 4/E src offsets | 0xFFFFFFFF = zero}), W, O, \
-              src_stride, dst_stride, E (1 or 2; bit 31 NOZERO: no zero lanes), split[6] (first item, \
-              items) over the O*W items o*W + w; scratch 16 bytes; any region",
+              src_stride, dst_stride, E (1 or 2; bit 31 NOZERO: no zero lanes; bits 8..12 K with W <= 2^K), \
+              split[6] (first item as (o << K) | w, items) over the O*W items o*W + w; any region",
     }
 
     fn cases(&self) -> Vec<Case> {
