@@ -28,8 +28,8 @@ fn transposes_of_whole_words_are_progressions() {
     let big = compiler_case(&GatherSpec::transpose(32, 80, 160, Element::Half)).unwrap();
     assert_eq!(big.word(V_E) & E_FLAGS, 2 | NOZERO | STRIDED);
     // K holds every word index of an outer iteration: W = 32 * 80 * 2 / 4 words.
-    let w = big.word(super::V_W);
-    assert!(w <= 1 << (big.word(V_E) >> E_K_SHIFT) && w > 1 << ((big.word(V_E) >> E_K_SHIFT) - 1));
+    let (w, k) = (big.word(super::V_W), (big.word(V_E) >> E_K_SHIFT) & 31);
+    assert!(k > 0 && w <= 1 << k && w > 1 << (k - 1), "W = {w}, K = {k}");
 }
 
 #[test]
