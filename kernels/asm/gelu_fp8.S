@@ -1,25 +1,12 @@
-// gelu_fp8: out[i] = FP8(gelu(x[i])) for n f16 values: the GeLU of gelu_f16 (tanh form of
-// SigLIP's gelu_pytorch_tanh, evaluated in f32, rounded once to f16), then cast to FP8 with
-// f16v8tof8 under $FP_NFMT / $FP_SCL / $FP_CTL.NANOO, four codes per 32-bit store.
-// Source: this header, gelu_body.S (the entry code of gelu_f16) and gelu_groups.S (the loop).
-//
-// Numerics (every step f32 round-to-nearest-even through tessera_isa::numerics; the Rust
-// reference in kernels/src/elementwise/gelu.rs repeats the same steps):
-//   h = f32(x) * 0.5                     exact (f16 -> f32 is exact, halving is exact)
-//   s = h * h
-//   p = (B * s) + A                      f32v2axpy ($TAS = B): multiply rounded, then add rounded
-//   z = p * h                            z = sqrt(2/pi) (x + 0.044715 x^3) written in h = x / 2:
-//                                        A = f32(2 sqrt(2/pi)) = 0x3fcc422a,
-//                                        B = f32(8 * 0.044715 * sqrt(2/pi)) = 0x3e922279
-//   t = f32tanh(z)                       tanh in f64 rounded once to f32 (numerics::f32_tanh)
-//   r = (t * h) + h                      0.5 x (1 + t) = h + h t, multiply rounded, add rounded
-//   g = f16(r)                           f32v4tof16, RNE
-//   out = FP8(g)                         f16v8tof8: g * 2^$FP_SCL rounded once (RNE) to the
-//                                        $FP_NFMT format; overflow -> 0x80 with NANOO, else
-//                                        +-max; NaN / inf -> 0x80 (numerics::f16_to_fp8)
-// Specials: NaN in -> 0x7e00; +inf -> +inf; -inf -> NaN (h + h t = -inf + inf, as the literal
-// PyTorch formula -inf * 0); x <= about -9 gives t = -1 exactly and r = h - h = +0; no
-// intermediate overflows for finite f16 input (|h^3| < 2^45).
+// gelu_fp8: out[i] = FP8(gelu(x[i])) for n f16 values: the GeLU of SigLIP's gelu_pytorch_tanh
+// evaluated in f16 in its logistic form (gelu_sigm_groups.S has the steps and the specials),
+// then cast to FP8 with f16v8tof8 under $FP_NFMT / $FP_SCL / $FP_CTL.NANOO, four codes per
+// 32-bit store: out = FP8(r) is r * 2^$FP_SCL rounded once (RNE) to the $FP_NFMT format;
+// overflow -> 0x80 with NANOO, else +-max; NaN / inf -> 0x80 (numerics::f16_to_fp8). gelu_f16
+// keeps the f32 evaluation for its f16 output; the FP8 output's 3 or 4 significant bits do not
+// need it (the f16 loop takes 8 bundles a group of 4 against 21 in f32).
+// Source: this header, gelu_body.S (the entry code of gelu_f16) and gelu_sigm_groups.S (the
+// loop).
 //
 // Worker kernel (all six workers share the vertex). Vertex state (32-bit words):
 //   0: in     n halves, 8-byte aligned
@@ -36,16 +23,9 @@
 // rewritten with their own value).
 // Memory: any region, no element constraints (one memory access per bundle).
 //
-// Loop: one group of 4 per 21-bundle rpt iteration, the aux pipeline busy in every bundle (the
-// 21 aux operations of a group, each using the previous one's result). The main pipeline loads
-// the group, the constants (0.5 and A as f32 pairs, from gelu_fp8_consts), and stores the
-// previous group's result: iteration i stores group i-1, so the first store of a call writes
-// junk to the first output word with a zero increment ($m4 = 0) and is overwritten by the
-// second; the last group is stored after the loop.
-// The two f32v2axpy of a group leave the second product in the accumulators; f32v2gina reads it
-// out (and pushes zeros), so no result crosses from one group to the next.
-// Registers: $m0 in, $m1 out, $m2 groups, $m3 constants, $m4 store step, $m10 link.
-// ARF: $a0:3 h (4 x f32), $a4:7 work (f16 input, s, p, z, t, r), $a6:7 constants.
+// Loop: gelu_sigm_groups.S. The entry (gelu_body.S) still puts gelu_f16's B in $TAS, which
+// the f16 loop does not read.
+// Registers: $m0 in, $m1 out, $m2 groups, $m4 store step, $m10 link.
 
 #define V_IN    0
 #define V_OUT   1
@@ -54,7 +34,7 @@
 #define V_SCL   4
 #define V_SPLIT 5
 
-// The code follows in gelu_body.S and gelu_groups.S (appended to this header by the kernel's
+// The code follows in gelu_body.S and gelu_sigm_groups.S (appended to this header by the kernel's
 // `source`). Where gelu_f16 and gelu_fp8 differ:
 #define K_ENTRY         gelu_fp8
 #define K_TEXT          .text.gelu_fp8
@@ -62,6 +42,8 @@
 #define K_CONSTS_DATA   .data.gelu_fp8_consts
 #define K_GROUPS        gelu_fp8_groups
 #define K_GROUPS_TEXT   .text.gelu_fp8_groups
+#define K_SIGM_CONSTS   gelu_fp8_sigm_consts
+#define K_SIGM_CONSTS_DATA .data.gelu_fp8_sigm_consts
 // The FP8 format and scale, in and out; B goes to $TAS beside the second load.
 #define LOAD_POINTERS                                                 \
     ld32 $a1, $mvertex_base, $mzero, V_NFMT ;                         \
@@ -84,7 +66,3 @@
     andc $m7, $m7, $m5 ;                                      \
     or $m6, $m6, $m7 ;                                        \
     st32 $m6, $m8, $mzero, 0
-// A finished group (f32v4tof16 -> $a0:1) becomes 4 FP8 codes in $a0: 4 bytes.
-#define CONVERT_OUT     { nop ; f16v8tof8 $a0:1, $a0:3 }
-#define CONVERT_BUNDLES 1
-#define STORE_OUT       st32step $a0, $mzero, $m1+=, $m4

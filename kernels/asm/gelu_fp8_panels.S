@@ -4,11 +4,8 @@
 // 32 kb + c < K, else 0; kb < ceil(K / 32), m < m_padded. With M = m_padded = 1 (the MLP's
 // 1 x 2152 tail) this is the row in order followed by zeros up to a multiple of 32.
 //
-// Numerics: exactly those of gelu_fp8 (f32 evaluation, one rounding to f16, then the FP8 cast):
-//   h = f32(x) * 0.5; s = h * h; p = (B * s) + A; z = p * h; t = f32tanh(z); r = (t * h) + h;
-//   g = f16(r); out = FP8(g) under $FP_NFMT / $FP_SCL / $FP_CTL.NANOO,
-// with A = f32(2 sqrt(2/pi)) = 0x3fcc422a, B = f32(8 * 0.044715 * sqrt(2/pi)) = 0x3e922279, every
-// step rounded to nearest even (see gelu_f16.S and kernels/src/elementwise/gelu.rs).
+// Numerics: exactly those of gelu_fp8 (the f16 logistic form of gelu_sigm_groups.S, then the
+// FP8 cast under $FP_NFMT / $FP_SCL / $FP_CTL.NANOO; see kernels/src/elementwise/gelu.rs).
 //
 // Worker kernel (all six workers share the vertex). Vertex state (32-bit words):
 //   0: in        M * K halves, 8-byte aligned
@@ -28,8 +25,8 @@
 //
 // Algorithm: a worker's groups are cut into runs that are contiguous in the panels (the rest of
 // a K-block when m_padded > 1, the rest of the row when m_padded = 1) and each run goes through
-// the 21-bundle-per-group loop of gelu_fp8 (gelu_fp8_panels_groups, from gelu_groups.S: 4 codes
-// stored per group). After a row's last group the rest of its last K-block is zeroed (32-bit
+// the 8-bundle-per-group loop of gelu_fp8 (gelu_fp8_panels_groups, from gelu_sigm_groups.S: 4
+// codes stored per group). After a row's last group the rest of its last K-block is zeroed (32-bit
 // stores) when K % 32 != 0; between K-blocks the output jumps to the next panel. Then the
 // worker zeroes its share of the padded rows, 4 x st64 of $azeros per row.
 // Registers: $m0 in, $m1 out, $m2 run, $m3 constants, $m4 store step, $m5 row, $m7 group in
@@ -45,6 +42,7 @@
 #define V_SPLIT  7
 #define V_ZSPLIT 31
 
+    // gelu_f16's f32 constants: the entry still puts B in $TAS, which the f16 loop does not read.
     .section .data.gelu_fp8_panels_consts
     .align 8
 gelu_fp8_panels_consts:
@@ -164,9 +162,8 @@ gelu_fp8_panels:
     exitz $mzero
     .size gelu_fp8_panels, . - gelu_fp8_panels
 
-// The groups loop follows in gelu_groups.S (appended to this file by the kernel's `source`):
+// The groups loop follows in gelu_sigm_groups.S (appended to this file by the kernel's `source`):
 #define K_GROUPS        gelu_fp8_panels_groups
 #define K_GROUPS_TEXT   .text.gelu_fp8_panels_groups
-#define CONVERT_OUT     { nop ; f16v8tof8 $a0:1, $a0:3 }
-#define CONVERT_BUNDLES 1
-#define STORE_OUT       st32step $a0, $mzero, $m1+=, $m4
+#define K_SIGM_CONSTS   gelu_fp8_panels_sigm_consts
+#define K_SIGM_CONSTS_DATA .data.gelu_fp8_panels_sigm_consts

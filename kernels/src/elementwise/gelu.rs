@@ -2,7 +2,9 @@
 //! `gelu_fp8` (FP8 codes out, 4 per 32-bit store) and `gelu_fp8_panels` (FP8 codes written
 //! straight into the AMP-left panel layout the next GEMM reads, zero padded). Sources: a header
 //! per kernel (`kernels/asm/gelu_f16.S`, `gelu_fp8.S`, `gelu_fp8_panels.S`), the entry code
-//! gelu_f16 and gelu_fp8 share (`gelu_body.S`) and the loop all three share (`gelu_groups.S`).
+//! gelu_f16 and gelu_fp8 share (`gelu_body.S`), and the loops: gelu_f16's in f32
+//! (`gelu_groups.S`, [`gelu_f16_value`]), the FP8 kernels' in f16 (`gelu_sigm_groups.S`,
+//! [`gelu_sigm_f16`]).
 
 use super::common::{
     fp8_settings, halves_with_specials, normal_halves, random_bits, worker_cycles, Fp8Out,
@@ -12,7 +14,9 @@ use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{k_blocks, panel_offset, FP8_BLOCK, PANEL_ROW_BYTES};
 use crate::split::{split_words, worker_split, WORKERS};
 use crate::{EntryKind, Kernel};
-use tessera_isa::numerics::{f16_to_f32, f32_add, f32_mul, f32_tanh, f32_to_f16};
+use tessera_isa::numerics::{
+    f16_add, f16_mul, f16_sigm, f16_to_f32, f32_add, f32_mul, f32_tanh, f32_to_f16,
+};
 use tessera_isa::rng::Rng;
 
 /// f32(2 sqrt(2/pi)): the linear coefficient of z in terms of h = x / 2.
@@ -35,6 +39,21 @@ pub fn gelu_f32(x: u16) -> f32 {
 /// GeLU rounded to f16 (RNE; NaN → 0x7e00).
 pub fn gelu_f16_value(x: u16) -> u16 {
     f32_to_f16(gelu_f32(x))
+}
+
+/// f16(2 sqrt(2/pi)): the linear coefficient of w = 2u in the FP8 kernels' logistic form.
+pub const GELU_SIGM_A: u16 = 0x3e62;
+/// f16(2 * 0.044715 * sqrt(2/pi)): the cubic coefficient of w = 2u.
+pub const GELU_SIGM_B: u16 = 0x2c91;
+
+/// GeLU of one f16 as the FP8 kernels evaluate it (`kernels/asm/gelu_sigm_groups.S`): the tanh
+/// form as `x sigm(2u)`, every step one f16 operation rounded to nearest even.
+pub fn gelu_sigm_f16(x: u16) -> u16 {
+    let s = f16_mul(x, x);
+    let q = f16_mul(s, GELU_SIGM_B);
+    let p = f16_add(q, GELU_SIGM_A);
+    let w = f16_mul(p, x);
+    f16_mul(f16_sigm(w), x)
 }
 
 /// Which output the kernel writes.
@@ -63,14 +82,14 @@ impl Gelu {
                 concat!(
                     include_str!("../../asm/gelu_fp8.S"),
                     include_str!("../../asm/gelu_body.S"),
-                    include_str!("../../asm/gelu_groups.S")
+                    include_str!("../../asm/gelu_sigm_groups.S")
                 ),
             ),
             Output::Fp8Panels => (
                 "gelu_fp8_panels",
                 concat!(
                     include_str!("../../asm/gelu_fp8_panels.S"),
-                    include_str!("../../asm/gelu_groups.S")
+                    include_str!("../../asm/gelu_sigm_groups.S")
                 ),
             ),
         }
@@ -415,7 +434,7 @@ impl Kernel for Gelu {
             )],
             Output::Fp8 => {
                 let fp8 = Fp8Out::from_case(case, V_NFMT, V_SCL);
-                vec![x.iter().map(|&v| fp8.encode(gelu_f16_value(v))).collect()]
+                vec![x.iter().map(|&v| fp8.encode(gelu_sigm_f16(v))).collect()]
             }
             Output::Fp8Panels => {
                 let fp8 = Fp8Out::from_case(case, P_NFMT, P_SCL);
@@ -428,7 +447,7 @@ impl Kernel for Gelu {
                 for row in 0..m {
                     for col in 0..k {
                         out[panel_offset(col / FP8_BLOCK, row, m_padded) + col % FP8_BLOCK] =
-                            fp8.encode(gelu_f16_value(x[row * k + col]));
+                            fp8.encode(gelu_sigm_f16(x[row * k + col]));
                     }
                 }
                 vec![out]
@@ -439,17 +458,19 @@ impl Kernel for Gelu {
     /// Bundles per worker, following the control flow of the assembly (counts from its listing).
     fn estimate_cycles(&self, case: &Case) -> u64 {
         let mut bundles = [0u64; WORKERS];
-        // The group loop: brz, setzi, rpt, per_group bundles per group, the epilogue, br.
-        let (per_group, epilogue) = if self.0 == Output::F16 {
-            (20, 2)
+        // The group loop: its set-up to the rpt, per_group bundles per group, the epilogue, br
+        // (f32: brz, setzi, rpt, 20 a group, f32v4tof16 and the store; f16: brz, setzi, two
+        // ld64 of the constants, setzi, rpt, 8 a group, f16v8tof8 and the store).
+        let (setup, per_group, epilogue) = if self.0 == Output::F16 {
+            (3, 20, 2)
         } else {
-            (21, 3)
+            (6, 8, 2)
         };
         let chain = |groups: u64| {
             if groups == 0 {
                 2
             } else {
-                4 + per_group * groups + epilogue
+                setup + per_group * groups + epilogue + 1
             }
         };
         match self.0 {
@@ -549,6 +570,52 @@ mod tests {
         let a = (2.0 / std::f64::consts::PI).sqrt();
         assert_eq!(GELU_A, ((2.0 * a) as f32).to_bits());
         assert_eq!(GELU_B, ((8.0 * 0.044715 * a) as f32).to_bits());
+    }
+
+    #[test]
+    fn sigm_constants_are_the_rounded_coefficients() {
+        let a = (2.0 / std::f64::consts::PI).sqrt();
+        let f16 = |v: f64| half::f16::from_f64(v).to_bits();
+        assert_eq!(GELU_SIGM_A, f16(2.0 * a));
+        assert_eq!(GELU_SIGM_B, f16(2.0 * 0.044715 * a));
+    }
+
+    /// The f16 logistic form against the exact GeLU: within 2^-8 relative where |w| ≤ 1 (its
+    /// five f16 roundings, each at most 2^-11, and the rounded coefficients), so far finer than
+    /// the FP8 output's 2^-4; in the negative tail sigm(w) carries w's relative error times |w|,
+    /// on results below 2^-4 |x|, and sigm(w) underflows f16 (subnormals step by 2^-24) far
+    /// below any FP8 code; and its specials.
+    #[test]
+    fn sigm_form_values() {
+        let h = |v: f32| half::f16::from_f32(v).to_bits();
+        let val = |b: u16| half::f16::from_bits(b).to_f64();
+        assert_eq!(gelu_sigm_f16(0x0000), 0x0000);
+        assert_eq!(gelu_sigm_f16(0x8000), 0x8000, "-0 -> -0");
+        assert_eq!(gelu_sigm_f16(0x7c00), 0x7c00);
+        assert_eq!(gelu_sigm_f16(0xfc00), 0x7e00, "-inf -> 0 * -inf = NaN");
+        assert!(half::f16::from_bits(gelu_sigm_f16(0x7e00)).is_nan());
+        assert_eq!(
+            gelu_sigm_f16(h(300.0)),
+            h(300.0),
+            "s overflows: sigm(+inf) = 1"
+        );
+        assert_eq!(gelu_sigm_f16(h(-300.0)), 0x8000, "sigm(-inf) = 0: -0");
+        for i in -4000..4000 {
+            let x = h(i as f32 / 500.0);
+            let xf = val(x);
+            let exact = 0.5
+                * xf
+                * (1.0
+                    + ((2.0 / std::f64::consts::PI).sqrt() * (xf + 0.044715 * xf * xf * xf))
+                        .tanh());
+            let w = 2.0 * (2.0 / std::f64::consts::PI).sqrt() * (xf + 0.044715 * xf * xf * xf);
+            let got = val(gelu_sigm_f16(x));
+            assert!(
+                (got - exact).abs()
+                    <= exact.abs() * (1.0 + w.abs()) / 256.0 + 6e-8 * (1.0 + xf.abs()),
+                "x={xf}: got {got}, exact {exact}"
+            );
+        }
     }
 
     #[test]

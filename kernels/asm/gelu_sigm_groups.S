@@ -1,0 +1,67 @@
+// gelu_sigm_groups: the GeLU loop of the FP8 kernels (gelu_fp8, gelu_fp8_panels), appended last
+// to each one's source (kernels/src/elementwise/gelu.rs). The headers define its names
+// (K_GROUPS, K_GROUPS_TEXT, K_SIGM_CONSTS, K_SIGM_CONSTS_DATA).
+//
+// Numerics: the tanh form of SigLIP's gelu_pytorch_tanh written with the logistic function,
+// 0.5 (1 + tanh u) = sigm(2u), and evaluated in f16, every step one f16 operation rounded to
+// nearest even (tessera_isa::numerics; the Rust reference gelu_sigm_f16 in
+// kernels/src/elementwise/gelu.rs repeats the same steps):
+//   s = x * x                            f16v4mul
+//   q = s * B                            f16v4mul, B = f16(2 * 0.044715 * sqrt(2/pi)) = 0x2c91
+//   p = q + A                            f16v4add, A = f16(2 sqrt(2/pi)) = 0x3e62
+//   w = p * x                            w = 2u = 2 sqrt(2/pi) (x + 0.044715 x^3)
+//   g = sigm(w)                          f16v2sigm (the logistic in f64, rounded once to f16)
+//   r = g * x                            f16v4mul
+// then the header's FP8 cast of r. The FP8 result has 4 (F143) or 3 (F152) significant bits, so
+// the f16 steps (11 bits, relative error ~2^-9 in all) stay well inside one FP8 rounding, and the
+// logistic form keeps that relative precision where x < 0 (no 1 + tanh cancellation).
+// Specials: NaN in -> NaN; |x| >= 256 overflows s to +inf, so w = +-inf, g = 1 or 0 and r = x or
+// -0 (x < 0); +inf -> +inf; -inf -> 0 * -inf = NaN; -0 -> -0.
+//
+// K_GROUPS: converts $m2 groups of 4 halves from $m0 to 4 FP8 codes each at $m1 (both advance);
+// returns to $m10. Clobbers $m4, $a0..$a5, $a8..$a11; needs $a6:7 finite (the callers zero
+// them: the junk half of the conversion quad) and $FP_NFMT / $FP_SCL set.
+// Loop: one group per 8-bundle rpt iteration, the aux pipeline busy in every bundle. Iteration i
+// loads group i, converts and stores group i - 1 (the first store of a call writes junk to the
+// first output word with a zero increment, $m4 = 0, and the second overwrites it), and leaves
+// r of group i in $a4:5; the last group is converted and stored after the loop. Nothing past the
+// groups is read. Registers: $a0:1 x, $a2:3 s .. g, $a4:5 r, then its codes in $a4; $a8:9 B
+// (4 halves), $a10:11 A.
+// ==== the GeLU loop of the FP8 kernels ====
+
+    .section K_SIGM_CONSTS_DATA
+    .align 8
+K_SIGM_CONSTS:
+    .int 0x2c912c91, 0x2c912c91     // B x 4
+    .int 0x3e623e62, 0x3e623e62     // A x 4
+
+    .section K_GROUPS_TEXT
+    .type K_GROUPS, @function
+    .worker
+    .align 8
+K_GROUPS:
+    brz $m2, .Lsigm_done
+    setzi $m4, K_SIGM_CONSTS
+    { ld64 $a8:9, $m4, $mzero, 0 ; fnop }
+    { ld64 $a10:11, $m4, $mzero, 1 ; fnop }
+    { setzi $m4, 0 ; fnop }
+    { rpt $m2, 7 ; fnop }
+    {
+        ld64step $a0:1, $mzero, $m0+=, 1              // x of this group
+        f16v8tof8 $a4:5, $a4:7                        // the previous group's codes in $a4
+    }
+    {
+        st32step $a4, $mzero, $m1+=, $m4              // stored (junk at first, step 0)
+        f16v4mul $a2:3, $a0:1, $a0:1                  // s
+    }
+    { setzi $m4, 1 ; f16v4mul $a2:3, $a2:3, $a8:9 }   // q
+    { nop ; f16v4add $a2:3, $a2:3, $a10:11 }          // p
+    { nop ; f16v4mul $a2:3, $a2:3, $a0:1 }            // w
+    { nop ; f16v2sigm $a2, $a2 }                      // g
+    { nop ; f16v2sigm $a3, $a3 }
+    { nop ; f16v4mul $a4:5, $a2:3, $a0:1 }            // r
+    { nop ; f16v8tof8 $a4:5, $a4:7 }                  // the last group
+    { st32step $a4, $mzero, $m1+=, $m4 ; fnop }
+.Lsigm_done:
+    br $m10
+    .size K_GROUPS, . - K_GROUPS
