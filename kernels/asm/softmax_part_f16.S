@@ -63,6 +63,14 @@
 #define V_P       6
 #define V_SPLIT   7
 
+    .section .data.softmax_part_masks
+    .align 8
+softmax_part_masks:                                   // by cols % 4: keep (2 words), -inf (2)
+    .int 0xffffffff, 0xffffffff, 0x00000000, 0x00000000
+    .int 0x0000ffff, 0x00000000, 0xfc000000, 0xfc00fc00
+    .int 0xffffffff, 0x00000000, 0x00000000, 0xfc00fc00
+    .int 0xffffffff, 0x0000ffff, 0x00000000, 0xfc000000
+
     .section .text.softmax_part_f16
     .globl softmax_part_f16
     .type softmax_part_f16, @function
@@ -106,6 +114,28 @@ softmax_part_f16:
     ld32 $m11, $mvertex_base, $mzero, V_IN
     add $m3, $m3, $m11
 
+    // The fast unit path (s == 1 and g >= 4): the last group masked in registers, the counts
+    // of the row's parts set up once (see .Lf_row).
+    brz $m6, .Lp_row
+    cmpult $m11, $m8, 4
+    brnz $m11, .Lp_row
+    setzi $m11, softmax_part_masks
+    shl $m2, $m9, 4
+    add $m11, $m11, $m2
+    ld64 $a10:11, $m11, $mzero, 0                     // keep: 0xffff on lanes < cols % 4
+    ld64 $a12:13, $m11, $mzero, 1                     // -inf on the others
+    add $m9, $m8, -1                                  // g - 1 regular groups
+    and $m2, $m9, 3
+    st32 $m2, $mworker_base, $mzero, 0                // those of the last block
+    sub $m2, $mzero, $m8
+    and $m2, $m2, 3
+    st32 $m2, $mworker_base, $mzero, 1                // zero groups to the block's end
+    add $m10, $m8, -3                                 // the max loop's count
+    shr $m8, $m9, 2                                   // whole blocks of four regular groups
+    shl $m9, $m9, 3                                   // the last group's offset in a row
+    bri .Lf_row
+
+    .align 8
 .Lp_row:
     // The last group, masked: lanes >= cols become -inf, copied to worker scratch words 0, 1.
     add $m2, $m8, -1
@@ -246,5 +276,79 @@ softmax_part_f16:
     { cmpeq $m11, $m6, 2 ; f32v2add $a6:7, $a6:7, $a2:3 }
     { brnz $m11, .Lp_sum_panels ; f32add $a6, $a6, $a7 }  // l = (S0 + S2) + (S1 + S3)
     { bri .Lp_sum ; fnop }
+
+    // 2''. The fast unit path, per row: the last group masked in registers ($a8:9, lanes >=
+    // cols made -inf by and/or with the set-up's masks) is the maximum's first operand, and
+    // the exponentials' last group; m16 = max (s = 1) without the f32 round trip; the counts
+    // of the row's parts from worker scratch (word 0: the last block's regular groups, word
+    // 1: its zero groups); the next row's pointers beside the sums. Same values, bit for bit,
+    // as the paths above. Registers: $m8 whole blocks, $m9 the last group's offset, $m10 g - 3,
+    // $m0 the panels flag once the row's input is read; $a8:9 the masked last group, $a10:13
+    // the masks.
+    .align 8
+.Lf_row:
+    { ld64 $a8:9, $m3, $m9, 0 ; setzi $a6, 8 }       // the last group; $FP_CLR's ZAACC
+    { mov $m0, $m3 ; and64 $a8:9, $a8:9, $a10:11 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; or64 $a8:9, $a8:9, $a12:13 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4max $a2:3, $a8:9, $a0:1 }
+    { rpt $m10, 0 ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4max $a2:3, $a2:3, $a0:1 }
+    { nop ; f16v4max $a2:3, $a2:3, $a0:1 }
+    { nop ; f16v2max $a2, $a2, $a3 }
+    { nop ; swap16 $a3, $a2 }
+    { mov $m1, $m5 ; f16v2max $a4, $a2, $a3 }         // (m16, m16)
+    { mov $m0, $m3 ; mov $a5, $a4 }
+    { add $m2, $mworker_base, 8 ; sort4x32lo $a2:3, $azeros, $azeros }  // junk slot, e = 0
+    { brz $m8, .Lf_tail ; uput $FP_CLR, $a6 }
+    { rpt $m8, 15 ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m2, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { add $m2, $m1, 24 ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 2 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { add $m1, $m1, $m4 ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+.Lf_tail:
+    { ld32 $m11, $mworker_base, $mzero, 0 ; f16v4acc $a2:3 }  // the last whole block's last group
+    { st64 $a2:3, $m2, $mzero, 0 ; fnop }
+    { brz $m11, .Lf_masked ; fnop }
+.Lf_rest:
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; fnop }
+    { nop ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { add $m11, $m11, -1 ; f16v2exp $a3, $a3 }
+    { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4acc $a2:3 }
+    { brnz $m11, .Lf_rest ; fnop }
+.Lf_masked:
+    { ld32 $m2, $mworker_base, $mzero, 1 ; f16v4sub $a2:3, $a8:9, $a4:5 }
+    { cmpeq $m0, $m6, 2 ; f16v2exp $a2, $a2 }
+    { add $m7, $m7, -1 ; f16v2exp $a3, $a3 }
+    { st64step $a2:3, $mzero, $m1+=, 1 ; f16v4acc $a2:3 }
+    zero_groups .Lf_sums
+.Lf_sums:
+    { add $m1, $m1, $m4 ; f32v2gina $a6:7, $azeros, 0 }  // (S0, S1)
+    { add $m1, $m1, -32 ; f32v2gina $a2:3, $azeros, 0 }  // (S2, S3); $m1: the statistics
+    { ld32 $m11, $mvertex_base, $mzero, V_RS ; f32v2add $a6:7, $a6:7, $a2:3 }
+    { add $m5, $m5, $m11 ; f32add $a6, $a6, $a7 }     // l = (S0 + S2) + (S1 + S3)
+    { ld32 $m11, $mvertex_base, $mzero, V_STRIDE ; f32tof16 $a6, $a6 }
+    { shl $m11, $m11, 1 ; sort4x16lo $a0, $a4, $a6 }  // (m16, l16)
+    { add $m3, $m3, $m11 ; mov $a1, $azero }
+    { st64 $a0:1, $m1, $mzero, 0 ; fnop }
+    { brz $m0, .Lf_next ; fnop }
+    { st64 $azeros, $m1, $mzero, 1 ; fnop }           // panels: the rest of the block is zero
+    { st64 $azeros, $m1, $mzero, 2 ; fnop }
+    { st64 $azeros, $m1, $mzero, 3 ; fnop }
+.Lf_next:
+    { brnz $m7, .Lf_row ; fnop }
+    exitz $mzero
     .size softmax_part_f16, . - softmax_part_f16
 

@@ -424,32 +424,66 @@ impl Kernel for SoftmaxPart {
     }
 }
 
-/// `unit`: s = 1, the unit loop: 16 bundles a whole block of four regular groups, 6 a regular
-/// group of the last block, and 35 around them (the masked group, the sums, the statistics, the
-/// next row; fitted to the simulator), 3 more for the statistics block of panels. Else the two
-/// exp calls (13 + 7 n bundles over n groups, or 2 for none) and 8 around them. Both: the zero
-/// groups, a `rpt` of one bundle each (1 + z bundles for z > 0).
+/// `unit`: s = 1. With g ≥ 4 groups of 4 a row, the fast unit path ([`fast_unit_row`]) after
+/// 18 more set-up bundles. Else the row loop: the unit loop: 16 bundles a whole block of four
+/// regular groups, 6 a regular group of the last block, and 35 around them (the masked group,
+/// the sums, the statistics, the next row; fitted to the simulator), 3 more for the statistics
+/// block of panels; or (s ≠ 1) the two exp calls (13 + 7 n bundles over n groups, or 2 for
+/// none) and 8 around them. Both: the zero groups, a `rpt` of one bundle each (1 + z bundles
+/// for z > 0); and the branches to them (3 bundles for s = 1, 1 else).
 fn estimate(cols: u64, unit: bool, panels: bool, rows_of: impl Fn(usize) -> u64) -> u64 {
     let g = cols.div_ceil(4);
     let zeros = (4 - g % 4) % 4;
-    let mask = [0, 6, 3, 5][(cols % 4) as usize];
-    let exp_call = |n: u64| if n == 0 { 2 } else { 13 + 7 * n };
-    let max_loop = if g > 1 { g + 2 } else { 7 };
-    let zero_groups = if zeros > 0 { 1 + zeros } else { 0 };
-    let exps = zero_groups
-        + if unit {
-            let (blocks, rest) = ((g - 1) / 4, (g - 1) % 4);
-            35 + 16 * blocks + 6 * rest + if panels { 3 } else { 0 }
-        } else {
-            exp_call(g - 1) + exp_call(1) + 8
+    let (setup, row) = if unit && g >= 4 {
+        (32 + 18, fast_unit_row(g, panels))
+    } else {
+        let mask = [0, 6, 3, 5][(cols % 4) as usize];
+        let exp_call = |n: u64| if n == 0 { 2 } else { 13 + 7 * n };
+        let max_loop = if g > 1 { g + 2 } else { 7 };
+        let zero_groups = if zeros > 0 { 1 + zeros } else { 0 };
+        let exps = zero_groups
+            + if unit {
+                let (blocks, rest) = ((g - 1) / 4, (g - 1) % 4);
+                35 + 16 * blocks + 6 * rest + if panels { 3 } else { 0 }
+            } else {
+                exp_call(g - 1) + exp_call(1) + 8
+            };
+        // Unit rows of one group take 8 bundles less than the count, of 2 or 3 groups 1 less
+        // (measured: the code's alignment).
+        let single = match (unit, g) {
+            (true, 1) => 8,
+            (true, 2..=3) => 1,
+            _ => 0,
         };
-    let row = 16 + mask + max_loop + exps;
+        (
+            32 + if unit { 3 } else { 1 },
+            16 + mask + max_loop + exps - single,
+        )
+    };
     let mut bundles = [0u64; WORKERS];
     for (w, b) in bundles.iter_mut().enumerate() {
         let rows = rows_of(w);
-        *b = if rows == 0 { 19 } else { 32 + rows * row + 1 };
+        *b = if rows == 0 {
+            19
+        } else {
+            setup + rows * row + 1
+        };
     }
     worker_cycles(&bundles)
+}
+
+/// Bundles of one row on the fast unit path (`.Lf_row`, g ≥ 4 groups): 12 for the masked last
+/// group, the maximum's ends and the set-up of the exponentials, with g − 3 in the maximum's
+/// loop; a `rpt` and 16 bundles a whole block of four regular groups (none without one);
+/// 3 after the blocks and 6 a regular group of the last block; 4 for the masked group; the
+/// zero groups (a `brz`, then a `rpt` and one bundle each); 8 for the sums and the statistics,
+/// then 3 zero stores for panels and 2 branches.
+fn fast_unit_row(g: u64, panels: bool) -> u64 {
+    let (blocks, rest) = ((g - 1) / 4, (g - 1) % 4);
+    let zeros = (4 - g % 4) % 4;
+    let block_loop = if blocks > 0 { 1 + 16 * blocks } else { 0 };
+    let zero_groups = 1 + if zeros > 0 { 1 + zeros } else { 0 };
+    12 + (g - 3) + block_loop + 3 + 6 * rest + 4 + zero_groups + 8 + 3 * u64::from(panels) + 2
 }
 
 /// The case of a compiler call: `rows` rows of `cols` halves with a row stride of `in_stride`
