@@ -55,6 +55,20 @@ fn default_cases_pass_and_meet_the_targets() {
             &["Standard "]
         ) < 6_444
     );
+    // The f16-parameter LayerNorms: below the hardware figures, and at most their loops'
+    // cycles with 5 % headroom (f16 variance 1.5 and affine 4 or 5 bundles a group of 4).
+    for (kernel, shape, bound) in [
+        ("layernorm_h_f16", "1x1152 normal(0,1)", 2_762),
+        ("layernorm_h_fp8", "1x1152 normal(0,1)", 3_083),
+        ("layernorm_h_f16", "1x1728 normal(0,1)", 3_745),
+        ("layernorm_h_fp8", "1x1728 normal(0,1)", 4_217),
+    ] {
+        let got = cycles(&report, kernel, shape, &[]);
+        assert!(
+            got <= bound,
+            "{kernel} {shape}: {got} cycles, bound {bound}"
+        );
+    }
     // Estimates: within 10% on every case.
     assert_estimates_within(&report, 0.10);
 }

@@ -8,7 +8,7 @@ use crate::graph::DType;
 use crate::layout::{Layout, Order, ShardMap};
 use tessera_isa::numerics::Fp8Format;
 use tessera_kernels::elementwise::softmax_part;
-use tessera_kernels::table::{ElementOut, Fp8Setting, GemmParams, KernelParams};
+use tessera_kernels::table::{ElementOut, Fp8Setting, GemmParams, KernelParams, LnParams};
 
 /// A compute op as the kernels see it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -240,12 +240,25 @@ pub fn compute_calls(
                 row_stride: (parts * width) as usize,
             })
         }
-        ComputeKind::LayerNorm { eps } => KernelParams::LayerNorm {
-            rows: rows_of(&om),
-            n: out.dist.shape()[last],
-            eps_bits: eps.to_bits(),
-            out: element_out(out.dtype),
-        },
+        ComputeKind::LayerNorm { eps } => {
+            let [_, gamma, _] = operands else {
+                return Err("a layernorm has three operands".into());
+            };
+            // f16 gamma and beta (the planner admits them where the width is whole groups of
+            // 4) pick the f16 affine steps.
+            let params = if gamma.dtype == DType::F16 {
+                LnParams::F16
+            } else {
+                LnParams::F32
+            };
+            KernelParams::LayerNorm {
+                rows: rows_of(&om),
+                n: out.dist.shape()[last],
+                eps_bits: eps.to_bits(),
+                params,
+                out: element_out(out.dtype),
+            }
+        }
         ComputeKind::Cast => {
             let [x] = operands else {
                 return Err("a cast has one operand".into());

@@ -409,15 +409,22 @@ impl Checker<'_> {
                 {
                     return Err(self.fail(72, "layernorm takes f16 and gives f16 or FP8"));
                 }
+                let param_dtype = self.operand(*gamma).dtype();
                 for (what, p) in [("gamma", *gamma), ("beta", *beta)] {
                     let p = self.operand(p);
-                    if p.dtype() != DType::F32
+                    let readable = match p.dtype() {
+                        DType::F32 => true,
+                        DType::F16 => node.shape[last].is_multiple_of(4),
+                        DType::Fp8 { .. } => false,
+                    };
+                    if !readable
+                        || p.dtype() != param_dtype
                         || p.shape != [node.shape[last]]
                         || p.layout.order != Order::DENSE
                     {
                         return Err(self.fail(
                             73,
-                            format!("{what} must be a dense f32 vector of the row length"),
+                            format!("{what} must be a dense vector of the row length, f32, or f16 where it is a multiple of 4, of the same type as gamma"),
                         ));
                     }
                     self.covers(74, what, &p.layout.dist, |o| vec![o[last].clone()])?;

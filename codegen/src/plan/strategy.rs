@@ -741,18 +741,26 @@ pub fn strategies(
         }
         Op::LayerNorm { x, gamma, beta, .. } => {
             needs_f16(graph, h, *x, "x")?;
+            let n = shape[rank - 1];
+            let param_dtype = graph.nodes[*gamma].ty.dtype;
             for p in [*gamma, *beta] {
+                let dtype = graph.nodes[p].ty.dtype;
+                let readable = match dtype {
+                    DType::F32 => true,
+                    DType::F16 => n.is_multiple_of(4),
+                    DType::Fp8 { .. } => false,
+                };
                 if ctx.forms[p.index()].kind != BaseKind::Weight
-                    || graph.nodes[p].ty.dtype != DType::F32
+                    || !readable
+                    || dtype != param_dtype
                 {
                     return Err(PlanError::op(
                         graph,
                         h,
-                        "gamma and beta must be f32 weights (the kernel reads f32 parameters)",
+                        "gamma and beta must be weights of one type: f32, or f16 where the width is a multiple of 4 (the kernels read f32 or f16 parameters)",
                     ));
                 }
             }
-            let n = shape[rank - 1];
             if rank > 1 && !n.is_multiple_of(4) && shape[..rank - 1].iter().any(|&d| d > 1) {
                 return Err(PlanError::op(
                     graph,
@@ -777,15 +785,15 @@ pub fn strategies(
                 let params =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
                 let gathered =
-                    gathered_params(ctx, true, &params, Order::DENSE, DType::F32, &[1, 2]);
+                    gathered_params(ctx, true, &params, Order::DENSE, param_dtype, &[1, 2]);
                 let pinned = Strategy {
                     label,
                     kind,
                     out: lay(dist.clone(), Order::DENSE, dtype),
                     operands: vec![
                         lay(dist, Order::DENSE, DType::F16),
-                        lay(params.clone(), Order::DENSE, DType::F32),
-                        lay(params, Order::DENSE, DType::F32),
+                        lay(params.clone(), Order::DENSE, param_dtype),
+                        lay(params, Order::DENSE, param_dtype),
                     ],
                     stored: Vec::new(),
                 };

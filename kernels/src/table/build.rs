@@ -1,11 +1,12 @@
 //! How a [`KernelParams`] becomes its kernel's case: the preconditions it is checked against
 //! ([`KernelParams::check`]) and the kernel constructors the template is built with.
 
-use super::{fp8_out, ElementOut, KernelParamError, KernelParams};
+use super::{fp8_out, ElementOut, KernelParamError, KernelParams, LnParams};
 use crate::case::{Case, Region};
 use crate::elementwise::common::Fp8Out;
 use crate::gemm::{GemmSpec, GEMM_F16, GEMM_FP8};
 use crate::norm::layernorm::{Fp8Out as LnFp8, LnSpec, LAYERNORM_F16, LAYERNORM_FP8};
+use crate::norm::layernorm_h::{LAYERNORM_H_F16, LAYERNORM_H_FP8};
 use tessera_isa::numerics::Fp8Format;
 
 impl KernelParams {
@@ -225,6 +226,7 @@ impl KernelParams {
                 rows,
                 n,
                 eps_bits,
+                params,
                 out,
             } => {
                 let (rows, n) = (rows as usize, n as usize);
@@ -245,14 +247,16 @@ impl KernelParams {
                     beta: vec![0.0; n],
                     eps: f32::from_bits(eps_bits),
                     regions: [Region::Standard; 4],
-                    // The deviation buffer saves the normalising pass from recomputing x − mean.
-                    dev: true,
+                    // The deviation buffer saves the f32 normalising pass from recomputing
+                    // x − mean; the f16 one takes none.
+                    dev: params == LnParams::F32,
                     fp8,
                 };
-                if fp8.is_some() {
-                    LAYERNORM_FP8.make_case(spec)
-                } else {
-                    LAYERNORM_F16.make_case(spec)
+                match (params, fp8.is_some()) {
+                    (LnParams::F32, true) => LAYERNORM_FP8.make_case(spec),
+                    (LnParams::F32, false) => LAYERNORM_F16.make_case(spec),
+                    (LnParams::F16, true) => LAYERNORM_H_FP8.make_case(spec),
+                    (LnParams::F16, false) => LAYERNORM_H_F16.make_case(spec),
                 }
             }
             KernelParams::Softmax {

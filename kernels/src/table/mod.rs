@@ -16,6 +16,7 @@ use crate::case::{Buffer, Case, Role, VertexWord};
 use crate::elementwise::common::Fp8Out;
 use crate::gemm::{Precision, GEMM_F16, GEMM_FP8};
 use crate::norm::layernorm::{LAYERNORM_F16, LAYERNORM_FP8};
+use crate::norm::layernorm_h::{LAYERNORM_H_F16, LAYERNORM_H_FP8};
 use crate::{EntryKind, Kernel};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -30,6 +31,8 @@ pub enum KernelId {
     GemmF16,
     LayerNormF16,
     LayerNormFp8,
+    LayerNormHF16,
+    LayerNormHFp8,
     AddLayerNormMoments,
     SoftmaxF16,
     SoftmaxSegF16,
@@ -67,6 +70,8 @@ impl KernelId {
         KernelId::SumPartsF16,
         KernelId::LayerNormF16,
         KernelId::LayerNormFp8,
+        KernelId::LayerNormHF16,
+        KernelId::LayerNormHFp8,
         KernelId::AddLayerNormMoments,
         KernelId::GemmFp8,
         KernelId::GemmF16,
@@ -91,6 +96,8 @@ impl KernelId {
             KernelId::GemmF16 => &GEMM_F16,
             KernelId::LayerNormF16 => &LAYERNORM_F16,
             KernelId::LayerNormFp8 => &LAYERNORM_FP8,
+            KernelId::LayerNormHF16 => &LAYERNORM_H_F16,
+            KernelId::LayerNormHFp8 => &LAYERNORM_H_FP8,
             KernelId::AddLayerNormMoments => {
                 &crate::norm::add_layernorm_moments::ADD_LAYERNORM_MOMENTS
             }
@@ -122,6 +129,14 @@ impl KernelId {
     pub fn from_name(name: &str) -> Option<KernelId> {
         KernelId::ALL.iter().copied().find(|k| k.name() == name)
     }
+}
+
+/// The type of a LayerNorm's gamma and beta, which picks its affine arithmetic: f32
+/// (`layernorm_f16` / `layernorm_fp8`) or f16 (`layernorm_h_*`, widths a multiple of 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LnParams {
+    F32,
+    F16,
 }
 
 /// An FP8 output setting: format, tensor scale (FP8 code × 2^scale = real value) and NANOO.
@@ -162,11 +177,12 @@ pub struct GemmParams {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KernelParams {
     Gemm(GemmParams),
-    /// Row LayerNorm over `rows × n` dense f16 (gamma, beta f32), f16 or FP8 out.
+    /// Row LayerNorm over `rows × n` dense f16 (gamma, beta f32 or f16), f16 or FP8 out.
     LayerNorm {
         rows: u32,
         n: u32,
         eps_bits: u32,
+        params: LnParams,
         out: ElementOut,
     },
     /// Row softmax of `rows` rows of `cols` halves, `in_stride` halves apart, scale (f32 bits);
@@ -316,9 +332,11 @@ impl KernelParams {
                     KernelId::GemmF16
                 }
             }
-            KernelParams::LayerNorm { out, .. } => match out {
-                ElementOut::F16 => KernelId::LayerNormF16,
-                ElementOut::Fp8(_) => KernelId::LayerNormFp8,
+            KernelParams::LayerNorm { out, params, .. } => match (params, out) {
+                (LnParams::F32, ElementOut::F16) => KernelId::LayerNormF16,
+                (LnParams::F32, ElementOut::Fp8(_)) => KernelId::LayerNormFp8,
+                (LnParams::F16, ElementOut::F16) => KernelId::LayerNormHF16,
+                (LnParams::F16, ElementOut::Fp8(_)) => KernelId::LayerNormHFp8,
             },
             KernelParams::Softmax { segments, .. } => {
                 if *segments > 1 {
@@ -722,12 +740,28 @@ impl KernelParams {
                 rows: 2,
                 n: 64,
                 eps_bits: 1e-6f32.to_bits(),
+                params: LnParams::F32,
                 out: ElementOut::F16,
             },
             KernelParams::LayerNorm {
                 rows: 3,
                 n: 32,
                 eps_bits: 1e-5f32.to_bits(),
+                params: LnParams::F32,
+                out: ElementOut::Fp8(fp8),
+            },
+            KernelParams::LayerNorm {
+                rows: 2,
+                n: 64,
+                eps_bits: 1e-6f32.to_bits(),
+                params: LnParams::F16,
+                out: ElementOut::F16,
+            },
+            KernelParams::LayerNorm {
+                rows: 3,
+                n: 32,
+                eps_bits: 1e-5f32.to_bits(),
+                params: LnParams::F16,
                 out: ElementOut::Fp8(fp8),
             },
             KernelParams::CastF32F16 { n: 37 },

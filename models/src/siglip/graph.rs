@@ -304,7 +304,7 @@ pub fn vision_tower(
         "post_layernorm",
         "",
         (names::POST_LN_WEIGHT, names::POST_LN_BIAS),
-        h,
+        (h, false),
     )?;
     let hidden = b.reshape("last_hidden_state.view", post, [n, t, d])?;
     b.output("last_hidden_state", hidden)?;
@@ -368,17 +368,25 @@ pub(super) fn linear(
     b.bias_add(&format!("{}.bias", layer.label), y, bias)
 }
 
+/// A LayerNorm over the hidden width; `feeds_fp8`: its output is the input of FP8 products
+/// only, so its gamma and beta are f16 where the width is whole groups of 4 (the f16 affine
+/// kernels, `layernorm_h_*`: the FP8 cast keeps 3 or 4 significant bits), else f32.
 pub(super) fn layer_norm(
     b: &mut GraphBuilder,
     config: &SiglipVisionConfig,
     label: &str,
     prefix: &str,
     (gamma, beta): (&str, &str),
-    x: ValueHandle,
+    (x, feeds_fp8): (ValueHandle, bool),
 ) -> Result<ValueHandle, GraphError> {
     let d = config.hidden_size;
-    let g = b.weight(&format!("{prefix}{gamma}"), DType::F32, [d])?;
-    let be = b.weight(&format!("{prefix}{beta}"), DType::F32, [d])?;
+    let params = if feeds_fp8 && d.is_multiple_of(4) {
+        DType::F16
+    } else {
+        DType::F32
+    };
+    let g = b.weight(&format!("{prefix}{gamma}"), params, [d])?;
+    let be = b.weight(&format!("{prefix}{beta}"), params, [d])?;
     b.layer_norm(label, x, g, be, config.layer_norm_eps)
 }
 
@@ -400,7 +408,7 @@ fn mlp(
         "ln2",
         prefix,
         (names::LN2_WEIGHT, names::LN2_BIAS),
-        x,
+        (x, precision.fp8_mlp),
     )?;
     // In FP8, the hidden width padded with zero units to whole K-blocks for every K chunk of
     // fc2 (`derived::padded_mlp_width`), so fc2 reads its operand in rows.
@@ -457,7 +465,7 @@ fn layer(
         "ln1",
         prefix,
         (names::LN1_WEIGHT, names::LN1_BIAS),
-        x,
+        (x, fp8),
     )?;
     let qkv_layer = Dense {
         label: "qkv",
@@ -586,8 +594,8 @@ mod tests {
         let g = mlp_block(&SiglipVisionConfig::tiny(), 16, 1).unwrap();
         expect![[r#"
             %0: f16[16, 64] = input "x"
-            %1: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
-            %2: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
+            %1: f16[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
+            %2: f16[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
             %3: f16[16, 64] = layernorm %0, %1, %2, eps=1e-6  // ln2
             %4: f143<-4>[16, 64] = cast %3  // fc1.in
             %5: f143<-10>[64, 128] = weight "vision_model.encoder.layers.0.mlp.fc1.weight"
@@ -611,8 +619,8 @@ mod tests {
         let g = encoder_layer(&SiglipVisionConfig::tiny(), 16, 1).unwrap();
         expect![[r#"
             %0: f16[16, 64] = input "x"
-            %1: f32[64] = weight "vision_model.encoder.layers.0.layer_norm1.weight"
-            %2: f32[64] = weight "vision_model.encoder.layers.0.layer_norm1.bias"
+            %1: f16[64] = weight "vision_model.encoder.layers.0.layer_norm1.weight"
+            %2: f16[64] = weight "vision_model.encoder.layers.0.layer_norm1.bias"
             %3: f16[16, 64] = layernorm %0, %1, %2, eps=1e-6  // ln1
             %4: f143<-4>[16, 64] = cast %3  // qkv.in
             %5: f143<-10>[64, 192] = weight "vision_model.encoder.layers.0.self_attn.qkv_proj.weight_heads"
@@ -639,8 +647,8 @@ mod tests {
             %26: f32[64] = weight "vision_model.encoder.layers.0.self_attn.out_proj.bias"
             %27: f16[16, 64] = bias_add %25, %26  // out_proj.bias
             %28: f16[16, 64] = add %0, %27  // residual1
-            %29: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
-            %30: f32[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
+            %29: f16[64] = weight "vision_model.encoder.layers.0.layer_norm2.weight"
+            %30: f16[64] = weight "vision_model.encoder.layers.0.layer_norm2.bias"
             %31: f16[16, 64] = layernorm %28, %29, %30, eps=1e-6  // ln2
             %32: f143<-4>[16, 64] = cast %31  // fc1.in
             %33: f143<-10>[64, 128] = weight "vision_model.encoder.layers.0.mlp.fc1.weight"
@@ -664,8 +672,8 @@ mod tests {
         expect![[r#"
             region #0 `encoder_layer` (%0: f16[32, 64]) {
               %0: f16[32, 64] = input "x"
-              %1: f32[64] = weight "layer_norm1.weight"
-              %2: f32[64] = weight "layer_norm1.bias"
+              %1: f16[64] = weight "layer_norm1.weight"
+              %2: f16[64] = weight "layer_norm1.bias"
               %3: f16[32, 64] = layernorm %0, %1, %2, eps=1e-6  // ln1
               %4: f143<-4>[32, 64] = cast %3  // qkv.in
               %5: f143<-10>[64, 192] = weight "self_attn.qkv_proj.weight_heads"
@@ -692,8 +700,8 @@ mod tests {
               %26: f32[64] = weight "self_attn.out_proj.bias"
               %27: f16[32, 64] = bias_add %25, %26  // out_proj.bias
               %28: f16[32, 64] = add %0, %27  // residual1
-              %29: f32[64] = weight "layer_norm2.weight"
-              %30: f32[64] = weight "layer_norm2.bias"
+              %29: f16[64] = weight "layer_norm2.weight"
+              %30: f16[64] = weight "layer_norm2.bias"
               %31: f16[32, 64] = layernorm %28, %29, %30, eps=1e-6  // ln2
               %32: f143<-4>[32, 64] = cast %31  // fc1.in
               %33: f143<-10>[64, 128] = weight "mlp.fc1.weight"

@@ -106,7 +106,7 @@ pub(super) fn pooling_head(
         "head.layernorm",
         "",
         (names::HEAD_LN_WEIGHT, names::HEAD_LN_BIAS),
-        o,
+        (o, precision.fp8_mlp),
     )?;
     // In FP8, the hidden width padded with zero units like each layer's (`derived::
     // HEAD_FC1_WEIGHT_PADDED`), so fc2's K chunks are whole FP8 K-blocks.
