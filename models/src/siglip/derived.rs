@@ -279,12 +279,46 @@ pub fn mlp_padded(
     ])
 }
 
+/// The patch embedding's weight `[padded_patch_dim, hidden]` with zero rows past the patch's
+/// `c · p · p` values (So400m/14's 588 → 608): the patches padded with zero columns to match
+/// (`patches.pad` in the graph) make the FP8 product's K whole AMP K-blocks of 32, so it reads
+/// the patches in rows where the exchange leaves them instead of relaying them out in panels.
+pub const PATCH_WEIGHT_PADDED: &str = "vision_model.embeddings.patch_embedding.weight_padded";
+
+/// Patch values one padded patch row is a multiple of: a 32-byte FP8 K-block.
+pub const PATCH_DIM_MULTIPLE: usize = 32;
+
+/// The patch row width the FP8 patch embedding runs at: the patch's values rounded up to
+/// [`PATCH_DIM_MULTIPLE`].
+pub fn padded_patch_dim(config: &SiglipVisionConfig) -> usize {
+    config.patch_dim().next_multiple_of(PATCH_DIM_MULTIPLE)
+}
+
+/// [`PATCH_WEIGHT_PADDED`] from the store's patch weight (`[patch_dim, hidden]`).
+pub fn patch_weight_padded(
+    config: &SiglipVisionConfig,
+    store: &WeightStore,
+) -> Result<HostTensor, WeightError> {
+    let (k, d) = (config.patch_dim(), config.hidden_size);
+    let w = &tensor(store, names::PATCH_WEIGHT, k * d)?.data;
+    let kp = padded_patch_dim(config);
+    let mut padded = vec![0f32; kp * d];
+    padded[..k * d].copy_from_slice(w);
+    HostTensor::new([kp, d], padded).map_err(|e| WeightError::Corrupt {
+        message: format!("{PATCH_WEIGHT_PADDED}: {e}"),
+    })
+}
+
 /// Adds to `store` every derived weight its tensors allow: the head's score weight when the
 /// store holds the head. Idempotent.
 pub fn add_derived_weights(
     config: &SiglipVisionConfig,
     store: &mut WeightStore,
 ) -> Result<(), WeightError> {
+    if padded_patch_dim(config) != config.patch_dim() && store.contains(names::PATCH_WEIGHT) {
+        let w = patch_weight_padded(config, store)?;
+        store.insert(PATCH_WEIGHT_PADDED, w);
+    }
     for i in 0..config.num_hidden_layers {
         let prefix = super::graph::layer_prefix(i);
         if !store.contains(&format!("{prefix}{}", names::QKV_BIAS)) {
@@ -538,6 +572,35 @@ mod tests {
         let got = mlp(&x, &w1p.data, &b1p.data, &w2p.data, fp);
         for (a, b) in want.iter().zip(&got) {
             assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{a} vs {b}");
+        }
+    }
+
+    /// The padded patch embedding computes what the checkpoint's does (f64 from the
+    /// definition, `x W`): the patches' zero columns meet the weight's zero rows, and the
+    /// weight's first rows are the checkpoint's.
+    #[test]
+    fn the_padded_patch_embedding_is_the_checkpoints() {
+        let config = SiglipVisionConfig::tiny();
+        let (k, d) = (config.patch_dim(), config.hidden_size);
+        let kp = padded_patch_dim(&config);
+        assert!(kp >= k && kp.is_multiple_of(PATCH_DIM_MULTIPLE) && kp - k < PATCH_DIM_MULTIPLE);
+        let mut store = synthetic_weights(&config, &WeightSelection::full(&config), 5);
+        let w = store.get(names::PATCH_WEIGHT).unwrap().data.clone();
+        add_derived_weights(&config, &mut store).unwrap();
+        let wp = if kp == k {
+            assert!(store.get(PATCH_WEIGHT_PADDED).is_none(), "nothing to pad");
+            return;
+        } else {
+            store.get(PATCH_WEIGHT_PADDED).unwrap()
+        };
+        assert_eq!(wp.shape, [kp, d].into());
+        let x: Vec<f64> = (0..k).map(|i| ((i * 29 % 13) as f64 - 6.0) / 5.0).collect();
+        let mut xp = x.clone();
+        xp.resize(kp, 0.0);
+        for o in 0..d {
+            let want: f64 = (0..k).map(|i| x[i] * w[i * d + o] as f64).sum();
+            let got: f64 = (0..kp).map(|i| xp[i] * wp.data[i * d + o] as f64).sum();
+            assert_eq!(want, got, "output {o}");
         }
     }
 }

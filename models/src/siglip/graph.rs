@@ -267,12 +267,21 @@ pub fn vision_tower(
     }
     let x = b.reshape("patches.grid", x, [n, c, g, p, g, p])?;
     let x = b.transpose("patches.order", x, &[0, 2, 4, 1, 3, 5])?;
-    let patches = b.reshape("patches", x, [n * t, c * p * p])?;
+    let mut patches = b.reshape("patches", x, [n * t, c * p * p])?;
+    // In FP8, the patches padded with zero columns to whole K-blocks, against the weight's zero
+    // rows (`derived::PATCH_WEIGHT_PADDED`): the product reads its rows as they land.
+    let padded = super::derived::padded_patch_dim(config);
+    let (in_features, weight) = if precision.fp8_mlp && padded != c * p * p {
+        patches = b.pad("patches.pad", patches, 1, padded)?;
+        (padded, super::derived::PATCH_WEIGHT_PADDED)
+    } else {
+        (c * p * p, names::PATCH_WEIGHT)
+    };
     let embed = Dense {
         label: "patch_embed",
-        weight: names::PATCH_WEIGHT,
+        weight,
         bias: names::PATCH_BIAS,
-        in_features: c * p * p,
+        in_features,
         out_features: d,
         fp8: precision.fp8_mlp,
     };
