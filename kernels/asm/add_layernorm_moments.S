@@ -54,17 +54,7 @@
     .supervisor
     .align 8
 add_layernorm_moments:
-    mov $m1, $mvertex_base
-    setzi $m0, add_layernorm_moments_add
-    setzi $m3, norm_var_word2
-    setzi $m4, add_layernorm_moments_final
-    runall $m0, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    runall $m3, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    runall $m4, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    br $m10
+    three_passes add_layernorm_moments_add, norm_var_word2, add_layernorm_moments_final
     .size add_layernorm_moments, . - add_layernorm_moments
 
 // ------------------------------------------------------------------------------------------

@@ -29,17 +29,7 @@
     .supervisor
     .align 8
 K_SUP:
-    mov $m1, $mvertex_base
-    setzi $m0, layernorm_mean
-    setzi $m3, norm_var_word0
-    setzi $m4, K_NORM
-    runall $m0, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    runall $m3, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    runall $m4, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    br $m10
+    three_passes layernorm_mean, norm_var_word0, K_NORM
     .size K_SUP, . - K_SUP
 
     .section K_NORM_TEXT

@@ -50,17 +50,7 @@
     .supervisor
     .align 8
 K_SUP:
-    mov $m1, $mvertex_base
-    setzi $m0, layernorm_mean
-    setzi $m3, K_VAR
-    setzi $m4, K_NORM
-    runall $m0, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    runall $m3, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    runall $m4, $m1, 0
-    sync TEXCH_SYNCZONE_LOCAL
-    br $m10
+    three_passes layernorm_mean, K_VAR, K_NORM
     .size K_SUP, . - K_SUP
 
     .section K_VAR_TEXT

@@ -42,6 +42,23 @@
 // * Row sum of squares: the same combine as the sums; var = sumsq * inv_n (the consumers add
 //   eps and take f32oorx: rstd = 1/sqrt(var + eps)).
 
+// three_passes FIRST, SECOND, THIRD: the supervisor of a row-normalisation kernel (after its
+// `.supervisor` label): the three worker passes in turn over all six workers, each followed by
+// `sync 2`, then `br $m10`.
+.macro three_passes first, second, third
+    mov $m1, $mvertex_base
+    setzi $m0, \first
+    setzi $m3, \second
+    setzi $m4, \third
+    runall $m0, $m1, 0
+    sync TEXCH_SYNCZONE_LOCAL
+    runall $m3, $m1, 0
+    sync TEXCH_SYNCZONE_LOCAL
+    runall $m4, $m1, 0
+    sync TEXCH_SYNCZONE_LOCAL
+    br $m10
+.endm
+
 #define V_X       0
 #define V_SUM     2
 #define V_SCRATCH 4

@@ -54,6 +54,29 @@
     { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
 .endm
 
+// unit_blocks COUNT: the unit loop's whole blocks of four regular groups, `rpt COUNT` of 16
+// bundles (see 2' below): each group's e is summed and stored one group late, the block's last
+// group through $m2, the others at the block's base $m1, which then moves on by P.
+.macro unit_blocks count
+    { rpt \count, 15 ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m2, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { add $m2, $m1, 24 ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
+    { st64 $a2:3, $m1, $mzero, 2 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { add $m1, $m1, $m4 ; f16v2exp $a2, $a2 }
+    { nop ; f16v2exp $a3, $a3 }
+.endm
+
 #define V_IN      0
 #define V_OUT     1
 #define V_COLS    2
@@ -233,23 +256,7 @@ softmax_part_f16:
     { add $m11, $m8, -1 ; setzi $a6, 8 }
     { shr $m11, $m11, 2 ; uput $FP_CLR, $a6 }        // accumulators = 0; whole blocks
     { brz $m11, .Lu_tail ; fnop }
-    { rpt $m11, 15 ; fnop }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m2, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { add $m2, $m1, 24 ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { nop ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { nop ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 2 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { add $m1, $m1, $m4 ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
+    unit_blocks $m11
 .Lu_tail:
     { add $m11, $m8, -1 ; f16v4acc $a2:3 }           // the last whole block's last group
     { st64 $a2:3, $m2, $mzero, 0 ; fnop }
@@ -300,23 +307,7 @@ softmax_part_f16:
     { mov $m0, $m3 ; mov $a5, $a4 }
     { add $m2, $mworker_base, 8 ; sort4x32lo $a2:3, $azeros, $azeros }  // junk slot, e = 0
     { brz $m8, .Lf_tail ; uput $FP_CLR, $a6 }
-    { rpt $m8, 15 ; fnop }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m2, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { add $m2, $m1, 24 ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { nop ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { nop ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 2 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { add $m1, $m1, $m4 ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
+    unit_blocks $m8
 .Lf_tail:
     { ld32 $m11, $mworker_base, $mzero, 0 ; f16v4acc $a2:3 }  // the last whole block's last group
     { st64 $a2:3, $m2, $mzero, 0 ; fnop }

@@ -37,6 +37,50 @@ pub struct Fp8Out {
     pub nanoo: bool,
 }
 
+impl Fp8Out {
+    /// A random format, `$FP_SCL` in −8..8 and NANOO setting.
+    pub(super) fn random(rng: &mut Rng) -> Fp8Out {
+        Fp8Out {
+            format: if rng.next_u32().is_multiple_of(2) {
+                Fp8Format::F143
+            } else {
+                Fp8Format::F152
+            },
+            scl: rng.range(0, 16) as i32 - 8,
+            nanoo: rng.next_u32().is_multiple_of(2),
+        }
+    }
+
+    /// The settings a case's vertex words `nfmt` and `scl` and its supervisor CSRs carry:
+    /// (format, scale, NANOO) as `f16_to_fp8` takes them.
+    pub(super) fn of_case(case: &Case, nfmt: usize, scl: usize) -> (Fp8Format, i32, bool) {
+        let format = Fp8Format::from_format_bit((case.word(nfmt) >> 1) & 1);
+        let nanoo = case
+            .supervisor_csrs
+            .iter()
+            .any(|&(i, v)| i == index::FP_ICTL && v & field::FP_CTL_NANOO != 0);
+        (format, scale_from_field(case.word(scl)), nanoo)
+    }
+}
+
+/// The row distributions random LayerNorm cases draw from.
+pub(super) const RANDOM_DISTS: [Dist; 8] = [
+    Dist::Normal {
+        mean: 0.0,
+        std: 1.0,
+    },
+    Dist::Normal {
+        mean: -3.0,
+        std: 20.0,
+    },
+    Dist::LargeMean,
+    Dist::Constant(1.5),
+    Dist::Specials,
+    Dist::Tiny,
+    Dist::AnyBits,
+    Dist::Wide,
+];
+
 /// Everything that defines a LayerNorm case.
 #[derive(Clone, Debug)]
 pub struct LnSpec {
@@ -400,32 +444,9 @@ impl Kernel for LayerNorm {
         } else {
             4 * rng.range(1, 600) as usize
         };
-        let dist = *rng.pick(&[
-            Dist::Normal {
-                mean: 0.0,
-                std: 1.0,
-            },
-            Dist::Normal {
-                mean: -3.0,
-                std: 20.0,
-            },
-            Dist::LargeMean,
-            Dist::Constant(1.5),
-            Dist::Specials,
-            Dist::Tiny,
-            Dist::AnyBits,
-            Dist::Wide,
-        ]);
+        let dist = *rng.pick(&RANDOM_DISTS);
         let regions = [STD, INTER, MIXED, MIXED2][rng.range(0, 3) as usize];
-        let fp8 = self.fp8.then(|| Fp8Out {
-            format: if rng.next_u32().is_multiple_of(2) {
-                Fp8Format::F143
-            } else {
-                Fp8Format::F152
-            },
-            scl: rng.range(0, 16) as i32 - 8,
-            nanoo: rng.next_u32().is_multiple_of(2),
-        });
+        let fp8 = self.fp8.then(|| Fp8Out::random(&mut rng));
         let mut spec = self.spec(&mut rng, rows, n, dist, regions, fp8);
         spec.label = format!("random seed={seed} {}", spec.label);
         spec.eps = *rng.pick(&[1e-6f32, 1e-5, 1e-3]);
@@ -441,14 +462,7 @@ impl Kernel for LayerNorm {
         let x = bytes::to_u16(&case.buffer("x").bytes);
         let gamma = bytes::to_f32(&case.buffer("gamma").bytes);
         let beta = bytes::to_f32(&case.buffer("beta").bytes);
-        let fp8 = self.fp8.then(|| {
-            let format = Fp8Format::from_format_bit((case.word(V_NFMT) >> 1) & 1);
-            let nanoo = case
-                .supervisor_csrs
-                .iter()
-                .any(|&(i, v)| i == index::FP_ICTL && v & field::FP_CTL_NANOO != 0);
-            (format, scale_from_field(case.word(V_SCL)), nanoo)
-        });
+        let fp8 = self.fp8.then(|| Fp8Out::of_case(case, V_NFMT, V_SCL));
         let mut out = Vec::new();
         for row in x.chunks_exact(shape.n) {
             let stats = row_stats(&shape, row, MeanLanes::Groups);

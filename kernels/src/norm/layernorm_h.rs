@@ -8,7 +8,7 @@
 //! `layernorm_h_fp8.S`, then the code they share, `layernorm_h_body.S`.
 
 use super::data::{f32s, Dist};
-use super::layernorm::{Fp8Out, LnSpec};
+use super::layernorm::{Fp8Out, LnSpec, RANDOM_DISTS};
 use super::stats::{
     combine_partials, cycles, fold_lanes, mean_partial, shape_words, MeanLanes, Shape,
     ROW_SCRATCH_BYTES, V_END,
@@ -19,7 +19,7 @@ use crate::{EntryKind, Kernel};
 use tessera_isa::csr::{field, index};
 use tessera_isa::numerics::{
     f16_add, f16_mul, f16_sub, f16_to_f32, f16_to_fp8, f32_add, f32_mul, f32_oorx, f32_to_f16,
-    scale_from_field, scale_to_field, Fp8Format,
+    scale_to_field, Fp8Format,
 };
 use tessera_isa::rng::Rng;
 
@@ -279,32 +279,9 @@ impl Kernel for LayerNormH {
         let mut rng = Rng::new(seed);
         let rows = *rng.pick(&[1usize, 1, 1, 2, 3, 6, 7, 11]);
         let n = 4 * rng.range(1, if rows == 1 { 1100 } else { 600 }) as usize;
-        let dist = *rng.pick(&[
-            Dist::Normal {
-                mean: 0.0,
-                std: 1.0,
-            },
-            Dist::Normal {
-                mean: -3.0,
-                std: 20.0,
-            },
-            Dist::LargeMean,
-            Dist::Constant(1.5),
-            Dist::Specials,
-            Dist::Tiny,
-            Dist::AnyBits,
-            Dist::Wide,
-        ]);
+        let dist = *rng.pick(&RANDOM_DISTS);
         let regions = [STD, INTER, MIXED][rng.range(0, 2) as usize];
-        let fp8 = self.fp8.then(|| Fp8Out {
-            format: if rng.next_u32().is_multiple_of(2) {
-                Fp8Format::F143
-            } else {
-                Fp8Format::F152
-            },
-            scl: rng.range(0, 16) as i32 - 8,
-            nanoo: rng.next_u32().is_multiple_of(2),
-        });
+        let fp8 = self.fp8.then(|| Fp8Out::random(&mut rng));
         let mut spec = self.spec(&mut rng, (rows, n), dist, regions, fp8);
         spec.label = format!("random seed={seed} {}", spec.label);
         spec.eps = *rng.pick(&[1e-6f32, 1e-5, 1e-3]);
@@ -320,14 +297,7 @@ impl Kernel for LayerNormH {
         let x = bytes::to_u16(&case.buffer("x").bytes);
         let gamma = bytes::to_u16(&case.buffer("gamma").bytes);
         let beta = bytes::to_u16(&case.buffer("beta").bytes);
-        let fp8 = self.fp8.then(|| {
-            let format = Fp8Format::from_format_bit((case.word(V_NFMT) >> 1) & 1);
-            let nanoo = case
-                .supervisor_csrs
-                .iter()
-                .any(|&(i, v)| i == index::FP_ICTL && v & field::FP_CTL_NANOO != 0);
-            (format, scale_from_field(case.word(V_SCL)), nanoo)
-        });
+        let fp8 = self.fp8.then(|| Fp8Out::of_case(case, V_NFMT, V_SCL));
         let mut out = Vec::new();
         for row in x.chunks_exact(shape.n) {
             let (m16, rstd) = row_stats_h(&shape, row);
