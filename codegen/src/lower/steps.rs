@@ -194,6 +194,14 @@ pub(super) fn late_steps(mid: &MidProgram, movements: &[Option<Movement>]) -> Sc
             {
                 late[id.index()] = first.max(asap[id.index()]);
             }
+            // A redistribution in a loop's body whose readers all come after the loop (the
+            // last layer's output into `post_layernorm`'s layout) still runs in the body: its
+            // work is emitted once with the body's and repeats with it.
+            if let (Some(l), Some((_, last))) = (&mid.looped, body) {
+                if (l.first..l.end).contains(&id.index()) {
+                    late[id.index()] = late[id.index()].min(last).max(asap[id.index()]);
+                }
+            }
         }
     }
     Schedule { late, floors, body }

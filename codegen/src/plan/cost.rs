@@ -2,12 +2,13 @@
 //! same typed calls the lowering makes), redistribution cycles from the planned movement
 //! (exchange windows and words per tile, local copies), and the SRAM a strategy pins.
 
-use crate::layout::{Distribution, Index, Layout, View, MAX_RANK};
+use crate::layout::{Distribution, Layout, View};
 use crate::lower::calls::{compute_calls, ComputeKind};
 use crate::lower::copies::{copy_params, table_bytes as table_bytes_of};
 use crate::redist::after::{behind_covers, tile_copies};
-use crate::redist::movement::{copy_cycles, runs_word_aligned, transfer_cycles};
 use crate::redist::movement::{plan_blocks, RoutePolicy, WINDOW_CODE_BYTES};
+use crate::redist::movement::{priced_copy_cycles, runs_word_aligned, transfer_cycles};
+use crate::redist::reach::read_source_blocks;
 use crate::redist::{Movement, Side};
 use crate::target::Target;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -180,63 +181,16 @@ impl SenderScale {
     }
 }
 
-/// Points of the destination lattice [`read_source_tiles`] maps (about).
-const READ_LATTICE_POINTS: f64 = 32_768.0;
-
 /// The tiles holding source data `view` reads: the senders a movement's load spreads over (a
-/// slice such as V of a fused QKV reads a third of the product's tiles). Found by mapping a
-/// lattice of destination indices, each dimension's first and last index and about
-/// [`READ_LATTICE_POINTS`]^(1/rank) between; a source block narrower than the lattice's step may
-/// be missed, which only charges the senders found more.
+/// slice such as V of a fused QKV reads a third of the product's tiles); see
+/// [`read_source_blocks`].
+#[cfg(test)]
 fn read_source_tiles(from: &Distribution, view: &View) -> usize {
-    let shape = view.shape();
-    let rank = shape.len();
-    if rank == 0 || shape.contains(&0) {
-        return from.tile_count();
-    }
-    let per_dim = READ_LATTICE_POINTS.powf(1.0 / rank as f64).max(2.0) as u32;
-    let axes: Vec<Vec<u32>> = shape
-        .iter()
-        .map(|&e| {
-            let step = e.div_ceil(per_dim).max(1);
-            let mut a: Vec<u32> = (0..e).step_by(step as usize).collect();
-            if a.last() != Some(&(e - 1)) {
-                a.push(e - 1);
-            }
-            a
-        })
-        .collect();
-    let mut read = vec![false; from.block_count()];
-    let (mut at, mut dest): ([usize; MAX_RANK], Index) = ([0; MAX_RANK], [0; MAX_RANK]);
-    let (mut source, mut local): (Index, Index) = ([0; MAX_RANK], [0; MAX_RANK]);
-    let mut locator = from.locator();
-    loop {
-        for d in 0..rank {
-            dest[d] = axes[d][at[d]];
-        }
-        if view.map(&dest[..rank], &mut source) {
-            if let Some(r) = read.get_mut(locator.locate(&source[..from.rank()], &mut local)) {
-                *r = true;
-            }
-        }
-        // The next lattice point, last dimension fastest.
-        let mut d = rank;
-        loop {
-            if d == 0 {
-                let tiles = (0..read.len())
-                    .filter(|&b| read[b])
-                    .map(|b| from.tiles_of(b).len())
-                    .sum::<usize>();
-                return tiles.max(1);
-            }
-            d -= 1;
-            at[d] += 1;
-            if at[d] < axes[d].len() {
-                break;
-            }
-            at[d] = 0;
-        }
-    }
+    read_source_blocks(from, view)
+        .into_iter()
+        .map(|b| from.tiles_of(b).len())
+        .sum::<usize>()
+        .max(1)
 }
 
 /// [`movement_cost`] of a movement planned for a sample of the destination blocks of `dest`:
@@ -271,7 +225,7 @@ pub fn movement_cost_scaled(
         for c in list {
             let bytes: u64 = c.runs.iter().map(|r| r.bytes as u64).sum();
             if let Some(p) = per.get_mut(c.tile as usize) {
-                *p += copy_cycles(c.runs.len(), bytes, runs_word_aligned(&c.runs))
+                *p += priced_copy_cycles(c.runs.len(), bytes, runs_word_aligned(&c.runs))
                     + CALL_OVERHEAD_CYCLES;
             }
         }
@@ -358,6 +312,7 @@ impl MoveCache {
         let mut sample: Vec<usize> = vec![0, count / 2, count.saturating_sub(1)];
         sample.sort_unstable();
         sample.dedup();
+        let read = read_source_blocks(&from.dist, view);
         let movement = plan_blocks(
             &Side {
                 dist: &from.dist,
@@ -370,11 +325,16 @@ impl MoveCache {
             view,
             &sample,
             self.policy,
+            read.len(),
         );
         let element = to.dtype.size_bytes() as u32;
         let scale = SenderScale {
             blocks: count,
-            sources: read_source_tiles(&from.dist, view),
+            sources: read
+                .iter()
+                .map(|&b| from.dist.tiles_of(b).len())
+                .sum::<usize>()
+                .max(1),
         };
         let mut cost = movement_cost_scaled(target, &movement, Some(&to.dist), &scale);
         if !self.program {

@@ -323,6 +323,56 @@ mod tests {
         );
     }
 
+    /// So400m's values in small: two key blocks of 81 keys, the second starting on a half word,
+    /// read from 3 × 4 source tiles (rows of 54 keys, 16 channels) into `$CWEI` order on 6
+    /// replicas each. A channel's keys from one sender start or end inside a word another
+    /// sender shares, so no sender's ranges are whole words; the senders still reorder their
+    /// whole words once (for all 6 replicas) and only the shared words' halves are staged at
+    /// the receivers.
+    #[test]
+    fn key_blocks_starting_on_half_words_reorder_at_their_senders() {
+        let src = Distribution::on_grid(
+            vec![162, 64],
+            vec![vec![0, 54, 108, 162], vec![0, 16, 32, 48, 64]],
+            &TileGrid::new(vec![3, 4], 0),
+            &[Some(0), Some(1)],
+        )
+        .unwrap();
+        let dst = Distribution::new(
+            vec![2, 96, 64],
+            vec![vec![0, 1, 2], vec![0, 96], vec![0, 64]],
+            vec![(20..26).collect(), (30..36).collect()],
+        )
+        .unwrap();
+        let blocks = View::reshape(&[162, 64], &[2, 81, 64]).unwrap();
+        let view = View::pad(&[2, 81, 64], 1, 96)
+            .unwrap()
+            .then(&blocks)
+            .unwrap();
+        let movement = check_with(
+            (&src, Order::RowMajor { align: 4 }),
+            (&dst, Order::Cwei),
+            &view,
+            2,
+            RoutePolicy::DEFAULT,
+        );
+        let runs = |from: Buf| -> usize {
+            let copies = movement.before.iter().chain(&movement.after);
+            copies
+                .filter(|c| c.from == from)
+                .map(|c| c.runs.len())
+                .sum()
+        };
+        // Every receiver of the second block gets its 64 channels' shared words (one per
+        // channel, from each of its two senders) staged, and nothing else.
+        assert!(runs(Buf::Source) > 0, "the senders reorder: {movement:?}");
+        assert!(
+            runs(Buf::Staging) <= 6 * 2 * 64,
+            "{} staged runs",
+            runs(Buf::Staging)
+        );
+    }
+
     #[test]
     fn whole_k_blocks_of_panels_are_an_alias() {
         // A softmax part's rows in panels, [73, 100] on 2 tiles → its first 96 columns in panels

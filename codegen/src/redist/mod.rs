@@ -5,7 +5,9 @@
 
 pub mod after;
 pub mod execute;
+mod mixed;
 pub mod movement;
+pub mod reach;
 pub mod segments;
 
 pub use movement::{

@@ -20,6 +20,7 @@
 //! holds the source block itself copies locally. Replica choice, routes and ordering are
 //! deterministic.
 
+use super::mixed::{mixed_route, MixedRoute};
 use super::segments::{block_segments, Segment, Side, Source};
 use crate::layout::{Distribution, ShardMap, View};
 use std::collections::{BTreeMap, HashMap};
@@ -151,6 +152,24 @@ pub const WINDOW_CODE_CYCLES: u64 = 4;
 /// Bytes one more receive window adds to the receiver's exchange program (six instructions).
 pub const WINDOW_CODE_BYTES: u64 = 24;
 
+/// The cycles of a local copy as the planner prices a movement: [`copy_cycles`], but element
+/// runs (runs of at most a word on average, a relayout such as values into `$CWEI` order) at
+/// 3 cycles each, as `gather_elements` takes 2 to 3 bundles an element and whole 4 × 4
+/// transposes under one, six workers issuing a bundle a cycle between them. At 16 a run the
+/// planner priced the context product on the scores' tiles (`grid 144x10x1`, each tile
+/// reading its block of values in `$CWEI` order) at 62.9k cycles against the 35k its program
+/// estimates, and kept a plan 4.7k slower. Routes are still chosen by [`copy_cycles`]: there a
+/// sender's element runs, reordered once for each block it serves, are weighed against its
+/// receivers' windows, and at 3 a run a transpose from 8 senders into 32 row blocks was
+/// reordered at the senders (496 runs on each) where each receiver reorders 16.
+pub fn priced_copy_cycles(runs: usize, bytes: u64, word_aligned: bool) -> u64 {
+    if !word_aligned && bytes <= 4 * runs as u64 {
+        runs as u64 * 3 + bytes / 8
+    } else {
+        copy_cycles(runs, bytes, word_aligned)
+    }
+}
+
 /// Tile cycles of a local copy of `runs` runs and `bytes` bytes (six workers): the shape of
 /// `copy_runs` (word runs) or `gather_elements` (element granular).
 pub fn copy_cycles(runs: usize, bytes: u64, word_aligned: bool) -> u64 {
@@ -175,7 +194,7 @@ pub fn runs_word_aligned(runs: &[Run]) -> bool {
 
 /// Word-aligned covers of the source bytes of `segments` (offsets into the source buffer of
 /// `buffer_bytes` bytes), merging covers less than `gap` bytes apart. Returns (start, end) pairs.
-fn covers(segments: &[&Segment], buffer_bytes: u32, gap: u32) -> Vec<(u32, u32)> {
+pub(super) fn covers(segments: &[&Segment], buffer_bytes: u32, gap: u32) -> Vec<(u32, u32)> {
     let mut spans: Vec<(u32, u32)> = segments
         .iter()
         .filter_map(|s| match s.src {
@@ -207,13 +226,25 @@ fn chosen_replica(source: &Distribution, source_block: usize, dest_block: usize)
     replicas[(dest_block.wrapping_mul(7919) + source_block) % replicas.len()]
 }
 
-/// The three routes for the segments one source tile provides to one destination block.
-enum Route {
+/// How some of the segments one source tile provides to one destination block travel.
+enum Leg {
     Direct,
     StagedAtDest(Vec<(u32, u32)>),
     /// The destination ranges, and the zero segments the source fills in its send buffer
     /// (padding inside those ranges, so each range is whole words).
     StagedAtSource(Vec<(u32, u32)>, Vec<Segment>),
+}
+
+/// The routes for the segments one source tile provides to one destination block.
+enum Route {
+    /// All of them by one leg.
+    Single(Leg),
+    /// Staged at the source where the destination ranges are whole words, at the destination
+    /// at their ragged ends: a key block of 81 values starts on a half word at every other
+    /// block, so each channel's run of keys from one sender begins or ends inside a word that
+    /// another sender shares. The bulk is reordered once at the source and sent to every
+    /// receiver of the block; only the shared words' halves are placed by the receivers.
+    Mixed(MixedRoute),
 }
 
 fn segment_aligned(s: &Segment) -> bool {
@@ -326,6 +357,35 @@ fn choose_route(
         1,
     );
     let (ranges, absorbed) = ranges_with_zeros(segments, zeros, claimed);
+    let mixed = (!ranges.iter().all(|r| aligned(r.0) && aligned(r.1)))
+        .then(|| mixed_route(segments, zeros, &absorbed, &ranges, source_bytes))
+        .flatten();
+    if let Some(m) = &mixed {
+        let (inner, inner_ranges, _) = &m.inner;
+        let (edges, cover) = &m.edges;
+        let inner_bytes: u64 = inner.iter().map(|s| s.bytes as u64).sum();
+        let edge_bytes: u64 = edges.iter().map(|s| s.bytes as u64).sum();
+        let exchange = (inner_ranges
+            .iter()
+            .map(|r| transfer_cycles((r.1 - r.0) / 4))
+            .sum::<u64>()
+            + cover
+                .iter()
+                .map(|c| transfer_cycles((c.1 - c.0) / 4))
+                .sum::<u64>())
+            * fan_in;
+        consider(
+            RouteCost {
+                exchange,
+                copies: copy_cycles(inner.len(), inner_bytes, false) * fan_out.max(1) as u64
+                    + copy_cycles(edges.len(), edge_bytes, false) * fan_in,
+                memory: inner_ranges.iter().map(|r| (r.1 - r.0) as u64).sum::<u64>() / 4
+                    + cover.iter().map(|c| (c.1 - c.0) as u64).sum::<u64>() * fan_in
+                    + window_code(inner_ranges.len() + cover.len()),
+            },
+            3,
+        );
+    }
     if ranges.iter().all(|r| aligned(r.0) && aligned(r.1)) {
         let exchange = ranges
             .iter()
@@ -346,15 +406,29 @@ fn choose_route(
         );
     }
     match best.map(|(_, r)| r) {
-        Some(1) => Route::StagedAtDest(covered),
+        Some(1) => Route::Single(Leg::StagedAtDest(covered)),
         Some(2) => {
             let zs: Vec<Segment> = absorbed.iter().map(|&z| zeros[z]).collect();
             for z in absorbed {
                 claimed[z] = true;
             }
-            Route::StagedAtSource(ranges, zs)
+            Route::Single(Leg::StagedAtSource(ranges, zs))
         }
-        _ => Route::Direct,
+        Some(3) => match mixed {
+            Some(m) => {
+                // The zeros wholly inside the whole words are the source's to fill.
+                let (_, inner_ranges, _) = &m.inner;
+                for &z in &absorbed {
+                    let (a, b) = (zeros[z].dst, zeros[z].dst + zeros[z].bytes);
+                    if inner_ranges.iter().any(|r| r.0 <= a && b <= r.1) {
+                        claimed[z] = true;
+                    }
+                }
+                Route::Mixed(m)
+            }
+            None => Route::Single(Leg::Direct),
+        },
+        _ => Route::Single(Leg::Direct),
     }
 }
 
@@ -379,7 +453,8 @@ pub fn plan_movement_with(
     policy: RoutePolicy,
 ) -> Movement {
     let all: Vec<usize> = (0..dest.dist.block_count()).collect();
-    plan_blocks(source, dest, view, &all, policy)
+    let read = super::reach::read_source_blocks(source.dist, view).len();
+    plan_blocks(source, dest, view, &all, policy, read)
 }
 
 /// 0 or 4: the bytes a receiver's staging offset `next` moves on before a sender's covers
@@ -409,13 +484,15 @@ fn eight_byte_pad(next: u32, cover: &[(u32, u32)], positions: &[u32], segs: &[&S
 }
 
 /// [`plan_movement`] for the destination blocks `blocks` only (the planner's cost model samples
-/// a few blocks of a large value).
+/// a few blocks of a large value); `read_blocks` is how many source blocks the whole movement
+/// reads ([`read_source_blocks`](super::reach::read_source_blocks)).
 pub fn plan_blocks(
     source: &Side,
     dest: &Side,
     view: &View,
     blocks: &[usize],
     policy: RoutePolicy,
+    read_blocks: usize,
 ) -> Movement {
     let mut movement = Movement::default();
     let source_bytes = source.map.buffer_bytes();
@@ -484,8 +561,9 @@ pub fn plan_blocks(
         let fan_in = by_source.len();
         // The blocks a sender serves, on average over the movement (the same whether all
         // blocks are planned or the cost model's sample): every block's senders spread over
-        // the source blocks.
-        let fan_out = (dest.dist.block_count() * fan_in).div_ceil(source.dist.block_count().max(1));
+        // the source blocks the movement reads (a third of a fused QKV's for V: counting all
+        // of them made a value's reorder at its senders look three times cheaper than it is).
+        let fan_out = (dest.dist.block_count() * fan_in).div_ceil(read_blocks.max(1));
         for (sender, segs) in by_source {
             let Source::Block { block: sblock, .. } = segs[0].src else {
                 continue;
@@ -501,7 +579,7 @@ pub fn plan_blocks(
                 continue;
             }
             let before_claims = claimed.clone();
-            match choose_route(
+            let legs: Vec<(Vec<Segment>, Leg)> = match choose_route(
                 &segs,
                 &zeros,
                 &mut claimed,
@@ -509,115 +587,184 @@ pub fn plan_blocks(
                 (fan_in, fan_out),
                 policy,
             ) {
-                Route::Direct => {
-                    let key = SendKey::new(sender, RouteKind::Direct, &segs, &[], &[]);
-                    if let Some(moves) = sent.get(&key) {
-                        let data = segs
-                            .iter()
-                            .filter(|s| matches!(s.src, Source::Block { .. }));
-                        for (&m, s) in moves.iter().zip(data) {
-                            let d = &mut movement.moves[m].deliveries;
-                            d.extend(takers.iter().map(|&t| (t, Buf::Dest, s.dst)));
-                        }
-                        continue;
-                    }
-                    let first = movement.moves.len();
-                    for s in &segs {
-                        let Source::Block { offset, .. } = s.src else {
-                            continue;
-                        };
-                        movement.moves.push(Move {
-                            sender,
-                            from: Buf::Source,
-                            offset,
-                            words: s.bytes / 4,
-                            deliveries: takers.iter().map(|&t| (t, Buf::Dest, s.dst)).collect(),
-                        });
-                    }
-                    sent.insert(key, (first..movement.moves.len()).collect());
-                }
-                Route::StagedAtDest(cover) => {
-                    let mut positions = Vec::with_capacity(cover.len());
-                    let mut total = 0u32;
-                    for &(start, end) in &cover {
-                        positions.push(total);
-                        total += end - start;
-                    }
-                    // Each receiver places the covers at its own next staging offset, moved on
-                    // a word when that puts more of the segments' bytes at the same offset
-                    // modulo 8 as their destinations (the copies after then move 8 bytes a
-                    // step; see `eight_byte_pad`).
-                    let mut bases: Vec<u32> = Vec::with_capacity(takers.len());
-                    for &t in &takers {
-                        let next = staging.entry(t).or_insert(0);
-                        *next += eight_byte_pad(*next, &cover, &positions, &segs);
-                        bases.push(*next);
-                        *next += total;
-                    }
-                    let key = SendKey::new(sender, RouteKind::StagedAtDest, &[], &cover, &[]);
-                    let mut within = 0u32;
-                    match sent.get(&key) {
-                        Some(moves) => {
-                            for (&m, &(start, end)) in moves.iter().zip(&cover) {
+                Route::Single(leg) => vec![(segs.iter().map(|s| **s).collect(), leg)],
+                Route::Mixed(MixedRoute {
+                    inner: (inner, ranges, filled),
+                    edges: (edges, cover),
+                }) => vec![
+                    (inner, Leg::StagedAtSource(ranges, filled)),
+                    (edges, Leg::StagedAtDest(cover)),
+                ],
+            };
+            for (leg_segments, leg) in legs {
+                let segs: Vec<&Segment> = leg_segments.iter().collect();
+                match leg {
+                    Leg::Direct => {
+                        let key = SendKey::new(sender, RouteKind::Direct, &segs, &[], &[]);
+                        if let Some(moves) = sent.get(&key) {
+                            let data = segs
+                                .iter()
+                                .filter(|s| matches!(s.src, Source::Block { .. }));
+                            for (&m, s) in moves.iter().zip(data) {
                                 let d = &mut movement.moves[m].deliveries;
-                                d.extend(
-                                    takers
-                                        .iter()
-                                        .zip(&bases)
-                                        .map(|(&t, &base)| (t, Buf::Staging, base + within)),
-                                );
-                                within += end - start;
+                                d.extend(takers.iter().map(|&t| (t, Buf::Dest, s.dst)));
                             }
+                            continue;
                         }
-                        None => {
-                            let first = movement.moves.len();
-                            for &(start, end) in &cover {
-                                movement.moves.push(Move {
-                                    sender,
-                                    from: Buf::Source,
-                                    offset: start,
-                                    words: (end - start) / 4,
-                                    deliveries: takers
-                                        .iter()
-                                        .zip(&bases)
-                                        .map(|(&t, &base)| (t, Buf::Staging, base + within))
-                                        .collect(),
-                                });
-                                within += end - start;
-                            }
-                            sent.insert(key, (first..movement.moves.len()).collect());
-                        }
-                    }
-                    for (&t, &base) in takers.iter().zip(&bases) {
-                        let runs = after.entry((t, Buf::Staging)).or_default();
+                        let first = movement.moves.len();
                         for s in &segs {
                             let Source::Block { offset, .. } = s.src else {
                                 continue;
                             };
-                            let c = cover.partition_point(|c| c.1 <= offset);
-                            let at = base + positions[c] + (offset - cover[c].0);
+                            movement.moves.push(Move {
+                                sender,
+                                from: Buf::Source,
+                                offset,
+                                words: s.bytes / 4,
+                                deliveries: takers.iter().map(|&t| (t, Buf::Dest, s.dst)).collect(),
+                            });
+                        }
+                        sent.insert(key, (first..movement.moves.len()).collect());
+                    }
+                    Leg::StagedAtDest(cover) => {
+                        let mut positions = Vec::with_capacity(cover.len());
+                        let mut total = 0u32;
+                        for &(start, end) in &cover {
+                            positions.push(total);
+                            total += end - start;
+                        }
+                        // Each receiver places the covers at its own next staging offset, moved on
+                        // a word when that puts more of the segments' bytes at the same offset
+                        // modulo 8 as their destinations (the copies after then move 8 bytes a
+                        // step; see `eight_byte_pad`).
+                        let mut bases: Vec<u32> = Vec::with_capacity(takers.len());
+                        for &t in &takers {
+                            let next = staging.entry(t).or_insert(0);
+                            *next += eight_byte_pad(*next, &cover, &positions, &segs);
+                            bases.push(*next);
+                            *next += total;
+                        }
+                        let key = SendKey::new(sender, RouteKind::StagedAtDest, &[], &cover, &[]);
+                        let mut within = 0u32;
+                        match sent.get(&key) {
+                            Some(moves) => {
+                                for (&m, &(start, end)) in moves.iter().zip(&cover) {
+                                    let d = &mut movement.moves[m].deliveries;
+                                    d.extend(
+                                        takers
+                                            .iter()
+                                            .zip(&bases)
+                                            .map(|(&t, &base)| (t, Buf::Staging, base + within)),
+                                    );
+                                    within += end - start;
+                                }
+                            }
+                            None => {
+                                let first = movement.moves.len();
+                                for &(start, end) in &cover {
+                                    movement.moves.push(Move {
+                                        sender,
+                                        from: Buf::Source,
+                                        offset: start,
+                                        words: (end - start) / 4,
+                                        deliveries: takers
+                                            .iter()
+                                            .zip(&bases)
+                                            .map(|(&t, &base)| (t, Buf::Staging, base + within))
+                                            .collect(),
+                                    });
+                                    within += end - start;
+                                }
+                                sent.insert(key, (first..movement.moves.len()).collect());
+                            }
+                        }
+                        for (&t, &base) in takers.iter().zip(&bases) {
+                            let runs = after.entry((t, Buf::Staging)).or_default();
+                            for s in &segs {
+                                let Source::Block { offset, .. } = s.src else {
+                                    continue;
+                                };
+                                let c = cover.partition_point(|c| c.1 <= offset);
+                                let at = base + positions[c] + (offset - cover[c].0);
+                                runs.push(Run {
+                                    src: Some(at),
+                                    dst: s.dst,
+                                    bytes: s.bytes,
+                                });
+                            }
+                        }
+                    }
+                    Leg::StagedAtSource(ranges, filled) => {
+                        // The takers get the zeros the sender fills with the transfer.
+                        let newly: Vec<bool> = claimed
+                            .iter()
+                            .zip(&before_claims)
+                            .map(|(&now, &was)| now && !was)
+                            .collect();
+                        let key = SendKey::new(
+                            sender,
+                            RouteKind::StagedAtSource,
+                            &segs,
+                            &ranges,
+                            &filled,
+                        );
+                        if let Some(moves) = sent.get(&key) {
+                            for (&m, &(start, _)) in moves.iter().zip(&ranges) {
+                                let d = &mut movement.moves[m].deliveries;
+                                d.extend(takers.iter().map(|&t| (t, Buf::Dest, start)));
+                            }
+                            for &t in &takers {
+                                let mine = claimed_for
+                                    .entry(t)
+                                    .or_insert_with(|| vec![false; zeros.len()]);
+                                for (m, &n) in mine.iter_mut().zip(&newly) {
+                                    *m |= n;
+                                }
+                            }
+                            continue;
+                        }
+                        let first = movement.moves.len();
+                        let next = send.entry(sender).or_insert(0);
+                        let base = *next;
+                        let mut within = 0u32;
+                        let mut positions = Vec::with_capacity(ranges.len());
+                        for &(start, end) in &ranges {
+                            // Each range at its destination's offset modulo 8, so the copy
+                            // into the send buffer keeps the 8-byte alignment its 4 × 4
+                            // transposes and 8-byte moves need.
+                            within += (start % 8 + 8 - (base + within) % 8) % 8;
+                            positions.push(within);
+                            movement.moves.push(Move {
+                                sender,
+                                from: Buf::Send,
+                                offset: base + within,
+                                words: (end - start) / 4,
+                                deliveries: takers.iter().map(|&t| (t, Buf::Dest, start)).collect(),
+                            });
+                            within += end - start;
+                        }
+                        *next = base + within;
+                        sent.insert(key, (first..movement.moves.len()).collect());
+                        let at = |dst: u32| {
+                            let r = ranges.partition_point(|r| r.1 <= dst);
+                            base + positions[r] + (dst - ranges[r].0)
+                        };
+                        let runs = before.entry(sender).or_default();
+                        for s in &segs {
+                            let Source::Block { offset, .. } = s.src else {
+                                continue;
+                            };
                             runs.push(Run {
-                                src: Some(at),
-                                dst: s.dst,
+                                src: Some(offset),
+                                dst: at(s.dst),
                                 bytes: s.bytes,
                             });
                         }
-                    }
-                }
-                Route::StagedAtSource(ranges, filled) => {
-                    // The takers get the zeros the sender fills with the transfer.
-                    let newly: Vec<bool> = claimed
-                        .iter()
-                        .zip(&before_claims)
-                        .map(|(&now, &was)| now && !was)
-                        .collect();
-                    let key =
-                        SendKey::new(sender, RouteKind::StagedAtSource, &segs, &ranges, &filled);
-                    if let Some(moves) = sent.get(&key) {
-                        for (&m, &(start, _)) in moves.iter().zip(&ranges) {
-                            let d = &mut movement.moves[m].deliveries;
-                            d.extend(takers.iter().map(|&t| (t, Buf::Dest, start)));
-                        }
+                        runs.extend(filled.iter().map(|z| Run {
+                            src: None,
+                            dst: at(z.dst),
+                            bytes: z.bytes,
+                        }));
                         for &t in &takers {
                             let mine = claimed_for
                                 .entry(t)
@@ -625,53 +772,6 @@ pub fn plan_blocks(
                             for (m, &n) in mine.iter_mut().zip(&newly) {
                                 *m |= n;
                             }
-                        }
-                        continue;
-                    }
-                    let first = movement.moves.len();
-                    let next = send.entry(sender).or_insert(0);
-                    let base = *next;
-                    *next += ranges.iter().map(|r| r.1 - r.0).sum::<u32>();
-                    let mut within = 0u32;
-                    let mut positions = Vec::with_capacity(ranges.len());
-                    for &(start, end) in &ranges {
-                        positions.push(within);
-                        movement.moves.push(Move {
-                            sender,
-                            from: Buf::Send,
-                            offset: base + within,
-                            words: (end - start) / 4,
-                            deliveries: takers.iter().map(|&t| (t, Buf::Dest, start)).collect(),
-                        });
-                        within += end - start;
-                    }
-                    sent.insert(key, (first..movement.moves.len()).collect());
-                    let at = |dst: u32| {
-                        let r = ranges.partition_point(|r| r.1 <= dst);
-                        base + positions[r] + (dst - ranges[r].0)
-                    };
-                    let runs = before.entry(sender).or_default();
-                    for s in &segs {
-                        let Source::Block { offset, .. } = s.src else {
-                            continue;
-                        };
-                        runs.push(Run {
-                            src: Some(offset),
-                            dst: at(s.dst),
-                            bytes: s.bytes,
-                        });
-                    }
-                    runs.extend(filled.iter().map(|z| Run {
-                        src: None,
-                        dst: at(z.dst),
-                        bytes: z.bytes,
-                    }));
-                    for &t in &takers {
-                        let mine = claimed_for
-                            .entry(t)
-                            .or_insert_with(|| vec![false; zeros.len()]);
-                        for (m, &n) in mine.iter_mut().zip(&newly) {
-                            *m |= n;
                         }
                     }
                 }
