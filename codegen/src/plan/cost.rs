@@ -139,7 +139,7 @@ fn table_bytes(movement: &Movement, element_bytes: u32) -> HashMap<u32, u64> {
 pub struct SenderScale {
     /// Destination blocks in the whole movement.
     pub blocks: usize,
-    /// Tiles holding source data the movement reads ([`read_source_tiles`]).
+    /// Tiles holding source data the movement reads ([`tiles_holding`] of [`read_source_blocks`]).
     pub sources: usize,
 }
 
@@ -181,14 +181,12 @@ impl SenderScale {
     }
 }
 
-/// The tiles holding source data `view` reads: the senders a movement's load spreads over (a
-/// slice such as V of a fused QKV reads a third of the product's tiles); see
-/// [`read_source_blocks`].
-#[cfg(test)]
-fn read_source_tiles(from: &Distribution, view: &View) -> usize {
-    read_source_blocks(from, view)
-        .into_iter()
-        .map(|b| from.tiles_of(b).len())
+/// The tiles holding the source blocks `read` ([`read_source_blocks`]): the senders a
+/// movement's load spreads over (a slice such as V of a fused QKV reads a third of the
+/// product's tiles).
+fn tiles_holding(from: &Distribution, read: &[usize]) -> usize {
+    read.iter()
+        .map(|&b| from.tiles_of(b).len())
         .sum::<usize>()
         .max(1)
 }
@@ -330,11 +328,7 @@ impl MoveCache {
         let element = to.dtype.size_bytes() as u32;
         let scale = SenderScale {
             blocks: count,
-            sources: read
-                .iter()
-                .map(|&b| from.dist.tiles_of(b).len())
-                .sum::<usize>()
-                .max(1),
+            sources: tiles_holding(&from.dist, &read),
         };
         let mut cost = movement_cost_scaled(target, &movement, Some(&to.dist), &scale);
         if !self.program {
@@ -548,7 +542,10 @@ mod tests {
             each((8..16).rev()),
         );
         let third = View::slice(&[64, 48], 1, 32, 48).unwrap();
-        assert_eq!(read_source_tiles(&fused.dist, &third), 4);
+        assert_eq!(
+            tiles_holding(&fused.dist, &read_source_blocks(&fused.dist, &third)),
+            4
+        );
         cases.push(("a slice read by rows", fused, third, slice_rows));
         for (name, from, view, to) in cases {
             let (sampled, whole) = sampled_and_whole(&from, &view, &to);
