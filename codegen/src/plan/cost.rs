@@ -139,7 +139,7 @@ fn table_bytes(movement: &Movement, element_bytes: u32) -> HashMap<u32, u64> {
 pub struct SenderScale {
     /// Destination blocks in the whole movement.
     pub blocks: usize,
-    /// Tiles holding source data the movement reads ([`tiles_holding`] of [`read_source_blocks`]).
+    /// Tiles holding source data the movement reads (`tiles_holding` of [`read_source_blocks`]).
     pub sources: usize,
 }
 

@@ -8,7 +8,7 @@ use crate::layout::{Distribution, Index, View, MAX_RANK};
 const READ_LATTICE_POINTS: f64 = 32_768.0;
 
 /// The source blocks `view` reads, in order. Found by mapping a lattice of destination indices,
-/// each dimension's first and last index and about [`READ_LATTICE_POINTS`]^(1/rank) between; a
+/// each dimension's first and last index and about `READ_LATTICE_POINTS`^(1/rank) between; a
 /// source block narrower than the lattice's step may be missed, which only charges the blocks
 /// found more. A view of nothing reads every block.
 pub fn read_source_blocks(from: &Distribution, view: &View) -> Vec<usize> {
