@@ -103,7 +103,7 @@ mod tests {
     use super::*;
     use crate::layout::{even_bounds, Distribution, Order, ShardMap, TileGrid, View, MAX_RANK};
     use crate::redist::movement::{plan_movement, plan_movement_with, RoutePolicy};
-    use crate::redist::segments::{zero_padding, Side};
+    use crate::redist::segments::{padding_must_be_zero, Side};
     use proptest::prelude::*;
     use std::ops::Range;
 
@@ -214,7 +214,11 @@ mod tests {
                             vec![0; e]
                         };
                         assert_eq!(&bytes[at], &want[..], "tile {t} element {global:?}");
-                    } else if zero_padding(dst.1) {
+                    } else if padding_must_be_zero(
+                        dst.1,
+                        &local[..boxes.len()],
+                        &boxes.iter().map(|r| r.end - r.start).collect::<Vec<_>>(),
+                    ) {
                         assert!(
                             bytes[at].iter().all(|&b| b == 0),
                             "padding of tile {t} at {offset}"

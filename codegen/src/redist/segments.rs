@@ -27,12 +27,30 @@ pub struct Side<'a> {
     pub map: &'a ShardMap,
 }
 
-/// Whether the padding of a destination order must be zero: the AMP reads the K-padding of its
-/// operands, so `Panels` and `Cwei` buffers are zero outside the real elements; row-major
-/// padding is never read as data and is left undefined.
+/// Whether a buffer of `order` starts zeroed (an input's): the AMP reads the K-padding of its
+/// operands ([`padding_must_be_zero`] says which padding); row-major padding is never read as
+/// data and is left undefined.
 pub fn zero_padding(order: Order) -> bool {
     match order {
         Order::Panels | Order::Cwei => true,
+        Order::RowMajor { .. } => false,
+    }
+}
+
+/// Whether a destination element at `local`, outside its block's real `extent`, must be zero.
+/// The AMP sums an operand's K-padding into real outputs, so a `Panels` buffer's real rows are
+/// zero past the real K (its last dimension), and a `Cwei` buffer's whole padding is zero. A
+/// panel's padded rows (and leading entries) only reach the product's padded output rows, which
+/// no one reads: they are left as they are, so a producer's padded box is its consumer's operand where
+/// the two boxes agree (the last query block's softmax panels, one row short of the box, were
+/// copied for a zero row). Row-major padding is never read as data.
+pub fn padding_must_be_zero(order: Order, local: &[u32], extent: &[u32]) -> bool {
+    match order {
+        Order::Panels => {
+            let k = extent.len() - 1;
+            (0..k).all(|d| local[d] < extent[d])
+        }
+        Order::Cwei => true,
         Order::RowMajor { .. } => false,
     }
 }
@@ -48,7 +66,6 @@ pub fn block_segments(source: &Side, dest: &Side, view: &View, block: usize) -> 
         origin[d] = r.start;
         extent[d] = r.end - r.start;
     }
-    let zero = zero_padding(dest.map.order);
     let element = dest.map.element_bytes();
     let mut out: Vec<Segment> = Vec::new();
     let mut global: Index = [0; MAX_RANK];
@@ -71,7 +88,7 @@ pub fn block_segments(source: &Side, dest: &Side, view: &View, block: usize) -> 
                 // A zero the view pads with: written whatever the order.
                 Source::Zero
             }
-        } else if zero {
+        } else if padding_must_be_zero(dest.map.order, &local[..rank], &extent[..rank]) {
             Source::Zero
         } else {
             return;
@@ -190,6 +207,56 @@ mod tests {
         let segs = block_0_segments((&src, &src_map), (&dst, &rows), &View::identity(&[2, 20]));
         assert_eq!(segs.len(), 2);
         assert!(segs.iter().all(|s| s.src != Source::Zero && s.bytes == 40));
+    }
+
+    #[test]
+    fn a_panel_block_short_of_its_box_zeroes_its_k_padding_not_its_rows() {
+        // [5, 20] f16 in row blocks of 3 (the second holds 2 rows), panels of 32 columns: the
+        // second block's third row is padding that only reaches padded output rows.
+        let src = Distribution::new(
+            vec![5, 20],
+            vec![vec![0, 3, 5], vec![0, 20]],
+            vec![vec![0], vec![1]],
+        )
+        .unwrap();
+        let src_map = ShardMap::new(Order::DENSE, &src.padded_box(), 2).unwrap();
+        let dst = Distribution::new(
+            vec![5, 20],
+            vec![vec![0, 3, 5], vec![0, 20]],
+            vec![vec![2], vec![3]],
+        )
+        .unwrap();
+        let panels = ShardMap::new(Order::Panels, &dst.padded_box(), 2).unwrap();
+        let segs = block_segments(
+            &Side {
+                dist: &src,
+                map: &src_map,
+            },
+            &Side {
+                dist: &dst,
+                map: &panels,
+            },
+            &View::identity(&[5, 20]),
+            1,
+        );
+        // Per row: 16 + 4 real columns and 12 zeros; no byte of row 2 (offsets 64..96 and
+        // 160..192 of the two K-blocks) is written.
+        let zero: u32 = segs
+            .iter()
+            .filter(|s| s.src == Source::Zero)
+            .map(|s| s.bytes)
+            .sum();
+        assert_eq!(zero, 2 * 12 * 2);
+        let real: u32 = segs
+            .iter()
+            .filter(|s| s.src != Source::Zero)
+            .map(|s| s.bytes)
+            .sum();
+        assert_eq!(real, 2 * 20 * 2);
+        assert!(segs
+            .iter()
+            .all(|s| s.dst + s.bytes <= 64 || (96..160).contains(&s.dst)));
+        assert!(segs.iter().all(|s| s.dst < 64 || s.dst >= 96));
     }
 
     #[test]
