@@ -1,11 +1,11 @@
 //! The mixed route of a redistribution: a sender's destination ranges staged at the source
 //! where they are whole words, at the destination at their ragged ends (see
-//! `movement::Route::Mixed`).
+//! `route::Route::Mixed`).
 
-use super::movement::covers;
+use super::route::covers;
 use super::segments::{Segment, Source};
 
-/// The two halves of a mixed route (`movement::Route::Mixed`): each with its own segments (clipped at word
+/// The two halves of a mixed route (`route::Route::Mixed`): each with its own segments (clipped at word
 /// boundaries) and route.
 pub(super) struct MixedRoute {
     /// The segments inside the ranges' whole words, the word-aligned ranges, the zeros the

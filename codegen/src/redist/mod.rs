@@ -8,6 +8,7 @@ pub mod execute;
 mod mixed;
 pub mod movement;
 pub mod reach;
+mod route;
 pub mod segments;
 
 pub use movement::{
