@@ -302,8 +302,25 @@ mod tests {
         };
         let default = staged(&check_with(s, d, &view, 2, RoutePolicy::DEFAULT));
         let saving = staged(&check_with(s, d, &view, 2, RoutePolicy::SRAM_SAVING));
-        assert!(default > 0, "cheap buffers: the receivers stage");
-        assert!(saving * 2 < default, "staged {saving} of {default} bytes");
+        let apart = |policy: RoutePolicy| RoutePolicy {
+            gathers: false,
+            ..policy
+        };
+        let default_apart = staged(&check_with(s, d, &view, 2, apart(RoutePolicy::DEFAULT)));
+        let saving_apart = staged(&check_with(s, d, &view, 2, apart(RoutePolicy::SRAM_SAVING)));
+        // Each sender's pieces as windows of their own: cheap buffers stage them at the
+        // receivers (195,840 bytes), an SRAM-saving plan at the senders (65,536).
+        assert!(default_apart > 0, "cheap buffers: the receivers stage");
+        assert!(
+            saving_apart * 2 < default_apart,
+            "staged {saving_apart} of {default_apart} bytes"
+        );
+        // With a sender's short ranges gathered into one window, both arrange at the senders
+        // and stage no more than the SRAM-saving plan did (61,440 each).
+        assert!(
+            default <= saving_apart && saving <= saving_apart,
+            "staged {default} and {saving} against {saving_apart} bytes"
+        );
     }
 
     #[test]
@@ -331,8 +348,8 @@ mod tests {
     /// read from 3 × 4 source tiles (rows of 54 keys, 16 channels) into `$CWEI` order on 6
     /// replicas each. A channel's keys from one sender start or end inside a word another
     /// sender shares, so no sender's ranges are whole words; the senders still reorder their
-    /// whole words once (for all 6 replicas) and only the shared words' halves are staged at
-    /// the receivers.
+    /// whole words once (for all 6 replicas), the shared words' halves are staged at the
+    /// receivers, and so are a sender's short ranges, in one window.
     #[test]
     fn key_blocks_starting_on_half_words_reorder_at_their_senders() {
         let src = Distribution::on_grid(
@@ -370,11 +387,48 @@ mod tests {
         // Every receiver of the second block gets its 64 channels' shared words (one per
         // channel, from each of its two senders) staged, and nothing else.
         assert!(runs(Buf::Source) > 0, "the senders reorder: {movement:?}");
-        assert!(
-            runs(Buf::Staging) <= 6 * 2 * 64,
-            "{} staged runs",
-            runs(Buf::Staging)
+        let windows = |m: &Movement, tile: u32| -> usize {
+            m.moves
+                .iter()
+                .filter(|m| m.deliveries.iter().any(|d| d.0 == tile))
+                .count()
+        };
+        let staged = |m: &Movement, tile: u32| -> usize {
+            m.after
+                .iter()
+                .filter(|c| c.tile == tile && c.from == Buf::Staging)
+                .map(|c| c.runs.len())
+                .sum()
+        };
+        let apart = check_with(
+            (&src, Order::RowMajor { align: 4 }),
+            (&dst, Order::Cwei),
+            &view,
+            2,
+            RoutePolicy {
+                gathers: false,
+                ..RoutePolicy::DEFAULT
+            },
         );
+        // Kept apart, a receiver stages only the shared words (2 senders × 64 channels), and
+        // each sender's short ranges (a channel's 8 keys of a split 16-key group) take a window
+        // each: 136 windows. Gathered, a sender's short ranges take one window (24 in all),
+        // and the receiver places them (248 staged runs, none longer than a short range).
+        assert!(staged(&apart, 30) <= 2 * 64, "{}", staged(&apart, 30));
+        assert!(
+            windows(&movement, 30) * 4 <= windows(&apart, 30),
+            "{} windows gathered, {} apart",
+            windows(&movement, 30),
+            windows(&apart, 30)
+        );
+        let longest = movement
+            .after
+            .iter()
+            .filter(|c| c.from == Buf::Staging)
+            .flat_map(|c| &c.runs)
+            .map(|r| r.bytes)
+            .max();
+        assert!(longest <= Some(4 * super::super::route::GATHERED_RANGE_WORDS));
     }
 
     #[test]

@@ -13,6 +13,9 @@ pub(super) struct MixedRoute {
     pub(super) inner: (Vec<Segment>, Vec<(u32, u32)>, Vec<Segment>),
     /// The segments in the ranges' partial words and their source covers.
     pub(super) edges: (Vec<Segment>, Vec<(u32, u32)>),
+    /// Whether the short whole-word ranges travel together into the receivers' staging
+    /// (`route::gathered`).
+    pub(super) gathers: bool,
 }
 
 /// `s` clipped to the destination bytes `[lo, hi)`, if any remain.
@@ -75,5 +78,6 @@ pub(super) fn mixed_route(
     Some(MixedRoute {
         inner: (inner, inner_ranges, filled),
         edges: (edges, cover),
+        gathers: false,
     })
 }

@@ -21,7 +21,7 @@
 //! deterministic.
 
 use super::mixed::MixedRoute;
-use super::route::{choose_route, Leg, Route};
+use super::route::{choose_route, gathered, gathered_layout, Leg, Route};
 pub use super::route::{
     copy_cycles, priced_copy_cycles, runs_word_aligned, transfer_cycles, RouteCost, RoutePolicy,
     WINDOW_CODE_BYTES, WINDOW_CODE_CYCLES,
@@ -263,8 +263,9 @@ pub fn plan_blocks(
                 Route::Mixed(MixedRoute {
                     inner: (inner, ranges, filled),
                     edges: (edges, cover),
+                    gathers,
                 }) => vec![
-                    (inner, Leg::StagedAtSource(ranges, filled)),
+                    (inner, Leg::StagedAtSource(ranges, filled, gathers)),
                     (edges, Leg::StagedAtDest(cover)),
                 ],
             };
@@ -366,7 +367,7 @@ pub fn plan_blocks(
                             }
                         }
                     }
-                    Leg::StagedAtSource(ranges, filled) => {
+                    Leg::StagedAtSource(ranges, filled, gathers) => {
                         // The takers get the zeros the sender fills with the transfer.
                         let newly: Vec<bool> = claimed
                             .iter()
@@ -375,15 +376,42 @@ pub fn plan_blocks(
                             .collect();
                         let key = SendKey::new(
                             sender,
-                            RouteKind::StagedAtSource,
+                            if gathers {
+                                RouteKind::StagedAtSourceGathered
+                            } else {
+                                RouteKind::StagedAtSource
+                            },
                             &segs,
                             &ranges,
                             &filled,
                         );
+                        // The short ranges travel together into the takers' staging.
+                        let gather = if gathers {
+                            gathered(&ranges)
+                        } else {
+                            vec![false; ranges.len()]
+                        };
+                        let (group_at, group_bytes) = gathered_layout(&ranges, &gather);
+                        let group = Gathered {
+                            ranges: &ranges,
+                            gather: &gather,
+                            at: &group_at,
+                            bytes: group_bytes,
+                        };
                         if let Some(moves) = sent.get(&key) {
-                            for (&m, &(start, _)) in moves.iter().zip(&ranges) {
+                            let whole = ranges.iter().zip(&gather).filter(|(_, &g)| !g);
+                            for (&m, (&(start, _), _)) in moves.iter().zip(whole) {
                                 let d = &mut movement.moves[m].deliveries;
                                 d.extend(takers.iter().map(|&t| (t, Buf::Dest, start)));
+                            }
+                            if group_bytes > 0 {
+                                let m = *moves.last().expect("a gathered send has its move");
+                                group.deliver(
+                                    &mut movement.moves[m],
+                                    &takers,
+                                    &mut staging,
+                                    &mut after,
+                                );
                             }
                             for &t in &takers {
                                 let mine = claimed_for
@@ -399,13 +427,16 @@ pub fn plan_blocks(
                         let next = send.entry(sender).or_insert(0);
                         let base = *next;
                         let mut within = 0u32;
-                        let mut positions = Vec::with_capacity(ranges.len());
-                        for &(start, end) in &ranges {
+                        let mut positions = vec![0u32; ranges.len()];
+                        for (r, &(start, end)) in ranges.iter().enumerate() {
+                            if gather[r] {
+                                continue;
+                            }
                             // Each range at its destination's offset modulo 8, so the copy
                             // into the send buffer keeps the 8-byte alignment its 4 × 4
                             // transposes and 8-byte moves need.
                             within += (start % 8 + 8 - (base + within) % 8) % 8;
-                            positions.push(within);
+                            positions[r] = within;
                             movement.moves.push(Move {
                                 sender,
                                 from: Buf::Send,
@@ -414,6 +445,24 @@ pub fn plan_blocks(
                                 deliveries: takers.iter().map(|&t| (t, Buf::Dest, start)).collect(),
                             });
                             within += end - start;
+                        }
+                        if group_bytes > 0 {
+                            within += (8 - (base + within) % 8) % 8;
+                            for (r, &g) in gather.iter().enumerate() {
+                                if g {
+                                    positions[r] = within + group_at[r];
+                                }
+                            }
+                            let mut m = Move {
+                                sender,
+                                from: Buf::Send,
+                                offset: base + within,
+                                words: group_bytes.div_ceil(4),
+                                deliveries: Vec::new(),
+                            };
+                            group.deliver(&mut m, &takers, &mut staging, &mut after);
+                            movement.moves.push(m);
+                            within += group_bytes.div_ceil(4) * 4;
                         }
                         *next = base + within;
                         sent.insert(key, (first..movement.moves.len()).collect());
@@ -503,12 +552,51 @@ pub fn plan_blocks(
     movement
 }
 
+/// The ranges of a source-staged send that travel together ([`gathered`]): their place in the
+/// group ([`gathered_layout`]) and its bytes.
+struct Gathered<'a> {
+    ranges: &'a [(u32, u32)],
+    gather: &'a [bool],
+    at: &'a [u32],
+    bytes: u32,
+}
+
+impl Gathered<'_> {
+    /// Delivers the group by `m` to every taker: at an 8-byte aligned offset of its staging,
+    /// then copied into place by its copy after the exchange.
+    fn deliver(
+        &self,
+        m: &mut Move,
+        takers: &[u32],
+        staging: &mut BTreeMap<u32, u32>,
+        after: &mut BTreeMap<(u32, Buf), Vec<Run>>,
+    ) {
+        for &t in takers {
+            let next = staging.entry(t).or_insert(0);
+            let at = next.div_ceil(8) * 8;
+            *next = at + self.bytes.div_ceil(4) * 4;
+            m.deliveries.push((t, Buf::Staging, at));
+            let runs = after.entry((t, Buf::Staging)).or_default();
+            for (r, &(start, end)) in self.ranges.iter().enumerate() {
+                if self.gather[r] {
+                    runs.push(Run {
+                        src: Some(at + self.at[r]),
+                        dst: start,
+                        bytes: end - start,
+                    });
+                }
+            }
+        }
+    }
+}
+
 /// Which route a [`SendKey`]'s moves took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum RouteKind {
     Direct,
     StagedAtDest,
     StagedAtSource,
+    StagedAtSourceGathered,
 }
 
 /// What one sender sends one destination block, as far as its moves depend on it: the route,

@@ -23,12 +23,16 @@ pub struct RouteCost {
 pub struct RoutePolicy {
     /// Cycles one KiB of exchange buffer weighs as when routes are compared.
     pub cycles_per_kib_of_memory: u64,
+    /// Whether a source-staged send may gather its short ranges into the receivers' staging
+    /// ([`gathered`]).
+    pub gathers: bool,
 }
 
 impl RoutePolicy {
     /// Buffers are cheap next to cycles: 64 bytes weigh one cycle.
     pub const DEFAULT: RoutePolicy = RoutePolicy {
         cycles_per_kib_of_memory: 16,
+        gathers: true,
     };
     /// SRAM is what runs out (an SRAM-saving plan): a receiver's staging buffer as large as a
     /// product's operand costs about as much as the windows a direct or source-staged route
@@ -36,6 +40,7 @@ impl RoutePolicy {
     /// windows crowd the tiles out instead, measured on So400m batch 2).
     pub const SRAM_SAVING: RoutePolicy = RoutePolicy {
         cycles_per_kib_of_memory: 1024,
+        gathers: true,
     };
 }
 
@@ -138,9 +143,10 @@ pub(super) fn covers(segments: &[&Segment], buffer_bytes: u32, gap: u32) -> Vec<
 pub(super) enum Leg {
     Direct,
     StagedAtDest(Vec<(u32, u32)>),
-    /// The destination ranges, and the zero segments the source fills in its send buffer
-    /// (padding inside those ranges, so each range is whole words).
-    StagedAtSource(Vec<(u32, u32)>, Vec<Segment>),
+    /// The destination ranges, the zero segments the source fills in its send buffer
+    /// (padding inside those ranges, so each range is whole words), and whether the short
+    /// ranges travel together into the receivers' staging ([`gathered`]).
+    StagedAtSource(Vec<(u32, u32)>, Vec<Segment>, bool),
 }
 
 /// The routes for the segments one source tile provides to one destination block.
@@ -209,6 +215,82 @@ fn ranges_with_zeros(
     (ranges, absorbed)
 }
 
+/// Destination ranges of a source-staged send this short or shorter travel together (see
+/// [`gathered`]). A range's own window costs its receiver [`transfer_cycles`], ~24 cycles of
+/// set-up beside its words; in a gathered transfer it costs its words and a run of the
+/// receiver's copy out of staging (6 cycles and a cycle per 8 bytes): a saving below ~36 words.
+/// The values' reorder into `$CWEI` order sent a key block's split 16-key groups as one window
+/// of 4 words per channel (15 of a sender's 17 windows, 170 windows a receiver).
+pub const GATHERED_RANGE_WORDS: u32 = 16;
+
+/// Which destination ranges of a source-staged send travel together: one transfer from the
+/// sender's send buffer into every taker's staging, each range then copied into place by the
+/// taker. The ranges of at most [`GATHERED_RANGE_WORDS`] words, when there are two or more and
+/// they hold at most half of the send's bytes: the stragglers beside a bulk sent in place. A
+/// send of short ranges only is a relayout at the receivers, the route staged at the
+/// destination, priced as such (gathering it doubled the staged bytes an SRAM-saving plan
+/// keeps its senders arranging).
+pub(super) fn gathered(ranges: &[(u32, u32)]) -> Vec<bool> {
+    let small: Vec<bool> = ranges
+        .iter()
+        .map(|r| (r.1 - r.0) / 4 <= GATHERED_RANGE_WORDS)
+        .collect();
+    let bytes = |pick: bool| -> u32 {
+        ranges
+            .iter()
+            .zip(&small)
+            .filter(|(_, &s)| s == pick)
+            .map(|(r, _)| r.1 - r.0)
+            .sum()
+    };
+    if small.iter().filter(|&&s| s).count() >= 2 && bytes(true) <= bytes(false) {
+        small
+    } else {
+        vec![false; ranges.len()]
+    }
+}
+
+/// Where each gathered range sits in its group (0 for the others), from a group start that is
+/// 8-byte aligned: at its destination's offset modulo 8, so the copies into and out of the
+/// group move 8-byte words where the runs allow; and the group's bytes.
+pub(super) fn gathered_layout(ranges: &[(u32, u32)], gather: &[bool]) -> (Vec<u32>, u32) {
+    let mut at = vec![0u32; ranges.len()];
+    let mut within = 0u32;
+    for (r, &(start, end)) in ranges.iter().enumerate() {
+        if gather[r] {
+            within += (start % 8 + 8 - within % 8) % 8;
+            at[r] = within;
+            within += end - start;
+        }
+    }
+    (at, within)
+}
+
+/// What a source-staged send of `ranges` costs each of its receivers: the windows' cycles,
+/// the copies out of staging of the gathered ranges, their staging bytes, and the windows.
+fn source_staged_receiving(ranges: &[(u32, u32)], gathers: bool) -> (u64, u64, u64, usize) {
+    let gather = if gathers {
+        gathered(ranges)
+    } else {
+        vec![false; ranges.len()]
+    };
+    let (_, group) = gathered_layout(ranges, &gather);
+    let mut windows = ranges
+        .iter()
+        .zip(&gather)
+        .filter(|(_, &g)| !g)
+        .map(|(r, _)| transfer_cycles((r.1 - r.0) / 4))
+        .sum::<u64>();
+    let n = gather.iter().filter(|&&g| g).count();
+    let mut copies = 0;
+    if group > 0 {
+        windows += transfer_cycles(group.div_ceil(4));
+        copies = copy_cycles(n, u64::from(group), true);
+    }
+    let count = ranges.len() - n + usize::from(group > 0);
+    (windows, copies, u64::from(group), count)
+}
+
 /// The cheapest route for one sender's segments of a destination block read from `fan_in`
 /// senders in all. What a route costs the receiver (its windows, its copies) adds up over all
 /// `fan_in` senders on every receiver, so it weighs `fan_in` times; a copy at the source is
@@ -223,10 +305,10 @@ pub(super) fn choose_route(
 ) -> Route {
     let all_aligned = segments.iter().all(|s| segment_aligned(s));
     let bytes: u64 = segments.iter().map(|s| s.bytes as u64).sum();
-    let mut best: Option<(u64, u8)> = None;
-    let mut consider = |cost: RouteCost, route: u8| {
-        if best.is_none_or(|(c, _)| cost.total(policy) < c) {
-            best = Some((cost.total(policy), route));
+    let mut best: Option<(u64, u8, bool)> = None;
+    let mut consider = |cost: RouteCost, route: u8, gathers: bool| {
+        if best.is_none_or(|(c, _, _)| cost.total(policy) < c) {
+            best = Some((cost.total(policy), route, gathers));
         }
     };
     let fan_in = fan_in.max(1) as u64;
@@ -246,6 +328,7 @@ pub(super) fn choose_route(
                 memory: window_code(segments.len()),
             },
             0,
+            false,
         );
     }
     let covered = covers(segments, source_bytes, 64);
@@ -263,20 +346,23 @@ pub(super) fn choose_route(
                 + window_code(covered.len()),
         },
         1,
+        false,
     );
     let (ranges, absorbed) = ranges_with_zeros(segments, zeros, claimed);
     let mixed = (!ranges.iter().all(|r| aligned(r.0) && aligned(r.1)))
         .then(|| mixed_route(segments, zeros, &absorbed, &ranges, source_bytes))
         .flatten();
-    if let Some(m) = &mixed {
+    for gathers in [false, true] {
+        let Some(m) = mixed.as_ref().filter(|_| !gathers || policy.gathers) else {
+            break;
+        };
         let (inner, inner_ranges, _) = &m.inner;
         let (edges, cover) = &m.edges;
         let inner_bytes: u64 = inner.iter().map(|s| s.bytes as u64).sum();
         let edge_bytes: u64 = edges.iter().map(|s| s.bytes as u64).sum();
-        let exchange = (inner_ranges
-            .iter()
-            .map(|r| transfer_cycles((r.1 - r.0) / 4))
-            .sum::<u64>()
+        let (windows, staged_copies, staged, count) =
+            source_staged_receiving(inner_ranges, gathers);
+        let exchange = (windows
             + cover
                 .iter()
                 .map(|c| transfer_cycles((c.1 - c.0) / 4))
@@ -286,41 +372,45 @@ pub(super) fn choose_route(
             RouteCost {
                 exchange,
                 copies: copy_cycles(inner.len(), inner_bytes, false) * fan_out.max(1) as u64
-                    + copy_cycles(edges.len(), edge_bytes, false) * fan_in,
+                    + (copy_cycles(edges.len(), edge_bytes, false) + staged_copies) * fan_in,
                 memory: inner_ranges.iter().map(|r| (r.1 - r.0) as u64).sum::<u64>() / 4
-                    + cover.iter().map(|c| (c.1 - c.0) as u64).sum::<u64>() * fan_in
-                    + window_code(inner_ranges.len() + cover.len()),
+                    + (cover.iter().map(|c| (c.1 - c.0) as u64).sum::<u64>() + staged) * fan_in
+                    + window_code(count + cover.len()),
             },
             3,
+            gathers,
         );
     }
-    if ranges.iter().all(|r| aligned(r.0) && aligned(r.1)) {
-        let exchange = ranges
-            .iter()
-            .map(|r| transfer_cycles((r.1 - r.0) / 4))
-            .sum::<u64>()
-            * fan_in;
+    for gathers in [false, true] {
+        if !ranges.iter().all(|r| aligned(r.0) && aligned(r.1)) || (gathers && !policy.gathers) {
+            break;
+        }
+        let (windows, staged_copies, staged, count) = source_staged_receiving(&ranges, gathers);
         consider(
             RouteCost {
-                exchange,
+                exchange: windows * fan_in,
                 // The sender reorders for every block it serves: like the receiver's copies
                 // over its senders, they add up over the sender's `fan_out` blocks.
-                copies: copy_cycles(segments.len(), bytes, all_aligned) * fan_out.max(1) as u64,
-                // Shared by every receiver of the block.
+                copies: copy_cycles(segments.len(), bytes, all_aligned) * fan_out.max(1) as u64
+                    + staged_copies * fan_in,
+                // Shared by every receiver of the block (the gathered ranges' staging apart).
                 memory: ranges.iter().map(|r| (r.1 - r.0) as u64).sum::<u64>() / 4
-                    + window_code(ranges.len()),
+                    + staged * fan_in
+                    + window_code(count),
             },
             2,
+            gathers,
         );
     }
-    match best.map(|(_, r)| r) {
+    let gathers = best.is_some_and(|(_, _, g)| g);
+    match best.map(|(_, r, _)| r) {
         Some(1) => Route::Single(Leg::StagedAtDest(covered)),
         Some(2) => {
             let zs: Vec<Segment> = absorbed.iter().map(|&z| zeros[z]).collect();
             for z in absorbed {
                 claimed[z] = true;
             }
-            Route::Single(Leg::StagedAtSource(ranges, zs))
+            Route::Single(Leg::StagedAtSource(ranges, zs, gathers))
         }
         Some(3) => match mixed {
             Some(m) => {
@@ -332,7 +422,7 @@ pub(super) fn choose_route(
                         claimed[z] = true;
                     }
                 }
-                Route::Mixed(m)
+                Route::Mixed(MixedRoute { gathers, ..m })
             }
             None => Route::Single(Leg::Direct),
         },
