@@ -17,7 +17,8 @@
 //
 // Layout: `parts` rows `row_stride` halves apart, the C blocks of a row `part_stride` halves
 // apart (% 8 == 0), each block 8 * pairs halves long (the padding columns of a block are
-// combined like the others); `stats` rows `stats_row` halves apart, C (m16, l16) pairs dense;
+// combined like the others); rows outer (a row's blocks side by side) or blocks outer (a
+// block's rows side by side, as the context products write them); `stats` rows `stats_row` halves apart, C (m16, l16) pairs dense;
 // `out` rows of 8 * pairs halves, dense.
 //
 // Worker kernel (all six workers share the vertex). Vertex state (32-bit words):

@@ -227,8 +227,8 @@ impl GraphBuilder {
         self.push(Op::SoftmaxPart { x, scale }, label)
     }
 
-    /// The key blocks of an attention combined: `parts [..., C, D]`, `stats [..., C, 2]` →
-    /// `[..., D]` (see [`Op::AttentionCombine`]).
+    /// The key blocks of an attention combined: `parts [..., C, R, D]`, `stats [..., R, C, 2]` →
+    /// `[..., R, D]` (see [`Op::AttentionCombine`]).
     pub fn attention_combine(
         &mut self,
         label: &str,

@@ -88,9 +88,9 @@ pub enum Op {
     /// the exponentials (`[..., K] → [..., softmax_part_width(K)]`; see the module
     /// documentation).
     SoftmaxPart { x: ValueHandle, scale: f32 },
-    /// The key blocks of an attention combined: `parts [..., C, D]` (block j's exponentials times
-    /// its values) and `stats [..., C, 2]` (the blocks' (max, sum) from `SoftmaxPart`) →
-    /// `[..., D]`.
+    /// The key blocks of an attention combined: `parts [..., C, R, D]` (block j's exponentials
+    /// times its values, a block's R rows together as its product writes them) and
+    /// `stats [..., R, C, 2]` (each row's blocks' (max, sum) from `SoftmaxPart`) → `[..., R, D]`.
     AttentionCombine {
         parts: ValueHandle,
         stats: ValueHandle,

@@ -69,7 +69,9 @@ impl ShapeRule {
             ShapeRule::BiasLength | ShapeRule::GammaLength | ShapeRule::BetaLength => {
                 "the last dimensions"
             }
-            ShapeRule::CombineStats => "the leading dimensions and blocks (stats [..., C, 2])",
+            ShapeRule::CombineStats => {
+                "the leading dimensions, blocks and rows (parts [..., C, R, D], stats [..., R, C, 2])"
+            }
         }
     }
 
@@ -415,14 +417,20 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
                     return Err(GraphError::Rank {
                         site,
                         operand,
-                        expected: "≥ 3 ([..., C, D])",
+                        expected: "≥ 3 ([..., C, R, D], [..., R, C, 2])",
                         shape: t.shape.clone(),
                     });
                 }
             }
             let (p, s) = (tp.shape.dims(), ts.shape.dims());
             let rank = p.len();
-            if s.len() != rank || s[..rank - 1] != p[..rank - 1] || s[rank - 1] != 2 {
+            // parts [..., C, R, D], stats [..., R, C, 2].
+            if s.len() != rank
+                || s[..rank - 3] != p[..rank - 3]
+                || s[rank - 3] != p[rank - 2]
+                || s[rank - 2] != p[rank - 3]
+                || s[rank - 1] != 2
+            {
                 return Err(GraphError::ShapeMismatch {
                     site,
                     rule: ShapeRule::CombineStats,
@@ -430,7 +438,7 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
                     b: ts.shape,
                 });
             }
-            let blocks = p[rank - 2];
+            let blocks = p[rank - 3];
             if blocks > ATTENTION_COMBINE_MAX_BLOCKS {
                 return Err(attr(
                     &site,
@@ -439,8 +447,8 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
                     format!("{blocks} key blocks: at most {ATTENTION_COMBINE_MAX_BLOCKS}"),
                 ));
             }
-            let mut dims = p[..rank - 2].to_vec();
-            dims.push(p[rank - 1]);
+            let mut dims = p[..rank - 3].to_vec();
+            dims.extend_from_slice(&p[rank - 2..]);
             Ok(TensorType::new(DType::F16, Shape::new(dims)))
         }
         Op::SumParts { x } => {

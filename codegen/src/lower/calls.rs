@@ -216,16 +216,32 @@ pub fn compute_calls(
             let [parts, stats] = operands else {
                 return Err("attention_combine has two operands".into());
             };
+            // parts [.., C, R, D] (a block's rows together), stats [.., R, C, 2], out [.., R, D]:
+            // one call per entry of the leading dimensions.
             let (pm, sm) = (map(parts)?, map(stats)?);
-            let (blocks, width) = blocks_beside_rows("attention_combine", &pm, &om, 8)?;
-            KernelParams::AttentionCombine(tessera_kernels::elementwise::attention_combine::Shape {
-                rows: rows_of(&om) as usize,
-                blocks: blocks as usize,
-                pairs: (width / 8) as usize,
-                part_stride: width as usize,
-                row_stride: (blocks * width) as usize,
-                stats_row: (blocks * sm.row_elements()) as usize,
-            })
+            let (pp, op) = (pm.padded(), om.padded());
+            let n = pp.len();
+            let (blocks, rows, row) = (pp[n - 3], pp[n - 2], pm.row_elements());
+            let width = om.row_elements();
+            if op[op.len() - 2] != rows || !width.is_multiple_of(8) || width > row {
+                return Err(format!(
+                    "attention_combine: {rows} rows of parts {row} wide padded, output rows of \
+                     {width} in {}: the same rows, the output a multiple of 8 no wider",
+                    op[op.len() - 2]
+                ));
+            }
+            let params = KernelParams::AttentionCombine(
+                tessera_kernels::elementwise::attention_combine::Shape {
+                    rows: rows as usize,
+                    blocks: blocks as usize,
+                    pairs: (width / 8) as usize,
+                    part_stride: (rows * row) as usize,
+                    row_stride: row as usize,
+                    stats_row: (blocks * sm.row_elements()) as usize,
+                },
+            );
+            let calls = op[..op.len() - 2].iter().product::<u32>().max(1);
+            return Ok((params, calls));
         }
         ComputeKind::SumParts => {
             let [x] = operands else {

@@ -27,7 +27,7 @@
 //! | `Gelu { x }` | → | x has the result's layout (result f16 or FP8) |
 //! | `Softmax { x, scale }` | → | last dimension whole; row-major; result `RowMajor{4}` |
 //! | `SoftmaxPart { x, scale }` | `[.., K]` → `[.., K + 4]` | x and the result have the same blocks of the leading dimensions, the last whole; x row-major (row % 4 == 0); result `RowMajor{4}` |
-//! | `AttentionCombine { parts, stats }` | `[.., C, D]`, `[.., C, 2]` → `[.., D]` | the result's blocks of the leading dimensions, C and D whole, on the same tiles; parts and result `RowMajor{8}`, stats dense |
+//! | `AttentionCombine { parts, stats }` | `[.., C, R, D]`, `[.., R, C, 2]` → `[.., R, D]` | the result's blocks of the leading dimensions and rows, C and D whole, on the same tiles; parts `RowMajor` aligned to 8s (16: the products' rows), result `RowMajor{8}`, stats dense |
 //! | `SumParts { x }` | `[.., C, D]` → `[.., D]` | x has the result's blocks with C whole inserted before the last dimension, on the same tiles; x and the result `RowMajor{8}` f16 |
 //! | `LayerNorm { x, gamma, beta, eps }` | → | last dimension whole, dense rows; gamma and beta f32 on `t` |
 //! | `Cast { x }` | → | x has the result's distribution and order (f32 → f16, f16 → FP8) |

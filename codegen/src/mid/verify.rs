@@ -348,27 +348,43 @@ impl Checker<'_> {
             MidOp::AttentionCombine { parts, stats } => {
                 let (p, s) = (self.operand(*parts), self.operand(*stats));
                 let rank = node.shape.len();
-                let ok = p.shape.len() == rank + 1
+                let ok = rank >= 2
+                    && p.shape.len() == rank + 1
                     && s.shape.len() == rank + 1
-                    && p.shape[rank] == node.shape[last]
+                    && p.shape[rank - 1..] == node.shape[rank - 2..]
+                    && s.shape[rank - 2] == node.shape[rank - 2]
                     && s.shape[rank] == 2
-                    && p.shape[rank - 1] == s.shape[rank - 1];
+                    && p.shape[rank - 2] == s.shape[rank - 1];
                 if !ok {
-                    return Err(self.fail(68, "parts [.., C, D] and stats [.., C, 2] for [.., D]"));
+                    return Err(self.fail(
+                        68,
+                        "parts [.., C, R, D] and stats [.., R, C, 2] for [.., R, D]",
+                    ));
                 }
-                let c = p.shape[rank - 1];
-                for (what, x, trailing) in
-                    [("parts", p, [c, node.shape[last]]), ("stats", s, [c, 2])]
-                {
-                    let want = node.layout.dist.with_trailing(last, &trailing).ok();
+                let c = p.shape[rank - 2];
+                let wants = [
+                    (
+                        "parts",
+                        p,
+                        node.layout.dist.with_whole_dim(rank - 2, c).ok(),
+                    ),
+                    (
+                        "stats",
+                        s,
+                        node.layout.dist.with_trailing(last, &[c, 2]).ok(),
+                    ),
+                ];
+                for (what, x, want) in wants {
                     if want.as_ref() != Some(&x.layout.dist) {
                         return Err(self.fail(
                             69,
-                            format!("{what} must have the result's leading blocks, whole blocks and rows, on its tiles"),
+                            format!("{what} must have the result's leading blocks and rows, whole blocks, on its tiles"),
                         ));
                     }
                 }
-                if p.layout.order != (Order::RowMajor { align: 8 })
+                let rows_of_8s =
+                    matches!(p.layout.order, Order::RowMajor { align } if align % 8 == 0);
+                if !rows_of_8s
                     || node.layout.order != (Order::RowMajor { align: 8 })
                     || s.layout.order != Order::DENSE
                     || [p.dtype(), s.dtype(), node.dtype()] != [DType::F16; 3]

@@ -689,21 +689,17 @@ pub fn strategies(
             }
         }
         Op::AttentionCombine { parts, .. } => {
+            // parts [.., C, R, D]: each key block's rows together, as its product writes them
+            // (rows of whole 16-column blocks), so a sender's rows for one tile are one run.
             let pd = value_dims(graph, *parts);
-            let blocks = pd[pd.len() - 2];
+            let blocks = pd[pd.len() - 3];
             let mut dists: Vec<(String, StrategyKind, Distribution)> = Vec::new();
-            // Following the parts' blocks when they hold whole blocks and rows.
-            if let Some(l) = followed(*parts) {
-                if let Ok(d) = l.dist.with_trailing(rank - 1, &[shape[rank - 1]]) {
-                    dists.push(("follow parts".into(), StrategyKind::Follow, d));
-                }
-            }
             for d in row_spreads(ctx, &shape, Spread::WholeRows) {
                 dists.push((spread_label(&d), StrategyKind::Rows, d));
             }
             for (label, kind, dist) in dists {
                 let (Ok(p), Ok(s)) = (
-                    dist.with_trailing(rank - 1, &[blocks, shape[rank - 1]]),
+                    dist.with_whole_dim(rank - 2, blocks),
                     dist.with_trailing(rank - 1, &[blocks, 2]),
                 ) else {
                     continue;
@@ -713,7 +709,7 @@ pub fn strategies(
                     kind,
                     out: lay(dist, Order::RowMajor { align: 8 }, DType::F16),
                     operands: vec![
-                        lay(p, Order::RowMajor { align: 8 }, DType::F16),
+                        lay(p, Order::RowMajor { align: 16 }, DType::F16),
                         lay(s, Order::DENSE, DType::F16),
                     ],
                     stored: Vec::new(),

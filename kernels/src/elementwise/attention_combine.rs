@@ -46,7 +46,9 @@ impl Shape {
             && self.part_stride.is_multiple_of(8)
             && self.part_stride >= cols
             && self.row_stride.is_multiple_of(4)
-            && (self.rows == 1 || self.row_stride >= self.blocks * self.part_stride)
+            && (self.rows == 1
+                || self.row_stride >= self.blocks * self.part_stride
+                || (self.row_stride >= cols && self.part_stride >= self.rows * self.row_stride))
             && self.stats_row.is_multiple_of(2)
             && (self.rows == 1 || self.stats_row >= 2 * self.blocks);
         if ok {
@@ -54,7 +56,8 @@ impl Shape {
         } else {
             Err(format!(
                 "{self:?}: needs 1..={MAX_BLOCKS} blocks, part_stride % 8 == 0 and >= 8 * pairs, \
-                 row strides covering a row"
+                 row strides covering a row (rows outer) or part strides covering the rows \
+                 (blocks outer)"
             ))
         }
     }
@@ -187,13 +190,28 @@ fn dense(rows: usize, blocks: usize, pairs: usize) -> Shape {
     }
 }
 
+/// A key block's rows one after another, each padded to a whole 16-column AMP block as the
+/// context product writes them, then the next block's (`[C, rows, width]`).
+fn blocks_outer(rows: usize, blocks: usize, pairs: usize) -> Shape {
+    let row = (8 * pairs).div_ceil(16) * 16;
+    Shape {
+        rows,
+        blocks,
+        pairs,
+        part_stride: rows * row,
+        row_stride: row,
+        stats_row: 2 * blocks,
+    }
+}
+
 impl Kernel for AttentionCombine {
     kernel_consts! {
         name: NAME,
         source: include_str!("../../asm/attention_combine_f16.S"),
         entry_kind: Worker,
         abi: "vertex: parts, stats ((m16, l16) per block), out, C (1..=32), pairs, part_stride (% 8 == 0), \
-              row_stride, stats_row (halves), split[6] over rows; out rows of 8 * pairs halves, dense; any region",
+              row_stride, stats_row (halves), split[6] over rows; parts rows outer or blocks outer; \
+              out rows of 8 * pairs halves, dense; any region",
     }
 
     fn cases(&self) -> Vec<Case> {
@@ -225,6 +243,13 @@ impl Kernel for AttentionCombine {
             padded.row_stride = blocks * padded.part_stride + 4;
             padded.stats_row = 2 * blocks + 2;
             cases.push(attention_case(&mut rng, "padded", padded, keys, i + 1));
+            cases.push(attention_case(
+                &mut rng,
+                "blocks outer",
+                blocks_outer(rows, blocks, pairs),
+                keys,
+                i + 2,
+            ));
         }
         // Rows that leave workers idle or unequal, from one block to the most, short and long
         // rows.
@@ -265,6 +290,9 @@ impl Kernel for AttentionCombine {
         );
         shape.part_stride += 8 * rng.range(0, 1) as usize;
         shape.row_stride = shape.blocks * shape.part_stride + 4 * rng.range(0, 1) as usize;
+        if rng.next_u32().is_multiple_of(3) {
+            shape = blocks_outer(shape.rows, shape.blocks, shape.pairs);
+        }
         let place = rng.range(0, 3) as usize;
         if rng.next_u32().is_multiple_of(4) {
             let parts = random_bits(&mut rng, shape.parts_halves());

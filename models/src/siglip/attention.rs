@@ -139,14 +139,12 @@ pub(super) fn blocked_attention(
         v = b.pad("v.pad", v, 1, padded)?;
     }
     let parts = b.batched_matmul("context.parts", e, v)?;
-    let parts = b.reshape("context.parts.blocks", parts, [n, blocks, t, d])?;
-    let parts = b.transpose("context.parts.t", parts, &[0, 2, 1, 3])?;
-    let parts = b.reshape("context.parts.rows", parts, [n * t, blocks, d])?;
+    // The combine reads a key block's rows together, as the product writes them, so the rows
+    // a combine tile takes from one product tile travel as one run.
+    let parts = b.reshape("context.parts.rows", parts, [n, blocks, t, d])?;
     let stats = b.reshape("probs.stats.blocks", stats, [n, blocks, t, 2])?;
-    let stats = b.transpose("probs.stats.t", stats, &[0, 2, 1, 3])?;
-    let stats = b.reshape("probs.stats.rows", stats, [n * t, blocks, 2])?;
-    let context = b.attention_combine("context", parts, stats)?;
-    b.reshape("context.heads", context, [n, t, d])
+    let stats = b.transpose("probs.stats.rows", stats, &[0, 2, 1, 3])?;
+    b.attention_combine("context", parts, stats)
 }
 
 /// The attention over whole rows of keys: the scores, their softmax, the context product
