@@ -39,18 +39,20 @@ pub fn zero_padding(order: Order) -> bool {
 
 /// Whether a destination element at `local`, outside its block's real `extent`, must be zero.
 /// The AMP sums an operand's K-padding into real outputs, so a `Panels` buffer's real rows are
-/// zero past the real K (its last dimension), and a `Cwei` buffer's whole padding is zero. A
-/// panel's padded rows (and leading entries) only reach the product's padded output rows, which
-/// no one reads: they are left as they are, so a producer's padded box is its consumer's operand where
-/// the two boxes agree (the last query block's softmax panels, one row short of the box, were
-/// copied for a zero row). Row-major padding is never read as data.
+/// zero past the real K (its last dimension), and a `Cwei` buffer's real channels (its last
+/// dimension) past the real K (the one before). A panel's padded rows, a `$CWEI` block's padded
+/// channels (and both's leading entries) only reach the product's padded output rows and
+/// columns, row-major padding which no one reads: they are left as they are. So a producer's
+/// padded box is its consumer's operand where the two boxes agree (the last query block's
+/// softmax panels, one row short of the box, were copied for a zero row), and no zeros travel
+/// for a key block's padded keys as the scores' channels or a head's padded width as the
+/// context's.
 pub fn padding_must_be_zero(order: Order, local: &[u32], extent: &[u32]) -> bool {
+    let real = |dims: std::ops::Range<usize>| dims.into_iter().all(|d| local[d] < extent[d]);
+    let rank = extent.len();
     match order {
-        Order::Panels => {
-            let k = extent.len() - 1;
-            (0..k).all(|d| local[d] < extent[d])
-        }
-        Order::Cwei => true,
+        Order::Panels => real(0..rank - 1),
+        Order::Cwei => real(0..rank - 2) && real(rank - 1..rank),
         Order::RowMajor { .. } => false,
     }
 }
@@ -257,6 +259,30 @@ mod tests {
             .iter()
             .all(|s| s.dst + s.bytes <= 64 || (96..160).contains(&s.dst)));
         assert!(segs.iter().all(|s| s.dst < 64 || s.dst >= 96));
+    }
+
+    #[test]
+    fn a_cwei_block_zeroes_its_real_channels_k_padding_not_its_padded_channels() {
+        // [20, 10] f16 (K × N) into one `$CWEI` block of 32 × 16: channels 10..16 only reach
+        // padded output columns; rows 20..32 of the real channels are summed into real ones.
+        let src = Distribution::replicated(vec![20, 10], vec![0]).unwrap();
+        let src_map = ShardMap::new(Order::DENSE, &[20, 10], 2).unwrap();
+        let dst = Distribution::replicated(vec![20, 10], vec![1]).unwrap();
+        let cwei = ShardMap::new(Order::Cwei, &[20, 10], 2).unwrap();
+        let segs = block_0_segments((&src, &src_map), (&dst, &cwei), &View::identity(&[20, 10]));
+        let sum = |zero: bool| -> u32 {
+            segs.iter()
+                .filter(|s| (s.src == Source::Zero) == zero)
+                .map(|s| s.bytes)
+                .sum()
+        };
+        assert_eq!(sum(true), 12 * 10 * 2);
+        assert_eq!(sum(false), 20 * 10 * 2);
+        // `$CWEI` order: [kb][channel][16 values of k], 32 bytes a channel: channels 10..16 of
+        // both K-blocks are never written.
+        assert!(segs
+            .iter()
+            .all(|s| (s.dst % 512) / 32 < 10 && (s.dst + s.bytes - 1) % 512 / 32 < 10));
     }
 
     #[test]
