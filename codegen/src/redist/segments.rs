@@ -131,12 +131,13 @@ mod tests {
     use super::*;
     use crate::layout::{Distribution, Order, ShardMap, View};
 
-    /// The segments of block 0 of `dest` read from `source` through `view`, each side a
+    /// The segments of block `block` of `dest` read from `source` through `view`, each side a
     /// distribution and its shard map.
-    fn block_0_segments(
+    fn segments_of(
         source: (&Distribution, &ShardMap),
         dest: (&Distribution, &ShardMap),
         view: &View,
+        block: usize,
     ) -> Vec<Segment> {
         block_segments(
             &Side {
@@ -148,8 +149,17 @@ mod tests {
                 map: dest.1,
             },
             view,
-            0,
+            block,
         )
+    }
+
+    /// [`segments_of`] block 0.
+    fn block_0_segments(
+        source: (&Distribution, &ShardMap),
+        dest: (&Distribution, &ShardMap),
+        view: &View,
+    ) -> Vec<Segment> {
+        segments_of(source, dest, view, 0)
     }
 
     #[test]
@@ -229,15 +239,9 @@ mod tests {
         )
         .unwrap();
         let panels = ShardMap::new(Order::Panels, &dst.padded_box(), 2).unwrap();
-        let segs = block_segments(
-            &Side {
-                dist: &src,
-                map: &src_map,
-            },
-            &Side {
-                dist: &dst,
-                map: &panels,
-            },
+        let segs = segments_of(
+            (&src, &src_map),
+            (&dst, &panels),
             &View::identity(&[5, 20]),
             1,
         );
