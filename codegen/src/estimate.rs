@@ -5,6 +5,8 @@
 //! the profile's per-op table can show estimate and simulation side by side. A loop's steps count
 //! once per iteration in the totals; per-step figures are one iteration's.
 
+use crate::exchange::schedule::{schedule_projected, ReceiveControls};
+use crate::exchange::{ExchangeError, ExchangePhase};
 use crate::plan::cost::CALL_OVERHEAD_CYCLES;
 use crate::target::Target;
 use crate::tile::{Program, StepKind};
@@ -63,4 +65,29 @@ pub fn estimate(target: &Target, program: &Program, phase_cycles: &[u32]) -> Est
         out.cycles += (cycles + sync) * runs;
     }
     out
+}
+
+/// Every exchange phase of `program` scheduled as if receivers drove their incoming mux and
+/// pointer with `controls` ([`crate::exchange::schedule::schedule_projected`]), in phase
+/// order: with [`ReceiveControls::TimedStreams`], what the hardware's receive protocol would
+/// make of the same transfers, for [`estimate`] to total beside the emitted schedule's figure.
+/// Addresses do not change a schedule, so the phases are resolved with every buffer at 0.
+pub fn projected_phase_cycles(
+    target: &Target,
+    program: &Program,
+    controls: ReceiveControls,
+) -> Result<Vec<u32>, ExchangeError> {
+    let placeholder: Vec<Vec<u32>> = program
+        .tiles
+        .iter()
+        .map(|t| vec![0; t.buffers.len()])
+        .collect();
+    (0..program.phases.len())
+        .map(|phase| {
+            let resolved = ExchangePhase {
+                transfers: program.resolve_phase(phase, &placeholder),
+            };
+            schedule_projected(target, &resolved, controls).map(|s| s.length)
+        })
+        .collect()
 }

@@ -30,7 +30,7 @@ enum Command {
     /// Plan and emit the image of a model, with the plan report.
     Compile(model::CompileArgs),
     /// Compile only and print the estimated cycles per step.
-    Estimate(model::ModelArgs),
+    Estimate(model::EstimateArgs),
     /// Model files: `model make` writes a seeded checkpoint in transformers' layout.
     #[command(subcommand)]
     Model(checkpoint::ModelCommand),

@@ -634,7 +634,24 @@ fn calls_text(compiled: &CompiledGraph, tile: usize) -> String {
     out
 }
 
-pub fn estimate(args: ModelArgs) -> Result<ExitCode> {
+/// `tessera estimate`: the model's arguments and what to project.
+#[derive(Args)]
+pub struct EstimateArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Also schedule every exchange phase as if receivers drove their incoming mux and pointer
+    /// as timed control streams, the hardware's protocol (docs/reference/hardware-ipu-stack.md
+    /// §1.2), so a tile sends while it receives; Tessera still emits supervisor `put`s at exact
+    /// cycles. Prints the projected total and each exchange step's change
+    #[arg(long)]
+    pub receive_streams: bool,
+}
+
+pub fn estimate(args: EstimateArgs) -> Result<ExitCode> {
+    let EstimateArgs {
+        model: args,
+        receive_streams,
+    } = args;
     args.check_bounds()?;
     let machine = MachineDescription::load(&args.machine)?;
     let model = args.model()?;
@@ -651,5 +668,31 @@ pub fn estimate(args: ModelArgs) -> Result<ExitCode> {
     for (label, cycles) in &compiled.estimate.steps {
         println!("  {cycles:>9}  {label}");
     }
+    if receive_streams {
+        print_receive_projection(&compiled, &machine)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--receive-streams`: the estimate with every exchange phase scheduled for the hardware's
+/// timed receive streams, and the exchange steps that change.
+fn print_receive_projection(compiled: &CompiledGraph, machine: &MachineDescription) -> Result<()> {
+    use tessera_codegen::estimate::{estimate, projected_phase_cycles};
+    use tessera_codegen::exchange::schedule::ReceiveControls;
+    let target = tessera::target::target_of(machine);
+    let program = &compiled.lowered.program;
+    let phases = projected_phase_cycles(&target, program, ReceiveControls::TimedStreams)
+        .context("projecting the exchange phases")?;
+    let projected = estimate(&target, program, &phases);
+    println!(
+        "projection with timed receive streams (the hardware's protocol; not emitted yet): {} cycles ({:+})",
+        projected.cycles,
+        projected.cycles as i64 - compiled.estimate.cycles as i64
+    );
+    for ((label, now), (_, then)) in compiled.estimate.steps.iter().zip(&projected.steps) {
+        if now != then {
+            println!("  {now:>9} -> {then:>9}  {label}");
+        }
+    }
+    Ok(())
 }

@@ -742,3 +742,49 @@ fn key_blocks_that_do_not_divide_the_tokens_are_refused_with_the_ones_that_do() 
         &["--key-blocks 5", "64 tokens", "1, 2, 4, 8, 16, 32"],
     );
 }
+
+/// `tessera estimate --receive-streams` prints the estimate, then the projection with the
+/// hardware's timed receive streams: a total, its change against the estimate, and the
+/// exchange steps that change (on the small machine, a checkpoint transformers wrote).
+#[test]
+fn estimate_projects_the_exchange_with_timed_receive_streams() {
+    let run = succeeds(&[
+        "estimate",
+        "--machine",
+        "small",
+        "--model",
+        "testdata/hf/vision-f32",
+        "--receive-streams",
+    ]);
+    let number = |line: &str, after: &str| -> i64 {
+        let rest = &line[line.find(after).expect(after) + after.len()..];
+        let digits: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '-' || *c == '+')
+            .collect();
+        digits.parse().unwrap_or_else(|_| panic!("{line}"))
+    };
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let estimate = lines
+        .iter()
+        .find(|l| l.starts_with("estimate: "))
+        .map(|l| number(l, "estimate: "))
+        .expect("an estimate line");
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("projection with timed receive streams"))
+        .unwrap_or_else(|| panic!("no projection: {}", run.stdout));
+    let projected = number(lines[at], "not emitted yet): ");
+    let change = number(lines[at], "cycles (");
+    assert_eq!(projected - estimate, change, "{}", lines[at]);
+    let changed: Vec<&&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| l.contains(" -> "))
+        .collect();
+    assert!(!changed.is_empty(), "{}", run.stdout);
+    assert!(
+        changed.iter().all(|l| l.contains("exchange: ")),
+        "{changed:?}"
+    );
+}

@@ -65,6 +65,23 @@ pub enum Order {
     List { window: usize },
 }
 
+/// How a receiver controls its incoming mux and write pointer, which decides whether receiving
+/// takes its supervisor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiveControls {
+    /// The protocol Tessera's simulator and emitter implement [A]: the receiver's supervisor
+    /// sets the pointer and `put`s `$INCOMING_MUX` at the exact cycles of the first arrival and
+    /// of the end, so a tile cannot send while one of its own receive windows opens or closes.
+    SupervisorPuts,
+    /// The protocol of the hardware (`docs/reference/hardware-ipu-stack.md` §1.1–1.3, from
+    /// osmarks/ipu-stack, run on a C600): the mux (XPIC) and the pointer (PIC) are two timed
+    /// control streams, set by `delayxpic` / `delaypic` or carried by `sendpic` without
+    /// stopping a send, so a tile sends and receives at once (full duplex). Neither the
+    /// simulator nor the emitter implements it yet: schedules in this mode are a projection
+    /// of what that protocol would give ([`schedule_projected`]), never emitted.
+    TimedStreams,
+}
+
 /// When each transfer starts, and the phase's length.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PhaseSchedule {
@@ -157,18 +174,20 @@ struct TileResources {
 /// appended to `needs`.
 fn requirements_into(
     target: &Target,
+    controls: ReceiveControls,
     transfer: &Transfer,
     start: u32,
     needs: &mut Vec<(u32, Resource, u32, u32)>,
 ) {
     let window = transfer.words.max(MIN_WINDOW);
     needs.push((transfer.sender, Resource::Supervisor, start, start + window));
-    receiver_requirements_into(target, transfer, start, window, needs);
+    receiver_requirements_into(target, controls, transfer, start, window, needs);
 }
 
 /// The receivers' part of [`requirements_into`] for a send spanning `window` cycles.
 fn receiver_requirements_into(
     target: &Target,
+    controls: ReceiveControls,
     transfer: &Transfer,
     start: u32,
     window: u32,
@@ -178,13 +197,18 @@ fn receiver_requirements_into(
         let arrival = start + target.latency(transfer.sender, delivery.tile);
         let end = arrival + window;
         let csr = target.csr_write_stall;
-        needs.push((
-            delivery.tile,
-            Resource::Supervisor,
-            arrival - SETUP_BEFORE_ARRIVAL,
-            arrival + csr,
-        ));
-        needs.push((delivery.tile, Resource::Supervisor, end - 1, end + csr));
+        match controls {
+            ReceiveControls::SupervisorPuts => {
+                needs.push((
+                    delivery.tile,
+                    Resource::Supervisor,
+                    arrival - SETUP_BEFORE_ARRIVAL,
+                    arrival + csr,
+                ));
+                needs.push((delivery.tile, Resource::Supervisor, end - 1, end + csr));
+            }
+            ReceiveControls::TimedStreams => {}
+        }
         needs.push((
             delivery.tile,
             Resource::Port,
@@ -332,13 +356,14 @@ struct Scratch {
 /// The transfer sent unbroken at the earliest start every resource allows.
 fn unbroken(
     target: &Target,
+    controls: ReceiveControls,
     tiles: &[TileResources],
     transfer: &Transfer,
     scratch: &mut Scratch,
 ) -> Placement {
     let Scratch { needs, cursors } = scratch;
     needs.clear();
-    requirements_into(target, transfer, SETUP_BEFORE_ARRIVAL, needs);
+    requirements_into(target, controls, transfer, SETUP_BEFORE_ARRIVAL, needs);
     cursors.clear();
     cursors.resize(needs.len(), None);
     let start = earliest_common(tiles, needs, cursors, 0);
@@ -353,6 +378,7 @@ fn unbroken(
 /// start its receivers allow for the span that gives.
 fn paused(
     target: &Target,
+    controls: ReceiveControls,
     tiles: &[TileResources],
     transfer: &Transfer,
     scratch: &mut Scratch,
@@ -371,7 +397,14 @@ fn paused(
         }
         needs.clear();
         let window = (end - start).max(MIN_WINDOW);
-        receiver_requirements_into(target, transfer, SETUP_BEFORE_ARRIVAL, window, needs);
+        receiver_requirements_into(
+            target,
+            controls,
+            transfer,
+            SETUP_BEFORE_ARRIVAL,
+            window,
+            needs,
+        );
         cursors.clear();
         cursors.resize(needs.len(), None);
         let at = earliest_common(tiles, needs, cursors, start);
@@ -452,11 +485,54 @@ pub fn schedule_ordered(
     pausing: bool,
     order: Order,
 ) -> Result<PhaseSchedule, ExchangeError> {
+    schedule_controlled(
+        target,
+        phase,
+        pausing,
+        order,
+        ReceiveControls::SupervisorPuts,
+    )
+}
+
+/// What the phase would take if receivers drove their mux and pointer as the hardware does
+/// ([`ReceiveControls::TimedStreams`]): the shorter of the given order and list scheduling,
+/// as [`schedule`] does for the protocol the simulator runs. A projection for planning the
+/// protocol's implementation; nothing emits it.
+pub fn schedule_projected(
+    target: &Target,
+    phase: &ExchangePhase,
+    controls: ReceiveControls,
+) -> Result<PhaseSchedule, ExchangeError> {
+    let given = schedule_controlled(target, phase, true, Order::Given, controls)?;
+    let listed = schedule_controlled(
+        target,
+        phase,
+        true,
+        Order::List {
+            window: LIST_WINDOW,
+        },
+        controls,
+    )?;
+    Ok(if listed.length < given.length {
+        listed
+    } else {
+        given
+    })
+}
+
+fn schedule_controlled(
+    target: &Target,
+    phase: &ExchangePhase,
+    pausing: bool,
+    order: Order,
+    controls: ReceiveControls,
+) -> Result<PhaseSchedule, ExchangeError> {
     for transfer in &phase.transfers {
         validate(target, transfer)?;
     }
     let mut state = Placer {
         target,
+        controls,
         pausing,
         tiles: vec![TileResources::default(); target.tiles as usize],
         scratch: Scratch::default(),
@@ -481,6 +557,7 @@ pub fn schedule_ordered(
 /// The tiles' timelines as transfers are placed, and the schedule so far.
 struct Placer<'a> {
     target: &'a Target,
+    controls: ReceiveControls,
     pausing: bool,
     tiles: Vec<TileResources>,
     scratch: Scratch,
@@ -490,9 +567,21 @@ struct Placer<'a> {
 impl Placer<'_> {
     /// Where `transfer` goes now: unbroken, or paused where that ends sooner.
     fn place(&mut self, transfer: &Transfer) -> Placement {
-        let whole = unbroken(self.target, &self.tiles, transfer, &mut self.scratch);
+        let whole = unbroken(
+            self.target,
+            self.controls,
+            &self.tiles,
+            transfer,
+            &mut self.scratch,
+        );
         if self.pausing && transfer.words >= PAUSABLE_WORDS {
-            let broken = paused(self.target, &self.tiles, transfer, &mut self.scratch);
+            let broken = paused(
+                self.target,
+                self.controls,
+                &self.tiles,
+                transfer,
+                &mut self.scratch,
+            );
             if broken.end() < whole.end() {
                 return broken;
             }
@@ -630,237 +719,4 @@ pub fn estimate_cycles(target: &Target, phase: &ExchangePhase) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::{check::check, emit::emit, Delivery, Transfer};
-    use super::*;
-    use proptest::prelude::*;
-
-    /// The earliest common start computed round by round (every interval's earliest slot from
-    /// the same start, the start moved to the latest of them), the scheduler's first form: a
-    /// reference for the one-interval-at-a-time search.
-    fn reference(target: &Target, phase: &ExchangePhase) -> PhaseSchedule {
-        let mut tiles = vec![TileResources::default(); target.tiles as usize];
-        let (mut starts, mut length, mut needs) = (Vec::new(), 0, Vec::new());
-        for transfer in &phase.transfers {
-            needs.clear();
-            requirements_into(target, transfer, SETUP_BEFORE_ARRIVAL, &mut needs);
-            let mut start = 0;
-            loop {
-                let mut latest = start;
-                for &(tile, resource, from, to) in &needs {
-                    let timeline = match resource {
-                        Resource::Supervisor => &tiles[tile as usize].supervisor,
-                        Resource::Port => &tiles[tile as usize].port,
-                    };
-                    let offset = from - SETUP_BEFORE_ARRIVAL;
-                    latest = latest.max(timeline.earliest(start + offset, to - from) - offset);
-                }
-                if latest == start {
-                    break;
-                }
-                start = latest;
-            }
-            for &(tile, resource, from, to) in &needs {
-                let (a, b) = (
-                    from - SETUP_BEFORE_ARRIVAL + start,
-                    to - SETUP_BEFORE_ARRIVAL + start,
-                );
-                match resource {
-                    Resource::Supervisor => tiles[tile as usize].supervisor.insert(a, b),
-                    Resource::Port => tiles[tile as usize].port.insert(a, b),
-                }
-                length = length.max(b);
-            }
-            starts.push(start);
-        }
-        let runs = phase
-            .transfers
-            .iter()
-            .zip(&starts)
-            .map(|(t, &s)| vec![(s, t.words)])
-            .collect();
-        PhaseSchedule {
-            starts,
-            runs,
-            length,
-        }
-    }
-
-    /// Random phases on the 16-tile test chip: senders, word counts and broadcasts to distinct
-    /// receivers, each delivery to its own destination range.
-    fn phases() -> impl Strategy<Value = ExchangePhase> {
-        let transfer = (
-            0u32..16,
-            1u32..200,
-            proptest::collection::vec(0u32..16, 1..6),
-        );
-        proptest::collection::vec(transfer, 1..60).prop_map(|list| {
-            let mut transfers = Vec::new();
-            for (i, (sender, words, receivers)) in list.into_iter().enumerate() {
-                let mut tiles: Vec<u32> = receivers.into_iter().filter(|&t| t != sender).collect();
-                tiles.sort_unstable();
-                tiles.dedup();
-                if tiles.is_empty() {
-                    continue;
-                }
-                let at = 0x90000 + 0x200 * i as u32;
-                transfers.push(Transfer {
-                    sender,
-                    source: 0x80000,
-                    words,
-                    deliveries: tiles
-                        .into_iter()
-                        .map(|tile| Delivery {
-                            tile,
-                            destination: at,
-                        })
-                        .collect(),
-                    label: format!("t{i}"),
-                });
-            }
-            ExchangePhase { transfers }
-        })
-    }
-
-    /// Every tile sends one long row to the next group of four tiles and receives its own
-    /// group's four rows (a product's operand broadcast from rows spread over the chip): a
-    /// sender busy receiving pauses for its set-ups instead of holding its receivers back, so
-    /// the phase takes about one group's rows, not a chain of groups.
-    #[test]
-    fn senders_that_also_receive_pause_instead_of_serialising_the_groups() {
-        let target = Target::test_small();
-        let words = 200;
-        let transfers = (0..16u32)
-            .map(|r| {
-                let group = (r / 4 + 1) % 4;
-                Transfer {
-                    sender: r,
-                    source: 0x80000,
-                    words,
-                    deliveries: (0..4)
-                        .map(|i| Delivery {
-                            tile: group * 4 + i,
-                            destination: 0x90000 + 0x400 * (r % 4),
-                        })
-                        .collect(),
-                    label: format!("row {r}"),
-                }
-            })
-            .collect();
-        let phase = ExchangePhase { transfers };
-        let whole = schedule_with(&target, &phase, false).unwrap();
-        let paused = schedule(&target, &phase).unwrap();
-        let code = emit(&target, &phase, &paused).unwrap();
-        check(&target, &phase, &code).unwrap();
-        assert!(paused.runs.iter().any(|r| r.len() > 1), "nothing paused");
-        // 1,512 cycles against 1,748 unbroken: each pause costs the row its sender's set-up
-        // (14 cycles per put), and the last group still waits for its senders' first rows.
-        assert!(
-            paused.length * 10 < whole.length * 9,
-            "paused {} against {} unbroken",
-            paused.length,
-            whole.length
-        );
-    }
-
-    /// Two families of multicasts over a 4 × 4 block of tiles, as the scores' queries and keys
-    /// are: each tile sends a long row to its column and a short row to its row, so every
-    /// tile receives four of each. Any column's rows may go together and so may any row's,
-    /// but a column's and a row's rows share a tile. Placed in the phase's order (a column's
-    /// row, then a row's, in turn), the multicasts wait for all their receivers at once; list
-    /// scheduling takes whichever can start soonest.
-    #[test]
-    fn list_scheduling_packs_crossing_multicasts_tighter_than_the_given_order() {
-        let target = Target::test_small();
-        let mut transfers = Vec::new();
-        for r in 0..16u32 {
-            let (row, column) = (r / 4, r % 4);
-            let others = |f: &dyn Fn(u32) -> u32| -> Vec<Delivery> {
-                (0..4)
-                    .map(f)
-                    .filter(|&t| t != r)
-                    .map(|tile| Delivery {
-                        tile,
-                        destination: 0x90000 + 0x800 * (r % 8),
-                    })
-                    .collect()
-            };
-            transfers.push(Transfer {
-                sender: r,
-                source: 0x80000,
-                words: 120,
-                deliveries: others(&|i| i * 4 + column),
-                label: format!("column {column} from {r}"),
-            });
-            transfers.push(Transfer {
-                sender: r,
-                source: 0x80000,
-                words: 40,
-                deliveries: others(&|i| row * 4 + i),
-                label: format!("row {row} from {r}"),
-            });
-        }
-        let phase = ExchangePhase { transfers };
-        let given = schedule_with(&target, &phase, true).unwrap();
-        let listed = schedule_ordered(
-            &target,
-            &phase,
-            true,
-            Order::List {
-                window: LIST_WINDOW,
-            },
-        )
-        .unwrap();
-        for s in [&given, &listed] {
-            let code = emit(&target, &phase, s).unwrap();
-            check(&target, &phase, &code).unwrap();
-        }
-        assert!(
-            listed.length < given.length,
-            "listed {} against {} in the given order",
-            listed.length,
-            given.length
-        );
-        assert_eq!(schedule(&target, &phase).unwrap(), listed);
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
-
-        /// List scheduling at any window places every transfer once, and its code passes the
-        /// exchange checker; [`schedule`] is never longer than the given order.
-        #[test]
-        fn list_schedules_check_and_the_kept_one_is_never_longer(
-            phase in phases(),
-            window in 1usize..10,
-        ) {
-            let target = Target::test_small();
-            let listed = schedule_ordered(&target, &phase, true, Order::List { window }).unwrap();
-            prop_assert_eq!(listed.starts.len(), phase.transfers.len());
-            let whole = listed
-                .runs
-                .iter()
-                .zip(&phase.transfers)
-                .all(|(runs, t)| runs.iter().map(|r| r.1).sum::<u32>() == t.words);
-            prop_assert!(whole, "a transfer's runs do not add up to its words");
-            let code = emit(&target, &phase, &listed).unwrap();
-            prop_assert!(check(&target, &phase, &code).is_ok(), "{:?}", check(&target, &phase, &code));
-            let given = schedule_with(&target, &phase, true).unwrap();
-            prop_assert!(schedule(&target, &phase).unwrap().length <= given.length);
-        }
-
-        /// The schedule is the round-by-round one, and its code passes the exchange checker.
-        #[test]
-        fn the_schedule_is_the_reference_one_and_checks(phase in phases()) {
-            let target = Target::test_small();
-            let got = schedule_with(&target, &phase, false).unwrap();
-            prop_assert_eq!(&got, &reference(&target, &phase));
-            let code = emit(&target, &phase, &got).unwrap();
-            prop_assert!(check(&target, &phase, &code).is_ok());
-            // With pausing, the code the schedule gives passes the checker too.
-            let paused = schedule(&target, &phase).unwrap();
-            let code = emit(&target, &phase, &paused).unwrap();
-            prop_assert!(check(&target, &phase, &code).is_ok(), "{:?}", check(&target, &phase, &code));
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,319 @@
+//! The exchange scheduler's tests: schedules against a round-by-round reference, the
+//! checker on emitted code, list scheduling, pausing and the timed-stream projection.
+use super::super::{check::check, emit::emit, Delivery, Transfer};
+use super::*;
+use proptest::prelude::*;
+
+/// The earliest common start computed round by round (every interval's earliest slot from
+/// the same start, the start moved to the latest of them), the scheduler's first form: a
+/// reference for the one-interval-at-a-time search.
+fn reference(target: &Target, phase: &ExchangePhase) -> PhaseSchedule {
+    let mut tiles = vec![TileResources::default(); target.tiles as usize];
+    let (mut starts, mut length, mut needs) = (Vec::new(), 0, Vec::new());
+    for transfer in &phase.transfers {
+        needs.clear();
+        requirements_into(
+            target,
+            ReceiveControls::SupervisorPuts,
+            transfer,
+            SETUP_BEFORE_ARRIVAL,
+            &mut needs,
+        );
+        let mut start = 0;
+        loop {
+            let mut latest = start;
+            for &(tile, resource, from, to) in &needs {
+                let timeline = match resource {
+                    Resource::Supervisor => &tiles[tile as usize].supervisor,
+                    Resource::Port => &tiles[tile as usize].port,
+                };
+                let offset = from - SETUP_BEFORE_ARRIVAL;
+                latest = latest.max(timeline.earliest(start + offset, to - from) - offset);
+            }
+            if latest == start {
+                break;
+            }
+            start = latest;
+        }
+        for &(tile, resource, from, to) in &needs {
+            let (a, b) = (
+                from - SETUP_BEFORE_ARRIVAL + start,
+                to - SETUP_BEFORE_ARRIVAL + start,
+            );
+            match resource {
+                Resource::Supervisor => tiles[tile as usize].supervisor.insert(a, b),
+                Resource::Port => tiles[tile as usize].port.insert(a, b),
+            }
+            length = length.max(b);
+        }
+        starts.push(start);
+    }
+    let runs = phase
+        .transfers
+        .iter()
+        .zip(&starts)
+        .map(|(t, &s)| vec![(s, t.words)])
+        .collect();
+    PhaseSchedule {
+        starts,
+        runs,
+        length,
+    }
+}
+
+/// Random phases on the 16-tile test chip: senders, word counts and broadcasts to distinct
+/// receivers, each delivery to its own destination range.
+fn phases() -> impl Strategy<Value = ExchangePhase> {
+    let transfer = (
+        0u32..16,
+        1u32..200,
+        proptest::collection::vec(0u32..16, 1..6),
+    );
+    proptest::collection::vec(transfer, 1..60).prop_map(|list| {
+        let mut transfers = Vec::new();
+        for (i, (sender, words, receivers)) in list.into_iter().enumerate() {
+            let mut tiles: Vec<u32> = receivers.into_iter().filter(|&t| t != sender).collect();
+            tiles.sort_unstable();
+            tiles.dedup();
+            if tiles.is_empty() {
+                continue;
+            }
+            let at = 0x90000 + 0x200 * i as u32;
+            transfers.push(Transfer {
+                sender,
+                source: 0x80000,
+                words,
+                deliveries: tiles
+                    .into_iter()
+                    .map(|tile| Delivery {
+                        tile,
+                        destination: at,
+                    })
+                    .collect(),
+                label: format!("t{i}"),
+            });
+        }
+        ExchangePhase { transfers }
+    })
+}
+
+/// Every tile sends one long row to the next group of four tiles and receives its own
+/// group's four rows (a product's operand broadcast from rows spread over the chip): a
+/// sender busy receiving pauses for its set-ups instead of holding its receivers back, so
+/// the phase takes about one group's rows, not a chain of groups.
+#[test]
+fn senders_that_also_receive_pause_instead_of_serialising_the_groups() {
+    let target = Target::test_small();
+    let words = 200;
+    let transfers = (0..16u32)
+        .map(|r| {
+            let group = (r / 4 + 1) % 4;
+            Transfer {
+                sender: r,
+                source: 0x80000,
+                words,
+                deliveries: (0..4)
+                    .map(|i| Delivery {
+                        tile: group * 4 + i,
+                        destination: 0x90000 + 0x400 * (r % 4),
+                    })
+                    .collect(),
+                label: format!("row {r}"),
+            }
+        })
+        .collect();
+    let phase = ExchangePhase { transfers };
+    let whole = schedule_with(&target, &phase, false).unwrap();
+    let paused = schedule(&target, &phase).unwrap();
+    let code = emit(&target, &phase, &paused).unwrap();
+    check(&target, &phase, &code).unwrap();
+    assert!(paused.runs.iter().any(|r| r.len() > 1), "nothing paused");
+    // 1,512 cycles against 1,748 unbroken: each pause costs the row its sender's set-up
+    // (14 cycles per put), and the last group still waits for its senders' first rows.
+    assert!(
+        paused.length * 10 < whole.length * 9,
+        "paused {} against {} unbroken",
+        paused.length,
+        whole.length
+    );
+}
+
+/// The same rows with receivers driving their mux and pointer as timed streams (the
+/// hardware's protocol): no tile's sends wait for its own receive set-ups, so the phase is
+/// about one tile's receives (four rows of 200 words and their windows), well under the
+/// schedule with supervisor `put`s.
+#[test]
+fn timed_receive_streams_let_a_tile_send_while_it_receives() {
+    let target = Target::test_small();
+    let transfers = (0..16u32)
+        .map(|r| Transfer {
+            sender: r,
+            source: 0x80000,
+            words: 200,
+            deliveries: (0..4)
+                .map(|i| Delivery {
+                    tile: ((r / 4 + 1) % 4) * 4 + i,
+                    destination: 0x90000 + 0x400 * (r % 4),
+                })
+                .collect(),
+            label: format!("row {r}"),
+        })
+        .collect();
+    let phase = ExchangePhase { transfers };
+    let puts = schedule(&target, &phase).unwrap();
+    let streams = schedule_projected(&target, &phase, ReceiveControls::TimedStreams).unwrap();
+    assert_eq!(
+        schedule_projected(&target, &phase, ReceiveControls::SupervisorPuts).unwrap(),
+        puts
+    );
+    assert_projection_is_feasible(&target, &phase, &streams);
+    let one_tile = 4 * (200 + SETUP_BEFORE_ARRIVAL + target.csr_write_stall);
+    assert!(
+        streams.length < one_tile + 200 && streams.length * 4 < puts.length * 3,
+        "streams {} against {} with puts (one tile's receives {one_tile})",
+        streams.length,
+        puts.length
+    );
+}
+
+/// A projected schedule keeps the rules both protocols share: every transfer's runs carry
+/// its words; a sender's runs never overlap; a receiver's windows (set-up to the end of
+/// its last word) never overlap.
+fn assert_projection_is_feasible(target: &Target, phase: &ExchangePhase, s: &PhaseSchedule) {
+    let mut sends: BTreeMap<u32, Vec<(u32, u32)>> = BTreeMap::new();
+    let mut windows: BTreeMap<u32, Vec<(u32, u32)>> = BTreeMap::new();
+    for (transfer, runs) in phase.transfers.iter().zip(&s.runs) {
+        assert_eq!(runs.iter().map(|r| r.1).sum::<u32>(), transfer.words);
+        let (first, last) = (runs[0].0, runs.last().map_or(0, |&(c, n)| c + n));
+        sends
+            .entry(transfer.sender)
+            .or_default()
+            .extend(runs.iter().map(|&(c, n)| (c, c + n)));
+        for d in &transfer.deliveries {
+            let arrival = first + target.latency(transfer.sender, d.tile);
+            let end = arrival + (last - first).max(MIN_WINDOW);
+            windows
+                .entry(d.tile)
+                .or_default()
+                .push((arrival - SETUP_BEFORE_ARRIVAL, end));
+            assert!(end <= s.length, "a window ends after the phase");
+        }
+    }
+    for spans in sends.values_mut().chain(windows.values_mut()) {
+        spans.sort_unstable();
+        assert!(
+            spans.windows(2).all(|w| w[0].1 <= w[1].0),
+            "overlapping spans {spans:?}"
+        );
+    }
+}
+
+/// Two families of multicasts over a 4 × 4 block of tiles, as the scores' queries and keys
+/// are: each tile sends a long row to its column and a short row to its row, so every
+/// tile receives four of each. Any column's rows may go together and so may any row's,
+/// but a column's and a row's rows share a tile. Placed in the phase's order (a column's
+/// row, then a row's, in turn), the multicasts wait for all their receivers at once; list
+/// scheduling takes whichever can start soonest.
+#[test]
+fn list_scheduling_packs_crossing_multicasts_tighter_than_the_given_order() {
+    let target = Target::test_small();
+    let mut transfers = Vec::new();
+    for r in 0..16u32 {
+        let (row, column) = (r / 4, r % 4);
+        let others = |f: &dyn Fn(u32) -> u32| -> Vec<Delivery> {
+            (0..4)
+                .map(f)
+                .filter(|&t| t != r)
+                .map(|tile| Delivery {
+                    tile,
+                    destination: 0x90000 + 0x800 * (r % 8),
+                })
+                .collect()
+        };
+        transfers.push(Transfer {
+            sender: r,
+            source: 0x80000,
+            words: 120,
+            deliveries: others(&|i| i * 4 + column),
+            label: format!("column {column} from {r}"),
+        });
+        transfers.push(Transfer {
+            sender: r,
+            source: 0x80000,
+            words: 40,
+            deliveries: others(&|i| row * 4 + i),
+            label: format!("row {row} from {r}"),
+        });
+    }
+    let phase = ExchangePhase { transfers };
+    let given = schedule_with(&target, &phase, true).unwrap();
+    let listed = schedule_ordered(
+        &target,
+        &phase,
+        true,
+        Order::List {
+            window: LIST_WINDOW,
+        },
+    )
+    .unwrap();
+    for s in [&given, &listed] {
+        let code = emit(&target, &phase, s).unwrap();
+        check(&target, &phase, &code).unwrap();
+    }
+    assert!(
+        listed.length < given.length,
+        "listed {} against {} in the given order",
+        listed.length,
+        given.length
+    );
+    assert_eq!(schedule(&target, &phase).unwrap(), listed);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// List scheduling at any window places every transfer once, and its code passes the
+    /// exchange checker; [`schedule`] is never longer than the given order.
+    #[test]
+    fn list_schedules_check_and_the_kept_one_is_never_longer(
+        phase in phases(),
+        window in 1usize..10,
+    ) {
+        let target = Target::test_small();
+        let listed = schedule_ordered(&target, &phase, true, Order::List { window }).unwrap();
+        prop_assert_eq!(listed.starts.len(), phase.transfers.len());
+        let whole = listed
+            .runs
+            .iter()
+            .zip(&phase.transfers)
+            .all(|(runs, t)| runs.iter().map(|r| r.1).sum::<u32>() == t.words);
+        prop_assert!(whole, "a transfer's runs do not add up to its words");
+        let code = emit(&target, &phase, &listed).unwrap();
+        prop_assert!(check(&target, &phase, &code).is_ok(), "{:?}", check(&target, &phase, &code));
+        let given = schedule_with(&target, &phase, true).unwrap();
+        prop_assert!(schedule(&target, &phase).unwrap().length <= given.length);
+    }
+
+    /// A projection with timed receive streams keeps every rule both protocols share.
+    #[test]
+    fn timed_stream_projections_are_feasible(phase in phases()) {
+        let target = Target::test_small();
+        let streams =
+            schedule_projected(&target, &phase, ReceiveControls::TimedStreams).unwrap();
+        assert_projection_is_feasible(&target, &phase, &streams);
+    }
+
+    /// The schedule is the round-by-round one, and its code passes the exchange checker.
+    #[test]
+    fn the_schedule_is_the_reference_one_and_checks(phase in phases()) {
+        let target = Target::test_small();
+        let got = schedule_with(&target, &phase, false).unwrap();
+        prop_assert_eq!(&got, &reference(&target, &phase));
+        let code = emit(&target, &phase, &got).unwrap();
+        prop_assert!(check(&target, &phase, &code).is_ok());
+        // With pausing, the code the schedule gives passes the checker too.
+        let paused = schedule(&target, &phase).unwrap();
+        let code = emit(&target, &phase, &paused).unwrap();
+        prop_assert!(check(&target, &phase, &code).is_ok(), "{:?}", check(&target, &phase, &code));
+    }
+}
