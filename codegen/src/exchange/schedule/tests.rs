@@ -97,6 +97,26 @@ fn phases() -> impl Strategy<Value = ExchangePhase> {
     })
 }
 
+/// Every one of 16 tiles sends a row of `words` to the next group of four tiles (a product's
+/// operand broadcast from rows spread over the chip), so each tile receives its group's four.
+fn rows_to_the_next_group(words: u32) -> ExchangePhase {
+    let transfers = (0..16u32)
+        .map(|r| Transfer {
+            sender: r,
+            source: 0x80000,
+            words,
+            deliveries: (0..4)
+                .map(|i| Delivery {
+                    tile: ((r / 4 + 1) % 4) * 4 + i,
+                    destination: 0x90000 + 0x400 * (r % 4),
+                })
+                .collect(),
+            label: format!("row {r}"),
+        })
+        .collect();
+    ExchangePhase { transfers }
+}
+
 /// Every tile sends one long row to the next group of four tiles and receives its own
 /// group's four rows (a product's operand broadcast from rows spread over the chip): a
 /// sender busy receiving pauses for its set-ups instead of holding its receivers back, so
@@ -104,25 +124,7 @@ fn phases() -> impl Strategy<Value = ExchangePhase> {
 #[test]
 fn senders_that_also_receive_pause_instead_of_serialising_the_groups() {
     let target = Target::test_small();
-    let words = 200;
-    let transfers = (0..16u32)
-        .map(|r| {
-            let group = (r / 4 + 1) % 4;
-            Transfer {
-                sender: r,
-                source: 0x80000,
-                words,
-                deliveries: (0..4)
-                    .map(|i| Delivery {
-                        tile: group * 4 + i,
-                        destination: 0x90000 + 0x400 * (r % 4),
-                    })
-                    .collect(),
-                label: format!("row {r}"),
-            }
-        })
-        .collect();
-    let phase = ExchangePhase { transfers };
+    let phase = rows_to_the_next_group(200);
     let whole = schedule_with(&target, &phase, false).unwrap();
     let paused = schedule(&target, &phase).unwrap();
     let code = emit(&target, &phase, &paused).unwrap();
@@ -145,21 +147,7 @@ fn senders_that_also_receive_pause_instead_of_serialising_the_groups() {
 #[test]
 fn timed_receive_streams_let_a_tile_send_while_it_receives() {
     let target = Target::test_small();
-    let transfers = (0..16u32)
-        .map(|r| Transfer {
-            sender: r,
-            source: 0x80000,
-            words: 200,
-            deliveries: (0..4)
-                .map(|i| Delivery {
-                    tile: ((r / 4 + 1) % 4) * 4 + i,
-                    destination: 0x90000 + 0x400 * (r % 4),
-                })
-                .collect(),
-            label: format!("row {r}"),
-        })
-        .collect();
-    let phase = ExchangePhase { transfers };
+    let phase = rows_to_the_next_group(200);
     let puts = schedule(&target, &phase).unwrap();
     let streams = schedule_projected(&target, &phase, ReceiveControls::TimedStreams).unwrap();
     assert_eq!(
