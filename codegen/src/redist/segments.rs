@@ -154,6 +154,14 @@ mod tests {
     }
 
     /// [`segments_of`] block 0.
+    /// The bytes of `segs` that are zeros (`zero`) or copies of the source (`!zero`).
+    fn bytes_of(segs: &[Segment], zero: bool) -> u32 {
+        segs.iter()
+            .filter(|s| (s.src == Source::Zero) == zero)
+            .map(|s| s.bytes)
+            .sum()
+    }
+
     fn block_0_segments(
         source: (&Distribution, &ShardMap),
         dest: (&Distribution, &ShardMap),
@@ -209,12 +217,7 @@ mod tests {
         let dst = Distribution::replicated(vec![2, 20], vec![1]).unwrap();
         let panels = ShardMap::new(Order::Panels, &[2, 20], 2).unwrap();
         let segs = block_0_segments((&src, &src_map), (&dst, &panels), &View::identity(&[2, 20]));
-        let zero: u32 = segs
-            .iter()
-            .filter(|s| s.src == Source::Zero)
-            .map(|s| s.bytes)
-            .sum();
-        assert_eq!(zero, 2 * 12 * 2);
+        assert_eq!(bytes_of(&segs, true), 2 * 12 * 2);
         let rows = ShardMap::new(Order::RowMajor { align: 16 }, &[2, 20], 2).unwrap();
         let segs = block_0_segments((&src, &src_map), (&dst, &rows), &View::identity(&[2, 20]));
         assert_eq!(segs.len(), 2);
@@ -247,18 +250,8 @@ mod tests {
         );
         // Per row: 16 + 4 real columns and 12 zeros; no byte of row 2 (offsets 64..96 and
         // 160..192 of the two K-blocks) is written.
-        let zero: u32 = segs
-            .iter()
-            .filter(|s| s.src == Source::Zero)
-            .map(|s| s.bytes)
-            .sum();
-        assert_eq!(zero, 2 * 12 * 2);
-        let real: u32 = segs
-            .iter()
-            .filter(|s| s.src != Source::Zero)
-            .map(|s| s.bytes)
-            .sum();
-        assert_eq!(real, 2 * 20 * 2);
+        assert_eq!(bytes_of(&segs, true), 2 * 12 * 2);
+        assert_eq!(bytes_of(&segs, false), 2 * 20 * 2);
         assert!(segs
             .iter()
             .all(|s| s.dst + s.bytes <= 64 || (96..160).contains(&s.dst)));
@@ -274,14 +267,8 @@ mod tests {
         let dst = Distribution::replicated(vec![20, 10], vec![1]).unwrap();
         let cwei = ShardMap::new(Order::Cwei, &[20, 10], 2).unwrap();
         let segs = block_0_segments((&src, &src_map), (&dst, &cwei), &View::identity(&[20, 10]));
-        let sum = |zero: bool| -> u32 {
-            segs.iter()
-                .filter(|s| (s.src == Source::Zero) == zero)
-                .map(|s| s.bytes)
-                .sum()
-        };
-        assert_eq!(sum(true), 12 * 10 * 2);
-        assert_eq!(sum(false), 20 * 10 * 2);
+        assert_eq!(bytes_of(&segs, true), 12 * 10 * 2);
+        assert_eq!(bytes_of(&segs, false), 20 * 10 * 2);
         // `$CWEI` order: [kb][channel][16 values of k], 32 bytes a channel: channels 10..16 of
         // both K-blocks are never written.
         assert!(segs
