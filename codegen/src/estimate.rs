@@ -69,8 +69,9 @@ pub fn estimate(target: &Target, program: &Program, phase_cycles: &[u32]) -> Est
 
 /// Every exchange phase of `program` scheduled as if receivers drove their incoming mux and
 /// pointer with `controls` ([`crate::exchange::schedule::schedule_projected`]), in phase
-/// order: with [`ReceiveControls::TimedStreams`], what the hardware's receive protocol would
-/// make of the same transfers, for [`estimate`] to total beside the emitted schedule's figure.
+/// order: with [`ReceiveControls::SupervisorPuts`], what the protocol before the hardware's
+/// timed streams made of the same transfers, for [`estimate`] to total beside the emitted
+/// schedule's figure.
 /// Addresses do not change a schedule, so the phases are resolved with every buffer at 0.
 pub fn projected_phase_cycles(
     target: &Target,

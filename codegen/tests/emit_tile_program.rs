@@ -53,10 +53,13 @@ fn the_example_compiles_to_a_valid_image() {
     assert_eq!(*tile, 0);
     assert_eq!(text.matches("runall $m0, $m1, 0").count(), 2, "{text}");
     assert_eq!(text.matches("sync 3").count(), 3, "{text}");
+    // The receive side as the hardware drives it: timed controls, carried by a `sendpic`
+    // while the tile sends, no `put` to the mux.
     assert!(
-        text.contains("send ") && text.contains("put $INCOMING_MUX"),
+        text.contains("send ") && text.contains("sendpic ") && text.contains("delayxpic "),
         "{text}"
     );
+    assert!(!text.contains("put $INCOMING_MUX"), "{text}");
     assert!(text.trim_end().ends_with("// return to the host"), "{text}");
     // Every running tile: kernel code, vertex state, program, scratch and its buffers.
     let image = &compiled.image;

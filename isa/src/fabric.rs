@@ -26,6 +26,12 @@ pub enum Fabric {
     Ipu21,
 }
 
+/// The XPIC value that selects no sender ("exchange", the neutral source): every receive ends by
+/// switching the mux to it \[S\] (hardware-ipu-stack.md §1.2). Other XPIC values name the sending
+/// tile; the hardware names physical ids (and `0x600 + x` the host), Tessera's simulator takes
+/// its own tile numbering \[A\] until the fabric's timing moves to the physical geometry.
+pub const XPIC_NEUTRAL: u32 = 0x640;
+
 /// `sctl` bit of the first fabric direction.
 pub const DIRECTION_1: u32 = 1;
 /// `sctl` bit of the second fabric direction.

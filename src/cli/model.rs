@@ -639,18 +639,18 @@ fn calls_text(compiled: &CompiledGraph, tile: usize) -> String {
 pub struct EstimateArgs {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Also schedule every exchange phase as if receivers drove their incoming mux and pointer
-    /// as timed control streams, the hardware's protocol (docs/reference/hardware-ipu-stack.md
-    /// §1.2), so a tile sends while it receives; Tessera still emits supervisor `put`s at exact
-    /// cycles. Prints the projected total and each exchange step's change
+    /// Also schedule every exchange phase for the receive protocol Tessera emitted before the
+    /// hardware's timed streams: the receiver's supervisor `put`s its mux and pointer at exact
+    /// cycles, so a tile cannot send while one of its receive windows opens or closes. Prints
+    /// that total and each exchange step's change, to show what the timed streams gain
     #[arg(long)]
-    pub receive_streams: bool,
+    pub receive_puts: bool,
 }
 
 pub fn estimate(args: EstimateArgs) -> Result<ExitCode> {
     let EstimateArgs {
         model: args,
-        receive_streams,
+        receive_puts,
     } = args;
     args.check_bounds()?;
     let machine = MachineDescription::load(&args.machine)?;
@@ -668,24 +668,24 @@ pub fn estimate(args: EstimateArgs) -> Result<ExitCode> {
     for (label, cycles) in &compiled.estimate.steps {
         println!("  {cycles:>9}  {label}");
     }
-    if receive_streams {
+    if receive_puts {
         print_receive_projection(&compiled, &machine)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--receive-streams`: the estimate with every exchange phase scheduled for the hardware's
-/// timed receive streams, and the exchange steps that change.
+/// `--receive-puts`: the estimate with every exchange phase scheduled for supervisor `put`s, and
+/// the exchange steps that change.
 fn print_receive_projection(compiled: &CompiledGraph, machine: &MachineDescription) -> Result<()> {
     use tessera_codegen::estimate::{estimate, projected_phase_cycles};
     use tessera_codegen::exchange::schedule::ReceiveControls;
     let target = tessera::target::target_of(machine);
     let program = &compiled.lowered.program;
-    let phases = projected_phase_cycles(&target, program, ReceiveControls::TimedStreams)
+    let phases = projected_phase_cycles(&target, program, ReceiveControls::SupervisorPuts)
         .context("projecting the exchange phases")?;
     let projected = estimate(&target, program, &phases);
     println!(
-        "projection with timed receive streams (the hardware's protocol; not emitted yet): {} cycles ({:+})",
+        "with supervisor puts for the receive controls (the protocol before timed streams): {} cycles ({:+})",
         projected.cycles,
         projected.cycles as i64 - compiled.estimate.cycles as i64
     );

@@ -743,18 +743,18 @@ fn key_blocks_that_do_not_divide_the_tokens_are_refused_with_the_ones_that_do() 
     );
 }
 
-/// `tessera estimate --receive-streams` prints the estimate, then the projection with the
-/// hardware's timed receive streams: a total, its change against the estimate, and the
-/// exchange steps that change (on the small machine, a checkpoint transformers wrote).
+/// `tessera estimate --receive-puts` prints the estimate, then the total with every phase
+/// scheduled for supervisor `put`s, whose change is the total's difference, and the exchange
+/// steps that change (and only those): the timed receive streams shorten some.
 #[test]
-fn estimate_projects_the_exchange_with_timed_receive_streams() {
+fn estimate_compares_the_exchange_with_supervisor_puts() {
     let run = succeeds(&[
         "estimate",
         "--machine",
         "small",
         "--model",
         "testdata/hf/vision-f32",
-        "--receive-streams",
+        "--receive-puts",
     ]);
     let number = |line: &str, after: &str| -> i64 {
         let rest = &line[line.find(after).expect(after) + after.len()..];
@@ -773,9 +773,9 @@ fn estimate_projects_the_exchange_with_timed_receive_streams() {
         .expect("an estimate line");
     let at = lines
         .iter()
-        .position(|l| l.starts_with("projection with timed receive streams"))
+        .position(|l| l.starts_with("with supervisor puts"))
         .unwrap_or_else(|| panic!("no projection: {}", run.stdout));
-    let projected = number(lines[at], "not emitted yet): ");
+    let projected = number(lines[at], "timed streams): ");
     let change = number(lines[at], "cycles (");
     assert_eq!(projected - estimate, change, "{}", lines[at]);
     let changed: Vec<&&str> = lines[at + 1..]
@@ -787,4 +787,5 @@ fn estimate_projects_the_exchange_with_timed_receive_streams() {
         changed.iter().all(|l| l.contains("exchange: ")),
         "{changed:?}"
     );
+    assert!(projected > estimate, "{}", lines[at]);
 }

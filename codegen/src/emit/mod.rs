@@ -76,7 +76,7 @@ mod memory;
 mod supervisor;
 mod vertex;
 
-use crate::exchange::schedule::{list_improved, schedule_with, PhaseSchedule};
+use crate::exchange::schedule::{list_improved, schedule_for_emission, PhaseSchedule};
 use crate::exchange::{ExchangeError, ExchangePhase};
 use crate::place::{self, PlaceError, Placement, Reserved};
 use crate::target::Target;
@@ -442,7 +442,7 @@ fn schedule_phases(
                 transfers: program.resolve_phase(phase, &placeholder),
             };
             let scheduled = match given {
-                None => schedule_with(target, &resolved, true),
+                None => schedule_for_emission(target, &resolved),
                 Some(given) => list_improved(target, &resolved, &given[phase]),
             };
             scheduled
@@ -454,7 +454,8 @@ fn schedule_phases(
         PhaseSchedule {
             starts: Vec::new(),
             runs: Vec::new(),
-            length: 0
+            length: 0,
+            controls: crate::exchange::schedule::ReceiveControls::SupervisorPuts,
         };
         program.phases.len()
     ];

@@ -34,17 +34,19 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
     };
     let mut m = [0u32; 16];
     let mut now = 0u64;
+    // The outgoing stream a `sendpic` continues: next address and send control.
+    let mut stream: Option<(u32, u32)> = None;
     for inst in &code.instructions {
         let fail = |reason: String| ExchangeError::Check {
             tile,
             cycle: now,
             reason,
         };
-        // Exchange code is a whitelist of four opcodes: any other is an error, and so is any
+        // Exchange code is a whitelist of seven opcodes: any other is an error, and so is any
         // opcode the table gains later.
         #[expect(
             clippy::wildcard_enum_match_arm,
-            reason = "a whitelist of four opcodes"
+            reason = "a whitelist of seven opcodes"
         )]
         match inst.opcode {
             Opcode::Setzi => {
@@ -65,6 +67,45 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 now += target.csr_write_stall as u64;
             }
             Opcode::Delay => now += inst.imm(0).max(1) as u64,
+            Opcode::DelayXpic | Opcode::DelayPic => {
+                // The control applies in the last of its events.
+                let events = inst.imm(0) as u64 + 1;
+                let at = now + events - 1;
+                let (selector, value) = (inst.imm(1), inst.imm(2));
+                if inst.opcode == Opcode::DelayXpic {
+                    replay
+                        .mux
+                        .push((at, mux_value(selector, value).map_err(fail)?));
+                } else if selector == 0 {
+                    replay.pointer.push((at, value * 4));
+                } else {
+                    return Err(fail(format!(
+                        "delaypic selector {selector} (exchange code sets only the pointer, 0)"
+                    )));
+                }
+                now += events;
+            }
+            Opcode::SendPic => {
+                let Some((address, sctl)) = stream else {
+                    return Err(fail("sendpic with no outgoing stream to continue".into()));
+                };
+                let (words, selector, value) = (inst.imm(0) + 1, inst.imm(1), inst.imm(2));
+                match selector {
+                    0 | 1 => replay.mux.push((now, mux_value(selector, value).map_err(fail)?)),
+                    2 => replay.pointer.push((now, value * 4)),
+                    _ => {
+                        return Err(fail(format!(
+                            "sendpic selector {selector} (exchange code sets the mux, 0, or the pointer, 2)"
+                        )))
+                    }
+                }
+                for i in 0..words {
+                    replay.sent.push((now + i as u64, address + 4 * i));
+                    replay.sctl.push(sctl);
+                }
+                stream = Some((address + 4 * words, sctl));
+                now += words as u64;
+            }
             Opcode::Send => {
                 let words = inst.imm(0) + 1;
                 let sctl = inst.imm(2);
@@ -79,6 +120,7 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                     replay.sent.push((now + i as u64, inst.imm(1) + 4 * i));
                     replay.sctl.push(sctl);
                 }
+                stream = Some((inst.imm(1) + 4 * words, sctl));
                 now += words as u64;
             }
             other => {
@@ -89,6 +131,18 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
         }
     }
     Ok(replay)
+}
+
+/// The mux value of the `put` convention (sender + 1, 0 = none) for an XPIC setting of the main
+/// stream (`selector` 0; exchange code uses no paired stream).
+fn mux_value(selector: u32, value: u32) -> Result<u32, String> {
+    match (selector, value) {
+        (0, tessera_isa::fabric::XPIC_NEUTRAL) => Ok(0),
+        (0, tile) if tile < tessera_isa::fabric::XPIC_NEUTRAL => Ok(tile + 1),
+        _ => Err(format!(
+            "XPIC stream {selector}, value {value:#x}: exchange code listens on the main stream to a tile or to none"
+        )),
+    }
 }
 
 /// Checks the generated code of a phase against the phase's transfers.
@@ -617,6 +671,50 @@ mod tests {
             .unwrap();
         code[1].instructions[position].operands[0] += 1;
         assert!(check(&target, &phase, &code).is_err());
+    }
+
+    /// Code with timed receive controls passes, and the check catches each of them moved: a
+    /// mux switched on one event late (its first word unheard), a pointer one word off, and a
+    /// `sendpic`'s mux naming another tile.
+    #[test]
+    fn the_check_catches_moved_timed_controls() {
+        use crate::exchange::schedule::{schedule_for_emission, ReceiveControls};
+        use tessera_isa::fabric::XPIC_NEUTRAL;
+        let target = Target::test_small();
+        let phase = phase();
+        let schedule = schedule_for_emission(&target, &phase).unwrap();
+        assert_eq!(schedule.controls, ReceiveControls::TimedStreams);
+        let code = emit(&target, &phase, &schedule).unwrap();
+        check(&target, &phase, &code).unwrap();
+        let mut moved = [0usize; 3];
+        for tile in 0..code.len() {
+            for (k, inst) in code[tile].instructions.iter().enumerate() {
+                let mut changed = code.clone();
+                let operands = &mut changed[tile].instructions[k].operands;
+                let kind = match (inst.opcode, inst.imm(1)) {
+                    (Opcode::DelayXpic, _) if inst.imm(2) != XPIC_NEUTRAL => {
+                        operands[0] += 1;
+                        0
+                    }
+                    (Opcode::DelayPic, 0) | (Opcode::SendPic, 2) => {
+                        operands[2] += 1;
+                        1
+                    }
+                    (Opcode::SendPic, 0) if inst.imm(2) != XPIC_NEUTRAL => {
+                        operands[2] = (operands[2] + 1) % target.tiles;
+                        2
+                    }
+                    _ => continue,
+                };
+                moved[kind] += 1;
+                assert!(
+                    check(&target, &phase, &changed).is_err(),
+                    "tile {tile}: {:?} moved is not caught",
+                    inst
+                );
+            }
+        }
+        assert!(moved[0] > 0 && moved[1] > 0, "{moved:?}");
     }
 
     /// The range check agrees with the word-by-word check on the scheduled code and on every

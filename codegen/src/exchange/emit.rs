@@ -1,18 +1,32 @@
 //! From a schedule to supervisor instructions on every tile: the ops each transfer needs at their
-//! exact cycles, sorted, with `delay` in the gaps.
+//! exact cycles, sorted, with `delay` in the gaps. A receiver sets its mux and pointer the way
+//! its schedule was made for ([`ReceiveControls`]): with `put`s from the supervisor
+//! ([`emit_tile`]), or as the hardware does, with timed controls (`delayxpic`, `delaypic`)
+//! and, while the tile sends, carried by `sendpic` ([`emit_tile_timed`]).
 
-use super::schedule::{PhaseSchedule, MAX_WORDS_PER_SEND, MIN_WINDOW, SETUP_BEFORE_ARRIVAL};
+use super::schedule::{
+    PhaseSchedule, ReceiveControls, MAX_WORDS_PER_SEND, MIN_WINDOW, SETUP_BEFORE_ARRIVAL,
+};
 use super::{ExchangeError, ExchangePhase};
 use crate::target::Target;
 use tessera_isa::csr::index;
+use tessera_isa::fabric::XPIC_NEUTRAL;
 use tessera_isa::inst::{Inst, Opcode};
+use tessera_isa::semantics::IncomingControl;
 
 /// What a tile does at one cycle of an exchange phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExchangeOp {
     /// `send` of up to 64 words starting at this cycle, with the send control `sctl` whose
-    /// direction bits reach every receiver (`tessera_isa::fabric`).
-    Send { address: u32, words: u32, sctl: u32 },
+    /// direction bits reach every receiver (`tessera_isa::fabric`). `continues`: the words
+    /// follow the previous `Send` of the tile without a gap in time or address (one run of one
+    /// transfer), so a `sendpic` may carry them.
+    Send {
+        address: u32,
+        words: u32,
+        sctl: u32,
+        continues: bool,
+    },
     /// `setzi $m1, address` one cycle before, then `put $INCOMING_SINIT, $m1` at this cycle.
     SetPointer { address: u32 },
     /// `setzi $m0, tile + 1` (0 = stop) one cycle before, then `put $INCOMING_MUX, $m0` at this cycle.
@@ -55,6 +69,7 @@ pub fn timed_ops(
                         address: transfer.source + 4 * sent,
                         words: n,
                         sctl,
+                        continues: done > 0,
                     },
                 ));
                 (done, sent) = (done + n, sent + n);
@@ -118,6 +133,7 @@ pub fn emit_tile(
                 address,
                 words,
                 sctl,
+                continues: _,
             } => {
                 wait_until(&mut code, &mut now, cycle)?;
                 code.instructions
@@ -148,7 +164,159 @@ pub fn emit_tile(
     Ok(code)
 }
 
-/// Instructions for every tile of a scheduled phase.
+/// Lowers the timed ops of one tile to instructions with the hardware's timed receive streams
+/// ([`ReceiveControls::TimedStreams`]): a control in a gap of the tile's sends is a
+/// `delayxpic` (the mux) or `delaypic` (the pointer) whose events end at its cycle; a control
+/// while the tile sends splits the send there and rides on a `sendpic`, which continues the
+/// outgoing stream. A control at the first word of a new stream (not a continuation) has no
+/// instruction (`sendpic` cannot move the stream, and the two-word `sendpicp` is not modelled),
+/// nor have two controls in one cycle: both are errors, and the phase is scheduled for
+/// supervisor `put`s instead ([`crate::exchange::schedule::schedule_for_emission`]).
+pub fn emit_tile_timed(
+    tile: u32,
+    ops: &[(u32, ExchangeOp)],
+) -> Result<TileExchangeCode, ExchangeError> {
+    let fail = |cycle: u32, reason: String| ExchangeError::Check {
+        tile,
+        cycle: cycle as u64,
+        reason,
+    };
+    let mut controls = Vec::new();
+    let mut sends = Vec::new();
+    for &(cycle, op) in ops {
+        match op {
+            ExchangeOp::Send {
+                address,
+                words,
+                sctl,
+                continues,
+            } => sends.push((cycle, address, words, sctl, continues)),
+            ExchangeOp::SetPointer { address } => {
+                if !address.is_multiple_of(4) {
+                    return Err(fail(
+                        cycle,
+                        format!("receive pointer {address:#x} is not word aligned"),
+                    ));
+                }
+                controls.push((cycle, IncomingControl::Pointer { word: address / 4 }));
+            }
+            ExchangeOp::Listen { sender } => controls.push((
+                cycle,
+                IncomingControl::Source {
+                    paired: false,
+                    value: sender.unwrap_or(XPIC_NEUTRAL),
+                },
+            )),
+        }
+    }
+    let mut code = TileExchangeCode::default();
+    let mut now = 0u32;
+    let mut next = 0;
+    for &(start, address, words, sctl, continues) in &sends {
+        while next < controls.len() && controls[next].0 < start {
+            idle_control(&mut code, &mut now, controls[next])
+                .map_err(|reason| fail(controls[next].0, reason))?;
+            next += 1;
+        }
+        if start < now {
+            return Err(fail(
+                start,
+                format!("send needed at cycle {start} but the supervisor is busy until {now}"),
+            ));
+        }
+        if start > now {
+            code.instructions
+                .push(Inst::new(Opcode::Delay, &[start - now]));
+        }
+        let end = start + words;
+        let (mut at, mut from) = (start, address);
+        while at < end {
+            let control = controls.get(next).filter(|c| c.0 == at).map(|c| c.1);
+            let upto = controls
+                .get(next + usize::from(control.is_some()))
+                .map_or(end, |c| c.0.clamp(at, end));
+            if upto == at {
+                return Err(fail(at, "two incoming controls in one cycle".into()));
+            }
+            let chunk = upto - at;
+            match control {
+                Some(control) => {
+                    if at == start && !continues {
+                        return Err(fail(
+                            at,
+                            "an incoming control at the first word of a new outgoing stream".into(),
+                        ));
+                    }
+                    let (selector, value) = sendpic_control(control);
+                    code.instructions
+                        .push(Inst::new(Opcode::SendPic, &[chunk - 1, selector, value]));
+                    next += 1;
+                }
+                None => code
+                    .instructions
+                    .push(Inst::new(Opcode::Send, &[chunk - 1, from, sctl])),
+            }
+            at = upto;
+            from += 4 * chunk;
+        }
+        now = end;
+    }
+    for &control in &controls[next..] {
+        idle_control(&mut code, &mut now, control).map_err(|reason| fail(control.0, reason))?;
+    }
+    code.ends_at = now;
+    Ok(code)
+}
+
+/// A control at `cycle` while the tile sends nothing: a `delayxpic` or `delaypic` whose last
+/// event is `cycle` (a `delay` first where the gap is longer than its events field holds).
+fn idle_control(
+    code: &mut TileExchangeCode,
+    now: &mut u32,
+    (cycle, control): (u32, IncomingControl),
+) -> Result<(), String> {
+    if cycle < *now {
+        return Err(format!(
+            "incoming control needed at cycle {cycle} but the supervisor is busy until {now}"
+        ));
+    }
+    let (opcode, max_events, selector, value) = match control {
+        IncomingControl::Source { paired, value } => {
+            (Opcode::DelayXpic, MAX_XPIC_EVENTS, u32::from(paired), value)
+        }
+        IncomingControl::Pointer { word } => (Opcode::DelayPic, MAX_PIC_EVENTS, 0, word),
+        IncomingControl::Format { value } => (Opcode::DelayPic, MAX_PIC_EVENTS, 1, value),
+    };
+    let events = cycle - *now + 1;
+    if events > max_events {
+        code.instructions
+            .push(Inst::new(Opcode::Delay, &[events - max_events]));
+    }
+    code.instructions.push(Inst::new(
+        opcode,
+        &[events.min(max_events) - 1, selector, value],
+    ));
+    *now = cycle + 1;
+    Ok(())
+}
+
+/// `sendpic`'s selector and value for a control: 0 and 1 the XPIC streams, 2 and 3 the PIC
+/// pointer and format.
+fn sendpic_control(control: IncomingControl) -> (u32, u32) {
+    match control {
+        IncomingControl::Source { paired, value } => (u32::from(paired), value),
+        IncomingControl::Pointer { word } => (2, word),
+        IncomingControl::Format { value } => (3, value),
+    }
+}
+
+/// Most events a `delayxpic` holds (its 12-bit field is events − 1).
+const MAX_XPIC_EVENTS: u32 = 1 << 12;
+/// Most events a `delaypic` holds (its 7-bit field is events − 1).
+const MAX_PIC_EVENTS: u32 = 1 << 7;
+
+/// Instructions for every tile of a scheduled phase, for the receive protocol its schedule was
+/// made for.
 pub fn emit(
     target: &Target,
     phase: &ExchangePhase,
@@ -157,6 +325,9 @@ pub fn emit(
     timed_ops(target, phase, schedule)
         .iter()
         .enumerate()
-        .map(|(tile, ops)| emit_tile(target, tile as u32, ops))
+        .map(|(tile, ops)| match schedule.controls {
+            ReceiveControls::SupervisorPuts => emit_tile(target, tile as u32, ops),
+            ReceiveControls::TimedStreams => emit_tile_timed(tile as u32, ops),
+        })
         .collect()
 }

@@ -76,9 +76,10 @@ pub enum ReceiveControls {
     /// The protocol of the hardware (`docs/reference/hardware-ipu-stack.md` §1.1–1.3, from
     /// osmarks/ipu-stack, run on a C600): the mux (XPIC) and the pointer (PIC) are two timed
     /// control streams, set by `delayxpic` / `delaypic` or carried by `sendpic` without
-    /// stopping a send, so a tile sends and receives at once (full duplex). Neither the
-    /// simulator nor the emitter implements it yet: schedules in this mode are a projection
-    /// of what that protocol would give ([`schedule_projected`]), never emitted.
+    /// stopping a send, so a tile sends and receives at once (full duplex). The emitter's
+    /// [`crate::exchange::emit::emit_tile_timed`] writes it; a phase whose schedule puts a
+    /// control where no instruction can carry it is scheduled with `SupervisorPuts` instead
+    /// ([`schedule_for_emission`]).
     TimedStreams,
 }
 
@@ -93,6 +94,8 @@ pub struct PhaseSchedule {
     pub runs: Vec<Vec<(u32, u32)>>,
     /// Cycle by which every tile's exchange code has finished and every word has arrived.
     pub length: u32,
+    /// The receive protocol the schedule was made for (and its code must use).
+    pub controls: ReceiveControls,
 }
 
 /// Sorted disjoint half-open intervals.
@@ -168,6 +171,8 @@ struct TileResources {
     /// The spans of the tile's own transfers (first word to last): a paused transfer's span
     /// holds no other transfer of its sender, whose receivers would take those words too.
     sends: Timeline,
+    /// [`Resource::Control`].
+    control: Timeline,
 }
 
 /// The intervals one transfer occupies if it starts at `start` (relative offsets resolved),
@@ -181,6 +186,13 @@ fn requirements_into(
 ) {
     let window = transfer.words.max(MIN_WINDOW);
     needs.push((transfer.sender, Resource::Supervisor, start, start + window));
+    match controls {
+        ReceiveControls::SupervisorPuts => {}
+        // The first word of a new outgoing stream carries no incoming control.
+        ReceiveControls::TimedStreams => {
+            needs.push((transfer.sender, Resource::Control, start, start + 1))
+        }
+    }
     receiver_requirements_into(target, controls, transfer, start, window, needs);
 }
 
@@ -207,7 +219,13 @@ fn receiver_requirements_into(
                 ));
                 needs.push((delivery.tile, Resource::Supervisor, end - 1, end + csr));
             }
-            ReceiveControls::TimedStreams => {}
+            // The pointer, the mux on and the mux off, each in a cycle of its own that starts
+            // no outgoing stream of the receiver (`emit::emit_tile_timed`).
+            ReceiveControls::TimedStreams => {
+                for at in [arrival - (SETUP_BEFORE_ARRIVAL - 1), arrival, end] {
+                    needs.push((delivery.tile, Resource::Control, at, at + 1));
+                }
+            }
         }
         needs.push((
             delivery.tile,
@@ -222,6 +240,9 @@ fn receiver_requirements_into(
 enum Resource {
     Supervisor,
     Port,
+    /// With timed receive streams: the cycles of the tile's incoming controls and the first
+    /// cycles of its outgoing streams, which must all differ.
+    Control,
 }
 
 fn validate(target: &Target, transfer: &Transfer) -> Result<(), ExchangeError> {
@@ -291,6 +312,7 @@ fn earliest_common(
         let timeline = match resource {
             Resource::Supervisor => &tiles[tile as usize].supervisor,
             Resource::Port => &tiles[tile as usize].port,
+            Resource::Control => &tiles[tile as usize].control,
         };
         let offset = a - SETUP_BEFORE_ARRIVAL;
         let t = timeline.earliest_from(&mut cursors[i], start + offset, b - a) - offset;
@@ -405,6 +427,13 @@ fn paused(
             window,
             needs,
         );
+        match controls {
+            ReceiveControls::SupervisorPuts => {}
+            ReceiveControls::TimedStreams => needs.extend(runs.iter().map(|&(c, _)| {
+                let at = c - start + SETUP_BEFORE_ARRIVAL;
+                (transfer.sender, Resource::Control, at, at + 1)
+            })),
+        }
         cursors.clear();
         cursors.resize(needs.len(), None);
         let at = earliest_common(tiles, needs, cursors, start);
@@ -454,19 +483,54 @@ pub fn list_improved(
     phase: &ExchangePhase,
     given: &PhaseSchedule,
 ) -> Result<PhaseSchedule, ExchangeError> {
-    let listed = schedule_ordered(
+    let listed = schedule_controlled(
         target,
         phase,
         true,
         Order::List {
             window: LIST_WINDOW,
         },
+        given.controls,
     )?;
-    Ok(if listed.length < given.length {
-        listed
-    } else {
-        given.clone()
-    })
+    Ok(
+        if listed.length < given.length && emittable(target, phase, &listed) {
+            listed
+        } else {
+            given.clone()
+        },
+    )
+}
+
+/// The phase in its given order (pausing) for the hardware's timed receive streams
+/// ([`ReceiveControls::TimedStreams`]) where the emitter can write every control of that
+/// schedule, else for supervisor `put`s.
+pub fn schedule_for_emission(
+    target: &Target,
+    phase: &ExchangePhase,
+) -> Result<PhaseSchedule, ExchangeError> {
+    let timed = schedule_controlled(
+        target,
+        phase,
+        true,
+        Order::Given,
+        ReceiveControls::TimedStreams,
+    )?;
+    if emittable(target, phase, &timed) {
+        return Ok(timed);
+    }
+    schedule_with(target, phase, true)
+}
+
+/// Whether every tile's code of `schedule` can be written (the timing alone decides it, not the
+/// addresses: see [`crate::exchange::emit::emit_tile_timed`]).
+fn emittable(target: &Target, phase: &ExchangePhase, schedule: &PhaseSchedule) -> bool {
+    match schedule.controls {
+        ReceiveControls::SupervisorPuts => true,
+        ReceiveControls::TimedStreams => super::emit::timed_ops(target, phase, schedule)
+            .iter()
+            .enumerate()
+            .all(|(tile, ops)| super::emit::emit_tile_timed(tile as u32, ops).is_ok()),
+    }
 }
 
 /// The phase placed in its given order, with or without pausing.
@@ -494,10 +558,10 @@ pub fn schedule_ordered(
     )
 }
 
-/// What the phase would take if receivers drove their mux and pointer as the hardware does
-/// ([`ReceiveControls::TimedStreams`]): the shorter of the given order and list scheduling,
-/// as [`schedule`] does for the protocol the simulator runs. A projection for planning the
-/// protocol's implementation; nothing emits it.
+/// What the phase would take if receivers drove their mux and pointer with `controls`, every
+/// one of them, with no fallback: the shorter of the given order and list scheduling, as
+/// [`schedule`] does. A projection for comparing the protocols (`tessera estimate
+/// --receive-puts`); nothing emits it.
 pub fn schedule_projected(
     target: &Target,
     phase: &ExchangePhase,
@@ -540,6 +604,7 @@ fn schedule_controlled(
             starts: vec![0; phase.transfers.len()],
             runs: vec![Vec::new(); phase.transfers.len()],
             length: 0,
+            controls,
         },
     };
     match order {
@@ -596,6 +661,7 @@ impl Placer<'_> {
             match resource {
                 Resource::Supervisor => tile.supervisor.insert(a, b),
                 Resource::Port => tile.port.insert(a, b),
+                Resource::Control => tile.control.insert(a, b),
             }
             self.schedule.length = self.schedule.length.max(b);
         }

@@ -303,6 +303,16 @@ pub const PACE_QUAD: Field = Field::shifted(&[(17, 3)], 1);
 pub const SEND_COUNT6: Field = Field::new(&[(21, 6)]);
 pub const SEND_ADDR18: Field = Field::shifted(&[(3, 18)], 2);
 pub const SEND_MODE3: Field = Field::new(&[(0, 3)]);
+/// `delaypic`: events − 1 at \[25:19\], the PIC selector at \[18\], the value at \[17:0\]. [S]
+pub const PIC_EVENTS7: Field = Field::new(&[(19, 7)]);
+pub const PIC_SELECT1: Field = Field::new(&[(18, 1)]);
+pub const PIC_VALUE18: Field = Field::new(&[(0, 18)]);
+/// `delayxpic`: events − 1 at \[25:14\], the XPIC stream at \[13\], the value at \[12:0\]. [S]
+pub const XPIC_EVENTS12: Field = Field::new(&[(14, 12)]);
+pub const XPIC_STREAM1: Field = Field::new(&[(13, 1)]);
+pub const XPIC_VALUE13: Field = Field::new(&[(0, 13)]);
+/// `sendpic`: the control selector at \[19:18\] (0, 1 XPIC; 2, 3 PIC). [S]
+pub const SENDPIC_SELECT2: Field = Field::new(&[(18, 2)]);
 
 const fn operand(kind: OperandKind, access: Access, field: Field) -> OperandDesc {
     OperandDesc {

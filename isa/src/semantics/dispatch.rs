@@ -390,6 +390,9 @@ pub(super) fn dispatch<E: ExecEnv>(
         Sync => supervisor::sync(inst, flow),
         Send => supervisor::send(inst, flow),
         Delay => supervisor::delay(inst, flow),
+        DelayPic => supervisor::delaypic(inst, flow),
+        DelayXpic => supervisor::delayxpic(inst, flow),
+        SendPic => supervisor::sendpic(inst, flow),
         Ld64putcs => supervisor::ldputcs::<E, 8>(inst, ctx, env)?,
         Ld128putcs => supervisor::ldputcs::<E, 16>(inst, ctx, env)?,
     }

@@ -82,11 +82,37 @@ pub enum Effect {
     Delay {
         cycles: u32,
     },
+    /// `delaypic` / `delayxpic`: the supervisor is busy for `events` cycles and `control`
+    /// applies in the last of them.
+    TimedControl {
+        events: u32,
+        control: IncomingControl,
+    },
+    /// `sendpic`: `words` more words of the outgoing stream (from where the last `send` or
+    /// `sendpic` left off, with its send control), with `control` applied at the first.
+    SendControl {
+        words: u32,
+        control: IncomingControl,
+    },
     /// A CSR write the tile must act on (exchange set-up, `$CR`): index and value.
     CsrWritten {
         index: u8,
         value: u32,
     },
+}
+
+/// One setting of a receiver's incoming controls: the hardware's two timed streams, XPIC (which
+/// sender the mux listens to) and PIC (the write pointer and the item format) \[S\]
+/// (docs/reference/hardware-ipu-stack.md §1.1–1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncomingControl {
+    /// XPIC: the mux (`paired`: the paired stream's mux) listens to tile `value`, or to none
+    /// for [`crate::fabric::XPIC_NEUTRAL`].
+    Source { paired: bool, value: u32 },
+    /// PIC selector 0: the incoming write pointer, a word address.
+    Pointer { word: u32 },
+    /// PIC selector 1: the item format (0 = 32-bit items).
+    Format { value: u32 },
 }
 
 /// The result of one bundle.

@@ -1,5 +1,6 @@
-//! Supervisor instructions: worker launch (`run`, `runall`), `sync`, `send`, `delay`, and the
-//! AMP weight loads `ld64putcs` / `ld128putcs`.
+//! Supervisor instructions: worker launch (`run`, `runall`), `sync`, `send`, `delay`, the timed
+//! incoming controls `delaypic` / `delayxpic` / `sendpic`, and the AMP weight loads
+//! `ld64putcs` / `ld128putcs`.
 //!
 //! Launch, sync, exchange and delay only describe what the tile must do ([`Effect`]); the tile
 //! carries them out. `run $mE, $mV, zimm16` asks for entry `$mE` and vertex base
@@ -19,7 +20,7 @@
 
 use super::regs::Flow;
 use super::state::ContextState;
-use super::{Effect, ExecEnv, Trap, TrapKind, TMEM_REGION0_BASE_ADDR};
+use super::{Effect, ExecEnv, IncomingControl, Trap, TrapKind, TMEM_REGION0_BASE_ADDR};
 use crate::csr::{index, CWEI_COUNT};
 use crate::inst::Inst;
 
@@ -76,6 +77,52 @@ pub(super) fn delay(inst: &Inst, flow: &mut Flow) {
     flow.effect = Effect::Delay {
         cycles: inst.imm(0),
     };
+}
+
+/// `delaypic events-1, selector, value`.
+pub(super) fn delaypic(inst: &Inst, flow: &mut Flow) {
+    let value = inst.imm(2);
+    flow.effect = Effect::TimedControl {
+        events: inst.imm(0) + 1,
+        control: pic(inst.imm(1), value),
+    };
+}
+
+/// `delayxpic events-1, stream, value`.
+pub(super) fn delayxpic(inst: &Inst, flow: &mut Flow) {
+    flow.effect = Effect::TimedControl {
+        events: inst.imm(0) + 1,
+        control: IncomingControl::Source {
+            paired: inst.imm(1) == 1,
+            value: inst.imm(2),
+        },
+    };
+}
+
+/// `sendpic count, selector, value`: selectors 0 and 1 are the two XPIC forms (a 13-bit value),
+/// 2 and 3 the two PIC forms.
+pub(super) fn sendpic(inst: &Inst, flow: &mut Flow) {
+    let (selector, value) = (inst.imm(1), inst.imm(2));
+    let control = match selector {
+        0 | 1 => IncomingControl::Source {
+            paired: selector == 1,
+            value: value & 0x1fff,
+        },
+        _ => pic(selector - 2, value),
+    };
+    flow.effect = Effect::SendControl {
+        words: inst.imm(0) + 1,
+        control,
+    };
+}
+
+/// A PIC setting: selector 0 the pointer, 1 the format.
+fn pic(selector: u32, value: u32) -> IncomingControl {
+    if selector == 0 {
+        IncomingControl::Pointer { word: value }
+    } else {
+        IncomingControl::Format { value }
+    }
 }
 
 /// `ld64putcs` (`WIDTH` = 8) and `ld128putcs` (`WIDTH` = 16).

@@ -498,6 +498,15 @@ fn hardware_words_assemble_and_decode_as_on_the_chip() {
         ("call $m10, 0x4c100", 0x18a1_3040),
         ("put $INCOMING_MUX, $m8", 0x4380_80a0),
         ("get $m1, $DBG_DATA", 0x4101_0070),
+        // The timed receive controls: the first is from an SDK-generated receiver row
+        // (hardware-ipu-stack.md §1.1, EXCHANGE_INSTRUCTION_REFERENCE.md: `64000082`), the others
+        // from the documented field positions at their extremes.
+        ("delayxpic 0, 0, 130", 0x6400_0082),
+        ("delayxpic 4095, 1, 1600", 0x67ff_e640),
+        ("delaypic 127, 1, 2", 0x63fc_0002),
+        ("delaypic 0, 0, 0x14048", 0x6001_4048),
+        ("sendpic 51, 2, 0x14048", 0x7679_4048),
+        ("sendpic 63, 1, 1600", 0x77f4_0640),
     ];
     for (text, word) in words {
         let object = assemble_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));

@@ -38,6 +38,17 @@
 //!   `$INCOMING_FORMAT = 0` (the start value) receives single 32-bit words and ignores MUXPAIR;
 //!   other values trap as not modelled. A FORMAT change at `c` applies to words arriving at `c`
 //!   and later.
+//! - The hardware's timed controls \[S\] (osmarks/ipu-stack, run on a C600;
+//!   docs/reference/hardware-ipu-stack.md §1.1–1.2) stand for these writes: `delayxpic N, s, v`
+//!   keeps the supervisor N + 1 cycles and, in the last of them, sets the mux (stream `s` = 1:
+//!   the paired mux) to tile `v`, or to none for `0x640` (`tessera_isa::fabric::XPIC_NEUTRAL`);
+//!   `delaypic N, 0, w` sets the pointer to the word address `w` the same way (`delaypic N, 1,
+//!   f` the format, only 0 modelled); `sendpic N, sel, v` sends N + 1 more words of the outgoing
+//!   stream (from where the last `send` or `sendpic` left off, with its send control) and
+//!   applies one control (selector 0/1 XPIC, 2/3 PIC) at its first word. So a tile receives
+//!   while it sends. XPIC names the machine's own tile numbering \[A\] (the hardware names
+//!   physical ids and `0x600 + x` the host, which traps here); the two-word `sendpicp` and
+//!   `sendoff` are not modelled.
 //! - Within one cycle, the bundle issued in it executes first, then the words arriving in it are
 //!   written: a `put` at `c` already steers a word arriving at `c`, and a load at `c` sees only
 //!   words that arrived before `c`.

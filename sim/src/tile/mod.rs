@@ -39,7 +39,9 @@ use crate::machine::{ExchangeDescription, MachineDescription, SupervisorStalls};
 use crate::memory::{MemoryLayout, TileMemory};
 use std::sync::Arc;
 use tessera_isa::csr::{self, index};
-use tessera_isa::semantics::{step_prepared, ContextKind, ContextState, Effect, Trap};
+use tessera_isa::semantics::{
+    step_prepared, ContextKind, ContextState, Effect, IncomingControl, Trap, TrapKind,
+};
 use tessera_isa::table::TimingClass;
 
 /// First exchange CSR index (`$INCOMING_MUX`).
@@ -224,6 +226,12 @@ pub struct Tile {
     global_sync_at: u64,
     /// An exchange CSR changed: the port must be refreshed against the view.
     port_dirty: bool,
+    /// The outgoing stream a `sendpic` continues: the next word's address and the send control
+    /// (set by every `send` and `sendpic`).
+    outgoing: Option<(u32, u32)>,
+    /// The supervisor waits out a `delaypic` / `delayxpic` and issues it again in the last of its
+    /// events, where its control applies.
+    timed_wait: bool,
 }
 
 impl Tile {
@@ -261,6 +269,8 @@ impl Tile {
             tiles: machine.tiles,
             global_sync_at: 0,
             port_dirty: false,
+            outgoing: None,
+            timed_wait: false,
         }
     }
 
@@ -670,6 +680,7 @@ impl Tile {
             }
             self.load_pending |= decoded.load_writes_m;
         }
+        let mut csr_write = None;
         match outcome.effect {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {
@@ -747,45 +758,79 @@ impl Tile {
                 words,
                 mode,
             } => {
-                if mode & tessera_isa::fabric::ITEMS_64 != 0 {
+                send_words(
+                    &self.memory,
+                    &mut self.outbox,
+                    &mut self.outgoing,
+                    (address, words, mode),
+                    cycle,
+                )
+                .map_err(|trap| self.trap(CONTEXT, pc, decoded, cycle, trap))?;
+                next = next.max(cycle + words as u64);
+            }
+            Effect::SendControl { words, control } => {
+                let Some((address, mode)) = self.outgoing else {
                     return Err(self.trap(
                         CONTEXT,
                         pc,
                         decoded,
                         cycle,
-                        Trap::unmodelled(format!(
-                            "send control {mode}: 64-bit items (modelled: 32-bit, directions 1, 2, 3)"
-                        )),
+                        tessera_isa::semantics::TrapKind::InvalidOperation {
+                            what: "sendpic with no outgoing stream to continue (no send before it)",
+                        }
+                        .into(),
                     ));
-                }
-                // With no direction bit nothing goes on the fabric; the cycles pass all the same.
-                let on_fabric = mode != 0;
-                for i in (0..words).filter(|_| on_fabric) {
-                    let word = self.memory.read_u32(address + 4 * i).map_err(|e| {
-                        self.trap(CONTEXT, pc, decoded, cycle, Trap::memory(e.to_string()))
-                    })?;
-                    self.outbox.push(OutgoingWord {
-                        cycle: cycle + i as u64,
-                        word,
-                        mode,
-                    });
-                }
+                };
+                csr_write = Some(
+                    self.incoming_csr(control)
+                        .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
+                );
+                send_words(
+                    &self.memory,
+                    &mut self.outbox,
+                    &mut self.outgoing,
+                    (address, words, mode),
+                    cycle,
+                )
+                .map_err(|trap| self.trap(CONTEXT, pc, decoded, cycle, trap))?;
                 next = next.max(cycle + words as u64);
+            }
+            Effect::TimedControl { events, control } => {
+                if events > 1 && !self.timed_wait {
+                    // Wait out the first events − 1 cycles, then issue again to apply it.
+                    self.timed_wait = true;
+                    self.supervisor.pc = pc;
+                    next = next.max(cycle + events as u64 - 1);
+                } else {
+                    self.timed_wait = false;
+                    csr_write = Some(
+                        self.incoming_csr(control)
+                            .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
+                    );
+                }
             }
             Effect::Delay { cycles } => next = next.max(cycle + cycles.max(1) as u64),
             Effect::CsrWritten { index, value } => {
                 if index >= EXCHANGE_CSR_FIRST {
-                    self.port
-                        .write_csr(index, value, cycle, self.id, &self.exchange, self.tiles)
-                        .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?;
-                    self.port_dirty = true;
-                    self.exchange_csr_writes.push(ExchangeCsrWrite {
-                        cycle,
-                        index,
-                        value,
-                    });
+                    csr_write = Some((index, value));
                 }
             }
+        }
+        // An exchange CSR written by a `put` or by a timed control standing for one.
+        if let Some((index, value)) = csr_write {
+            let written =
+                self.port
+                    .write_csr(index, value, cycle, self.id, &self.exchange, self.tiles);
+            if let Err(kind) = written {
+                let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
+                return Err(self.trap(CONTEXT, pc, decoded, cycle, kind.into()));
+            }
+            self.port_dirty = true;
+            self.exchange_csr_writes.push(ExchangeCsrWrite {
+                cycle,
+                index,
+                value,
+            });
         }
         self.supervisor_next_issue = next;
         self.finished_at = self.finished_at.max(cycle + 1);
@@ -793,5 +838,76 @@ impl Tile {
             self.status = SupervisorStatus::Halted;
         }
         Ok(())
+    }
+}
+
+/// Puts `words` words from `address` on the outgoing wires from `cycle` on, one a cycle, and
+/// makes them the outgoing stream a `sendpic` continues.
+fn send_words(
+    memory: &TileMemory,
+    outbox: &mut Vec<OutgoingWord>,
+    outgoing: &mut Option<(u32, u32)>,
+    (address, words, mode): (u32, u32, u32),
+    cycle: u64,
+) -> Result<(), Trap> {
+    if mode & tessera_isa::fabric::ITEMS_64 != 0 {
+        return Err(Trap::unmodelled(format!(
+            "send control {mode}: 64-bit items (modelled: 32-bit, directions 1, 2, 3)"
+        )));
+    }
+    // With no direction bit nothing goes on the fabric; the cycles pass all the same.
+    let on_fabric = mode != 0;
+    for i in (0..words).filter(|_| on_fabric) {
+        let word = memory
+            .read_u32(address.wrapping_add(4 * i))
+            .map_err(|e| Trap::memory(e.to_string()))?;
+        outbox.push(OutgoingWord {
+            cycle: cycle + i as u64,
+            word,
+            mode,
+        });
+    }
+    *outgoing = Some((address.wrapping_add(4 * words), mode));
+    Ok(())
+}
+
+impl Tile {
+    /// The exchange CSR write a timed incoming control stands for (`crate::chip::exchange`): XPIC to `$INCOMING_MUX` / `$INCOMING_MUXPAIR` (tile
+    /// `v` listens as `v + 1`, [`tessera_isa::fabric::XPIC_NEUTRAL`] as 0), the PIC pointer to
+    /// `$INCOMING_SINIT` (a word address, so × 4), the PIC format to `$INCOMING_FORMAT`.
+    fn incoming_csr(&self, control: IncomingControl) -> Result<(u8, u32), TrapKind> {
+        let (index, value) = match control {
+            IncomingControl::Source { paired, value } => {
+                let csr = if paired {
+                    index::INCOMING_MUXPAIR
+                } else {
+                    index::INCOMING_MUX
+                };
+                let listen = if value == tessera_isa::fabric::XPIC_NEUTRAL {
+                    0
+                } else if value < self.tiles {
+                    value + 1
+                } else {
+                    return Err(TrapKind::Unmodelled {
+                        what: format!(
+                            "XPIC source {value:#x} (modelled: a tile 0..{} or {:#x}, none; not the host)",
+                            self.tiles,
+                            tessera_isa::fabric::XPIC_NEUTRAL
+                        ),
+                    });
+                };
+                (csr, listen)
+            }
+            IncomingControl::Pointer { word } => (index::INCOMING_SINIT, word << 2),
+            IncomingControl::Format { value: 0 } => (index::INCOMING_FORMAT, 0),
+            IncomingControl::Format { value } => {
+                return Err(TrapKind::Unmodelled {
+                    what: format!(
+                        "PIC format {value} (modelled: 0, 32-bit items; the paired halves 1 and 2 are not)"
+                    ),
+                })
+            }
+        };
+        Ok((index, value))
     }
 }

@@ -120,6 +120,8 @@ impl Tile {
             | Effect::Sync { .. }
             | Effect::Send { .. }
             | Effect::Delay { .. }
+            | Effect::TimedControl { .. }
+            | Effect::SendControl { .. }
             | Effect::CsrWritten { .. }) => {
                 // The table restricts these effects to the supervisor.
                 return Err(self.trap(

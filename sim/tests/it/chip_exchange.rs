@@ -15,16 +15,16 @@ use tessera_sim::rotate::{
 };
 use tessera_sim::{Chip, MachineDescription, RunOptions, SimError};
 
-fn machine(name: &str) -> MachineDescription {
+pub(super) fn machine(name: &str) -> MachineDescription {
     MachineDescription::builtin(name).expect("built-in machine")
 }
 
-fn assemble_text(machine: &MachineDescription, name: &str, text: &str) -> Object {
+pub(super) fn assemble_text(machine: &MachineDescription, name: &str, text: &str) -> Object {
     assemble(&[(name, text)], &LayoutOptions::at(machine.sram.base))
         .unwrap_or_else(|errors| panic!("{name} does not assemble:\n{errors}\n{text}"))
 }
 
-fn builder(machine: &MachineDescription) -> ImageBuilder {
+pub(super) fn builder(machine: &MachineDescription) -> ImageBuilder {
     machine.image_builder().expect("builder")
 }
 
@@ -32,14 +32,14 @@ fn words_to_bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-fn bytes_to_words(bytes: &[u8]) -> Vec<u32> {
+pub(super) fn bytes_to_words(bytes: &[u8]) -> Vec<u32> {
     bytes
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
 
-fn run(
+pub(super) fn run(
     machine: &MachineDescription,
     image: &Image,
     inputs: &[(&str, Vec<u8>)],
@@ -265,12 +265,12 @@ rbuf:
 ";
 
 /// A supervisor program: `body` between `main:` and `br $m10`, with the data above.
-fn program(body: &str) -> String {
+pub(super) fn program(body: &str) -> String {
     format!("    .section .text, \"ax\"\n    .supervisor\n    .align 8\n    .globl main\nmain:\n{body}    br $m10\n{DATA}")
 }
 
 /// An image with one program per group of tiles and output `rbuf` (16 words) of every tile.
-fn group_image(machine: &MachineDescription, groups: &[(&[u32], String)]) -> Image {
+pub(super) fn group_image(machine: &MachineDescription, groups: &[(&[u32], String)]) -> Image {
     let mut b = builder(machine);
     let mut all = Vec::new();
     for (tiles, text) in groups {
@@ -287,22 +287,22 @@ fn group_image(machine: &MachineDescription, groups: &[(&[u32], String)]) -> Ima
     b.finish().unwrap()
 }
 
-fn listen(sender_plus_one: u32) -> String {
+pub(super) fn listen(sender_plus_one: u32) -> String {
     format!("    setzi $m1, {sender_plus_one}\n    setzi $m2, rbuf\n    put $INCOMING_SINIT, $m2\n    put $INCOMING_MUX, $m1\n")
 }
 
-fn run_groups(
+pub(super) fn run_groups(
     machine: &MachineDescription,
     groups: &[(&[u32], String)],
 ) -> Result<RunReport, SimError> {
     run(machine, &group_image(machine, groups), &[], Some(2))
 }
 
-fn rbuf_of(report: &RunReport, position: usize) -> Vec<u32> {
+pub(super) fn rbuf_of(report: &RunReport, position: usize) -> Vec<u32> {
     bytes_to_words(&report.output("y").unwrap()[64 * position..64 * (position + 1)])
 }
 
-const BUF: [u32; 8] = [
+pub(super) const BUF: [u32; 8] = [
     0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555, 0x66666666, 0x77777777, 0x88888888,
 ];
 

@@ -4,3 +4,4 @@ mod chip_exchange;
 mod machine_memory;
 mod profile_output;
 mod tile_timing;
+mod timed_receive;

@@ -26,6 +26,7 @@ fn reference(target: &Target, phase: &ExchangePhase) -> PhaseSchedule {
                 let timeline = match resource {
                     Resource::Supervisor => &tiles[tile as usize].supervisor,
                     Resource::Port => &tiles[tile as usize].port,
+                    Resource::Control => &tiles[tile as usize].control,
                 };
                 let offset = from - SETUP_BEFORE_ARRIVAL;
                 latest = latest.max(timeline.earliest(start + offset, to - from) - offset);
@@ -43,6 +44,7 @@ fn reference(target: &Target, phase: &ExchangePhase) -> PhaseSchedule {
             match resource {
                 Resource::Supervisor => tiles[tile as usize].supervisor.insert(a, b),
                 Resource::Port => tiles[tile as usize].port.insert(a, b),
+                Resource::Control => tiles[tile as usize].control.insert(a, b),
             }
             length = length.max(b);
         }
@@ -58,6 +60,7 @@ fn reference(target: &Target, phase: &ExchangePhase) -> PhaseSchedule {
         starts,
         runs,
         length,
+        controls: ReceiveControls::SupervisorPuts,
     }
 }
 
@@ -155,6 +158,7 @@ fn timed_receive_streams_let_a_tile_send_while_it_receives() {
         puts
     );
     assert_projection_is_feasible(&target, &phase, &streams);
+    check(&target, &phase, &emit(&target, &phase, &streams).unwrap()).unwrap();
     let one_tile = 4 * (200 + SETUP_BEFORE_ARRIVAL + target.csr_write_stall);
     assert!(
         streams.length < one_tile + 200 && streams.length * 4 < puts.length * 3,
@@ -282,13 +286,24 @@ proptest! {
         prop_assert!(schedule(&target, &phase).unwrap().length <= given.length);
     }
 
-    /// A projection with timed receive streams keeps every rule both protocols share.
+    /// A schedule for timed receive streams keeps every rule both protocols share, leaves no
+    /// control where no instruction can carry it (so it is what [`schedule_for_emission`]
+    /// keeps), and its code (timed controls and `sendpic`s) passes the independent checker.
     #[test]
-    fn timed_stream_projections_are_feasible(phase in phases()) {
+    fn timed_stream_schedules_emit_and_pass_the_checker(phase in phases()) {
         let target = Target::test_small();
         let streams =
             schedule_projected(&target, &phase, ReceiveControls::TimedStreams).unwrap();
         assert_projection_is_feasible(&target, &phase, &streams);
+        let code = emit(&target, &phase, &streams);
+        prop_assert!(code.is_ok(), "{:?}", code.err());
+        let checked = check(&target, &phase, &code.unwrap());
+        prop_assert!(checked.is_ok(), "{:?}", checked);
+        let chosen = schedule_for_emission(&target, &phase).unwrap();
+        prop_assert_eq!(chosen.controls, ReceiveControls::TimedStreams);
+        let listed = list_improved(&target, &phase, &chosen).unwrap();
+        let checked = check(&target, &phase, &emit(&target, &phase, &listed).unwrap());
+        prop_assert!(checked.is_ok(), "{:?}", checked);
     }
 
     /// The schedule is the round-by-round one, and its code passes the exchange checker.

@@ -1,0 +1,91 @@
+//! The hardware's timed receive controls on the chip: `delaypic` sets the incoming pointer and
+//! `delayxpic` the mux in the last of their events, and `sendpic` carries a control on the first
+//! word of a continued send, so a tile receives while it sends.
+
+use super::chip_exchange::{group_image, listen, machine, program, rbuf_of, run, BUF};
+use tessera_sim::chip::RunReport;
+use tessera_sim::{MachineDescription, SimError};
+
+/// Runs groups whose programs name `RBUF_W`, the word address of `rbuf` (the same on every tile
+/// of one program text): built once to find it, then again with it.
+fn run_with_rbuf(
+    machine: &MachineDescription,
+    groups: &[(&[u32], &str)],
+) -> Result<RunReport, SimError> {
+    let texts = |rbuf: u32| -> Vec<(&[u32], String)> {
+        groups
+            .iter()
+            .map(|&(tiles, body)| (tiles, program(&body.replace("RBUF_W", &rbuf.to_string()))))
+            .collect()
+    };
+    let first = group_image(machine, &texts(0));
+    let rbuf = first.symbol(groups[0].0[0], "rbuf").expect("rbuf") / 4;
+    let image = group_image(machine, &texts(rbuf));
+    assert_eq!(image.symbol(groups[0].0[0], "rbuf"), Some(rbuf * 4));
+    run(machine, &image, &[], Some(2))
+}
+
+/// Tile 0 sends the eight words of `buf` at the release R; they reach tile 1 at R + 24..R + 31.
+const SEND_EIGHT: &str = "    sync TEXCH_SYNCZONE_INTERNAL\n    send 7, buf, 3\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+
+#[test]
+fn timed_controls_receive_like_puts() {
+    // The pointer at R, the mux at R + 1 + 22 = R + 23: every word lands.
+    let receiver = "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic 22, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let report = run_with_rbuf(&machine("small"), &[(&[1], receiver), (&[0], SEND_EIGHT)]).unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF);
+}
+
+#[test]
+fn a_timed_mux_applies_in_the_last_of_its_events() {
+    // `delayxpic 23` issued at R + 1 lasts 24 events, R + 1..R + 24, and switches the mux in
+    // the last: the first word (arriving at R + 24) is received. One event more and it is not.
+    let on_time = "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic 23, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let report = run_with_rbuf(&machine("small"), &[(&[1], on_time), (&[0], SEND_EIGHT)]).unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF);
+    let late = on_time.replace("delayxpic 23", "delayxpic 24");
+    let err = run_with_rbuf(&machine("small"), &[(&[1], &late), (&[0], SEND_EIGHT)]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SimError::ExchangeNoListener {
+                sender: 0,
+                word: 0x11111111,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_tile_receives_while_it_sends() {
+    // Tile 1 sends `buf` to tile 2 in two halves, at R + 16..R + 19 and R + 24..R + 27; the
+    // second half is a `sendpic` that continues the stream and switches tile 1's own mux to
+    // tile 0 at R + 24, when tile 0's words start to arrive. Both receivers get all of `buf`.
+    let middle = "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delay 15\n    send 3, buf, 3\n    delay 4\n    sendpic 3, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let last = format!(
+        "{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 60\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        listen(2)
+    );
+    let report = run_with_rbuf(
+        &machine("small"),
+        &[(&[1], middle), (&[0], SEND_EIGHT), (&[2], &last)],
+    )
+    .unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF, "tile 1 from tile 0");
+    assert_eq!(&rbuf_of(&report, 2)[..8], &BUF, "tile 2 from tile 1");
+}
+
+#[test]
+fn sendpic_without_a_stream_and_a_host_source_are_refused() {
+    let cases = [
+        ("    sync TEXCH_SYNCZONE_INTERNAL\n    sendpic 0, 0, 1600\n    sync TEXCH_SYNCZONE_INTERNAL\n", "sendpic with no outgoing stream"),
+        ("    sync TEXCH_SYNCZONE_INTERNAL\n    delayxpic 0, 0, 1537\n    sync TEXCH_SYNCZONE_INTERNAL\n", "XPIC source 0x601"),
+        ("    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 1, 1\n    sync TEXCH_SYNCZONE_INTERNAL\n", "PIC format 1"),
+    ];
+    for (body, message) in cases {
+        let err = run_with_rbuf(&machine("small"), &[(&[0], body)]).unwrap_err();
+        assert!(err.to_string().contains(message), "{message}: {err}");
+    }
+}
