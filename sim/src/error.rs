@@ -99,8 +99,6 @@ pub enum SimError {
     Load { tile: u32, message: String },
     #[error("E-SIM-006 tile {tile}: the supervisor waits on a local sync at pc {pc:#x} but no worker is running and none can start")]
     Deadlock { tile: u32, pc: u32 },
-    #[error("E-SIM-007 exchange: word {word:#010x} sent by tile {sender} at cycle {cycle} arrives where no tile listens")]
-    ExchangeNoListener { sender: u32, cycle: u64, word: u32 },
     #[error("E-SIM-008 exchange collision: two senders reach tile {receiver} in cycle {cycle}: {detail}")]
     ExchangeCollision {
         receiver: u32,

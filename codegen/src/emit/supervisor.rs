@@ -23,7 +23,6 @@ use tessera_kernels::{EntryKind, VertexWord};
 const SYNC_LOCAL: u32 = 2;
 const SYNC_INTERNAL: u32 = 3;
 /// Largest `delay` (a 19-bit immediate); longer waits are split.
-const MAX_DELAY: u32 = (1 << 19) - 1;
 /// Largest `setzi` immediate.
 const MAX_SETZI: u32 = (1 << 20) - 1;
 /// The label every supervisor program starts at.
@@ -364,16 +363,7 @@ pub(super) fn generate_tile(
                     .map(|c| c.instructions.as_slice())
                     .unwrap_or(&[])
                 {
-                    if inst.opcode == Opcode::Delay && inst.imm(0) > MAX_DELAY {
-                        let mut left = inst.imm(0);
-                        while left > 0 {
-                            let part = left.min(MAX_DELAY);
-                            sink.inst(Inst::new(Opcode::Delay, &[part]), None);
-                            left -= part;
-                        }
-                    } else {
-                        sink.inst(*inst, None);
-                    }
+                    sink.inst(*inst, None);
                 }
                 if loop_end.is_some() {
                     reset_csrs(sink, &mut csrs);

@@ -66,7 +66,7 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 }
                 now += target.csr_write_stall as u64;
             }
-            Opcode::Delay => now += inst.imm(0).max(1) as u64,
+            Opcode::Delay => now += inst.imm(0) as u64 + 1,
             Opcode::DelayXpic | Opcode::DelayPic => {
                 // The control applies in the last of its events.
                 let events = inst.imm(0) as u64 + 1;

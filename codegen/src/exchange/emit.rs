@@ -120,11 +120,8 @@ pub fn emit_tile(
                     ),
                 });
             }
-            if cycle > *now {
-                code.instructions
-                    .push(Inst::new(Opcode::Delay, &[cycle - *now]));
-                *now = cycle;
-            }
+            push_delay(&mut code.instructions, cycle - *now);
+            *now = cycle;
             Ok(())
         };
     for &(cycle, op) in ops {
@@ -224,10 +221,7 @@ pub fn emit_tile_timed(
                 format!("send needed at cycle {start} but the supervisor is busy until {now}"),
             ));
         }
-        if start > now {
-            code.instructions
-                .push(Inst::new(Opcode::Delay, &[start - now]));
-        }
+        push_delay(&mut code.instructions, start - now);
         let end = start + words;
         let (mut at, mut from) = (start, address);
         while at < end {
@@ -288,10 +282,7 @@ fn idle_control(
         IncomingControl::Format { value } => (Opcode::DelayPic, MAX_PIC_EVENTS, 1, value),
     };
     let events = cycle - *now + 1;
-    if events > max_events {
-        code.instructions
-            .push(Inst::new(Opcode::Delay, &[events - max_events]));
-    }
+    push_delay(&mut code.instructions, events.saturating_sub(max_events));
     code.instructions.push(Inst::new(
         opcode,
         &[events.min(max_events) - 1, selector, value],
@@ -299,6 +290,18 @@ fn idle_control(
     *now = cycle + 1;
     Ok(())
 }
+
+/// `delay`s that pass `events` cycles (none for 0): `delay N` lasts N + 1, at most 2^19.
+fn push_delay(instructions: &mut Vec<Inst>, mut events: u32) {
+    while events > 0 {
+        let part = events.min(MAX_DELAY_EVENTS);
+        instructions.push(Inst::new(Opcode::Delay, &[part - 1]));
+        events -= part;
+    }
+}
+
+/// Most cycles one `delay` passes (its 19-bit field is cycles − 1).
+const MAX_DELAY_EVENTS: u32 = 1 << 19;
 
 /// `sendpic`'s selector and value for a control: 0 and 1 the XPIC streams, 2 and 3 the PIC
 /// pointer and format.

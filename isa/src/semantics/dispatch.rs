@@ -390,6 +390,8 @@ pub(super) fn dispatch<E: ExecEnv>(
         Sync => supervisor::sync(inst, flow),
         Send => supervisor::send(inst, flow),
         Delay => supervisor::delay(inst, flow),
+        TrapPbrk => return Err(super::TrapKind::Breakpoint { code: inst.imm(0) }.into()),
+        Sans => {}
         DelayPic => supervisor::delaypic(inst, flow),
         DelayXpic => supervisor::delayxpic(inst, flow),
         SendPic => supervisor::sendpic(inst, flow),

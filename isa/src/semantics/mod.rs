@@ -78,7 +78,7 @@ pub enum Effect {
         words: u32,
         mode: u32,
     },
-    /// `delay`: the supervisor waits this many cycles.
+    /// `delay N`: the supervisor waits this many cycles (N + 1).
     Delay {
         cycles: u32,
     },

@@ -72,10 +72,12 @@ pub(super) fn send(inst: &Inst, flow: &mut Flow) {
     };
 }
 
-/// `delay cycles`.
+/// `delay N`: N + 1 cycles, as on the hardware \[S\] (osmarks/ipu-stack's rows advance the
+/// exchange timeline by N + 1 events per `delay N` and match the phase cycles measured on a C600;
+/// docs/reference/hardware-ipu-stack.md §1.1).
 pub(super) fn delay(inst: &Inst, flow: &mut Flow) {
     flow.effect = Effect::Delay {
-        cycles: inst.imm(0),
+        cycles: inst.imm(0) + 1,
     };
 }
 
@@ -159,6 +161,55 @@ mod tests {
     use crate::semantics::test_env::*;
     use crate::semantics::{Effect, TrapKind, TMEM_REGION0_BASE_ADDR};
 
+    /// The timed incoming controls describe their control and its events; `trap` stops with
+    /// its code, `sans` does nothing visible.
+    #[test]
+    fn timed_controls_trap_and_sans() {
+        use crate::semantics::IncomingControl;
+        let (mut sup, mut env) = (supervisor(), TestEnv::new());
+        let effect =
+            |sup: &mut _, env: &mut _, op, operands: &[u32]| ok(sup, env, one(op, operands)).effect;
+        assert_eq!(
+            effect(&mut sup, &mut env, DelayXpic, &[22, 0, 1600]),
+            Effect::TimedControl {
+                events: 23,
+                control: IncomingControl::Source {
+                    paired: false,
+                    value: 1600
+                }
+            }
+        );
+        assert_eq!(
+            effect(&mut sup, &mut env, DelayPic, &[0, 1, 0]),
+            Effect::TimedControl {
+                events: 1,
+                control: IncomingControl::Format { value: 0 }
+            }
+        );
+        assert_eq!(
+            effect(&mut sup, &mut env, SendPic, &[3, 2, 0x14048]),
+            Effect::SendControl {
+                words: 4,
+                control: IncomingControl::Pointer { word: 0x14048 }
+            }
+        );
+        assert_eq!(
+            effect(&mut sup, &mut env, SendPic, &[0, 1, 7]),
+            Effect::SendControl {
+                words: 1,
+                control: IncomingControl::Source {
+                    paired: true,
+                    value: 7
+                }
+            }
+        );
+        assert_eq!(effect(&mut sup, &mut env, Sans, &[0]), Effect::None);
+        assert_eq!(
+            traps(&mut sup, &mut env, one(TrapPbrk, &[3])),
+            TrapKind::Breakpoint { code: 3 }
+        );
+    }
+
     #[test]
     fn run_and_runall() {
         let (mut sup, mut env) = (supervisor(), TestEnv::new());
@@ -209,7 +260,7 @@ mod tests {
         );
         assert_eq!(
             ok(&mut sup, &mut env, one(Delay, &[100])).effect,
-            Effect::Delay { cycles: 100 }
+            Effect::Delay { cycles: 101 }
         );
         assert_eq!(
             ok(&mut sup, &mut env, one(Send, &[3, 0x4C400, 1])).effect,

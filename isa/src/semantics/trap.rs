@@ -41,6 +41,10 @@ pub enum TrapKind {
         flags: u32,
         reason: &'static str,
     },
+    /// `trap N` raises PBRK0 on the hardware (osmarks/ipu-stack's
+    /// PATCHED_BREAKPOINT_RE_FINDINGS.md, run on a C600) \[S\].
+    #[error("E-TRAP-013 `trap {code}`: patched breakpoint (PBRK0)")]
+    Breakpoint { code: u32 },
 }
 
 /// A trap as the semantics raise it; the simulator wraps it with where and when.

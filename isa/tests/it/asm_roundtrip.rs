@@ -507,6 +507,9 @@ fn hardware_words_assemble_and_decode_as_on_the_chip() {
         ("delaypic 0, 0, 0x14048", 0x6001_4048),
         ("sendpic 51, 2, 0x14048", 0x7679_4048),
         ("sendpic 63, 1, 1600", 0x77f4_0640),
+        // What idle tiles run before `sync 1`, and the patched breakpoint (§1.1).
+        ("sans 0", 0x40c0_0000),
+        ("trap 0", 0x4180_1000),
     ];
     for (text, word) in words {
         let object = assemble_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));

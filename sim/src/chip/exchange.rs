@@ -57,9 +57,11 @@
 //!   the compute after it).
 //! - The incoming port works whatever the supervisor does: words keep arriving while it waits at
 //!   a sync or after it halted.
-//! - The other exchange CSRs (`$INCOMING_DCOUNT`, `$OUTGOING_BASE`, `$OUTGOING_DELTA`,
-//!   `$EXCHANGE_CTL`, `$ANS_DCOUNT`, `$EXCHANGE_ADJ`, `$SNOTIFY`) are not modelled: writing one
-//!   traps. Reading an incoming CSR returns the value last written, not the live pointer.
+//! - `$INCOMING_DCOUNT` and `$OUTGOING_BASE = 0`, which the hardware writes before every phase
+//!   \[S\], are accepted and change nothing (the count only matters to `sync 0`, the host
+//!   receive, which is not modelled; a non-zero `$OUTGOING_BASE` traps). The other exchange CSRs
+//!   (`$OUTGOING_DELTA`, `$EXCHANGE_CTL`, `$ANS_DCOUNT`, `$EXCHANGE_ADJ`, `$SNOTIFY`) are not
+//!   modelled: writing one traps. Reading an incoming CSR returns the value last written, not the live pointer.
 //!
 //! # Global sync \[A\]
 //! `sync 3` (the internal zone) waits for every running tile (a tile whose image has an entry;
@@ -74,16 +76,21 @@
 //! [`global_sync_release`] computes the release cycle; the chip and the one-tile runner
 //! (`crate::single`) both use it, with arrivals from [`crate::tile::Tile::global_sync_arrival`].
 //!
+//! # Unheard words \[S\]
+//! A word that no tile accepts, because no tile listens to its sender at the cycle it arrives
+//! there, is legal: the hardware's SDK rows leave sends unconsumed on purpose (osmarks/ipu-stack's
+//! EXCHANGE_INSTRUCTION_REFERENCE.md, after Graphcore's patent; docs/reference/hardware-ipu-stack.md
+//! §1.6). The run goes on; each sender's unheard words are counted in its exchange profile
+//! (`TileExchange::bytes_unheard`). The compiler's exchange checker still requires a listener for
+//! every word it sends.
+//!
 //! # Faults (each stops the run with tiles and cycles)
-//! - **No listener** (E-SIM-007): a word that no tile accepts, because no tile listens to its
-//!   sender at the cycle it arrives there. Checked when a phase ends; the earliest such word (by
-//!   send cycle, then sender) is reported.
 //! - **Collision** (E-SIM-008), "two senders reach one receiver in the same cycle": (a) a mux
 //!   switches from sender `A` to sender `B` in cycle `c` and words from both `A` and `B` arrive
 //!   at the tile in `c` — which of the two the hardware latches depends on timing inside the cycle,
 //!   which the model does not have, so it is a fault; (b) in paired mode both muxes select the
 //!   same sender when one of its words arrives (it would land twice). Case (a) is checked when the
-//!   phase ends and reported before any no-listener fault of the phase (it explains the lost
+//!   phase ends and reported first (it explains the lost
 //!   word); case (b) stops the run at once.
 //! - **Receive outside memory** (E-SIM-009): an accepted word whose address is outside tile
 //!   SRAM, misaligned, or in code.
@@ -151,11 +158,11 @@ pub(super) fn switch_collision<'a>(
     found.map(|(_, _, error)| error)
 }
 
-/// The earliest word of the phase no tile accepted (by send cycle, then sender), if any.
-pub(super) fn unheard_word<'a>(
+/// Per sender, the words of the phase no tile accepted (legal: see "Unheard words").
+pub(super) fn unheard_words<'a>(
     tiles: impl IntoIterator<Item = &'a Tile>,
     sent: &[Vec<OutgoingWord>],
-) -> Option<SimError> {
+) -> Vec<u64> {
     let mut heard: Vec<Vec<(u32, u32)>> = vec![Vec::new(); sent.len()];
     for tile in tiles {
         for run in &tile.port.accepted {
@@ -164,36 +171,22 @@ pub(super) fn unheard_word<'a>(
             }
         }
     }
-    let mut found: Option<(u64, u32, u32)> = None;
-    for (sender, words) in sent.iter().enumerate() {
-        if words.is_empty() {
-            continue;
-        }
-        let runs = &mut heard[sender];
-        runs.sort_unstable();
-        let mut next = 0u32;
-        let mut gap = None;
-        for &(first, end) in runs.iter() {
-            if first > next {
-                gap = Some(next);
-                break;
+    sent.iter()
+        .zip(&mut heard)
+        .map(|(words, runs)| {
+            runs.sort_unstable();
+            // Words covered by the union of the accepted runs.
+            let (mut covered, mut next) = (0u64, 0u32);
+            for &(first, end) in runs.iter() {
+                let from = first.max(next);
+                if end > from {
+                    covered += u64::from(end - from);
+                    next = end;
+                }
             }
-            next = next.max(end);
-        }
-        let gap = gap.or(((next as usize) < words.len()).then_some(next));
-        if let Some(index) = gap {
-            let word = words[index as usize];
-            let candidate = (word.cycle, sender as u32, word.word);
-            if found.is_none_or(|best| (candidate.0, candidate.1) < (best.0, best.1)) {
-                found = Some(candidate);
-            }
-        }
-    }
-    found.map(|(cycle, sender, word)| SimError::ExchangeNoListener {
-        sender,
-        cycle,
-        word,
-    })
+            words.len() as u64 - covered.min(words.len() as u64)
+        })
+        .collect()
 }
 
 /// The cycle a global sync is released at, from the latest tile arrival (see

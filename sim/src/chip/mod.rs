@@ -369,14 +369,13 @@ impl Chip {
             ) {
                 return Err(error);
             }
-            if let Some(error) = exchange::unheard_word(self.tiles.iter().map(|t| &t.tile), &sent) {
-                return Err(error);
-            }
+            let unheard = exchange::unheard_words(self.tiles.iter().map(|t| &t.tile), &sent);
             let mut last_arrival_end = 0;
             for loaded in &mut self.tiles {
                 let bytes_sent = 4 * sent[loaded.tile.id as usize].len() as u64;
                 loaded.record.exchange.bytes_sent += bytes_sent;
                 loaded.record.exchange.bytes_received += loaded.tile.port.bytes_received;
+                loaded.record.exchange.bytes_unheard += 4 * unheard[loaded.tile.id as usize];
                 if let Some(arrival) = loaded.tile.port.last_arrival {
                     last_arrival_end = last_arrival_end.max(arrival + 1);
                 }

@@ -94,6 +94,9 @@ pub struct TileMemoryUsage {
 pub struct TileExchange {
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// Bytes this tile sent that no tile received (legal on the hardware).
+    #[serde(default)]
+    pub bytes_unheard: u64,
 }
 
 /// Everything a run reports.

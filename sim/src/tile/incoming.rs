@@ -280,10 +280,22 @@ impl IncomingPort {
             index::INCOMING_DELTA => self.delta = value,
             index::INCOMING_BASE => self.base = value,
             index::INCOMING_SINIT => self.pointer = value,
+            // Every exchange phase on the hardware writes these two (hardware-ipu-stack.md §1.2):
+            // `$INCOMING_DCOUNT` = 1 before an internal phase (its count only matters to
+            // `sync 0`, the host receive, not modelled), `$OUTGOING_BASE` = 0.
+            index::INCOMING_DCOUNT => {}
+            index::OUTGOING_BASE if value == 0 => {}
+            index::OUTGOING_BASE => {
+                return Err(TrapKind::Unmodelled {
+                    what: format!(
+                        "$OUTGOING_BASE = {value:#x} (modelled: 0, send addresses absolute)"
+                    ),
+                })
+            }
             other => {
                 let name = tessera_isa::csr::csr_at(tessera_isa::csr::CsrSpace::Lower, other, true)
                     .map_or("an exchange CSR", |c| c.name);
-                return Err(TrapKind::Unmodelled { what: format!("writing {name} (modelled exchange CSRs: $INCOMING_MUX, $INCOMING_MUXPAIR, $INCOMING_FORMAT, $INCOMING_DELTA, $INCOMING_BASE, $INCOMING_SINIT)") });
+                return Err(TrapKind::Unmodelled { what: format!("writing {name} (modelled exchange CSRs: $INCOMING_MUX, $INCOMING_MUXPAIR, $INCOMING_FORMAT, $INCOMING_DELTA, $INCOMING_BASE, $INCOMING_SINIT, $INCOMING_DCOUNT, $OUTGOING_BASE = 0)") });
             }
         }
         Ok(())

@@ -809,7 +809,7 @@ impl Tile {
                     );
                 }
             }
-            Effect::Delay { cycles } => next = next.max(cycle + cycles.max(1) as u64),
+            Effect::Delay { cycles } => next = next.max(cycle + cycles as u64),
             Effect::CsrWritten { index, value } => {
                 if index >= EXCHANGE_CSR_FIRST {
                     csr_write = Some((index, value));

@@ -187,6 +187,7 @@ fn synthetic_profile(tiles: u32) -> Profile {
         .map(|_| TileExchange {
             bytes_sent: 10_000 + random.below(50_000),
             bytes_received: 10_000 + random.below(50_000),
+            bytes_unheard: 0,
         })
         .collect();
     let bundles = (0..tiles).map(|_| 100_000 + random.below(50_000)).collect();

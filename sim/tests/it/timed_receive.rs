@@ -1,6 +1,7 @@
 //! The hardware's timed receive controls on the chip: `delaypic` sets the incoming pointer and
 //! `delayxpic` the mux in the last of their events, and `sendpic` carries a control on the first
-//! word of a continued send, so a tile receives while it sends.
+//! word of a continued send, so a tile receives while it sends; the phase prologue the hardware
+//! writes (`$INCOMING_DCOUNT`, `$OUTGOING_BASE`) runs.
 
 use super::chip_exchange::{group_image, listen, machine, program, rbuf_of, run, BUF};
 use tessera_sim::chip::RunReport;
@@ -44,17 +45,14 @@ fn a_timed_mux_applies_in_the_last_of_its_events() {
     let report = run_with_rbuf(&machine("small"), &[(&[1], on_time), (&[0], SEND_EIGHT)]).unwrap();
     assert_eq!(&rbuf_of(&report, 1)[..8], &BUF);
     let late = on_time.replace("delayxpic 23", "delayxpic 24");
-    let err = run_with_rbuf(&machine("small"), &[(&[1], &late), (&[0], SEND_EIGHT)]).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            SimError::ExchangeNoListener {
-                sender: 0,
-                word: 0x11111111,
-                ..
-            }
-        ),
-        "{err}"
+    let report = run_with_rbuf(&machine("small"), &[(&[1], &late), (&[0], SEND_EIGHT)]).unwrap();
+    assert_eq!(
+        &rbuf_of(&report, 1)[..8],
+        &[BUF[1], BUF[2], BUF[3], BUF[4], BUF[5], BUF[6], BUF[7], 0]
+    );
+    assert_eq!(
+        report.profile.exchange[0].bytes_unheard, 4,
+        "the first word"
     );
 }
 
@@ -63,7 +61,7 @@ fn a_tile_receives_while_it_sends() {
     // Tile 1 sends `buf` to tile 2 in two halves, at R + 16..R + 19 and R + 24..R + 27; the
     // second half is a `sendpic` that continues the stream and switches tile 1's own mux to
     // tile 0 at R + 24, when tile 0's words start to arrive. Both receivers get all of `buf`.
-    let middle = "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delay 15\n    send 3, buf, 3\n    delay 4\n    sendpic 3, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let middle = "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delay 14\n    send 3, buf, 3\n    delay 3\n    sendpic 3, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
     let last = format!(
         "{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 60\n    sync TEXCH_SYNCZONE_INTERNAL\n",
         listen(2)
@@ -88,4 +86,19 @@ fn sendpic_without_a_stream_and_a_host_source_are_refused() {
         let err = run_with_rbuf(&machine("small"), &[(&[0], body)]).unwrap_err();
         assert!(err.to_string().contains(message), "{message}: {err}");
     }
+}
+
+#[test]
+fn the_hardware_phase_prologue_runs_and_a_moved_outgoing_base_is_refused() {
+    // Every exchange phase on the hardware sets `$INCOMING_DCOUNT` = 1 and `$OUTGOING_BASE` = 0
+    // before its `sync 3`; the receive is unchanged by them.
+    let prologue =
+        "    setzi $m6, 1\n    put $INCOMING_DCOUNT, $m6\n    put $OUTGOING_BASE, $mzero\n";
+    let receiver = format!("{prologue}    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic 22, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let sender = format!("{prologue}{SEND_EIGHT}");
+    let report = run_with_rbuf(&machine("small"), &[(&[1], &receiver), (&[0], &sender)]).unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF);
+    let moved = "    setzi $m6, 0x100\n    put $OUTGOING_BASE, $m6\n    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let err = run_with_rbuf(&machine("small"), &[(&[0], moved)]).unwrap_err();
+    assert!(err.to_string().contains("$OUTGOING_BASE = 0x100"), "{err}");
 }

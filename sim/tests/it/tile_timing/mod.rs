@@ -16,7 +16,7 @@
 //!   `run`/`runall`, `sync` (released at once when no worker runs, otherwise 6 cycles after the
 //!   last worker's exit issues); an instruction reading a register loaded by a supervisor load
 //!   waits until load + 6, however many instructions lie between them (a later non-load write
-//!   of the register ends the wait); `delay n` occupies n cycles.
+//!   of the register ends the wait); `delay n` occupies n + 1 cycles.
 //! - R6 `run`/`runall` issued at `c` launch the workers at `c + 1`; `br $m10` to the host return
 //!   address (0) ends the supervisor.
 //! - R7 a global sync (`sync 3`) on one tile is released as on a one-tile chip: at

@@ -150,9 +150,10 @@ fn supervisor_load_use_is_tracked_per_register() {
 }
 
 #[test]
-fn delay_occupies_the_supervisor_for_n_cycles() {
-    // `delay n` at 0, `br $m10` at max(n, 1): n + 1 cycles (a zero delay still takes its cycle).
-    for (n, expected) in [(0u64, 2u64), (1, 2), (2, 3), (10, 11), (1000, 1001)] {
+fn delay_occupies_the_supervisor_for_n_plus_one_cycles() {
+    // `delay n` at 0, `br $m10` at n + 1: n + 2 cycles (the hardware's `delay n` advances n + 1
+    // exchange events).
+    for (n, expected) in [(0u64, 2u64), (1, 3), (2, 4), (10, 12), (1000, 1002)] {
         assert_eq!(
             supervisor_cycles(&format!("    delay {n}\n")),
             expected,
