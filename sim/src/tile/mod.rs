@@ -680,7 +680,7 @@ impl Tile {
             }
             self.load_pending |= decoded.load_writes_m;
         }
-        let mut csr_write = None;
+        let (mut csr_write, mut send) = (None, None);
         match outcome.effect {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {
@@ -757,17 +757,7 @@ impl Tile {
                 address,
                 words,
                 mode,
-            } => {
-                send_words(
-                    &self.memory,
-                    &mut self.outbox,
-                    &mut self.outgoing,
-                    (address, words, mode),
-                    cycle,
-                )
-                .map_err(|trap| self.trap(CONTEXT, pc, decoded, cycle, trap))?;
-                next = next.max(cycle + words as u64);
-            }
+            } => send = Some((address, words, mode)),
             Effect::SendControl { words, control } => {
                 let Some((address, mode)) = self.outgoing else {
                     return Err(self.trap(
@@ -785,15 +775,7 @@ impl Tile {
                     self.incoming_csr(control)
                         .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
                 );
-                send_words(
-                    &self.memory,
-                    &mut self.outbox,
-                    &mut self.outgoing,
-                    (address, words, mode),
-                    cycle,
-                )
-                .map_err(|trap| self.trap(CONTEXT, pc, decoded, cycle, trap))?;
-                next = next.max(cycle + words as u64);
+                send = Some((address, words, mode));
             }
             Effect::TimedControl { events, control } => {
                 if events > 1 && !self.timed_wait {
@@ -815,6 +797,21 @@ impl Tile {
                     csr_write = Some((index, value));
                 }
             }
+        }
+        // Words put on the outgoing wires by a `send` or a `sendpic`.
+        if let Some((address, words, mode)) = send {
+            let sent = send_words(
+                &self.memory,
+                &mut self.outbox,
+                &mut self.outgoing,
+                (address, words, mode),
+                cycle,
+            );
+            if let Err(trap) = sent {
+                let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
+                return Err(self.trap(CONTEXT, pc, decoded, cycle, trap));
+            }
+            next = next.max(cycle + words as u64);
         }
         // An exchange CSR written by a `put` or by a timed control standing for one.
         if let Some((index, value)) = csr_write {
