@@ -483,21 +483,30 @@ pub fn list_improved(
     phase: &ExchangePhase,
     given: &PhaseSchedule,
 ) -> Result<PhaseSchedule, ExchangeError> {
-    let listed = schedule_controlled(
-        target,
-        phase,
-        true,
-        Order::List {
-            window: LIST_WINDOW,
-        },
-        given.controls,
-    )?;
+    let listed = listed(target, phase, given.controls)?;
     Ok(
         if listed.length < given.length && emittable(target, phase, &listed) {
             listed
         } else {
             given.clone()
         },
+    )
+}
+
+/// The phase list-scheduled ([`Order::List`] with [`LIST_WINDOW`], pausing) for `controls`.
+fn listed(
+    target: &Target,
+    phase: &ExchangePhase,
+    controls: ReceiveControls,
+) -> Result<PhaseSchedule, ExchangeError> {
+    schedule_controlled(
+        target,
+        phase,
+        true,
+        Order::List {
+            window: LIST_WINDOW,
+        },
+        controls,
     )
 }
 
@@ -568,15 +577,7 @@ pub fn schedule_projected(
     controls: ReceiveControls,
 ) -> Result<PhaseSchedule, ExchangeError> {
     let given = schedule_controlled(target, phase, true, Order::Given, controls)?;
-    let listed = schedule_controlled(
-        target,
-        phase,
-        true,
-        Order::List {
-            window: LIST_WINDOW,
-        },
-        controls,
-    )?;
+    let listed = listed(target, phase, controls)?;
     Ok(if listed.length < given.length {
         listed
     } else {
