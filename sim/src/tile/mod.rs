@@ -26,6 +26,7 @@
 
 mod code;
 mod env;
+mod exchange_effects;
 mod incoming;
 mod watch;
 mod worker;
@@ -37,11 +38,10 @@ pub use watch::WriteWatch;
 use crate::error::{SimError, TrapSite};
 use crate::machine::{ExchangeDescription, MachineDescription, SupervisorStalls};
 use crate::memory::{MemoryLayout, TileMemory};
+use exchange_effects::send_words;
 use std::sync::Arc;
 use tessera_isa::csr::{self, index};
-use tessera_isa::semantics::{
-    step_prepared, ContextKind, ContextState, Effect, IncomingControl, Trap, TrapKind,
-};
+use tessera_isa::semantics::{step_prepared, ContextKind, ContextState, Effect, Trap};
 use tessera_isa::table::TimingClass;
 
 /// First exchange CSR index (`$INCOMING_MUX`).
@@ -835,76 +835,5 @@ impl Tile {
             self.status = SupervisorStatus::Halted;
         }
         Ok(())
-    }
-}
-
-/// Puts `words` words from `address` on the outgoing wires from `cycle` on, one a cycle, and
-/// makes them the outgoing stream a `sendpic` continues.
-fn send_words(
-    memory: &TileMemory,
-    outbox: &mut Vec<OutgoingWord>,
-    outgoing: &mut Option<(u32, u32)>,
-    (address, words, mode): (u32, u32, u32),
-    cycle: u64,
-) -> Result<(), Trap> {
-    if mode & tessera_isa::fabric::ITEMS_64 != 0 {
-        return Err(Trap::unmodelled(format!(
-            "send control {mode}: 64-bit items (modelled: 32-bit, directions 1, 2, 3)"
-        )));
-    }
-    // With no direction bit nothing goes on the fabric; the cycles pass all the same.
-    let on_fabric = mode != 0;
-    for i in (0..words).filter(|_| on_fabric) {
-        let word = memory
-            .read_u32(address.wrapping_add(4 * i))
-            .map_err(|e| Trap::memory(e.to_string()))?;
-        outbox.push(OutgoingWord {
-            cycle: cycle + i as u64,
-            word,
-            mode,
-        });
-    }
-    *outgoing = Some((address.wrapping_add(4 * words), mode));
-    Ok(())
-}
-
-impl Tile {
-    /// The exchange CSR write a timed incoming control stands for (`crate::chip::exchange`): XPIC to `$INCOMING_MUX` / `$INCOMING_MUXPAIR` (tile
-    /// `v` listens as `v + 1`, [`tessera_isa::fabric::XPIC_NEUTRAL`] as 0), the PIC pointer to
-    /// `$INCOMING_SINIT` (a word address, so × 4), the PIC format to `$INCOMING_FORMAT`.
-    fn incoming_csr(&self, control: IncomingControl) -> Result<(u8, u32), TrapKind> {
-        let (index, value) = match control {
-            IncomingControl::Source { paired, value } => {
-                let csr = if paired {
-                    index::INCOMING_MUXPAIR
-                } else {
-                    index::INCOMING_MUX
-                };
-                let listen = if value == tessera_isa::fabric::XPIC_NEUTRAL {
-                    0
-                } else if value < self.tiles {
-                    value + 1
-                } else {
-                    return Err(TrapKind::Unmodelled {
-                        what: format!(
-                            "XPIC source {value:#x} (modelled: a tile 0..{} or {:#x}, none; not the host)",
-                            self.tiles,
-                            tessera_isa::fabric::XPIC_NEUTRAL
-                        ),
-                    });
-                };
-                (csr, listen)
-            }
-            IncomingControl::Pointer { word } => (index::INCOMING_SINIT, word << 2),
-            IncomingControl::Format { value: 0 } => (index::INCOMING_FORMAT, 0),
-            IncomingControl::Format { value } => {
-                return Err(TrapKind::Unmodelled {
-                    what: format!(
-                        "PIC format {value} (modelled: 0, 32-bit items; the paired halves 1 and 2 are not)"
-                    ),
-                })
-            }
-        };
-        Ok((index, value))
     }
 }

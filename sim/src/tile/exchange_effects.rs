@@ -1,0 +1,79 @@
+//! The exchange effects of supervisor instructions that the tile carries out: a `send`'s or
+//! `sendpic`'s words on the outgoing wires, and the exchange CSR write a timed incoming control
+//! (`delayxpic`, `delaypic`, `sendpic`) stands for.
+
+use super::{OutgoingWord, Tile};
+use crate::memory::TileMemory;
+use tessera_isa::csr::index;
+use tessera_isa::semantics::{IncomingControl, Trap, TrapKind};
+
+/// Puts `words` words from `address` on the outgoing wires from `cycle` on, one a cycle, and
+/// makes them the outgoing stream a `sendpic` continues.
+pub(super) fn send_words(
+    memory: &TileMemory,
+    outbox: &mut Vec<OutgoingWord>,
+    outgoing: &mut Option<(u32, u32)>,
+    (address, words, mode): (u32, u32, u32),
+    cycle: u64,
+) -> Result<(), Trap> {
+    if mode & tessera_isa::fabric::ITEMS_64 != 0 {
+        return Err(Trap::unmodelled(format!(
+            "send control {mode}: 64-bit items (modelled: 32-bit, directions 1, 2, 3)"
+        )));
+    }
+    // With no direction bit nothing goes on the fabric; the cycles pass all the same.
+    let on_fabric = mode != 0;
+    for i in (0..words).filter(|_| on_fabric) {
+        let word = memory
+            .read_u32(address.wrapping_add(4 * i))
+            .map_err(|e| Trap::memory(e.to_string()))?;
+        outbox.push(OutgoingWord {
+            cycle: cycle + i as u64,
+            word,
+            mode,
+        });
+    }
+    *outgoing = Some((address.wrapping_add(4 * words), mode));
+    Ok(())
+}
+
+impl Tile {
+    /// The exchange CSR write a timed incoming control stands for (`crate::chip::exchange`): XPIC to `$INCOMING_MUX` / `$INCOMING_MUXPAIR` (tile
+    /// `v` listens as `v + 1`, [`tessera_isa::fabric::XPIC_NEUTRAL`] as 0), the PIC pointer to
+    /// `$INCOMING_SINIT` (a word address, so × 4), the PIC format to `$INCOMING_FORMAT`.
+    pub(super) fn incoming_csr(&self, control: IncomingControl) -> Result<(u8, u32), TrapKind> {
+        let (index, value) = match control {
+            IncomingControl::Source { paired, value } => {
+                let csr = if paired {
+                    index::INCOMING_MUXPAIR
+                } else {
+                    index::INCOMING_MUX
+                };
+                let listen = if value == tessera_isa::fabric::XPIC_NEUTRAL {
+                    0
+                } else if value < self.tiles {
+                    value + 1
+                } else {
+                    return Err(TrapKind::Unmodelled {
+                        what: format!(
+                            "XPIC source {value:#x} (modelled: a tile 0..{} or {:#x}, none; not the host)",
+                            self.tiles,
+                            tessera_isa::fabric::XPIC_NEUTRAL
+                        ),
+                    });
+                };
+                (csr, listen)
+            }
+            IncomingControl::Pointer { word } => (index::INCOMING_SINIT, word << 2),
+            IncomingControl::Format { value: 0 } => (index::INCOMING_FORMAT, 0),
+            IncomingControl::Format { value } => {
+                return Err(TrapKind::Unmodelled {
+                    what: format!(
+                        "PIC format {value} (modelled: 0, 32-bit items; the paired halves 1 and 2 are not)"
+                    ),
+                })
+            }
+        };
+        Ok((index, value))
+    }
+}
