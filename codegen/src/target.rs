@@ -65,11 +65,34 @@ impl Target {
     }
 
     /// Cycles from a word leaving `sender` to it arriving at `receiver` (the simulator's model:
-    /// a base latency plus a cost per column of distance).
+    /// the ipu21's route function, `tessera_isa::fabric::route_latency`; on a uniform fabric a
+    /// base latency plus a cost per column of distance).
     pub fn latency(&self, sender: u32, receiver: u32) -> u32 {
+        if let Some(latency) = self.fabric.latency(sender, receiver) {
+            return latency;
+        }
         let column = |tile: u32| tile / self.tiles_per_column.max(1);
         self.exchange_base_latency
             + self.exchange_cycles_per_column_hop * column(sender).abs_diff(column(receiver))
+    }
+
+    /// A bound on [`Target::latency`] between two of the machine's tiles, for cost models: the
+    /// longest on the ipu21; on a uniform fabric, the base plus one hop per column.
+    pub fn max_latency(&self) -> u32 {
+        match self.fabric {
+            tessera_isa::fabric::Fabric::Ipu21 => tessera_isa::fabric::IPU21_MAX_LATENCY,
+            tessera_isa::fabric::Fabric::Uniform => {
+                self.exchange_base_latency
+                    + self.exchange_cycles_per_column_hop
+                        * self.tiles.div_ceil(self.tiles_per_column.max(1))
+            }
+        }
+    }
+
+    /// Cycles by which `receiver`'s timed mux selection (XPIC) must lead the first word it
+    /// takes (`tessera_isa::fabric::mux_lead`; 0 on a uniform fabric).
+    pub fn mux_lead(&self, receiver: u32) -> u32 {
+        self.fabric.mux_lead(receiver)
     }
 
     pub fn region(&self, interleaved: bool) -> Option<&TargetRegion> {

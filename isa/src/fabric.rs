@@ -65,6 +65,26 @@ impl Fabric {
         }
     }
 
+    /// Cycles from a word on `sender`'s wires to its write on `receiver` (logical ids) on the
+    /// ipu21 ([`route_latency`]); `None` on a uniform fabric, whose latency the machine file
+    /// gives, and for a tile outside the ipu21.
+    pub fn latency(self, sender: u32, receiver: u32) -> Option<u32> {
+        match self {
+            Fabric::Uniform => None,
+            Fabric::Ipu21 => Some(route_latency(physical(sender)?, physical(receiver)?)),
+        }
+    }
+
+    /// Cycles by which `receiver`'s timed mux selection (XPIC) leads the first word it takes
+    /// ([`mux_lead`]); 0 on a uniform fabric, where a selection applies to the words arriving
+    /// in its own cycle, and for a tile outside the ipu21.
+    pub fn mux_lead(self, receiver: u32) -> u32 {
+        match self {
+            Fabric::Uniform => 0,
+            Fabric::Ipu21 => physical(receiver).map_or(0, mux_lead),
+        }
+    }
+
     /// The direction bits of a send from `sender` that every tile of `receivers` hears.
     pub fn sctl<I: IntoIterator<Item = u32>>(self, sender: u32, receivers: I) -> u32 {
         receivers
@@ -156,6 +176,25 @@ pub fn route_time(s: u32, d: u32) -> i64 {
         - 34
 }
 
+/// Cycles by which a receiver's XPIC selection leads the words it takes, for physical tile `d`:
+/// the SDK's and ipu-stack's rows set the write pointer at XPIC + 52 + 2·row(d), and the words
+/// land from that event on (hardware-ipu-stack.md §1.3) \[S\].
+pub fn mux_lead(d: u32) -> u32 {
+    52 + 2 * (d >> 6)
+}
+
+/// Cycles from the sender's word event to the word's write on the receiver, for physical tiles:
+/// the mux selects at T(s, d) + 1 ([`route_time`]) and the words land [`mux_lead`] later, so
+/// T + 53 + 2·row(d) (19 to 165, mean 65, over every pair) \[S\].
+pub fn route_latency(s: u32, d: u32) -> u32 {
+    let latency = route_time(s, d) + 1 + i64::from(mux_lead(d));
+    // T ≥ −78 for every pair of the 1472 tiles (the test covers them all), so this is ≥ 19.
+    u32::try_from(latency.max(1)).unwrap_or(1)
+}
+
+/// The longest [`route_latency`] over every pair of the ipu21's tiles.
+pub const IPU21_MAX_LATENCY: u32 = 165;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +231,31 @@ mod tests {
             let t = route_time(physical(s).unwrap(), physical(d).unwrap());
             assert_eq!(111 - t, delay, "{s} -> {d}");
         }
+    }
+
+    /// hardware-ipu-stack.md §1.3: "send to pointer event" is 19…165 events, mean 65, over all
+    /// 1472 × 1471 pairs; T itself −78…+112.
+    #[test]
+    fn send_to_write_spans_what_the_hardware_rows_obey() {
+        let (mut lo, mut hi, mut sum, mut n) = (u32::MAX, 0, 0u64, 0u64);
+        let (mut tlo, mut thi) = (i64::MAX, i64::MIN);
+        for s in 0..IPU21_TILES {
+            for d in (0..IPU21_TILES).filter(|&d| d != s) {
+                let l = route_latency(s, d);
+                let t = route_time(s, d);
+                assert_eq!(i64::from(l), t + 53 + 2 * row(d));
+                (lo, hi, sum, n) = (lo.min(l), hi.max(l), sum + u64::from(l), n + 1);
+                (tlo, thi) = (tlo.min(t), thi.max(t));
+            }
+        }
+        assert_eq!((lo, hi, tlo, thi), (19, IPU21_MAX_LATENCY, -78, 112));
+        assert_eq!((sum as f64 / n as f64).round(), 65.0);
+        // Logical ids go through the snake; a uniform fabric leaves latency to the machine.
+        let l = Fabric::Ipu21.latency(0, 1286).unwrap();
+        assert_eq!(l, route_latency(0, physical(1286).unwrap()));
+        assert_eq!(Fabric::Uniform.latency(0, 1), None);
+        assert_eq!(Fabric::Ipu21.mux_lead(2), 52 + 2);
+        assert_eq!(Fabric::Uniform.mux_lead(2), 0);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 //! | region `standard` | 0x4C000..0x80000, 208 KiB, interleave 1 | \[I\] isa §5 "Mk2 layout" |
 //! | region `interleaved` | 0x80000..0xE8000, 416 KiB, interleave 2, 32 KiB pairs | \[I\] isa §5 "Mk2 layout" |
 //! | `element_bytes` | 16 KiB in both regions | interleaved: \[I\] (half a 32 KiB pair; Mk1 `TMEM_ELEMSIZE` is 16 KiB \[C-ipu1\]); standard: **\[I\] project assumption**, chosen equal so that 208 KiB = 13 elements |
+//! | `sram.executable_end` | 0x80000: code runs only in the standard region | \[S\] osmarks/ipu-stack, run on a C600 (docs/reference/hardware-ipu-stack.md §2: "executable region < 0x80000 only") |
 //! | `interleave_granule_bytes` | 8 (addresses differing in bit 3 are different elements) | \[C\] isa §5 parallel-access rule; `TMEM_ATOMSIZE` 64 bits \[C-ipu1\] |
 //! | `contexts.workers`, `contexts.issue_slots` | 6, 6 | \[C\] isa §1 (VPG §4.2.1) |
 //! | `stalls.*` | 6 cycles each: taken branch, CSR write, `run`/`runall`, `sync`, load-use | \[C\] isa §6 (PopLibs `PerformanceEstimation.hpp` cost models) |
@@ -32,10 +33,10 @@
 //! | `amp.phases` | 4 (f16/f8 pipeline depth) | \[C\] isa §6 |
 //! | `exchange.bytes_per_cycle_per_tile` | 4 | \[I\] system §A2 (PopLibs planners' `getExchangeBytesPerCycle`, consistent with ~8 TB/s) |
 //! | `exchange.supertile_size` | 2 | \[C\] system §A2 (supertiles share an exchange bus) |
-//! | `exchange.fabric` | `Ipu21` | \[S\] osmarks/ipu-stack's `topology.rs` (docs/reference/hardware-ipu-stack.md appendix A): the snake numbering and each `send`'s direction bits; `Uniform` (the default) for machines of other sizes |
+//! | `exchange.fabric` | `Ipu21` | \[S\] osmarks/ipu-stack's `topology.rs` (docs/reference/hardware-ipu-stack.md appendix A): the snake numbering, each `send`'s direction bits, and the timing: a word lands T(s, d) + 53 + 2·row(d) cycles after it is sent (19 to 165) and a receiver's timed mux selection (XPIC) leads it by 52 + 2·row(d) (`latency_cycles`, `mux_lead_cycles`); `Uniform` (the default) for machines of other sizes |
 //! | `exchange.tiles_per_column` | 64 | **\[I\] chosen**: the reference says tiles sit in columns around the exchange and proximity matters (\[C\] patent, \[S\] Citadel) but gives no column size; 64 divides both 1216 (Mk1) and 1472 tiles |
-//! | `exchange.base_latency_cycles` | 24 | **\[I\] chosen**: no public measurement in the reference (Citadel numbers \[NF\]); a few ns of wire and pipeline at 1.5 GHz |
-//! | `exchange.cycles_per_column_hop` | 1 | **\[I\] chosen**, as above; the far corner of the chip (22 hops) then costs 46 cycles |
+//! | `exchange.base_latency_cycles` | 24 | **\[I\] chosen**, used only on a `Uniform` fabric (`small`): the ipu21's latency is its route function's |
+//! | `exchange.cycles_per_column_hop` | 1 | **\[I\] chosen**, as above, `Uniform` only |
 //! | `sync.global_sync_latency_cycles` | 90 | \[I\] from a PopLibs heuristic (the CTC planner charges ~90 cycles per sync, system §A2; a heuristic, not a measurement) |
 //! | `sync.local_sync_cycles` | 0 | \[I\] PopLibs cost models charge a local `sync` only its 6-cycle supervisor stall (`stalls.sync`) |
 //! | `host.host_load_bytes_per_cycle` | 16 (whole chip) | **\[I\] chosen**: the C600 host link is PCIe Gen4 (system §A1, \[C\]); assuming x16 at ~24 GB/s effective gives ≈ 16 B per 1.5 GHz cycle |
@@ -163,6 +164,10 @@ pub struct SramDescription {
     pub interleave_granule_bytes: u32,
     /// Regions in address order, contiguous and non-overlapping.
     pub regions: Vec<RegionDescription>,
+    /// Instructions are fetched only below this address: code loaded past it is refused. `None`
+    /// (when absent): anywhere in SRAM.
+    #[serde(default)]
+    pub executable_end: Option<u32>,
 }
 
 /// One SRAM region: a run of memory elements, linear or interleaved in pairs.
@@ -234,8 +239,10 @@ pub struct AmpDescription {
     pub phases: u32,
 }
 
-/// The exchange fabric. Tile `t` sits in column `t / tiles_per_column`; a word sent from one
-/// tile arrives `base_latency_cycles + cycles_per_column_hop * |column distance|` cycles later.
+/// The exchange fabric. On a `Uniform` fabric tile `t` sits in column `t / tiles_per_column`
+/// and a word sent from one tile arrives `base_latency_cycles + cycles_per_column_hop *
+/// |column distance|` cycles later; the ipu21's fabric has its own route timing
+/// ([`ExchangeDescription::latency_cycles`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExchangeDescription {
@@ -514,7 +521,21 @@ impl SramDescription {
                 end,
             })?;
         }
+        if let Some(end) = self.executable_end {
+            if end <= self.base || end > expected_start {
+                return Err(MachineError::InvalidValue {
+                    field: "sram.executable_end".into(),
+                    value: end.into(),
+                    reason: "must lie after sram.base and no later than the end of the last region",
+                });
+            }
+        }
         Ok(())
+    }
+
+    /// One past the last address instructions are fetched from.
+    pub fn executable_end(&self) -> u32 {
+        self.executable_end.unwrap_or_else(|| self.end())
     }
 }
 
@@ -609,11 +630,22 @@ impl ExchangeDescription {
         tile.checked_div(self.supertile_size).unwrap_or(0)
     }
 
-    /// Cycles from `sender` putting a word on the exchange until it reaches `receiver`.
+    /// Cycles from `sender` putting a word on the exchange until it reaches `receiver`: the
+    /// route function's on the ipu21 ([`tessera_isa::fabric::route_latency`]), else the base
+    /// latency plus a cost per column of distance.
     pub fn latency_cycles(&self, sender: u32, receiver: u32) -> u64 {
+        if let Some(latency) = self.fabric.latency(sender, receiver) {
+            return u64::from(latency);
+        }
         let hops = self.column_of(sender).abs_diff(self.column_of(receiver));
         u64::from(self.base_latency_cycles)
             + u64::from(self.cycles_per_column_hop) * u64::from(hops)
+    }
+
+    /// Cycles by which `receiver`'s timed mux selection leads the words it takes
+    /// ([`tessera_isa::fabric::mux_lead`] on the ipu21; 0 on a uniform fabric).
+    pub fn mux_lead_cycles(&self, receiver: u32) -> u64 {
+        u64::from(self.fabric.mux_lead(receiver))
     }
 }
 

@@ -612,6 +612,7 @@ mod tests {
                 region("linear", 0x1000, 48 * 10, 1),
                 region("pairs", 0x1000 + 480, 96 * 5, 2),
             ],
+            executable_end: None,
         };
         let layout = MemoryLayout::new(&sram).unwrap();
         for addr in 0x1000..0x1000 + 960 {

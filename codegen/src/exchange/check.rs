@@ -19,7 +19,7 @@ struct Replay {
     sent: Vec<(u64, u32)>,
     /// The send control of every word sent (its fabric directions).
     sctl: Vec<u32>,
-    /// (cycle, mux value) changes.
+    /// (cycle, mux value) changes, at the first cycle of arrivals they apply to.
     mux: Vec<(u64, u32)>,
     /// (cycle, pointer) sets.
     pointer: Vec<(u64, u32)>,
@@ -34,6 +34,9 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
     };
     let mut m = [0u32; 16];
     let mut now = 0u64;
+    // A timed XPIC selection takes the words arriving this many cycles after its event; a
+    // `put $INCOMING_MUX` those arriving in its own cycle.
+    let lead = u64::from(target.mux_lead(tile));
     // The outgoing stream a `sendpic` continues: next address and send control.
     let mut stream: Option<(u32, u32)> = None;
     for inst in &code.instructions {
@@ -75,7 +78,7 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 if inst.opcode == Opcode::DelayXpic {
                     replay
                         .mux
-                        .push((at, mux_value(selector, value).map_err(fail)?));
+                        .push((at + lead, mux_value(selector, value).map_err(fail)?));
                 } else if selector == 0 {
                     replay.pointer.push((at, value * 4));
                 } else {
@@ -91,7 +94,9 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 };
                 let (words, selector, value) = (inst.imm(0) + 1, inst.imm(1), inst.imm(2));
                 match selector {
-                    0 | 1 => replay.mux.push((now, mux_value(selector, value).map_err(fail)?)),
+                    0 | 1 => replay
+                        .mux
+                        .push((now + lead, mux_value(selector, value).map_err(fail)?)),
                     2 => replay.pointer.push((now, value * 4)),
                     _ => {
                         return Err(fail(format!(

@@ -5,7 +5,7 @@
 //! and, while the tile sends, carried by `sendpic` ([`emit_tile_timed`]).
 
 use super::schedule::{
-    PhaseSchedule, ReceiveControls, MAX_WORDS_PER_SEND, MIN_WINDOW, SETUP_BEFORE_ARRIVAL,
+    timed_control_cycles, PhaseSchedule, ReceiveControls, MAX_WORDS_PER_SEND, MIN_WINDOW,
 };
 use super::{ExchangeError, ExchangePhase};
 use crate::target::Target;
@@ -29,7 +29,9 @@ pub enum ExchangeOp {
     },
     /// `setzi $m1, address` one cycle before, then `put $INCOMING_SINIT, $m1` at this cycle.
     SetPointer { address: u32 },
-    /// `setzi $m0, tile + 1` (0 = stop) one cycle before, then `put $INCOMING_MUX, $m0` at this cycle.
+    /// `setzi $m0, tile + 1` (0 = stop) one cycle before, then `put $INCOMING_MUX, $m0` at this
+    /// cycle; or a timed XPIC selection at this cycle, which leads the words it is for by the
+    /// receiver's mux lead (`Target::mux_lead`).
     Listen { sender: Option<u32> },
 }
 
@@ -79,20 +81,26 @@ pub fn timed_ops(
         let window = (end - start).max(MIN_WINDOW);
         for delivery in &transfer.deliveries {
             let arrival = start + target.latency(transfer.sender, delivery.tile);
+            // A timed mux selection leads the words it is for; a `put` applies in its cycle.
+            let lead = match schedule.controls {
+                ReceiveControls::SupervisorPuts => 0,
+                ReceiveControls::TimedStreams => target.mux_lead(delivery.tile),
+            };
+            let [pointer, on, off] = timed_control_cycles(arrival, window, lead);
             let tile = &mut ops[delivery.tile as usize];
             tile.push((
-                arrival - (SETUP_BEFORE_ARRIVAL - 1),
+                pointer,
                 ExchangeOp::SetPointer {
                     address: delivery.destination,
                 },
             ));
             tile.push((
-                arrival,
+                on,
                 ExchangeOp::Listen {
                     sender: Some(transfer.sender),
                 },
             ));
-            tile.push((arrival + window, ExchangeOp::Listen { sender: None }));
+            tile.push((off, ExchangeOp::Listen { sender: None }));
         }
     }
     for tile in &mut ops {

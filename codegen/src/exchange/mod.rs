@@ -21,6 +21,12 @@
 //! | R | `e-1` | `setzi $m0, 0` | `e` |
 //! | R | `e` | `put $INCOMING_MUX, $m0` (stop listening) | `e+6` |
 //!
+//! With the hardware's timed receive streams (`schedule::ReceiveControls::TimedStreams`, what
+//! the compiler emits where it can) the same three controls are `delaypic`/`delayxpic` or ride
+//! on a `sendpic`, and the two mux events come `Target::mux_lead(R)` cycles before `a` and `e`
+//! (on the ipu21 the mux selection leads the words by 52 + 2·row(R), so the selection may come
+//! before the sender's first word: `a − lead = s + T(S, R) + 1`).
+//!
 //! Gaps are filled with `delay`. Because a receiver listening to S accepts *every* word of S that
 //! arrives, a sender sends nothing else for `max(n, 7)` cycles, and a receiver listens exactly
 //! during its windows. The scheduler is a deterministic greedy list scheduler: transfers in the

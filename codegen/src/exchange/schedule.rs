@@ -29,6 +29,12 @@ pub const MAX_WORDS_PER_SEND: u32 = 64;
 pub const MIN_WINDOW: u32 = 7;
 /// Cycles of receive set-up before the first arrival (`setzi`, `put SINIT`, `setzi`).
 pub const SETUP_BEFORE_ARRIVAL: u32 = 8;
+/// The start a transfer's intervals are first written relative to, before the search moves
+/// them to its real start: late enough that every interval lies at a cycle ≥ 0 (a timed mux
+/// selection leads its first word by up to 96 cycles on the ipu21 and may come before its
+/// sender's first word by up to 77; `tessera_isa::fabric`).
+pub(super) const ORIGIN: u32 = 256;
+
 /// Fewest words of a transfer whose sender may pause: 8 (So400m+head batch 1 estimates 579,585
 /// cycles against 582,404 with 64, for 0.3 s more scheduling).
 pub const PAUSABLE_WORDS: u32 = 8;
@@ -222,7 +228,8 @@ fn receiver_requirements_into(
             // The pointer, the mux on and the mux off, each in a cycle of its own that starts
             // no outgoing stream of the receiver (`emit::emit_tile_timed`).
             ReceiveControls::TimedStreams => {
-                for at in [arrival - (SETUP_BEFORE_ARRIVAL - 1), arrival, end] {
+                let lead = target.mux_lead(delivery.tile);
+                for at in timed_control_cycles(arrival, window, lead) {
                     needs.push((delivery.tile, Resource::Control, at, at + 1));
                 }
             }
@@ -234,6 +241,21 @@ fn receiver_requirements_into(
             end + csr,
         ));
     }
+}
+
+/// The cycles of one delivery's three timed receive controls, `[pointer, mux on, mux off]`, for
+/// its first word arriving at `arrival`, a listening window of `window` (≥ [`MIN_WINDOW`])
+/// cycles and the receiver's mux lead `lead` (`Target::mux_lead`): the mux events lead the
+/// words they are for, so they come at `arrival − lead` and `arrival + window − lead`; the
+/// pointer is set 7 cycles before the first word, or 6 where the mux's own end falls there
+/// (a window of `lead − 7`). The three always differ.
+pub fn timed_control_cycles(arrival: u32, window: u32, lead: u32) -> [u32; 3] {
+    let (on, off) = (arrival - lead, arrival + window - lead);
+    let mut pointer = arrival - (SETUP_BEFORE_ARRIVAL - 1);
+    if pointer == on || pointer == off {
+        pointer += 1;
+    }
+    [pointer, on, off]
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -292,7 +314,7 @@ fn validate(target: &Target, transfer: &Transfer) -> Result<(), ExchangeError> {
 }
 
 /// The earliest start `≥ from` at which every interval of `needs` (relative to a start of
-/// [`SETUP_BEFORE_ARRIVAL`]) is free: each interval in turn moves the start to its own earliest
+/// [`ORIGIN`]) is free and at a cycle ≥ 0: each interval in turn moves the start to its own earliest
 /// slot, until a whole round since the last move moved nothing. Every interval's "earliest slot
 /// from s" is monotone in s and never below s, so this reaches the same least common start as
 /// moving by the latest slot of all intervals per round, with far fewer lookups when a
@@ -314,8 +336,10 @@ fn earliest_common(
             Resource::Port => &tiles[tile as usize].port,
             Resource::Control => &tiles[tile as usize].control,
         };
-        let offset = a - SETUP_BEFORE_ARRIVAL;
-        let t = timeline.earliest_from(&mut cursors[i], start + offset, b - a) - offset;
+        let offset = i64::from(a) - i64::from(ORIGIN);
+        let at = u32::try_from((i64::from(start) + offset).max(0)).unwrap_or(u32::MAX);
+        let slot = timeline.earliest_from(&mut cursors[i], at, b - a);
+        let t = u32::try_from(i64::from(slot) - offset).unwrap_or(u32::MAX);
         if t > start {
             start = t;
             since_move = 1;
@@ -385,7 +409,7 @@ fn unbroken(
 ) -> Placement {
     let Scratch { needs, cursors } = scratch;
     needs.clear();
-    requirements_into(target, controls, transfer, SETUP_BEFORE_ARRIVAL, needs);
+    requirements_into(target, controls, transfer, ORIGIN, needs);
     cursors.clear();
     cursors.resize(needs.len(), None);
     let start = earliest_common(tiles, needs, cursors, 0);
@@ -419,18 +443,11 @@ fn paused(
         }
         needs.clear();
         let window = (end - start).max(MIN_WINDOW);
-        receiver_requirements_into(
-            target,
-            controls,
-            transfer,
-            SETUP_BEFORE_ARRIVAL,
-            window,
-            needs,
-        );
+        receiver_requirements_into(target, controls, transfer, ORIGIN, window, needs);
         match controls {
             ReceiveControls::SupervisorPuts => {}
             ReceiveControls::TimedStreams => needs.extend(runs.iter().map(|&(c, _)| {
-                let at = c - start + SETUP_BEFORE_ARRIVAL;
+                let at = c - start + ORIGIN;
                 (transfer.sender, Resource::Control, at, at + 1)
             })),
         }
@@ -453,18 +470,11 @@ fn paused(
     }
 }
 
-/// `needs` (relative to a start of [`SETUP_BEFORE_ARRIVAL`]) at `start`.
+/// `needs` (relative to a start of [`ORIGIN`]) at `start`.
 fn absolute(needs: &[(u32, Resource, u32, u32)], start: u32) -> Vec<(u32, Resource, u32, u32)> {
     needs
         .iter()
-        .map(|&(tile, resource, a, b)| {
-            (
-                tile,
-                resource,
-                a - SETUP_BEFORE_ARRIVAL + start,
-                b - SETUP_BEFORE_ARRIVAL + start,
-            )
-        })
+        .map(|&(tile, resource, a, b)| (tile, resource, start + a - ORIGIN, start + b - ORIGIN))
         .collect()
 }
 
@@ -775,9 +785,7 @@ pub fn estimate_cycles(target: &Target, phase: &ExchangePhase) -> u64 {
         .map(|t| sent[t].max(received[t] + windows[t] * overhead))
         .max()
         .unwrap_or(0);
-    let latency = target.exchange_base_latency as u64
-        + target.exchange_cycles_per_column_hop as u64
-            * (target.tiles / target.tiles_per_column.max(1)) as u64;
+    let latency = target.max_latency() as u64;
     if phase.transfers.is_empty() {
         0
     } else {

@@ -230,7 +230,6 @@ pub fn movement_cost_scaled(
         per.into_iter().max().unwrap_or(0)
     };
     let exchange = movement.has_exchange();
-    let columns = target.tiles.div_ceil(target.tiles_per_column.max(1)) as u64;
     let phase = if exchange {
         recv.iter()
             .zip(&sent)
@@ -238,8 +237,7 @@ pub fn movement_cost_scaled(
             .map(|(t, (r, s))| (*r).max((*s as f64 * factor(t)) as u64))
             .max()
             .unwrap_or(0)
-            + target.exchange_base_latency as u64
-            + target.exchange_cycles_per_column_hop as u64 * columns
+            + target.max_latency() as u64
             + 2 * target.global_sync_latency as u64
     } else {
         0

@@ -18,12 +18,17 @@
 //! sent. Bit 2 (64-bit items) traps as not modelled. A listening tile that a word's directions
 //! miss sees nothing from it.
 //!
-//! # Arrival \[A\]
+//! # Arrival
 //! A word on `S`'s wires at cycle `c` arrives at every tile `R` at cycle
-//! `c + latency(S, R)` ([`crate::machine::ExchangeDescription::latency_cycles`]: a base latency
-//! plus a cost per column of distance, from the machine file). Every tile listening to `S` at that
-//! cycle receives it, so one sender with many listeners is a broadcast at no extra cost. The
-//! supertile's shared bus (`exchange.supertile_size`) is not modelled.
+//! `c + latency(S, R)` ([`crate::machine::ExchangeDescription::latency_cycles`]). On the ipu21
+//! \[S\] that is the hardware's route timing (osmarks/ipu-stack's `topology.rs`, whose rows run
+//! on a C600 and match the SDK's vectors; docs/reference/hardware-ipu-stack.md §1.3 and
+//! appendix A): T(s, d) + 53 + 2·row(d) for physical tiles s and d, 19 to 165 cycles; a
+//! receiver's timed mux selection leads the words it is for by 52 + 2·row(d) (see Receiving).
+//! On a `Uniform` fabric (the `small` machine) it is a base latency plus a cost per column of
+//! distance, from the machine file \[A\]. Every tile listening to `S` at that cycle receives it,
+//! so one sender with many listeners is a broadcast at no extra cost. The supertile's shared bus
+//! (`exchange.supertile_size`) is not modelled.
 //!
 //! # Receiving \[A\]
 //! - `put $INCOMING_MUX, v` issued at cycle `c`: for words arriving at `c` and later, the tile
@@ -40,8 +45,14 @@
 //!   and later.
 //! - The hardware's timed controls \[S\] (osmarks/ipu-stack, run on a C600;
 //!   docs/reference/hardware-ipu-stack.md §1.1–1.2) stand for these writes: `delayxpic N, s, v`
-//!   keeps the supervisor N + 1 cycles and, in the last of them, sets the mux (stream `s` = 1:
-//!   the paired mux) to tile `v`, or to none for `0x640` (`tessera_isa::fabric::XPIC_NEUTRAL`);
+//!   keeps the supervisor N + 1 cycles and, in the last of them (event `e`), selects for the
+//!   mux (stream `s` = 1: the paired mux) tile `v`, or none for `0x640`
+//!   (`tessera_isa::fabric::XPIC_NEUTRAL`). The selection applies to the words arriving from
+//!   `e + lead` on, where `lead` is [`crate::machine::ExchangeDescription::mux_lead_cycles`]:
+//!   52 + 2·row(d) on the ipu21 \[S\] (the SDK's rows select the sender at its first word's
+//!   event + T + 1 and set the pointer, where the words land, 52 + 2·row(d) later), 0 on a
+//!   `Uniform` fabric. A `put $INCOMING_MUX` applies in its own cycle (a Tessera convention;
+//!   the hardware has no such write) \[A\];
 //!   `delaypic N, 0, w` sets the pointer to the word address `w` the same way (`delaypic N, 1,
 //!   f` the format, only 0 modelled); `sendpic N, sel, v` sends N + 1 more words of the outgoing
 //!   stream (from where the last `send` or `sendpic` left off, with its send control) and

@@ -38,6 +38,16 @@ pub(super) fn send_words(
 }
 
 impl Tile {
+    /// Cycles by which a timed control leads the words it is for: an XPIC selection on a fabric
+    /// whose selections lead ([`crate::machine::ExchangeDescription::mux_lead_cycles`]); 0 for
+    /// the pointer and the format, which apply to the words arriving in their own cycle.
+    pub(super) fn control_lead(&self, control: IncomingControl) -> u64 {
+        match control {
+            IncomingControl::Source { .. } => self.exchange.mux_lead_cycles(self.id),
+            IncomingControl::Pointer { .. } | IncomingControl::Format { .. } => 0,
+        }
+    }
+
     /// The exchange CSR write a timed incoming control stands for (`crate::chip::exchange`): XPIC to `$INCOMING_MUX` / `$INCOMING_MUXPAIR` (tile
     /// `v` listens as `v + 1`, [`tessera_isa::fabric::XPIC_NEUTRAL`] as 0), the PIC pointer to
     /// `$INCOMING_SINIT` (a word address, so × 4), the PIC format to `$INCOMING_FORMAT`.

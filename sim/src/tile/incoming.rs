@@ -9,6 +9,8 @@
 //! horizon computations never allocate; the per-phase records (`accepted`, `switches`) reuse
 //! their capacity from phase to phase.
 
+use std::collections::VecDeque;
+
 use super::watch::WriteWatch;
 use super::OutgoingWord;
 use crate::error::SimError;
@@ -120,6 +122,17 @@ impl Source {
     }
 }
 
+/// A mux selection written ahead of the words it is for (a timed XPIC control on a fabric whose
+/// selections lead, `crate::machine::ExchangeDescription::mux_lead_cycles`): it replaces the
+/// source at `effective`.
+#[derive(Clone, Copy, Debug)]
+struct PendingSelection {
+    effective: u64,
+    pair: bool,
+    value: u32,
+    latency: u64,
+}
+
 /// Where delivered words go.
 struct Sink<'a> {
     memory: &'a mut TileMemory,
@@ -132,6 +145,8 @@ struct Sink<'a> {
 pub struct IncomingPort {
     mux: Source,
     pair: Source,
+    /// Selections written but not yet in effect, in order of `effective`.
+    pending: VecDeque<PendingSelection>,
     paired: bool,
     delta: u32,
     base: u32,
@@ -157,6 +172,7 @@ impl Default for IncomingPort {
         IncomingPort {
             mux: Source::default(),
             pair: Source::default(),
+            pending: VecDeque::new(),
             paired: false,
             delta: 0,
             base: 0,
@@ -193,9 +209,11 @@ impl IncomingPort {
         self.horizon
     }
 
-    /// Whether the port listens to anyone.
+    /// Whether the port listens to anyone, or will once a selection written ahead takes effect.
     pub fn listening(&self) -> bool {
-        self.mux.value != 0 || (self.paired && self.pair.value != 0)
+        self.mux.value != 0
+            || (self.paired && self.pair.value != 0)
+            || self.pending.iter().any(|p| p.value != 0)
     }
 
     /// Starts a new phase: the chip has cleared every sender's log.
@@ -219,17 +237,65 @@ impl IncomingPort {
             horizon = horizon.min(self.pair.horizon(view));
             next = next.min(self.pair.next(view));
         }
+        // A selection written ahead: its sender's words must be known by the time it takes
+        // effect, and its cycle is one the port must visit to apply it.
+        for pending in &self.pending {
+            if let Some(sender) = pending.value.checked_sub(1) {
+                horizon = horizon.min(view.progress(sender).saturating_add(pending.latency));
+            }
+        }
+        if let Some(first) = self.pending.front() {
+            next = next.min(first.effective);
+        }
         self.horizon = horizon;
         self.next_arrival = next;
     }
 
-    /// A `put` to an exchange CSR issued at `cycle` by tile `me`. It takes effect for words
-    /// arriving at `cycle` and later.
+    /// Puts a mux selection in effect from `cycle` on.
+    fn select(&mut self, pair: bool, value: u32, cycle: u64, latency: u64) {
+        let source = if pair { &mut self.pair } else { &mut self.mux };
+        if source.value == value {
+            return;
+        }
+        let listening = !pair || self.paired;
+        if let (Some(from), Some(to), true) = (source.sender(), value.checked_sub(1), listening) {
+            self.switches.push(MuxSwitch {
+                cycle,
+                from,
+                to,
+                pair,
+            });
+        }
+        *source = Source {
+            value,
+            from: cycle,
+            cursor: 0,
+            latency,
+        };
+    }
+
+    /// Puts in effect the selections written ahead whose cycle has come.
+    fn apply_pending(&mut self, cycle: u64) {
+        while let Some(&first) = self.pending.front().filter(|p| p.effective <= cycle) {
+            self.pending.pop_front();
+            self.select(first.pair, first.value, first.effective, first.latency);
+        }
+    }
+
+    /// A write to an exchange CSR issued at `cycle` by tile `me`. It takes effect for words
+    /// arriving at `cycle` and later; a mux selection `lead` cycles ahead (a timed XPIC control
+    /// on the ipu21, `crate::machine::ExchangeDescription::mux_lead_cycles`) for words
+    /// arriving at `cycle + lead` and later.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the write, its tile and the machine it runs on"
+    )]
     pub fn write_csr(
         &mut self,
         csr: u8,
         value: u32,
         cycle: u64,
+        lead: u64,
         me: u32,
         exchange: &ExchangeDescription,
         tiles: u32,
@@ -240,30 +306,26 @@ impl IncomingPort {
                     return Err(TrapKind::InvalidOperation { what: "an incoming mux names a tile the chip does not have (value = sender tile + 1)" });
                 }
                 let pair = csr == index::INCOMING_MUXPAIR;
-                let source = if pair { &mut self.pair } else { &mut self.mux };
-                if source.value == value {
-                    return Ok(());
-                }
-                let listening = !pair || self.paired;
-                if let (Some(from), Some(to), true) =
-                    (source.sender(), value.checked_sub(1), listening)
-                {
-                    self.switches.push(MuxSwitch {
-                        cycle,
-                        from,
-                        to,
-                        pair,
-                    });
-                }
                 let latency = value
                     .checked_sub(1)
                     .map_or(0, |sender| exchange.latency_cycles(sender, me));
-                *source = Source {
-                    value,
-                    from: cycle,
-                    cursor: 0,
-                    latency,
-                };
+                let effective = cycle + lead;
+                if lead == 0 && self.pending.is_empty() {
+                    self.select(pair, value, cycle, latency);
+                } else {
+                    // Kept in order of effect (a selection written with no lead after one
+                    // written ahead may take effect first).
+                    let at = self.pending.partition_point(|p| p.effective <= effective);
+                    self.pending.insert(
+                        at,
+                        PendingSelection {
+                            effective,
+                            pair,
+                            value,
+                            latency,
+                        },
+                    );
+                }
             }
             index::INCOMING_FORMAT => {
                 let paired = match value {
@@ -348,7 +410,9 @@ impl IncomingPort {
         watch: &mut WriteWatch,
         me: u32,
     ) -> Result<(), SimError> {
+        self.apply_pending(cycle);
         let sink = &mut Sink { memory, watch, me };
+        let received = self.bytes_received;
         // A word whose send control does not name the direction towards this tile arrives with
         // nothing for it: the mux moves past it and nothing is written.
         let fabric = self.fabric;
@@ -412,7 +476,9 @@ impl IncomingPort {
                 (None, None) => {}
             }
         }
-        self.last_arrival = Some(cycle);
+        if self.bytes_received != received {
+            self.last_arrival = Some(cycle);
+        }
         self.refresh(view);
         Ok(())
     }

@@ -222,6 +222,8 @@ pub struct Tile {
     pub watch: WriteWatch,
     exchange: ExchangeDescription,
     tiles: u32,
+    /// Instructions are fetched only below this address (`sram.executable_end`).
+    executable_end: u32,
     /// Cycle of the last `sync` to the internal zone.
     global_sync_at: u64,
     /// An exchange CSR changed: the port must be refreshed against the view.
@@ -267,6 +269,7 @@ impl Tile {
             watch: WriteWatch::default(),
             exchange: machine.exchange.clone(),
             tiles: machine.tiles,
+            executable_end: machine.sram.executable_end(),
             global_sync_at: 0,
             port_dirty: false,
             outgoing: None,
@@ -278,6 +281,7 @@ impl Tile {
     /// the bytes loaded there, possibly shared with other tiles) and write-protects it.
     pub fn load_decoded_code(&mut self, start: u32, slots: DecodedRange) -> Result<(), SimError> {
         let len = (slots.len() as u32).saturating_mul(4);
+        self.check_executable(start, len)?;
         self.code.insert_shared(start, slots);
         self.memory
             .protect(start..start.saturating_add(len))
@@ -364,8 +368,25 @@ impl Tile {
         ) && !self.any_worker_running()
     }
 
+    /// Refuses code at `[start, start + len)` that reaches past the machine's executable end.
+    fn check_executable(&self, start: u32, len: u32) -> Result<(), SimError> {
+        let end = u64::from(start) + u64::from(len);
+        if end > u64::from(self.executable_end) {
+            return Err(SimError::Load {
+                tile: self.id,
+                message: format!(
+                    "code at {start:#x}..{end:#x} runs {} bytes past {:#x}: instructions are fetched only below it (sram.executable_end; the ipu21 runs code only below 0x80000)",
+                    end - u64::from(self.executable_end).max(u64::from(start)).min(end),
+                    self.executable_end
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Marks `[start, start + len)` as code: decodes it and write-protects it.
     pub fn load_code(&mut self, start: u32, len: u32) -> Result<(), SimError> {
+        self.check_executable(start, len)?;
         let bytes = self
             .memory
             .read_range(start, len as usize)
@@ -681,6 +702,8 @@ impl Tile {
             self.load_pending |= decoded.load_writes_m;
         }
         let (mut csr_write, mut send) = (None, None);
+        // Cycles a mux selection leads the words it is for (a timed XPIC control).
+        let mut lead = 0;
         match outcome.effect {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {
@@ -775,6 +798,7 @@ impl Tile {
                     self.incoming_csr(control)
                         .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
                 );
+                lead = self.control_lead(control);
                 send = Some((address, words, mode));
             }
             Effect::TimedControl { events, control } => {
@@ -789,6 +813,7 @@ impl Tile {
                         self.incoming_csr(control)
                             .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
                     );
+                    lead = self.control_lead(control);
                 }
             }
             Effect::Delay { cycles } => next = next.max(cycle + cycles as u64),
@@ -815,9 +840,15 @@ impl Tile {
         }
         // An exchange CSR written by a `put` or by a timed control standing for one.
         if let Some((index, value)) = csr_write {
-            let written =
-                self.port
-                    .write_csr(index, value, cycle, self.id, &self.exchange, self.tiles);
+            let written = self.port.write_csr(
+                index,
+                value,
+                cycle,
+                lead,
+                self.id,
+                &self.exchange,
+                self.tiles,
+            );
             if let Err(kind) = written {
                 let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
                 return Err(self.trap(CONTEXT, pc, decoded, cycle, kind.into()));

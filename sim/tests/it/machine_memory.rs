@@ -703,3 +703,23 @@ fn image_loading_bypasses_protection_and_alignment_but_not_bounds() {
     );
     assert!(memory.read_range(0xE7000, 0x1001).is_err());
 }
+
+/// The ipu21 fetches instructions only below 0x80000 (docs/reference/hardware-ipu-stack.md §2):
+/// code that reaches past it is refused at load, saying by how much; a machine file may not
+/// put the limit outside its SRAM.
+#[test]
+fn code_past_the_executable_end_is_refused_at_load() {
+    let machine = ipu21();
+    assert_eq!(machine.sram.executable_end(), 0x80000);
+    let mut tile = tessera_sim::tile::Tile::new(0, &machine, layout());
+    tile.load_code(0x80000 - 64, 64)
+        .expect("code ending at the limit loads");
+    let error = tile.load_code(0x80000 - 16, 32).unwrap_err().to_string();
+    assert!(error.contains("16 bytes past 0x80000"), "{error}");
+    let error = tile.load_code(0x90000, 8).unwrap_err().to_string();
+    assert!(error.contains("8 bytes past 0x80000"), "{error}");
+    for bad in ["Some(0x4C000)", "Some(0xE8008)"] {
+        let error = validation_error(&edited_ipu21("Some(0x80000)", bad));
+        assert!(error.to_string().contains("sram.executable_end"), "{error}");
+    }
+}

@@ -102,3 +102,51 @@ fn the_hardware_phase_prologue_runs_and_a_moved_outgoing_base_is_refused() {
     let err = run_with_rbuf(&machine("small"), &[(&[0], moved)]).unwrap_err();
     assert!(err.to_string().contains("$OUTGOING_BASE = 0x100"), "{err}");
 }
+
+/// The SDK's point-to-point rows on the ipu21 (docs/reference/hardware-ipu-stack.md §1.3 and
+/// appendix A): the sender waits `111 − T` (`delay 111 − T`, so its first word goes out at event
+/// 112 − T), the receiver selects it with XPIC at event 113 and its words land from XPIC + 52 +
+/// 2·row(receiver) on. For the four SDK vectors (logical sender → receiver, sender delay), those
+/// rows receive every word here, and a selection one event late loses the first.
+#[test]
+fn the_sdks_point_to_point_rows_receive_on_the_ipu21() {
+    let machine = machine("ipu21");
+    for (sender, receiver, delay) in [
+        (0, 1286, 134),
+        (736, 100, 62),
+        (1286, 1471, 125),
+        (32, 0, 108),
+    ] {
+        let send = format!(
+            "    sync TEXCH_SYNCZONE_INTERNAL\n    delay {delay}\n    send 7, buf, 3\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n"
+        );
+        let receive = |xpic_event: u32| {
+            format!(
+                "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic {}, 0, {sender}\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+                xpic_event - 1
+            )
+        };
+        let position = usize::from(receiver > sender);
+        let (on_time, late) = (receive(113), receive(114));
+        let report = run_with_rbuf(
+            &machine,
+            &[(&[receiver], on_time.as_str()), (&[sender], send.as_str())],
+        )
+        .unwrap();
+        assert_eq!(
+            &rbuf_of(&report, position)[..8],
+            &BUF,
+            "{sender} -> {receiver}"
+        );
+        let report = run_with_rbuf(
+            &machine,
+            &[(&[receiver], late.as_str()), (&[sender], send.as_str())],
+        )
+        .unwrap();
+        assert_eq!(
+            &rbuf_of(&report, position)[..8],
+            &[BUF[1], BUF[2], BUF[3], BUF[4], BUF[5], BUF[6], BUF[7], 0],
+            "{sender} -> {receiver}, one event late"
+        );
+    }
+}
