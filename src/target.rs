@@ -32,7 +32,7 @@ pub fn target_of(machine: &MachineDescription) -> Target {
         exchange_base_latency: machine.exchange.base_latency_cycles,
         exchange_cycles_per_column_hop: machine.exchange.cycles_per_column_hop,
         global_sync_latency: machine.sync.global_sync_latency_cycles,
-        host_load_bytes_per_cycle: machine.host.host_load_bytes_per_cycle,
+        host_load_bytes_per_second: machine.host.host_load_bytes_per_second,
         fabric: machine.exchange.fabric,
     }
 }

@@ -45,7 +45,8 @@ pub struct Target {
     pub exchange_base_latency: u32,
     pub exchange_cycles_per_column_hop: u32,
     pub global_sync_latency: u32,
-    pub host_load_bytes_per_cycle: u32,
+    /// Bytes per second the host link loads into the whole chip.
+    pub host_load_bytes_per_second: u64,
     /// The exchange fabric's geometry: the direction bits each `send` needs.
     #[serde(default)]
     pub fabric: tessera_isa::fabric::Fabric,
@@ -141,7 +142,7 @@ impl Target {
             exchange_base_latency: 24,
             exchange_cycles_per_column_hop: 1,
             global_sync_latency: 90,
-            host_load_bytes_per_cycle: 16,
+            host_load_bytes_per_second: 24_000_000_000,
             fabric: tessera_isa::fabric::Fabric::Uniform,
         }
     }

@@ -39,7 +39,7 @@
 //! | `exchange.cycles_per_column_hop` | 1 | **\[I\] chosen**, as above, `Uniform` only |
 //! | `sync.global_sync_latency_cycles` | 90 | \[I\] from a PopLibs heuristic (the CTC planner charges ~90 cycles per sync, system §A2; a heuristic, not a measurement) |
 //! | `sync.local_sync_cycles` | 0 | \[I\] PopLibs cost models charge a local `sync` only its 6-cycle supervisor stall (`stalls.sync`) |
-//! | `host.host_load_bytes_per_cycle` | 16 (whole chip) | **\[I\] chosen**: the C600 host link is PCIe Gen4 (system §A1, \[C\]); assuming x16 at ~24 GB/s effective gives ≈ 16 B per 1.5 GHz cycle |
+//! | `host.host_load_bytes_per_second` | 3.9 GB/s (whole chip; ≈ 2.6 B per 1.5 GHz cycle) | \[S\] measured by osmarks/ipu-stack on a C600: 453,752,832 B of weights uploaded in about 116 ms in 76 parallel batches (docs/reference/hardware-ipu-stack.md §1.7). It was 16 B/cycle (≈ 24 GB/s, PCIe Gen4 x16 assumed), six times faster \[I\]; `small` keeps that |
 //!
 //! `small` uses the same tile (SRAM layout, contexts, stalls, AMP) so that kernels behave
 //! identically, with 16 tiles in 4 columns of 4.
@@ -278,8 +278,8 @@ pub struct SyncDescription {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostDescription {
-    /// Bytes per cycle the host can write into the whole chip while loading code and data.
-    pub host_load_bytes_per_cycle: u32,
+    /// Bytes per second the host can write into the whole chip while loading code and data.
+    pub host_load_bytes_per_second: u64,
 }
 
 impl MachineDescription {
@@ -351,11 +351,19 @@ impl MachineDescription {
         nonzero("worker.repeat_rounds", self.worker.repeat_rounds)?;
         self.amp.validate()?;
         self.exchange.validate(self.tiles)?;
-        nonzero(
-            "host.host_load_bytes_per_cycle",
-            self.host.host_load_bytes_per_cycle,
-        )?;
+        if self.host.host_load_bytes_per_second == 0 {
+            return Err(MachineError::Zero {
+                field: "host.host_load_bytes_per_second".into(),
+            });
+        }
         Ok(())
+    }
+
+    /// Cycles the host link takes to load `bytes` into the chip, rounded up.
+    pub fn host_load_cycles(&self, bytes: u64) -> u64 {
+        let rate = u128::from(self.host.host_load_bytes_per_second.max(1));
+        let cycles = (u128::from(bytes) * u128::from(self.clock_hz)).div_ceil(rate);
+        u64::try_from(cycles).unwrap_or(u64::MAX)
     }
 
     /// Converts a cycle count to seconds at `clock_hz`.
