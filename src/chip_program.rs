@@ -252,7 +252,9 @@ main:
     sync TEXCH_SYNCZONE_INTERNAL
     br $m10
     .section .data
-    .align 8
+    // A memory element of its own: sending from the element the code is fetched from is an
+    // exchange conflict (E-TRAP-014, the hardware's TEXCPT_CONFLICT).
+    .align 16384
 src:
     .space 32
 dst:
@@ -276,7 +278,8 @@ main:
     sync TEXCH_SYNCZONE_INTERNAL
     br $m10
     .section .data
-    .align 8
+    // Received words stay off the code's memory element too, as on the hardware.
+    .align 16384
 dst:
     .space 32
 ";

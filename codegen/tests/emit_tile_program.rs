@@ -39,7 +39,13 @@ fn the_example_compiles_to_a_valid_image() {
     verify(&program).unwrap();
     let reserved = emit::reserve(&target, &program).unwrap();
     let compiled = emit::compile(&target, &program).unwrap();
-    place::check::check(&target, &program.tiles, &compiled.placement).unwrap();
+    place::check::check(
+        &target,
+        &program.tiles,
+        &program.phases,
+        &compiled.placement,
+    )
+    .unwrap();
     let report = &compiled.report;
     assert_eq!(compiled.placement.reserved, reserved);
     assert_eq!(report.running_tiles, vec![0, 1, 2, 3]);
@@ -156,9 +162,10 @@ fn overlapping_live_buffers_are_refused() {
     let program = example::rotate_add(4, 16);
     let compiled = emit::compile(&target, &program).unwrap();
     let mut placement = compiled.placement.clone();
-    // `x` and `s` (buffers 0 and 2) are both live in step 0.
-    placement.addresses[3][2] = placement.addresses[3][0] + 8;
-    match place::check::check(&target, &program.tiles, &placement) {
+    // `x` and `s` (buffers 0 and 2) are both live in step 0 (`x` moves onto `s`, which an
+    // exchange fills, so is placed past the program's fetch elements).
+    placement.addresses[3][0] = placement.addresses[3][2] + 8;
+    match place::check::check(&target, &program.tiles, &program.phases, &placement) {
         Err(PlaceError::Check { tile: 3, reason }) => {
             assert!(reason.contains("overlap"), "{reason}")
         }
@@ -168,6 +175,38 @@ fn overlapping_live_buffers_are_refused() {
         emit::emit(&target, &program, &placement),
         Err(EmitError::Place(_))
     ));
+}
+
+/// An exchanged buffer placed in the memory element the supervisor program is fetched from
+/// (a send from it traps on the hardware with `TEXCPT_CONFLICT`) is refused by the placement
+/// checker; the placer itself keeps every exchanged buffer past the program's elements.
+#[test]
+fn an_exchanged_buffer_in_the_programs_fetch_element_is_refused() {
+    let target = Target::test_small();
+    let program = example::rotate_add(4, 16);
+    let compiled = emit::compile(&target, &program).unwrap();
+    let region = target.region(false).unwrap();
+    let fetch_end = compiled.placement.reserved.fetch_end(region).unwrap();
+    let exchanged = place::exchanged(&program.tiles, &program.phases);
+    let mut moved = None;
+    for (tile, flags) in exchanged.iter().enumerate() {
+        for (buffer, &flag) in flags.iter().enumerate() {
+            let at = compiled.placement.addresses[tile][buffer];
+            if flag && at >= region.start && at < region.end() {
+                assert!(at >= fetch_end, "tile {tile} buffer {buffer} at {at:#x}");
+                moved.get_or_insert((tile, buffer));
+            }
+        }
+    }
+    let (tile, buffer) = moved.expect("an exchanged buffer in the standard region");
+    let mut placement = compiled.placement.clone();
+    placement.addresses[tile][buffer] = fetch_end - 64;
+    match place::check::check(&target, &program.tiles, &program.phases, &placement) {
+        Err(PlaceError::Check { reason, .. }) => {
+            assert!(reason.contains("supervisor program's fetch"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -217,7 +256,7 @@ fn initial_data_in_memory_reused_earlier_is_refused() {
         reserved,
     };
     // Disjoint lives may share memory, but `b`'s contents would be gone by step 1.
-    place::check::check(&target, &program.tiles, &placement).unwrap();
+    place::check::check(&target, &program.tiles, &program.phases, &placement).unwrap();
     match emit::emit(&target, &program, &placement) {
         Err(EmitError::Memory {
             tile: 0, buffer, ..

@@ -142,7 +142,9 @@ vertices:
 {vertices}addend:
     .int 0
     .section .data.buf
-    .align 8
+    // The exchanged buffers start a memory element of their own: a send from the element the
+    // supervisor fetches its code from is an exchange conflict.
+    .align 16384
 buf:
     .space {bytes}
     .section .data.rbuf

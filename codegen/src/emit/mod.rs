@@ -321,9 +321,9 @@ impl Frame {
         if self.programs_fit(&placement.reserved) {
             return Ok((self, placement));
         }
-        let again = self
-            .reserved(target)
-            .and_then(|r| place::place(target, &program.tiles, r).map_err(EmitError::from));
+        let again = self.reserved(target).and_then(|r| {
+            place::place(target, &program.tiles, &program.phases, r).map_err(EmitError::from)
+        });
         match again {
             Ok(listed) => Ok((self, listed)),
             Err(_) => {
@@ -372,6 +372,7 @@ impl Frame {
     ) -> Result<Reserved, EmitError> {
         let code_end = self.program_base + program_bytes;
         let reserved = Reserved {
+            program_start: self.program_base,
             code_end,
             worker_scratch: code_end.div_ceil(16) * 16,
             worker_scratch_bytes: WORKER_SCRATCH_BYTES,
@@ -488,7 +489,7 @@ pub fn emit(
 pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError> {
     let frame = Frame::new(target, program)?;
     let reserved = frame.reserved(target)?;
-    let placement = place::place(target, &program.tiles, reserved)?;
+    let placement = place::place(target, &program.tiles, &program.phases, reserved)?;
     // It places: now list-schedule the phases. Where their supervisor programs outgrow the
     // reserve, place again with the reserve they need, or keep the given order if that does
     // not place.
@@ -501,7 +502,7 @@ pub fn compile(target: &Target, program: &Program) -> Result<Compiled, EmitError
         }),
         Err(EmitError::ReserveTooSmall { tile, needed, .. }) => {
             let reserved = frame.reserve(target, needed, tile)?;
-            let placement = place::place(target, &program.tiles, reserved)?;
+            let placement = place::place(target, &program.tiles, &program.phases, reserved)?;
             let Emitted { image, report } = emit_with(target, program, &frame, &placement)?;
             Ok(Compiled {
                 placement,
@@ -548,7 +549,7 @@ fn check_placement(
         )));
     }
     frame.fits(target, &reserved, frame.program_tile)?;
-    place::check::check(target, &program.tiles, placement)?;
+    place::check::check(target, &program.tiles, &program.phases, placement)?;
     Ok(())
 }
 

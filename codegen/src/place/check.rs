@@ -29,6 +29,7 @@ pub fn check_tile(
     target: &Target,
     program: &TileProgram,
     addresses: &[u32],
+    exchanged: &[bool],
     placement: &Placement,
 ) -> Result<(), PlaceError> {
     let tile = program.tile;
@@ -54,6 +55,18 @@ pub fn check_tile(
                 "`{}` at {start:#x} overlaps code or worker scratch (ends {reserved_end:#x})",
                 buffer.name
             )));
+        }
+        let root = super::root(program, BufferId(i as u32)).0 as usize;
+        if let Some(fetch_end) = placement.reserved.fetch_end(region) {
+            let below = end.min(fetch_end);
+            if exchanged.get(root).copied().unwrap_or(false)
+                && below > start.max(placement.reserved.program_start)
+            {
+                return Err(fail(format!(
+                    "`{}` [{start:#x}, {end:#x}) is exchanged but shares a memory element with the supervisor program's fetch (up to {fetch_end:#x}): a send from it, or a word received into it, conflicts with the fetch",
+                    buffer.name
+                )));
+            }
         }
         if start % buffer.align.max(1) != 0 {
             return Err(fail(format!(
@@ -182,12 +195,17 @@ pub fn check_tile(
 pub fn check(
     target: &Target,
     tiles: &[TileProgram],
+    phases: &[Vec<crate::tile::SymbolicTransfer>],
     placement: &Placement,
 ) -> Result<(), PlaceError> {
+    let exchanged = super::exchanged(tiles, phases);
     let checked: Vec<Result<(), PlaceError>> = tiles
         .par_iter()
         .zip(&placement.addresses)
-        .map(|(program, addresses)| check_tile(target, program, addresses, placement))
+        .zip(&exchanged)
+        .map(|((program, addresses), exchanged)| {
+            check_tile(target, program, addresses, exchanged, placement)
+        })
         .collect();
     checked.into_iter().collect()
 }

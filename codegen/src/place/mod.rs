@@ -6,7 +6,7 @@
 pub mod check;
 
 use crate::target::{Target, TargetRegion};
-use crate::tile::{BufferCategory, BufferId, RegionRequirement, TileProgram};
+use crate::tile::{BufferCategory, BufferId, RegionRequirement, SymbolicTransfer, TileProgram};
 use rayon::prelude::*;
 
 /// Why placement failed.
@@ -31,14 +31,62 @@ pub enum PlaceError {
     Check { tile: u32, reason: String },
 }
 
+/// Bytes past the supervisor's PC its instruction fetch may read: the look-ahead
+/// osmarks/ipu-stack keeps exchange data clear of (`ipu-target/src/memory.rs`) \[S\]; the
+/// simulator's conflict rule uses the same span.
+pub const FETCH_LOOKAHEAD_BYTES: u32 = 64;
+
 /// Fixed areas every tile has before its buffers: code and worker scratch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reserved {
+    /// `[program_start, code_end)` holds the tile's supervisor program, which runs its
+    /// exchanges.
+    pub program_start: u32,
     /// `[sram_base, code_end)` holds kernel code and the tile's supervisor program.
     pub code_end: u32,
     /// Six worker scratch areas of `worker_scratch_bytes` each, from this address.
     pub worker_scratch: u32,
     pub worker_scratch_bytes: u32,
+}
+
+impl Reserved {
+    /// The first address past the memory elements the supervisor fetches its program from
+    /// (with [`FETCH_LOOKAHEAD_BYTES`]) in `region`, or `None` when the program is not in it.
+    /// On the hardware a `send` that reads such an element faults (`TEXCPT_CONFLICT`), and an
+    /// incoming write there clashes with the fetch (receive error `CLASH_IFETCH`), so no
+    /// buffer an exchange reads or writes lies below it (docs/reference/hardware-ipu-stack.md
+    /// §1.6) \[S\].
+    pub fn fetch_end(&self, region: &TargetRegion) -> Option<u32> {
+        let end = self.code_end.saturating_add(FETCH_LOOKAHEAD_BYTES);
+        let inside = self.program_start < region.end() && self.code_end > region.start;
+        let segment = region.segment_bytes().max(1);
+        inside.then(|| {
+            let elements = (end - region.start).div_ceil(segment);
+            (region.start + elements * segment).min(region.end())
+        })
+    }
+}
+
+/// Per tile, per buffer: whether an exchange sends from it or receives into it (or into the
+/// buffer it aliases), in any phase.
+pub fn exchanged(tiles: &[TileProgram], phases: &[Vec<SymbolicTransfer>]) -> Vec<Vec<bool>> {
+    let mut exchanged: Vec<Vec<bool>> =
+        tiles.iter().map(|t| vec![false; t.buffers.len()]).collect();
+    let mut mark = |tile: u32, buffer: BufferId| {
+        if let Some(program) = tiles.get(tile as usize) {
+            let r = root(program, buffer).0 as usize;
+            if let Some(flag) = exchanged[tile as usize].get_mut(r) {
+                *flag = true;
+            }
+        }
+    };
+    for transfer in phases.iter().flatten() {
+        mark(transfer.sender, transfer.source.0);
+        for &(tile, buffer, _) in &transfer.deliveries {
+            mark(tile, buffer);
+        }
+    }
+    exchanged
 }
 
 /// Addresses of every buffer of every tile.
@@ -84,6 +132,7 @@ type OrderKey = fn(&(usize, usize), u32) -> (u64, u64);
 pub fn place_tile(
     target: &Target,
     program: &TileProgram,
+    exchanged: &[bool],
     reserved: &Reserved,
 ) -> Result<Vec<u32>, PlaceError> {
     let count = program.buffers.len();
@@ -118,7 +167,9 @@ pub fn place_tile(
     for key in orders {
         let mut order = roots.clone();
         order.sort_by_key(|&i| (key(&live[i], size[i]), i));
-        match place_in_order(target, program, reserved, &live, &size, &align, &order) {
+        match place_in_order(
+            target, program, exchanged, reserved, &live, &size, &align, &order,
+        ) {
             Ok(addresses) => return Ok(addresses),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -129,9 +180,16 @@ pub fn place_tile(
 }
 
 /// First-fit placement of a tile's root buffers in `order`; aliases take their root's address.
+/// A buffer an exchange touches (`exchanged`) stays off the program's fetch elements
+/// ([`Reserved::fetch_end`]).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the tile, its buffers' facts and the order"
+)]
 fn place_in_order(
     target: &Target,
     program: &TileProgram,
+    exchanged: &[bool],
     reserved: &Reserved,
     live: &[(usize, usize)],
     size: &[u32],
@@ -160,7 +218,10 @@ fn place_in_order(
             } else {
                 region.start
             };
-            let start = start.max(region.start);
+            let mut start = start.max(region.start);
+            if exchanged.get(i).copied().unwrap_or(false) {
+                start = start.max(reserved.fetch_end(region).unwrap_or(region.start));
+            }
             let segment = region.segment_bytes();
             let mut forbidden: Vec<(u32, u32)> = placed
                 .iter()
@@ -261,11 +322,14 @@ fn place_in_order(
 pub fn place(
     target: &Target,
     tiles: &[TileProgram],
+    phases: &[Vec<SymbolicTransfer>],
     reserved: Reserved,
 ) -> Result<Placement, PlaceError> {
+    let exchanged = exchanged(tiles, phases);
     let placed: Vec<Result<Vec<u32>, PlaceError>> = tiles
         .par_iter()
-        .map(|t| place_tile(target, t, &reserved))
+        .zip(&exchanged)
+        .map(|(t, exchanged)| place_tile(target, t, exchanged, &reserved))
         .collect();
     let addresses = placed.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(Placement {
@@ -287,6 +351,7 @@ mod tests {
         let target = Target::test_small();
         let region = target.region(false).unwrap();
         let reserved = Reserved {
+            program_start: region.start,
             code_end: region.start,
             worker_scratch: region.start,
             worker_scratch_bytes: 64,
@@ -314,7 +379,7 @@ mod tests {
             ],
             calls: vec![Vec::new(); 4],
         };
-        let addresses = place_tile(&target, &program, &reserved).unwrap();
+        let addresses = place_tile(&target, &program, &[false; 4], &reserved).unwrap();
         // No two buffers live at once share a byte.
         for i in 0..4 {
             for j in i + 1..4 {

@@ -45,6 +45,15 @@ pub enum TrapKind {
     /// PATCHED_BREAKPOINT_RE_FINDINGS.md, run on a C600) \[S\].
     #[error("E-TRAP-013 `trap {code}`: patched breakpoint (PBRK0)")]
     Breakpoint { code: u32 },
+    /// A `send` that reads the memory element the supervisor fetches its instructions from
+    /// raises `TEXCPT_CONFLICT` on the hardware (osmarks/ipu-stack's BRINGUP.md, run on a
+    /// C600) \[S\].
+    #[error("E-TRAP-014 exchange conflict (TEXCPT_CONFLICT): the send reads {address:#x} in memory element {element}, which the supervisor fetches its instructions from (at {fetch:#x})")]
+    ExchangeConflict {
+        address: u32,
+        element: u32,
+        fetch: u32,
+    },
 }
 
 /// A trap as the semantics raise it; the simulator wraps it with where and when.

@@ -7,15 +7,27 @@ use crate::memory::TileMemory;
 use tessera_isa::csr::index;
 use tessera_isa::semantics::{IncomingControl, Trap, TrapKind};
 
+/// Bytes past the supervisor's PC that its instruction fetch may be reading: the look-ahead
+/// osmarks/ipu-stack keeps clear of exchange data (its `ipu-target/src/memory.rs`) \[S\].
+pub const FETCH_LOOKAHEAD_BYTES: u32 = 64;
+
 /// Puts `words` words from `address` on the outgoing wires from `cycle` on, one a cycle, and
-/// makes them the outgoing stream a `sendpic` continues.
+/// makes them the outgoing stream a `sendpic` continues. The supervisor fetches its code at
+/// `fetch`: a word read from a memory element that fetch uses (`fetch` up to
+/// [`FETCH_LOOKAHEAD_BYTES`] on) is an exchange conflict, as on the hardware.
 pub(super) fn send_words(
     memory: &TileMemory,
     outbox: &mut Vec<OutgoingWord>,
     outgoing: &mut Option<(u32, u32)>,
     (address, words, mode): (u32, u32, u32),
     cycle: u64,
+    fetch: u32,
 ) -> Result<(), Trap> {
+    let layout = memory.layout();
+    let fetched = [
+        layout.element_of(fetch),
+        layout.element_of(fetch.saturating_add(FETCH_LOOKAHEAD_BYTES)),
+    ];
     if mode & tessera_isa::fabric::ITEMS_64 != 0 {
         return Err(Trap::unmodelled(format!(
             "send control {mode}: 64-bit items (modelled: 32-bit, directions 1, 2, 3)"
@@ -24,9 +36,21 @@ pub(super) fn send_words(
     // With no direction bit nothing goes on the fabric; the cycles pass all the same.
     let on_fabric = mode != 0;
     for i in (0..words).filter(|_| on_fabric) {
+        let at = address.wrapping_add(4 * i);
         let word = memory
-            .read_u32(address.wrapping_add(4 * i))
+            .read_u32(at)
             .map_err(|e| Trap::memory(e.to_string()))?;
+        if let Some(element) = layout
+            .element_of(at)
+            .filter(|e| fetched.contains(&Some(*e)))
+        {
+            return Err(TrapKind::ExchangeConflict {
+                address: at,
+                element: element.index(),
+                fetch,
+            }
+            .into());
+        }
         outbox.push(OutgoingWord {
             cycle: cycle + i as u64,
             word,

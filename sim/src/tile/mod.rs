@@ -831,6 +831,7 @@ impl Tile {
                 &mut self.outgoing,
                 (address, words, mode),
                 cycle,
+                pc,
             );
             if let Err(trap) = sent {
                 let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;

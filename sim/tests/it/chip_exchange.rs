@@ -255,7 +255,8 @@ fn progress_is_reported_per_superstep() {
 
 const DATA: &str = "
     .section .data.buf
-    .align 8
+    // Off the code's memory element: a send from it would be an exchange conflict.
+    .align 16384
 buf:
     .int 0x11111111, 0x22222222, 0x33333333, 0x44444444, 0x55555555, 0x66666666, 0x77777777, 0x88888888
     .section .data.rbuf
@@ -858,9 +859,11 @@ fn memory_usage_accounts_every_segment() {
             .sum();
         assert_eq!(tile.used, segments);
         assert_eq!(tile.free, u64::from(machine.sram_size()) - tile.used);
+        // The code sits in the first 16 KiB element and the exchanged buffers start the next
+        // one, so the largest free block is what follows them.
         assert!(
             tile.largest_free["standard"] <= 0x34000 - tile.used
-                && tile.largest_free["standard"] > 0x33000
+                && tile.largest_free["standard"] > 0x2F000
         );
     }
 }

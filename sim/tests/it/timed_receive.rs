@@ -150,3 +150,19 @@ fn the_sdks_point_to_point_rows_receive_on_the_ipu21() {
         );
     }
 }
+
+/// A `send` that reads the memory element the supervisor fetches its code from (within 64 bytes
+/// of look-ahead) raises `TEXCPT_CONFLICT` on the hardware (osmarks/ipu-stack's BRINGUP.md, run
+/// on a C600): here it stops with E-TRAP-014, naming the address and the element.
+#[test]
+fn a_send_from_the_code_element_is_an_exchange_conflict() {
+    let machine = machine("small");
+    let near = "    sync TEXCH_SYNCZONE_INTERNAL\n    send 1, near, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n    br $m10\n    .section .data.near\n    .align 8\nnear:\n    .int 1, 2\n";
+    let text = program(near);
+    let err = super::chip_exchange::run_groups(&machine, &[(&[0], text)]).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("E-TRAP-014") && message.contains("memory element 0"),
+        "{message}"
+    );
+}
