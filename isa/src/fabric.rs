@@ -28,8 +28,8 @@ pub enum Fabric {
 
 /// The XPIC value that selects no sender ("exchange", the neutral source): every receive ends by
 /// switching the mux to it \[S\] (hardware-ipu-stack.md §1.2). Other XPIC values name the sending
-/// tile; the hardware names physical ids (and `0x600 + x` the host), Tessera's simulator takes
-/// its own tile numbering \[A\] until the fabric's timing moves to the physical geometry.
+/// tile by its physical id on the ipu21 \[S\] ([`Fabric::xpic`]; `0x600 + x` names the host),
+/// by its own number on a uniform fabric.
 pub const XPIC_NEUTRAL: u32 = 0x640;
 
 /// `sctl` bit of the first fabric direction.
@@ -85,6 +85,25 @@ impl Fabric {
         }
     }
 
+    /// The XPIC value that selects tile `tile` (logical id) as the sender: its physical id on
+    /// the ipu21, as the hardware's rows name it \[S\]; its own number on a uniform fabric.
+    /// `None` for a tile outside the ipu21.
+    pub fn xpic(self, tile: u32) -> Option<u32> {
+        match self {
+            Fabric::Uniform => Some(tile),
+            Fabric::Ipu21 => physical(tile),
+        }
+    }
+
+    /// The tile (logical id) an XPIC value selects: the inverse of [`Fabric::xpic`]; `None`
+    /// for a value that names no tile of the ipu21.
+    pub fn tile_of_xpic(self, value: u32) -> Option<u32> {
+        match self {
+            Fabric::Uniform => Some(value),
+            Fabric::Ipu21 => logical(value),
+        }
+    }
+
     /// The direction bits of a send from `sender` that every tile of `receivers` hears.
     pub fn sctl<I: IntoIterator<Item = u32>>(self, sender: u32, receivers: I) -> u32 {
         receivers
@@ -108,6 +127,23 @@ pub fn physical(tile: u32) -> Option<u32> {
     };
     let column = (block / 2) * 4 + (block & 1) + 2 * second;
     Some(row * ROW_TILES + column)
+}
+
+/// The logical id of physical tile `p` on the ipu21: the inverse of [`physical`] (`None` for a
+/// value that is not a physical tile id).
+pub fn logical(p: u32) -> Option<u32> {
+    if p >= IPU21_TILES {
+        return None;
+    }
+    let (row, column) = (p / ROW_TILES, p % ROW_TILES);
+    let second = (column >> 1) & 1;
+    let block = (column >> 2) * 2 + (column & 1);
+    let i = if block.is_multiple_of(2) {
+        row
+    } else {
+        ROWS - 1 - row
+    };
+    Some((block * ROWS + i) * 2 + second)
 }
 
 fn row(p: u32) -> i64 {
@@ -211,6 +247,15 @@ mod tests {
             }
         }
         assert_eq!(physical(IPU21_TILES), None);
+        for t in 0..IPU21_TILES {
+            assert_eq!(logical(physical(t).unwrap()), Some(t));
+            assert_eq!(
+                Fabric::Ipu21.tile_of_xpic(Fabric::Ipu21.xpic(t).unwrap()),
+                Some(t)
+            );
+        }
+        assert_eq!(logical(IPU21_TILES), None);
+        assert_eq!(Fabric::Uniform.xpic(5), Some(5));
         // Blocks of 23 pairs fill a column position down the rows, then the next one up.
         assert_eq!(physical(0), Some(0));
         assert_eq!(physical(2), Some(64));

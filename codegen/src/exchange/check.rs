@@ -78,7 +78,7 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 if inst.opcode == Opcode::DelayXpic {
                     replay
                         .mux
-                        .push((at + lead, mux_value(selector, value).map_err(fail)?));
+                        .push((at + lead, mux_value(target, selector, value).map_err(fail)?));
                 } else if selector == 0 {
                     replay.pointer.push((at, value * 4));
                 } else {
@@ -96,7 +96,7 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 match selector {
                     0 | 1 => replay
                         .mux
-                        .push((now + lead, mux_value(selector, value).map_err(fail)?)),
+                        .push((now + lead, mux_value(target, selector, value).map_err(fail)?)),
                     2 => replay.pointer.push((now, value * 4)),
                     _ => {
                         return Err(fail(format!(
@@ -139,11 +139,13 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
 }
 
 /// The mux value of the `put` convention (sender + 1, 0 = none) for an XPIC setting of the main
-/// stream (`selector` 0; exchange code uses no paired stream).
-fn mux_value(selector: u32, value: u32) -> Result<u32, String> {
-    match (selector, value) {
-        (0, tessera_isa::fabric::XPIC_NEUTRAL) => Ok(0),
-        (0, tile) if tile < tessera_isa::fabric::XPIC_NEUTRAL => Ok(tile + 1),
+/// stream (`selector` 0; exchange code uses no paired stream), whose value names the sender as
+/// the hardware does (`Fabric::xpic`: its physical id on the ipu21).
+fn mux_value(target: &Target, selector: u32, value: u32) -> Result<u32, String> {
+    let tile = target.fabric.tile_of_xpic(value);
+    match (selector, value, tile) {
+        (0, tessera_isa::fabric::XPIC_NEUTRAL, _) => Ok(0),
+        (0, _, Some(tile)) if tile < tessera_isa::fabric::XPIC_NEUTRAL => Ok(tile + 1),
         _ => Err(format!(
             "XPIC stream {selector}, value {value:#x}: exchange code listens on the main stream to a tile or to none"
         )),

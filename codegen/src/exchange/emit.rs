@@ -10,7 +10,7 @@ use super::schedule::{
 use super::{ExchangeError, ExchangePhase};
 use crate::target::Target;
 use tessera_isa::csr::index;
-use tessera_isa::fabric::XPIC_NEUTRAL;
+use tessera_isa::fabric::{Fabric, XPIC_NEUTRAL};
 use tessera_isa::inst::{Inst, Opcode};
 use tessera_isa::semantics::IncomingControl;
 
@@ -178,6 +178,7 @@ pub fn emit_tile(
 /// nor have two controls in one cycle: both are errors, and the phase is scheduled for
 /// supervisor `put`s instead ([`crate::exchange::schedule::schedule_for_emission`]).
 pub fn emit_tile_timed(
+    fabric: Fabric,
     tile: u32,
     ops: &[(u32, ExchangeOp)],
 ) -> Result<TileExchangeCode, ExchangeError> {
@@ -205,13 +206,22 @@ pub fn emit_tile_timed(
                 }
                 controls.push((cycle, IncomingControl::Pointer { word: address / 4 }));
             }
-            ExchangeOp::Listen { sender } => controls.push((
-                cycle,
-                IncomingControl::Source {
-                    paired: false,
-                    value: sender.unwrap_or(XPIC_NEUTRAL),
-                },
-            )),
+            ExchangeOp::Listen { sender } => {
+                // The hardware names the sender by its physical id (`Fabric::xpic`).
+                let value = match sender {
+                    None => XPIC_NEUTRAL,
+                    Some(sender) => fabric.xpic(sender).ok_or_else(|| {
+                        fail(cycle, format!("sender tile {sender} has no XPIC value"))
+                    })?,
+                };
+                controls.push((
+                    cycle,
+                    IncomingControl::Source {
+                        paired: false,
+                        value,
+                    },
+                ))
+            }
         }
     }
     let mut code = TileExchangeCode::default();
@@ -338,7 +348,7 @@ pub fn emit(
         .enumerate()
         .map(|(tile, ops)| match schedule.controls {
             ReceiveControls::SupervisorPuts => emit_tile(target, tile as u32, ops),
-            ReceiveControls::TimedStreams => emit_tile_timed(tile as u32, ops),
+            ReceiveControls::TimedStreams => emit_tile_timed(target.fabric, tile as u32, ops),
         })
         .collect()
 }

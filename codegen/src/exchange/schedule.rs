@@ -548,7 +548,9 @@ fn emittable(target: &Target, phase: &ExchangePhase, schedule: &PhaseSchedule) -
         ReceiveControls::TimedStreams => super::emit::timed_ops(target, phase, schedule)
             .iter()
             .enumerate()
-            .all(|(tile, ops)| super::emit::emit_tile_timed(tile as u32, ops).is_ok()),
+            .all(|(tile, ops)| {
+                super::emit::emit_tile_timed(target.fabric, tile as u32, ops).is_ok()
+            }),
     }
 }
 

@@ -57,9 +57,9 @@
 //!   f` the format, only 0 modelled); `sendpic N, sel, v` sends N + 1 more words of the outgoing
 //!   stream (from where the last `send` or `sendpic` left off, with its send control) and
 //!   applies one control (selector 0/1 XPIC, 2/3 PIC) at its first word. So a tile receives
-//!   while it sends. XPIC names the machine's own tile numbering \[A\] (the hardware names
-//!   physical ids and `0x600 + x` the host, which traps here); the two-word `sendpicp` and
-//!   `sendoff` are not modelled.
+//!   while it sends. XPIC names the sender by its physical id on the ipu21 \[S\]
+//!   (`tessera_isa::fabric::Fabric::xpic`; by its own number on a `Uniform` fabric); `0x600 + x`,
+//!   the host, traps here, and the two-word `sendpicp` and `sendoff` are not modelled.
 //! - Within one cycle, the bundle issued in it executes first, then the words arriving in it are
 //!   written: a `put` at `c` already steers a word arriving at `c`, and a load at `c` sees only
 //!   words that arrived before `c`.

@@ -72,8 +72,10 @@ impl Tile {
         }
     }
 
-    /// The exchange CSR write a timed incoming control stands for (`crate::chip::exchange`): XPIC to `$INCOMING_MUX` / `$INCOMING_MUXPAIR` (tile
-    /// `v` listens as `v + 1`, [`tessera_isa::fabric::XPIC_NEUTRAL`] as 0), the PIC pointer to
+    /// The exchange CSR write a timed incoming control stands for (`crate::chip::exchange`): XPIC
+    /// to `$INCOMING_MUX` / `$INCOMING_MUXPAIR` (the tile whose XPIC value is `v`, its physical
+    /// id on the ipu21 ([`tessera_isa::fabric::Fabric::xpic`]), listens as tile + 1,
+    /// [`tessera_isa::fabric::XPIC_NEUTRAL`] as 0), the PIC pointer to
     /// `$INCOMING_SINIT` (a word address, so × 4), the PIC format to `$INCOMING_FORMAT`.
     pub(super) fn incoming_csr(&self, control: IncomingControl) -> Result<(u8, u32), TrapKind> {
         let (index, value) = match control {
@@ -83,18 +85,26 @@ impl Tile {
                 } else {
                     index::INCOMING_MUX
                 };
-                let listen = if value == tessera_isa::fabric::XPIC_NEUTRAL {
-                    0
-                } else if value < self.tiles {
-                    value + 1
-                } else {
-                    return Err(TrapKind::Unmodelled {
-                        what: format!(
-                            "XPIC source {value:#x} (modelled: a tile 0..{} or {:#x}, none; not the host)",
-                            self.tiles,
-                            tessera_isa::fabric::XPIC_NEUTRAL
-                        ),
-                    });
+                let fabric = self.exchange.fabric;
+                let tile = fabric
+                    .tile_of_xpic(value)
+                    .filter(|&tile| tile < self.tiles);
+                let listen = match tile {
+                    _ if value == tessera_isa::fabric::XPIC_NEUTRAL => 0,
+                    Some(tile) => tile + 1,
+                    None => {
+                        return Err(TrapKind::Unmodelled {
+                            what: format!(
+                                "XPIC source {value:#x} (modelled: a tile's {} id below {} or {:#x}, none; not the host)",
+                                match fabric {
+                                    tessera_isa::fabric::Fabric::Ipu21 => "physical",
+                                    tessera_isa::fabric::Fabric::Uniform => "own",
+                                },
+                                self.tiles,
+                                tessera_isa::fabric::XPIC_NEUTRAL
+                            ),
+                        })
+                    }
                 };
                 (csr, listen)
             }

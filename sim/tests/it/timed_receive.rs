@@ -104,7 +104,7 @@ fn the_hardware_phase_prologue_runs_and_a_moved_outgoing_base_is_refused() {
 }
 
 /// The SDK's point-to-point rows on the ipu21 (docs/reference/hardware-ipu-stack.md §1.3 and
-/// appendix A): the sender waits `111 − T` (`delay 111 − T`, so its first word goes out at event
+/// appendix A), the sender named by its physical id: the sender waits `111 − T` (`delay 111 − T`, so its first word goes out at event
 /// 112 − T), the receiver selects it with XPIC at event 113 and its words land from XPIC + 52 +
 /// 2·row(receiver) on. For the four SDK vectors (logical sender → receiver, sender delay), those
 /// rows receive every word here, and a selection one event late loses the first.
@@ -120,9 +120,11 @@ fn the_sdks_point_to_point_rows_receive_on_the_ipu21() {
         let send = format!(
             "    sync TEXCH_SYNCZONE_INTERNAL\n    delay {delay}\n    send 7, buf, 3\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n"
         );
+        // XPIC names the sender by its physical id, as the SDK's rows do.
+        let xpic = tessera_isa::fabric::physical(sender).unwrap();
         let receive = |xpic_event: u32| {
             format!(
-                "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic {}, 0, {sender}\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+                "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic {}, 0, {xpic}\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n",
                 xpic_event - 1
             )
         };
