@@ -14,7 +14,57 @@ pub fn pages() -> Vec<(String, String)> {
         pages.push((format!("{}.md", family.slug()), family_page(family)));
     }
     pages.push(("csr-registers.md".to_string(), csr_page()));
+    pages.push(("exceptions.md".to_string(), exceptions_page()));
     pages
+}
+
+/// The hardware's exception types and receive errors, with the traps that stand for them.
+fn exceptions_page() -> String {
+    use crate::semantics::{trap_examples, ExceptionType, ReceiveError};
+    let mut out = String::new();
+    out.push_str("# Exceptions and receive errors (generated)\n\n");
+    out.push_str("Generated from `isa/src/semantics/exception.rs`. Codes and names are the SDK's metadata as osmarks/ipu-stack's driver decodes them [S]; ");
+    out.push_str("which trap stands for which exception is the project's reading [A], except `trap` (PBRK0) and the exchange conflict (CONFLICT), shown on a C600 [S].\n\n");
+    out.push_str("## Exception types (`$SSR` / `$WSR` bits [7:4])\n\n| code | name | Tessera traps |\n|---:|---|---|\n");
+    let examples = trap_examples();
+    for t in ExceptionType::ALL {
+        let traps: Vec<&str> = examples
+            .iter()
+            .filter(|k| k.exception() == Some(t))
+            .map(|k| k.code())
+            .collect();
+        let traps = if t == ExceptionType::None {
+            "(no exception)".to_string()
+        } else if traps.is_empty() {
+            "none (not modelled)".to_string()
+        } else {
+            traps.join(", ")
+        };
+        let _ = writeln!(out, "| {} | `{}` | {} |", t.code(), t.name(), traps);
+    }
+    let unmodelled: Vec<&str> = examples
+        .iter()
+        .filter(|k| k.exception().is_none())
+        .map(|k| k.code())
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n{} (a behaviour the model does not cover) has no hardware exception: the run stops where the hardware would do something.\n",
+        unmodelled.join(", ")
+    );
+    out.push_str(
+        "## Receive errors (`CTXT_STS.ERERR`)\n\n| code | name | in Tessera |\n|---:|---|---|\n",
+    );
+    for e in ReceiveError::ALL {
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} |",
+            e.code(),
+            e.name(),
+            e.in_tessera()
+        );
+    }
+    out
 }
 
 fn index_page() -> String {
@@ -52,6 +102,7 @@ fn index_page() -> String {
         );
     }
     out.push_str("| [Control and status registers (the registers)](csr-registers.md) | |\n");
+    out.push_str("| [Exceptions and receive errors](exceptions.md) | |\n");
     out.push_str("\n## Encoding\n\nEvery instruction is one 32-bit little-endian word. Bit 31 set means the next word is the second ");
     out.push_str("instruction of a two-instruction bundle `{ main ; aux }` (the main-pipeline word comes first). ");
     out.push_str("A row matches a word when `word & mask == value` (bit 31 excluded); the mask is every bit no operand field uses. ");

@@ -7,9 +7,11 @@
 //! see the registers as they were before the bundle. [A] (the public sources do not give the
 //! sub-cycle write-back order; this is the order a compiler scheduling both lanes would assume.)
 
+mod exception;
 mod state;
 mod trap;
 
+pub use exception::{trap_examples, ExceptionType, ReceiveError};
 pub use state::{AmpState, ContextKind, ContextState, RepeatState, AACC_COUNT, AMP_CHANNELS};
 pub use trap::{Trap, TrapKind};
 
