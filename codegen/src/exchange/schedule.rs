@@ -246,15 +246,23 @@ fn receiver_requirements_into(
 /// The cycles of one delivery's three timed receive controls, `[pointer, mux on, mux off]`, for
 /// its first word arriving at `arrival`, a listening window of `window` (≥ [`MIN_WINDOW`])
 /// cycles and the receiver's mux lead `lead` (`Target::mux_lead`): the mux events lead the
-/// words they are for, so they come at `arrival − lead` and `arrival + window − lead`; the
-/// pointer is set 7 cycles before the first word, or 6 where the mux's own end falls there
-/// (a window of `lead − 7`). The three always differ.
+/// words they are for, so they come at `arrival − lead` and `arrival + window − lead`. Where
+/// the mux leads (the ipu21), the pointer is set at the first word's cycle, as the SDK's rows
+/// set it (XPIC + 52 + 2·row; docs/reference/hardware-ipu-stack.md §1.3), or a cycle or two
+/// before where the mux's own end falls there (a window of `lead`); on a fabric whose mux
+/// applies in its own cycle, 7 cycles before (or 6). The three always differ.
 pub fn timed_control_cycles(arrival: u32, window: u32, lead: u32) -> [u32; 3] {
     let (on, off) = (arrival - lead, arrival + window - lead);
-    let mut pointer = arrival - (SETUP_BEFORE_ARRIVAL - 1);
-    if pointer == on || pointer == off {
-        pointer += 1;
-    }
+    let candidates = if lead > 0 {
+        [arrival, arrival - 1, arrival - 2]
+    } else {
+        let early = arrival - (SETUP_BEFORE_ARRIVAL - 1);
+        [early, early + 1, early + 2]
+    };
+    let pointer = candidates
+        .into_iter()
+        .find(|&c| c != on && c != off)
+        .unwrap_or(candidates[0]);
     [pointer, on, off]
 }
 
