@@ -39,6 +39,13 @@ pub const DIRECTION_2: u32 = 2;
 /// `sctl` bit of 64-bit items.
 pub const ITEMS_64: u32 = 4;
 
+/// Bytes past the supervisor's PC that its instruction fetch may be reading. A `send` that reads
+/// a memory element the fetch uses raises `TEXCPT_CONFLICT` on the hardware (osmarks/ipu-stack's
+/// BRINGUP.md, run on a C600); ipu-stack keeps exchange data clear of the program and this
+/// look-ahead (`ipu-target/src/memory.rs`) \[S\]. The simulator's conflict rule and the
+/// compiler's placement both use it.
+pub const FETCH_LOOKAHEAD_BYTES: u32 = 64;
+
 /// Tiles of the ipu21 fabric.
 pub const IPU21_TILES: u32 = 1472;
 const ROWS: u32 = 23;

@@ -8,6 +8,7 @@ pub mod check;
 use crate::target::{Target, TargetRegion};
 use crate::tile::{BufferCategory, BufferId, RegionRequirement, SymbolicTransfer, TileProgram};
 use rayon::prelude::*;
+use tessera_isa::fabric::FETCH_LOOKAHEAD_BYTES;
 
 /// Why placement failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,11 +31,6 @@ pub enum PlaceError {
     #[error("E-PLACE-003 check: tile {tile}: {reason}")]
     Check { tile: u32, reason: String },
 }
-
-/// Bytes past the supervisor's PC its instruction fetch may read: the look-ahead
-/// osmarks/ipu-stack keeps exchange data clear of (`ipu-target/src/memory.rs`) \[S\]; the
-/// simulator's conflict rule uses the same span.
-pub const FETCH_LOOKAHEAD_BYTES: u32 = 64;
 
 /// Fixed areas every tile has before its buffers: code and worker scratch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,11 +5,8 @@
 use super::{OutgoingWord, Tile};
 use crate::memory::TileMemory;
 use tessera_isa::csr::index;
+use tessera_isa::fabric::FETCH_LOOKAHEAD_BYTES;
 use tessera_isa::semantics::{IncomingControl, Trap, TrapKind};
-
-/// Bytes past the supervisor's PC that its instruction fetch may be reading: the look-ahead
-/// osmarks/ipu-stack keeps clear of exchange data (its `ipu-target/src/memory.rs`) \[S\].
-pub const FETCH_LOOKAHEAD_BYTES: u32 = 64;
 
 /// Puts `words` words from `address` on the outgoing wires from `cycle` on, one a cycle, and
 /// makes them the outgoing stream a `sendpic` continues. The supervisor fetches its code at
