@@ -71,7 +71,7 @@ pub struct ModelArgs {
     rows: Option<bool>,
     /// K-chunks of the encoder's products, `QKV,OUT_PROJ,FC1,FC2` (each 1..=32; 1: not split),
     /// e.g. `--k-parts 1,1,1,1` for none; by default chosen from the model's sizes (So400m:
-    /// `1,2,2,4`). A count that does not divide the product's K leaves it unsplit.
+    /// `2,2,2,4`). A count that does not divide the product's K leaves it unsplit.
     #[arg(long)]
     k_parts: Option<String>,
     /// Key blocks of the encoder's attention (1..=32; 1: whole rows): every block of keys meets

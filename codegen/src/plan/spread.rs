@@ -84,6 +84,42 @@ pub fn row_column_spread(
     ))
 }
 
+/// Row counts of the blocks [`block_spreads`] tries: the row blocks of the products' grids
+/// (a K-split product's sum in the blocks its consumers read as the unsplit product wrote them).
+pub const BLOCK_ROW_COUNTS: [u32; 4] = [3, 6, 12, 24];
+
+/// `[R, N]` as blocks of rows × columns: for each row-block count `tr` of [`BLOCK_ROW_COUNTS`]
+/// below `R`, the rows in `tr` even blocks and `N` in as many column blocks of whole `granule`s
+/// as the remaining tiles hold (at least 2), laid row-major over the tiles from tile 0. Other
+/// ranks: none. A product's operand gathered from such blocks arrives in few long runs where
+/// rows spread one to a tile arrive in one run per row.
+pub fn block_spreads(shape: &[u32], tiles: u32, granule: u32) -> Vec<Distribution> {
+    let &[r, n] = shape else {
+        return Vec::new();
+    };
+    let mut out: Vec<Distribution> = Vec::new();
+    for tr in BLOCK_ROW_COUNTS {
+        if tr >= r || tr > tiles {
+            continue;
+        }
+        let tc = (tiles / tr).min(n / granule.max(1));
+        if tc < 2 {
+            continue;
+        }
+        let bounds = vec![even_bounds(r, tr, 1), even_bounds(n, tc, granule)];
+        let grid = TileGrid::new(
+            vec![bounds[0].len() as u32 - 1, bounds[1].len() as u32 - 1],
+            0,
+        );
+        if let Ok(d) = Distribution::on_grid(shape.to_vec(), bounds, &grid, &[Some(0), Some(1)]) {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
 /// The three distributions of a product `[.., M, K] × [.., K, N] → [.., M, N]` on a grid of
 /// `lead` blocks of the leading dimensions (flattened, outermost first) × `tm` row blocks × `tn`
 /// column blocks (rows in multiples of `rg`, columns of `cg`): the result in blocks; `a` its
@@ -322,6 +358,58 @@ mod tests {
         assert!(row_column_spread(&[1472, 64], 1472, 32).is_none());
         assert!(row_column_spread(&[729, 32], 1472, 32).is_none());
         assert!(row_column_spread(&[4, 729, 64], 1472, 32).is_none());
+    }
+
+    /// Block spreads cover every value once, one block a tile, within the tiles; their column
+    /// cuts fall on whole granules and their rows are split in several-row blocks; other ranks
+    /// and too few columns give none.
+    #[test]
+    fn block_spreads_cover_the_value_once_in_whole_granules() {
+        for (shape, tiles) in [
+            ([729u32, 3840u32], 1472u32),
+            ([64, 768], 1472),
+            ([30, 40], 16),
+        ] {
+            let spreads = block_spreads(&shape, tiles, 16);
+            assert!(!spreads.is_empty(), "{shape:?}");
+            for d in spreads {
+                let counts = d.counts();
+                assert!(
+                    counts[0] > 1 && counts[0] < shape[0],
+                    "{shape:?}: {counts:?}"
+                );
+                assert!(counts[1] >= 2, "{shape:?}: {counts:?}");
+                let all: Vec<u32> = d.all_tiles().collect();
+                assert!(all.iter().all(|&t| t < tiles));
+                let mut distinct = all.clone();
+                distinct.sort_unstable();
+                distinct.dedup();
+                assert_eq!(
+                    distinct.len(),
+                    all.len(),
+                    "{shape:?}: a tile holds two blocks"
+                );
+                let blocks: u64 = (0..d.block_count())
+                    .map(|b| {
+                        d.block_box(b)
+                            .iter()
+                            .map(|r| u64::from(r.end - r.start))
+                            .product::<u64>()
+                    })
+                    .sum();
+                assert_eq!(blocks, u64::from(shape[0]) * u64::from(shape[1]));
+                let cuts = &d.bounds()[1];
+                assert!(
+                    cuts[..cuts.len() - 1].iter().all(|c| c % 16 == 0),
+                    "{cuts:?}"
+                );
+            }
+        }
+        let d = &block_spreads(&[729, 3840], 1472, 16)[1];
+        assert_eq!(d.counts(), vec![6, 240]);
+        assert!(block_spreads(&[729, 16], 1472, 16).is_empty());
+        assert!(block_spreads(&[4, 729, 64], 1472, 16).is_empty());
+        assert!(block_spreads(&[3, 64], 1472, 16).is_empty());
     }
 
     #[test]

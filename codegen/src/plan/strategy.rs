@@ -8,11 +8,13 @@
 //! | matmul `[M,K]×[K,N]` | grids of row × column blocks (a few shapes ranked by a quick model, columns in 16s or in whole heads), operands `Panels` and `Cwei` |
 //! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids; for few rows (M ≤ 128), (batch entries × column blocks) grids; (batch entries × row × column blocks) grids ranked as plain products' |
 //! | bias add, add, gelu, cast | follow the operand's layout; rows over the chip; rows × column blocks of 32 when the rows are fewer than the tiles |
+//! | add (2-D) | also blocks of several rows × 16s of columns (`blocks 6x240 on 1440`): a K-split product's sum in the blocks its consumers gather from in long runs |
 //! | softmax, layernorm | follow when rows are whole; rows over the chip |
 
 use super::forms::{BaseKind, Form};
 use super::spread::{
-    columns_of, product_grid, row_column_spread, rows, stored_bases, stored_once, stored_spread,
+    block_spreads, columns_of, product_grid, row_column_spread, rows, stored_bases, stored_once,
+    stored_spread,
 };
 use super::{value_dims, PlanError};
 use crate::graph::op::view_op;
@@ -314,10 +316,15 @@ enum Spread {
 /// as AMP panels (32-byte K-blocks) gets whole K-blocks from each source tile.
 const SPREAD_COLUMN_GRANULE: u32 = 32;
 
+/// Columns of a block of [`block_spreads`]: a whole AMP block of a product's output (16 halves).
+const BLOCK_COLUMN_GRANULE: u32 = 16;
+
 /// `rows on N`, or `rows x C cols on N` for a row × column spread.
 fn spread_label(d: &Distribution) -> String {
     let counts = d.counts();
     match counts[..] {
+        // Row blocks of several rows (`block_spreads`), not one row a block.
+        [r, c] if c > 1 && r < d.shape()[0] => format!("blocks {r}x{c} on {}", d.tile_count()),
         [_, c] if c > 1 => format!("rows x {c} cols on {}", d.tile_count()),
         _ => format!("rows on {}", d.tile_count()),
     }
@@ -559,7 +566,10 @@ pub fn strategies(
                     }
                 }
             }
-            for d in row_spreads(ctx, &shape, Spread::Elements) {
+            for d in row_spreads(ctx, &shape, Spread::Elements)
+                .into_iter()
+                .chain(block_spreads(&shape, ctx.tiles, BLOCK_COLUMN_GRANULE))
+            {
                 layouts.push((
                     spread_label(&d),
                     StrategyKind::Rows,

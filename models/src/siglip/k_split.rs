@@ -29,13 +29,19 @@ impl EncoderKParts {
 
     /// The split for a model's sizes: a product of at least [`MIN_SPLIT_MACS`] per image has
     /// its K halved or quartered while the chunks keep at least [`MIN_SPLIT_CHUNK`] elements:
-    /// fc2 up to 4 chunks, the output projection and fc1 up to 2, the QKV projection never.
+    /// fc2 up to 4 chunks, the output projection, fc1 and the QKV projection up to 2.
     ///
     /// Measured on one So400m/14 layer with the head at batch 1 (`tessera estimate`, the plan
     /// otherwise the same): none 723,600 estimated cycles; fc2 in 4 689,979, in 2 or 8
     /// 696,765 / 778,180; with the output projection in 2 674,501, in 3 or 4 667,641 /
     /// 673,336; with fc1 in 2 as well 667,037 (simulated 662,451, against 719,614 unsplit);
-    /// the QKV projection in 2 as well 699,253. The built-in tower (hidden 256, MLP 1024, 256
+    /// the QKV projection in 2 as well 699,253, which the planner took with its sum in rows
+    /// one to a tile (the attention then gathered each head's queries, keys and values row
+    /// by row). Since a sum may take blocks of rows × 16s of columns (`blocks 6x240 on
+    /// 1440`, the blocks the unsplit product wrote), the QKV projection in 2 pays
+    /// (simulated on a transformers-written So400m/14 checkpoint with the head: 365,107 → 352,864 cropped at
+    /// batch 1, peak SRAM 409 → 289 KiB; estimated at batch 2 643,775 → 600,657; in 3 or 4
+    /// 364,442 / 366,682 estimated at batch 1 against 357,403 in 2). The built-in tower (hidden 256, MLP 1024, 256
     /// tokens) is too small: fc2 in 2 makes it 173,832 against 166,114. Above
     /// [`MAX_SPLIT_BATCH`] images nothing is split.
     pub fn for_config(config: &SiglipVisionConfig, batch: usize) -> EncoderKParts {
@@ -57,7 +63,7 @@ impl EncoderKParts {
                 .unwrap_or(1)
         };
         EncoderKParts {
-            qkv: 1,
+            qkv: parts(d, 3 * d, 2),
             out_proj: parts(d, d, 2),
             fc1: parts(d, f, 2),
             fc2: parts(f, d, 4),
@@ -153,14 +159,14 @@ pub(super) fn k_split_linear(
 mod tests {
     use super::*;
 
-    /// The automatic split: So400m/14's products as measured best (`1,2,2,4`), nothing for a
+    /// The automatic split: So400m/14's products as measured best (`2,2,2,4`), nothing for a
     /// tower below MIN_SPLIT_MACS per product, and every chunk whole and at least
     /// MIN_SPLIT_CHUNK long for any sizes.
     #[test]
     fn the_automatic_k_split_keeps_chunks_whole_and_long() {
         let so400m = SiglipVisionConfig::so400m_patch14_378();
         let p = EncoderKParts::for_config(&so400m, 1);
-        assert_eq!((p.qkv, p.out_proj, p.fc1, p.fc2), (1, 2, 2, 4));
+        assert_eq!((p.qkv, p.out_proj, p.fc1, p.fc2), (2, 2, 2, 4));
         let mut small = SiglipVisionConfig::so400m_patch14_378();
         (small.hidden_size, small.intermediate_size) = (256, 1024);
         (small.image_size, small.patch_size) = (224, 14);
