@@ -25,10 +25,15 @@
 //   fast (distinct = 1 and n >= 2): pipelined rpt loop, load t / add t-1 / store t-2 in one bundle
 //     { ld2xst64pace ; f16v4add }, n + 4 bundles in all;
 //   general: { ld64step x } { ld64step bias } { st64step out ; f16v4add } per group (the store
-//     lags one group), 3n + 3 bundles.
+//     lags one group), 3n + 3 bundles;
+//   narrow (cols == 16, a segment that is a whole row, with or without distinct): that row and
+//     every whole row after it in one `rpt` of 8 bundles a row (four loads, four adds of the
+//     bias held in registers, four stores), the rest of the worker's groups (the start of its
+//     last row) as a segment of their own.
 // Registers: $m3 groups left, $m4 groups per row, $m6 x, $m7 out, $m8 bias base, $m9 bias,
 // $m10 segment length, $m11 distinct; $m0:1 packed addresses, $m2 counts.
-// ARF: $a0:1 x, $a2:3 bias, $a4:5 sum.
+// ARF: $a0:1 x, $a2:3 bias, $a4:5 sum; the narrow rows $a0:5 a row's groups, the bias in
+// $a8:13 and $a6:7 ($a14:15 is $azeros).
 
 #define V_X        0
 #define V_BIAS     1
@@ -69,6 +74,10 @@ bias_add_f16:
 .Lsegment:
     min $m10, $m10, $m3
     sub $m3, $m3, $m10
+    cmpeq $m2, $m10, 4                                 // a whole row of one AMP block?
+    cmpeq $m0, $m4, 4
+    and $m2, $m2, $m0
+    brnz $m2, .Lnarrow
     brz $m11, .Lgeneral
     cmpult $m2, $m10, 2
     brnz $m2, .Lgeneral
@@ -117,4 +126,27 @@ bias_add_f16:
     brnz $m3, .Lsegment
 .Lexit:
     exitz $mzero
+
+.Lnarrow:
+    // Whole rows of 16 halves (one AMP output block; any placement, out may be x): this row
+    // and every whole row after it in one `rpt`, the bias in $a8:13 and $a6:7, 8 bundles a row
+    // (each group loaded before it is stored, so out may be x).
+    shr $m2, $m3, 2                                    // whole rows after this one
+    and $m3, $m3, 3                                    // then the start of the last row
+    ld64 $a8:9, $m8, $mzero, 0
+    ld64 $a10:11, $m8, $mzero, 1
+    ld64 $a12:13, $m8, $mzero, 2
+    ld64 $a6:7, $m8, $mzero, 3
+    add $m2, $m2, 1
+    .align 8
+    { rpt $m2, 7 ; fnop }
+    { ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
+    { ld64step $a2:3, $mzero, $m6+=, 1 ; f16v4add $a0:1, $a0:1, $a8:9 }
+    { ld64step $a4:5, $mzero, $m6+=, 1 ; f16v4add $a2:3, $a2:3, $a10:11 }
+    { st64step $a0:1, $mzero, $m7+=, 1 ; f16v4add $a4:5, $a4:5, $a12:13 }
+    { ld64step $a0:1, $mzero, $m6+=, 1 ; fnop }
+    { st64step $a2:3, $mzero, $m7+=, 1 ; f16v4add $a0:1, $a0:1, $a6:7 }
+    { st64step $a4:5, $mzero, $m7+=, 1 ; fnop }
+    { st64step $a0:1, $mzero, $m7+=, 1 ; fnop }
+    bri .Lnext
     .size bias_add_f16, . - bias_add_f16

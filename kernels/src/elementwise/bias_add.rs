@@ -150,7 +150,7 @@ impl Kernel for BiasAdd {
     fn cases(&self) -> Vec<Case> {
         let mut cases = Vec::new();
         let mut rng = Rng::new(0xb1a5);
-        let shapes: [(usize, usize); 14] = [
+        let shapes: [(usize, usize); 19] = [
             (1, 4),
             (1, 8),
             (1, 12),
@@ -165,6 +165,12 @@ impl Kernel for BiasAdd {
             (13, 4),
             (16, 64),
             (38, 80),
+            // Rows of one AMP block (the narrow path), whole and cut at a worker's start.
+            (1, 16),
+            (5, 16),
+            (7, 16),
+            (61, 16),
+            (122, 16),
         ];
         for (i, &(rows, cols)) in shapes.iter().enumerate() {
             for (j, &p) in PLACEMENTS.iter().enumerate() {
@@ -217,7 +223,12 @@ impl Kernel for BiasAdd {
     fn random_case(&self, seed: u64) -> Case {
         let mut rng = Rng::new(seed);
         let rows = rng.range(1, 40) as usize;
-        let cols = 4 * rng.range(1, 300) as usize;
+        // A quarter of the cases in rows of one AMP block (the narrow path).
+        let cols = if rng.range(0, 4) == 0 {
+            16
+        } else {
+            4 * rng.range(1, 300) as usize
+        };
         let p = *rng.pick(&PLACEMENTS);
         let x = random_bits(&mut rng, rows * cols);
         let bias = random_bits(&mut rng, cols);
@@ -238,7 +249,8 @@ impl Kernel for BiasAdd {
     }
 
     /// Bundles per worker, counted from the code: 22 to set up, then per row segment of n groups
-    /// 3 + (fast: n + 11, general: 3n + 2 [+2 when distinct but n < 2]) + 3, and the exit.
+    /// 7 + (fast: n + 11, general: 3n + 2 [+2 when distinct but n < 2]) + 3, and the exit; rows
+    /// of 16 halves from a whole row on: 6 + 8 + 8 a row + 4 for them all.
     fn estimate_cycles(&self, case: &Case) -> u64 {
         let cols = case.word(V_COLS) as u64;
         let distinct = case.word(V_DISTINCT) != 0;
@@ -256,7 +268,14 @@ impl Kernel for BiasAdd {
                 let n = count.min(per_row - group);
                 count -= n;
                 group = 0;
-                total += 3 + 3;
+                if per_row == 4 && n == 4 {
+                    // The narrow path: this row and the whole rows after it.
+                    let rows = 1 + count / 4;
+                    count %= 4;
+                    total += 6 + 8 + 8 * rows + 1 + 3;
+                    continue;
+                }
+                total += 7 + 3;
                 total += match (distinct, n >= 2) {
                     (true, true) => n + 11,
                     (true, false) => 3 * n + 4,
