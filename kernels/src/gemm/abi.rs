@@ -4,7 +4,7 @@
 //!
 //! Vertex words (`kernels/asm/gemm_fp8.S` is the full description):
 //! `0 A, 1 B, 2 C, 3 C0, 4 S, 5 M, 6 kbs, 7 nbs, 8 flags, 9 XSTEP, 10..15 zero`, then at word
-//! 16 + 8w the record of worker w for its rows `first .. first + count` ([`worker_split`]):
+//! 16 + 8w the record of worker w for its rows `first .. first + count` (`estimate::rows_split`):
 //! `A + RA·first, C + RS·first, C0 + RS·first, count − 3, pace stride (field 0 RS/8 − 3, field
 //! 2 RA/8 − 3, bit 31 when count < 3), S, RS, count`.
 //!
@@ -25,7 +25,7 @@ use super::data::{random_operands, random_partials, Data};
 use super::{AmpGemm, Precision};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::layout::{self, AMP_CHANNELS, PANEL_ROW_BYTES, WEIGHT_BLOCK_BYTES};
-use crate::split::{worker_split, WORKERS};
+use crate::split::WORKERS;
 use crate::Kernel;
 use tessera_isa::csr::index;
 use tessera_isa::numerics::{scale_to_field, Fp8Format};
@@ -238,7 +238,7 @@ impl AmpGemm {
         vertex[V_FLAGS] = VertexWord::Value(if spec.partials { FLAG_PARTIALS } else { 0 });
         vertex[V_XSTEP] = VertexWord::Value(xstep as u32);
         let stride = ((rs / 8 - 3) as u32 & 0x3ff) | ((ra / 8 - 3) as u32 & 0x3ff) << A_JUMP_SHIFT;
-        for (first, count) in worker_split(m as u32) {
+        for (first, count) in super::estimate::rows_split(m as u32) {
             let at = |name: &str, offset: u32| VertexWord::Address {
                 buffer: index_of(name),
                 offset,
@@ -339,15 +339,21 @@ mod tests {
     fn vertex_records_follow_the_split() {
         let case = GEMM_FP8.make_case(&GemmSpec::new(13, 40, 20));
         assert_eq!(case.vertex.len(), V_WORKERS + WORKERS * RECORD_WORDS);
-        // 13 rows: 3, 2, 2, 2, 2, 2; Np = 32, RS = 64, row jump 64/8 - 3 = 5.
+        // 13 rows: 4, 3, 3, 3 and two idle workers (`rows_split`: no worker with 1 or 2 rows);
+        // Np = 32, RS = 64, row jump 64/8 - 3 = 5.
         let record = |w: usize, word: usize| case.vertex[V_WORKERS + RECORD_WORDS * w + word];
         let value = |w: usize, word: usize| case.word(V_WORKERS + RECORD_WORDS * w + word);
         // A in panels: row jump 32/8 - 3 = 1 in field 2.
         let a_jump = 1 << A_JUMP_SHIFT;
-        assert_eq!((value(0, 3), value(0, 4), value(0, 7)), (0, 5 | a_jump, 3));
+        assert_eq!((value(0, 3), value(0, 4), value(0, 7)), (1, 5 | a_jump, 4));
         assert_eq!(
             (value(1, 3) as i32, value(1, 4), value(1, 6), value(1, 7)),
-            (-1, 5 | a_jump | SLOW_FLAG, 64, 2)
+            (0, 5 | a_jump, 64, 3)
+        );
+        assert_eq!(
+            (value(4, 3) as i32, value(4, 4), value(4, 7)),
+            (-3, 5 | a_jump | SLOW_FLAG, 0),
+            "an idle worker takes the plain loop's exit"
         );
         assert_eq!(case.word(V_XSTEP), 4 * 13);
         let (a, c) = (case.buffer_index("a"), case.buffer_index("c"));
@@ -355,14 +361,14 @@ mod tests {
             record(1, 0),
             VertexWord::Address {
                 buffer: a,
-                offset: 3 * 32
+                offset: 4 * 32
             }
         );
         assert_eq!(
             record(1, 1),
             VertexWord::Address {
                 buffer: c,
-                offset: 3 * 64
+                offset: 4 * 64
             }
         );
         assert_eq!(record(1, 2), VertexWord::Value(0), "no C0");

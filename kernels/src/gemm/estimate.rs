@@ -3,11 +3,48 @@
 
 use super::abi::{FLAG_PARTIALS, V_FLAGS, V_KBS, V_M, V_NBS};
 use crate::case::Case;
-use crate::split::worker_split;
+use crate::split::{worker_split, WORKERS};
+
+/// The workers' rows `(first, count)` of a GEMM of `m` rows: as even as possible
+/// ([`worker_split`]), except where some worker would have 1 or 2 rows (the plain loop, 13 to
+/// 18 bundles a row after a longer set-up) and fewer workers with 3 rows or more each are no
+/// slower in the first K-block's launch and in the later ones (16 rows: 4, 3, 3, 3, 3 and an
+/// idle worker, where the even split's 2-row workers took 53 and 56 bundles a launch against
+/// 41 and 35).
+pub(super) fn rows_split(m: u32) -> [(u32, u32); WORKERS] {
+    let even = worker_split(m);
+    let used = (m / 3).min(WORKERS as u32);
+    if m >= 3 * WORKERS as u32 || used == 0 {
+        return even;
+    }
+    let mut compact = [(m, 0); WORKERS];
+    let (base, extra) = (m / used, m % used);
+    let mut next = 0;
+    for (w, entry) in compact.iter_mut().enumerate().take(used as usize) {
+        let count = base + u32::from((w as u32) < extra);
+        *entry = (next, count);
+        next += count;
+    }
+    let cost = |split: &[(u32, u32); WORKERS], launch: Launch| {
+        split
+            .iter()
+            .map(|&(_, count)| worker_bundles(u64::from(count), launch))
+            .max()
+            .unwrap_or(0)
+    };
+    let no_slower = [Launch::FirstZero, Launch::First, Launch::Next]
+        .into_iter()
+        .all(|launch| cost(&compact, launch) <= cost(&even, launch));
+    if no_slower {
+        compact
+    } else {
+        even
+    }
+}
 
 /// The worker entries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Launch {
+pub(super) enum Launch {
     /// K-block 0 with C0 (`*_worker`).
     First,
     /// K-block 0 with zero partials (`*_worker_z`).
@@ -30,7 +67,7 @@ const LAUNCH_CYCLES: u64 = 6 + 32 + 1 + 1 + 2;
 /// and the exit (the first K-block also runs b = -1..2 and a branch); or the plain loop for
 /// fewer than 3 rows: 18 bundles per row (13 without partials) after 4 that find A's row
 /// stride.
-fn worker_bundles(count: u64, launch: Launch) -> u64 {
+pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
     match (launch, count) {
         (Launch::First, 0) => 25,
         (Launch::First, 1..=2) => 30 + 18 * count,
@@ -54,7 +91,7 @@ pub(super) fn estimate_cycles(case: &Case) -> u64 {
     );
     let partials = case.word(V_FLAGS) & FLAG_PARTIALS != 0;
     let launch = |launch: Launch| {
-        let busiest = worker_split(m)
+        let busiest = rows_split(m)
             .iter()
             .map(|&(_, count)| worker_bundles(count as u64, launch))
             .max();
@@ -71,4 +108,43 @@ pub(super) fn estimate_cycles(case: &Case) -> u64 {
         Launch::Next
     });
     PROLOGUE_CYCLES + nbs * (first + (kbs - 1) * next) + EPILOGUE_CYCLES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every split covers the rows once and in order, and is never slower than the even one in
+    /// any launch; from 3 rows up to 17 no worker is left with 1 or 2 rows where the even split
+    /// had such a worker and the compact one is taken.
+    #[test]
+    fn the_rows_split_covers_the_rows_and_is_never_slower() {
+        for m in 0..200u32 {
+            let split = rows_split(m);
+            let mut next = 0;
+            for &(first, count) in &split {
+                if count > 0 {
+                    assert_eq!(first, next, "m = {m}: {split:?}");
+                    next += count;
+                }
+            }
+            assert_eq!(next, m, "m = {m}: {split:?}");
+            let even = worker_split(m);
+            // NextFast runs only from 18 rows, where the split is the even one.
+            for launch in [Launch::First, Launch::FirstZero, Launch::Next] {
+                let worst = |s: &[(u32, u32); WORKERS]| {
+                    s.iter()
+                        .map(|&(_, c)| worker_bundles(u64::from(c), launch))
+                        .max()
+                };
+                assert!(worst(&split) <= worst(&even), "m = {m}, {launch:?}");
+            }
+        }
+        assert_eq!(
+            rows_split(16).map(|(_, c)| c),
+            [4, 3, 3, 3, 3, 0],
+            "16 rows: five workers"
+        );
+        assert_eq!(rows_split(18), worker_split(18));
+    }
 }
