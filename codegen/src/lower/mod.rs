@@ -67,7 +67,9 @@ pub struct LowerError {
 pub struct LowerOptions {
     /// Copies from an exchange's staging buffer into a product's panels put the two in
     /// different memory elements (element slots), so `copy_runs` may load and store in one
-    /// bundle: half the cycles of its long runs, for a placement with less freedom.
+    /// bundle: half the cycles of its long runs, for a placement with less freedom. The
+    /// same holds on the sending side: a product's output (slot C) copied into a send
+    /// buffer puts the send buffer in the paced source slot.
     pub paced_copies: bool,
 }
 

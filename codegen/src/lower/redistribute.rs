@@ -120,7 +120,23 @@ impl Lower<'_> {
                 buffer(self, copy.tile, copy.from)?,
                 buffer(self, copy.tile, copy.to)?,
             );
-            for params in copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))? {
+            // A sender's rows out of a product's result into its send buffer: a paced copy if
+            // asked for, the send buffer in an element of its own (the result keeps the slot
+            // its product gave it).
+            let paced_send = self.options.paced_copies
+                && copy.to == Buf::Send
+                && self.program.tiles[copy.tile as usize].buffers[from.0 as usize].slot
+                    == Some(tessera_kernels::gemm::SLOT_C);
+            for mut params in
+                copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))?
+            {
+                if paced_send && copies::is_progression(&params) {
+                    if let tessera_kernels::table::KernelParams::CopyRuns { slots, .. } =
+                        &mut params
+                    {
+                        *slots = Some((tessera_kernels::gemm::SLOT_C, super::PACED_SOURCE_SLOT));
+                    }
+                }
                 self.call(
                     compute_vstep(step),
                     copy.tile,

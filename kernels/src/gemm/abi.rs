@@ -63,7 +63,9 @@ pub(super) const A_JUMP_SHIFT: u32 = 20;
 /// with a paced copy puts the copy's source in another slot.
 pub const SLOT_A: u8 = 0;
 pub(super) const SLOT_C0: u8 = 1;
-pub(super) const SLOT_C: u8 = 2;
+/// The element slot of a GEMM's result `c`: a copy out of it may put its destination in another
+/// slot and load and store in one bundle.
+pub const SLOT_C: u8 = 2;
 
 /// Everything a case is made from.
 #[derive(Clone, Debug)]

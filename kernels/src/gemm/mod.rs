@@ -23,7 +23,7 @@ mod data;
 mod estimate;
 mod reference;
 
-pub use abi::{GemmSpec, MAX_ROW_STRIDE_BYTES, SLOT_A};
+pub use abi::{GemmSpec, MAX_ROW_STRIDE_BYTES, SLOT_A, SLOT_C};
 pub use data::Data;
 
 use crate::case::Case;
