@@ -24,7 +24,7 @@
 #define W_RS       6      // RS
 #define W_COUNT    7      // count
 // Launch record (in S; the vertex of every worker in the kb >= 1 launches).
-#define L_XDELTA   0      // kb * XSTEP: 8-byte atoms from A's K-block 0 to kb
+#define L_XDELTA   0      // 8 * kb * XSTEP: bytes from A's K-block 0 to kb
 #define L_NBOFF    1      // nb * 32: bytes from C row start to column block nb
 #define L_RS       2      // RS (for the kb >= 1 slow path)
 #define L_KBM1     3      // kbs - 1 (the supervisor's constant)
@@ -43,10 +43,10 @@
 
 // ---------------------------------------------------------------------------------------------
 // Supervisor.
-// Registers: $m0 entry of the kb = 0 launches, $m1 worker records and $m9 S (absolute, as
-// runall takes them), $m2 S, $m3 kb * XSTEP, $m4 nb * 32, $m5 kb counter,
-// $m6 nb counter, $m7 M * 4 (the row check), then XSTEP, $m11 the kb >= 1 entry; $m10 is the
-// return address.
+// Registers: $m0 entry of the kb = 0 launches, $m8 that of column blocks nb >= 1 (the
+// retained-state entry where it applies), $m1 worker records and $m9 S (absolute, as runall
+// takes them), $m2 S, $m3 8 * kb * XSTEP, $m4 nb * 32, $m5 kb counter, $m6 nb counter, $m7
+// M * 4 (the row check), then 8 * XSTEP, $m11 the kb >= 1 entry; $m10 is the return address.
     .section .text.K_SUP
     .globl K_SUP
     .type K_SUP, @function
@@ -66,18 +66,22 @@ K_SUP:
     st32 $m5, $m2, $mzero, L_KBM1
     shl $m7, $m7, 2
     setzi $m0, K_WORKER_Z
+    setzi $m8, K_WORKER_ZR              // kb = 0 of nb >= 1: retained state (M >= 18, no C0)
     and $m11, $m11, 1
     brz $m11, .Lsup_entry0
     setzi $m0, K_WORKER
+    mov $m8, $m0
 .Lsup_entry0:
     add $m1, $mvertex_base, V_WORKERS * 4
     mov $m9, $m2
     setzi $m11, K_WORKER_NF             // kb >= 1 entry: no row check if M >= 18
-    cmpult $m8, $m7, 18 * 4
-    brz $m8, .Lsup_entry_n
+    cmpult $m3, $m7, 18 * 4
+    brz $m3, .Lsup_entry_n
     setzi $m11, K_WORKER_N
+    mov $m8, $m0
 .Lsup_entry_n:
     ld32 $m7, $mvertex_base, $mzero, V_XSTEP
+    shl $m7, $m7, 3                     // bytes
     mov $m4, $mzero
     add $m6, $m6, -1
 .Lsup_nb:
@@ -163,6 +167,7 @@ K_SUP:
     brnzdec $m5, .Lsup_kb
 .Lsup_nb_end:
     add $m4, $m4, 32
+    mov $m0, $m8
     brnzdec $m6, .Lsup_nb
     sync TEXCH_SYNCZONE_LOCAL
     br $m10
@@ -184,17 +189,16 @@ K_SUP:
     .worker
     .align 8
 K_WORKER_NF:
-    { ld32 $m2, $mworker_base, $mzero, S_STRIDE    ; setzi $a0, ZAACC }
-    { ld32 $m9, $mworker_base, $mzero, S_O0        ; uput $FP_CLR, $a0 }   // zero the AMP state
-    { ld32 $m0, $mworker_base, $mzero, S_LO        ; fnop }
-    { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; fnop }
-.Lnext:
-    { ld32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
+    // The state is the worker's own, retained from its K-block 0 launch in this call (a
+    // worker's registers persist across exit and launch, as osmarks/ipu-stack's GEMM relies on
+    // on the C600): $m4 A's row in K-block 0, $m7 the C row + RS, $m8 the C row, $m2 the pace
+    // stride, $m6 count - 3. Only the K-block's offset comes from S.
+    { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; setzi $a6, ZAACC }
     // b = -1 .. 2: partials of row 0 straight from C (two 128-bit loads), setup in between.
-    { ld128 $a0:3, $m9, $mzero, 0                  ; fnop }
-    { ld128 $a4:7, $m9, $mzero, 1                  ; AMP $azeros, $azeros, $a0:1, P0 }
-    { add $m0, $m0, $m3                            ; AMP $azeros, $azeros, $a2:3, P1 }  // A: panel kb
-    { ld32 $m1, $mworker_base, $mzero, S_HI        ; AMP $azeros, $azeros, $a4:5, P2 }
+    { ld128 $a0:3, $m8, $mzero, 0                  ; uput $FP_CLR, $a6 }   // zero the AMP state
+    { ld128 $a4:7, $m8, $mzero, 1                  ; AMP $azeros, $azeros, $a0:1, P0 }
+    { add $m9, $m4, $m3                            ; AMP $azeros, $azeros, $a2:3, P1 }  // A: panel kb
+    { tapack $m0:1, $m9, $m7, $m8                  ; AMP $azeros, $azeros, $a4:5, P2 }
 .Lpipe3:
     // b = 3 .. 9: inputs from row 0, partials from row 1, no results yet.
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $azeros, $a6:7, P3 }
@@ -229,22 +233,23 @@ K_WORKER_NF:
     .size K_WORKER_NF, . - K_WORKER_NF
 
 // ---------------------------------------------------------------------------------------------
-// K_WORKER_N: K-blocks 1 .. kbs-1 when some worker has fewer than 3 rows (M < 18): the same
-// setup, then the row check; the plain loop lives here too.
+// K_WORKER_N: K-blocks 1 .. kbs-1 when some worker has fewer than 3 rows (M < 18): the row
+// check, then K_WORKER_NF's path or the plain loop, which lives here too.
     .section .text.K_WORKER_N
     .globl K_WORKER_N
     .type K_WORKER_N, @function
     .worker
     .align 8
 K_WORKER_N:
-    { ld32 $m2, $mworker_base, $mzero, S_STRIDE    ; setzi $a0, ZAACC }
+    // $m2, the pace stride, is retained from the worker's K-block 0 launch: 3 rows or more
+    // take K_WORKER_NF's path with the rest of their retained state.
+    { brpos $m2, K_WORKER_NF                       ; setzi $a0, ZAACC }
     { ld32 $m9, $mworker_base, $mzero, S_O0        ; uput $FP_CLR, $a0 }
     { ld32 $m0, $mworker_base, $mzero, S_LO        ; fnop }
     { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; fnop }
-    { brpos $m2, .Lnext                            ; fnop }
-    { add $m0, $m0, $m3                            ; fnop }
     { shl $m4, $m0, 14                             ; fnop }
-    { shr $m4, $m4, 11                             ; fnop }   // A row = packed address 0
+    { shr $m4, $m4, 11                             ; fnop }   // A row of K-block 0 = packed address 0
+    { add $m4, $m4, $m3                            ; fnop }   // A row of K-block kb
     { mov $m8, $m9                                 ; fnop }   // C row = the partial row
     { ld32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
     { ld32 $m7, $mvertex_base, $mzero, L_RS        ; fnop }
@@ -355,7 +360,28 @@ K_WORKER_Z:
     { ld32 $m6, $mvertex_base, $mzero, W_RM3       ; fnop }
     { st32 $m2, $mworker_base, $mzero, S_STRIDE    ; fnop }
     { st32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
-    { brneg $m2, .Lslow_z                          ; fnop }
+    { brpos $m2, .Lz_stream                        ; fnop }
+    { ld32 $m6, $mvertex_base, $mzero, W_COUNT     ; fnop }
+    { ld32 $m7, $mvertex_base, $mzero, W_RS        ; fnop }
+    { setzi $m3, .Lslow_zrow                       ; fnop }
+    { bri .Lslow_go                                ; fnop }
+    .size K_WORKER_Z, . - K_WORKER_Z
+
+// ---------------------------------------------------------------------------------------------
+// K_WORKER_ZR: K-block 0 of column block nb >= 1 with zero partial sums when every worker has
+// 3 rows or more (M >= 18): the state retained from the worker's previous launches in this
+// call ($m4 A's row in K-block 0, $m7 the C row + RS, $m8 the C row of column block nb - 1,
+// $m2, $m6), the C rows moved on by one column block; then K_WORKER_Z's stream.
+    .section .text.K_WORKER_ZR
+    .globl K_WORKER_ZR
+    .type K_WORKER_ZR, @function
+    .worker
+    .align 8
+K_WORKER_ZR:
+    { add $m8, $m8, 32                             ; setzi $a0, ZAACC }
+    { add $m7, $m7, 32                             ; uput $FP_CLR, $a0 }
+    { tapack $m0:1, $m4, $m7, $m8                  ; fnop }
+.Lz_stream:
     // b = 3 .. 9: inputs of row 0 and row 1 (the second address holds).
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
     { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P0 }
@@ -384,10 +410,4 @@ K_WORKER_Z:
     { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; fnop }
     st64pace $a6:7, $m0:1+=, $m2, 0b00
     exitz $mzero
-    .align 8
-.Lslow_z:
-    { ld32 $m6, $mvertex_base, $mzero, W_COUNT     ; fnop }
-    { ld32 $m7, $mvertex_base, $mzero, W_RS        ; fnop }
-    { setzi $m3, .Lslow_zrow                       ; fnop }
-    { bri .Lslow_go                                ; fnop }
-    .size K_WORKER_Z, . - K_WORKER_Z
+    .size K_WORKER_ZR, . - K_WORKER_ZR

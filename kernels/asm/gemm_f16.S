@@ -27,5 +27,6 @@
 #define K_WORKER_Z  gemm_f16_worker_z
 #define K_WORKER_N  gemm_f16_worker_n
 #define K_WORKER_NF gemm_f16_worker_nf
+#define K_WORKER_ZR gemm_f16_worker_zr
 
 // The code follows in gemm_amp_body.S (appended to this header by the kernel's `source`).

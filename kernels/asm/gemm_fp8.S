@@ -51,11 +51,21 @@
 // Entries: K-block 0 runs gemm_fp8_worker (partials from C0; 19 setup bundles) or
 // gemm_fp8_worker_z (zero partials: no partial stream and no warm-up, since after
 // `uput $FP_CLR, ZAACC` the pending partials are +0; 16 setup bundles); they leave the state of
-// the later K-blocks in the worker's scratch. K-blocks >= 1 run gemm_fp8_worker_nf (M >= 18:
-// 5 setup bundles; row 0's partials come from C with two ld128 and the rest of the setup rides
-// in the warm-up bundles) or gemm_fp8_worker_n (M < 18: one more bundle to check the rows).
+// the later launches in the worker's registers ($m4 A's row in K-block 0, $m7 the C row + RS,
+// $m8 the C row, $m2 the pace stride, $m6 the rpt count) and, for the plain loop, in the
+// worker's scratch. K-blocks >= 1 run gemm_fp8_worker_nf (M >= 18: one setup bundle, which
+// loads the K-block's byte offset from S; row 0's partials come from C with two ld128 and the
+// rest of the setup rides in the warm-up bundles) or gemm_fp8_worker_n (M < 18: one more
+// bundle to check the rows). K-block 0 of column blocks nb >= 1 without C0 and with M >= 18
+// runs gemm_fp8_worker_zr: the C rows moved on by 32 bytes, 3 setup bundles.
+// Retained registers [HW]: a worker's $m and $a registers persist from one `runall` to the
+// next. osmarks/ipu-stack's F16 GEMM (device/gemm_f16_amp.S, "Workers retain their activation
+// and output state between invocations"), which runs numerically checked on a C600, launches
+// its later blocks into entries that read only registers its previous launch left; the
+// simulator keeps them too (the launch sets the PC, $VERTEX_BASE, $WORKER_BASE, $FP_CTL and
+// $FP_STS and nothing else).
 // Workers with fewer than 3 rows take a plain loop, one row at a time (18 bundles per row).
-// Per K-block >= 1 launch a worker with count >= 3 rows issues 4*count + 18 bundles, of which
+// Per K-block >= 1 launch a worker with count >= 3 rows issues 4*count + 14 bundles, of which
 // 4*count carry useful AMP calls.
 //
 // Numerics (the documented AMP model, isa/src/numerics/amp.rs): in every K-block the f16
@@ -69,5 +79,6 @@
 #define K_WORKER_Z  gemm_fp8_worker_z
 #define K_WORKER_N  gemm_fp8_worker_n
 #define K_WORKER_NF gemm_fp8_worker_nf
+#define K_WORKER_ZR gemm_fp8_worker_zr
 
 // The code follows in gemm_amp_body.S (appended to this header by the kernel's `source`).

@@ -105,6 +105,12 @@ impl ContextState {
 
     /// Prepares a worker for a launch: PC, vertex base, scratch base and `$FP_CTL` from `$FP_ICTL`.
     /// `$FP_STS` is reset; PRNG, `$REPEAT_COUNT` and `$WSR` are retained. [C]
+    /// The `$m` and `$a` registers other than the two bases are retained too \[HW\]:
+    /// osmarks/ipu-stack's F16 GEMM (`device/gemm_f16_amp.S`), numerically checked on a C600,
+    /// launches later blocks into entries that read only the registers the previous launch left
+    /// ("Workers retain their activation and output state between invocations"); Tessera's GEMM
+    /// kernels do the same (`kernels/asm/gemm_amp_body.S`). The AMP's accumulators and pipeline
+    /// are kept as well \[A\] (no kernel relies on that: each launch clears them).
     pub fn launch(&mut self, entry: u32, vertex_base: u32, worker_base: u32, fp_ictl: u32) {
         self.pc = entry;
         self.m[crate::registers::M_VERTEX_BASE as usize] = vertex_base;
@@ -151,5 +157,40 @@ impl ContextState {
     pub fn write_a64(&mut self, r: usize, value: u64) {
         self.write_a(r, value as u32);
         self.write_a(r + 1, (value >> 32) as u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launch sets the PC, the two bases, `$FP_CTL` and `$FP_STS` and leaves every other
+    /// register as the previous run left it (the GEMM kernels' later launches rely on it).
+    #[test]
+    fn a_launch_keeps_the_workers_registers() {
+        let mut state = ContextState::new(ContextKind::Worker(3));
+        for r in 0..12 {
+            state.m[r] = 0x1000 + r as u32;
+        }
+        for r in 0..14 {
+            state.a[r] = 0x3c00_0000 + r as u32;
+        }
+        state.launch(0x4_c000, 0x5_0000, 0x6_0000, 7);
+        for r in 0..12 {
+            assert_eq!(state.read_m(r), 0x1000 + r as u32, "$m{r}");
+        }
+        for r in 0..14 {
+            assert_eq!(state.read_a(r), 0x3c00_0000 + r as u32, "$a{r}");
+        }
+        assert_eq!(state.pc, 0x4_c000);
+        assert_eq!(
+            state.read_m(crate::registers::M_VERTEX_BASE as usize),
+            0x5_0000
+        );
+        assert_eq!(
+            state.read_m(crate::registers::M_WORKER_BASE as usize),
+            0x6_0000
+        );
+        assert_eq!(state.csr[index::WSR as usize], 3);
     }
 }

@@ -49,6 +49,9 @@ pub(super) enum Launch {
     First,
     /// K-block 0 with zero partials (`*_worker_z`).
     FirstZero,
+    /// K-block 0 of column blocks 1.. with zero partials when M ≥ 18 (`*_worker_zr`: the
+    /// state the worker's earlier launches left in its registers).
+    FirstZeroRetained,
     /// K-blocks 1.. when some worker has fewer than 3 rows (`*_worker_n`).
     Next,
     /// K-blocks 1.. when M ≥ 18 (`*_worker_nf`, no row check).
@@ -75,10 +78,11 @@ pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
         (Launch::FirstZero, 0) => 22,
         (Launch::FirstZero, 1..=2) => 27 + 13 * count,
         (Launch::FirstZero, _) => 4 * count + 25,
-        (Launch::Next, 0) => 15,
-        (Launch::Next, 1..=2) => 20 + 18 * count,
-        (Launch::Next, _) => 4 * count + 19,
-        (Launch::NextFast, _) => 4 * count + 18,
+        (Launch::FirstZeroRetained, _) => 4 * count + 12,
+        (Launch::Next, 0) => 14,
+        (Launch::Next, 1..=2) => 19 + 18 * count,
+        (Launch::Next, _) => 4 * count + 15,
+        (Launch::NextFast, _) => 4 * count + 14,
     }
 }
 
@@ -102,12 +106,19 @@ pub(super) fn estimate_cycles(case: &Case) -> u64 {
     } else {
         Launch::FirstZero
     });
+    // Column blocks 1.. start from the registers the earlier launches left where every worker
+    // streams (M ≥ 18) and there are no partials to read.
+    let later_first = if !partials && m >= 18 {
+        launch(Launch::FirstZeroRetained)
+    } else {
+        first
+    };
     let next = launch(if m >= 18 {
         Launch::NextFast
     } else {
         Launch::Next
     });
-    PROLOGUE_CYCLES + nbs * (first + (kbs - 1) * next) + EPILOGUE_CYCLES
+    PROLOGUE_CYCLES + first + (nbs - 1) * later_first + nbs * (kbs - 1) * next + EPILOGUE_CYCLES
 }
 
 #[cfg(test)]
