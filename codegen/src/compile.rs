@@ -58,6 +58,8 @@ pub struct CompiledGraph {
     pub report: PlanReport,
     /// Which finalist was emitted (0 = the planner's best).
     pub finalist: usize,
+    /// The lowering it was emitted with (the first of `LOWER_LADDER` that placed).
+    pub lower_options: LowerOptions,
     pub times: StageTimes,
 }
 
@@ -244,19 +246,27 @@ fn compile_with(
     times.plan += started.elapsed().as_secs_f64();
     let mut refusals = Vec::new();
     for finalist in 0..planned.finalists.len() {
-        // Paced copies first; a finalist whose paced copies do not lower or place is tried
-        // again without them before the next finalist.
-        for paced_copies in [true, false] {
+        // Paced copies and early exchanges first; a finalist that does not lower or place
+        // with them is tried again with fewer before the next finalist. A plan that saves SRAM
+        // does not spend it on early exchanges (at 27 So400m layers they do not place: each
+        // layer's gathered weights would arrive at the start of the layer).
+        let ladder = if options.sram_saving {
+            &LOWER_LADDER[1..]
+        } else {
+            &LOWER_LADDER[..]
+        };
+        for (attempt, options_lower) in ladder.iter().copied().enumerate() {
+            let last_attempt = attempt + 1 == ladder.len();
             say(&format!("building finalist {finalist}"));
             let started = Instant::now();
             let (mid, log) = build(&planned, finalist)?;
             say("lowering");
-            let options_lower = LowerOptions { paced_copies };
             let lowered = match lower_with(&mid, store, target.tiles, options_lower) {
                 Ok(lowered) => lowered,
-                Err(e) if paced_copies => {
+                Err(e) if !last_attempt => {
                     say(&format!(
-                        "finalist {finalist} with paced copies does not lower: {e}"
+                        "finalist {finalist} with {} does not lower: {e}",
+                        lower_options_text(options_lower)
                     ));
                     times.lower += started.elapsed().as_secs_f64();
                     continue;
@@ -305,20 +315,19 @@ fn compile_with(
                         estimate,
                         report,
                         finalist,
+                        lower_options: options_lower,
                         times: *times,
                     });
                 }
                 // A finalist that does not fit the tiles (its buffers, or its code and vertex
                 // state in the standard region) gives way to the next.
                 Err(e @ (EmitError::Place(_) | EmitError::DoesNotFit { .. })) => {
-                    let how = if paced_copies {
-                        " with paced copies"
-                    } else {
-                        ""
-                    };
-                    say(&format!("finalist {finalist}{how} does not fit: {e}"));
+                    say(&format!(
+                        "finalist {finalist} with {} does not fit: {e}",
+                        lower_options_text(options_lower)
+                    ));
                     times.emit += started.elapsed().as_secs_f64();
-                    if !paced_copies {
+                    if last_attempt {
                         refusals.push(format!("finalist {finalist}: {e}"));
                     }
                 }
@@ -327,6 +336,38 @@ fn compile_with(
         }
     }
     Err(CompileError::NoFinalistFits(refusals))
+}
+
+/// The lowerings a finalist is tried with, in order: each gives up a choice that costs
+/// placement freedom (early exchanges lengthen destination buffers' lives; paced copies put
+/// buffers in element slots).
+const LOWER_LADDER: [LowerOptions; 3] = [
+    LowerOptions {
+        paced_copies: true,
+        early_exchanges: true,
+    },
+    LowerOptions {
+        paced_copies: true,
+        early_exchanges: false,
+    },
+    LowerOptions {
+        paced_copies: false,
+        early_exchanges: false,
+    },
+];
+
+/// The choices of `options` for people.
+fn lower_options_text(options: LowerOptions) -> String {
+    let LowerOptions {
+        paced_copies,
+        early_exchanges,
+    } = options;
+    let yes_no = |on: bool| if on { "on" } else { "off" };
+    format!(
+        "paced copies {}, early exchanges {}",
+        yes_no(paced_copies),
+        yes_no(early_exchanges)
+    )
 }
 
 /// Traces, per op, the most constant bytes (kernel tables) one tile holds for it and the tile.

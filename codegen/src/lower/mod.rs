@@ -71,6 +71,10 @@ pub struct LowerOptions {
     /// same holds on the sending side: a product's output (slot C) copied into a send
     /// buffer puts the send buffer in the paced source slot.
     pub paced_copies: bool,
+    /// Exchanges that stage nothing on their senders join the earliest phase already in use
+    /// once their source is ready (`steps::join_earlier_phases`): fewer phases and syncs, for
+    /// destination buffers that live longer.
+    pub early_exchanges: bool,
 }
 
 /// The element slot of a paced copy's source (no kernel uses it).
@@ -194,7 +198,7 @@ pub fn lower_with(
             )))
         })
         .collect::<Result<_, LowerError>>()?;
-    let schedule = late_steps(mid, &movements);
+    let schedule = late_steps(mid, &movements, options.early_exchanges);
     let mut lowering = Lower {
         options,
         mid,
