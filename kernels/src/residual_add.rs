@@ -177,6 +177,23 @@ impl Kernel for ResidualAdd {
 }
 
 /// The case of a compiler call: `n` halves, any region, out may alias a or b. Data are zeros.
-pub fn compiler_case(n: usize) -> Case {
-    make_case("compiled".into(), vec![0; n], vec![0; n], Region::Standard)
+/// With `slots`, a, b and out in those three element slots (all different, so out aliases
+/// neither) and [`FAST`] set: the one-bundle-per-group loop.
+pub fn compiler_case(n: usize, slots: Option<[u8; 3]>) -> Case {
+    match slots {
+        None => make_case("compiled".into(), vec![0; n], vec![0; n], Region::Standard),
+        Some(slots) => {
+            let mut case = make_case_with(
+                "compiled".into(),
+                vec![0; n],
+                vec![0; n],
+                Region::Standard,
+                true,
+            );
+            for (buffer, slot) in case.buffers.iter_mut().zip(slots) {
+                buffer.element_slot = Some(slot);
+            }
+            case
+        }
+    }
 }

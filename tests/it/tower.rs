@@ -442,3 +442,70 @@ fn exchanges_without_sender_copies_join_earlier_phases() {
         "no phase is added"
     );
 }
+
+/// Sums of K-chunks and bias adds whose operands can sit in three different memory elements
+/// take the kernels' one-bundle-per-group loops (`ResidualAdd`/`BiasAdd` with element slots,
+/// a fresh result) where the kernels' estimates say it pays, and the run stays bit-exact.
+#[test]
+fn sums_and_bias_adds_take_the_one_bundle_loop_where_it_pays() {
+    use tessera_kernels::table::KernelParams;
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
+    let spec = RunSpec {
+        batch: 2,
+        layers: 2,
+        head: true,
+        fp8: true,
+        k_parts: Some(EncoderKParts {
+            qkv: 2,
+            out_proj: 2,
+            fc1: 2,
+            fc2: 4,
+        }),
+        key_blocks: Some(1),
+    };
+    let (machine, _graph, compiled) = compile("small", &model, &spec);
+    let (mut fast, mut plain) = (0, 0);
+    for tile in &compiled.lowered.program.tiles {
+        for call in tile.calls.iter().flatten() {
+            let slots = match *call.params {
+                KernelParams::ResidualAdd { slots, .. } | KernelParams::BiasAdd { slots, .. } => {
+                    slots
+                }
+                KernelParams::Gemm(_)
+                | KernelParams::LayerNorm { .. }
+                | KernelParams::Softmax { .. }
+                | KernelParams::SoftmaxPart { .. }
+                | KernelParams::AttentionCombine(_)
+                | KernelParams::SumParts(_)
+                | KernelParams::Gelu { .. }
+                | KernelParams::CopyRuns { .. }
+                | KernelParams::CastF32F16 { .. }
+                | KernelParams::CastF16Fp8 { .. }
+                | KernelParams::Gather { .. }
+                | KernelParams::Transpose4 { .. } => continue,
+            };
+            if let Some(slots) = slots {
+                let [a, b, c] = slots;
+                assert!(a != b && a != c && b != c, "{slots:?}");
+                fast += 1;
+            } else {
+                plain += 1;
+            }
+        }
+    }
+    assert!(
+        fast > 0,
+        "no sum or bias add in element slots ({plain} without)"
+    );
+    let outcome = run_and_check(
+        &machine,
+        &model,
+        &spec,
+        &compiled,
+        &pixels,
+        RunRecording::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(outcome.bit_exact(), "{:?}", outcome.mismatches);
+}

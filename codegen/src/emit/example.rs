@@ -66,7 +66,7 @@ pub fn rotate_add(tiles: u32, elements: u32) -> Program {
         let o = tile.add_buffer(buffer("o", bytes, tensor_name("out"), (2, 2)));
         ids.push([x, y, s, r, o]);
     }
-    let params = Arc::new(KernelParams::ResidualAdd { n });
+    let params = Arc::new(KernelParams::ResidualAdd { n, slots: None });
     let call = |a: BufferId, b: BufferId, out: BufferId| {
         KernelCall::new(
             params.clone(),

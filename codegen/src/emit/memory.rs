@@ -146,16 +146,22 @@ struct Segment {
     name: String,
 }
 
-fn group_segment(
+/// The segments of one group of address-overlapping buffers: the host writes only their
+/// contents, so each run of contents is a segment with data of its own and the bytes between
+/// and around them segments without (one segment without data where nothing has contents).
+/// Writing the group's whole range, zeros and all, made start-up grow with every activation
+/// buffer a placement put beside a constant (So400m/14: 150.8 M cycles → 166.7 M when sums
+/// took fresh buffers in element slots).
+fn group_segments(
     tile: &TileProgram,
     addresses: &[u32],
     contents: &[Vec<usize>],
     group: &[Root],
-) -> Result<Segment, EmitError> {
+) -> Result<Vec<Segment>, EmitError> {
     check_group(tile, group)?;
     let start = group.iter().map(|r| r.start).min().unwrap_or(0);
     let end = group.iter().map(|r| r.end).max().unwrap_or(start);
-    let size = u32::try_from(end - start).map_err(|_| EmitError::BadPlacement {
+    u32::try_from(end).map_err(|_| EmitError::BadPlacement {
         reason: format!("tile {}: a buffer ends past 4 GiB", tile.tile),
     })?;
     let largest = group
@@ -165,15 +171,17 @@ fn group_segment(
         .unwrap_or(0);
     let category = sram_category(&tile.buffers[largest].category);
     let name = segment_name(tile, group);
-    let mut data: Option<Vec<u8>> = None;
+    // The contents' spans (absolute addresses), refused where two overlap.
     let mut filled: Vec<(u64, u64, usize)> = Vec::new();
     for &i in group.iter().flat_map(|r| &contents[r.id]) {
         let buffer = &tile.buffers[i];
-        let Some(contents) = &buffer.contents else {
+        let Some(bytes) = &buffer.contents else {
             continue;
         };
-        let at = addresses[i] as u64 - start;
-        let span = (at, at + contents.len() as u64);
+        let span = (
+            addresses[i] as u64,
+            addresses[i] as u64 + bytes.len() as u64,
+        );
         if let Some(&(_, _, other)) = filled.iter().find(|&&(a, b, _)| a < span.1 && span.0 < b) {
             return Err(EmitError::Memory {
                 tile: tile.tile,
@@ -185,16 +193,71 @@ fn group_segment(
             });
         }
         filled.push((span.0, span.1, i));
-        let bytes = data.get_or_insert_with(|| vec![0; size as usize]);
-        bytes[span.0 as usize..span.1 as usize].copy_from_slice(contents);
     }
-    Ok(Segment {
-        address: start as u32,
-        size,
-        data,
-        category,
-        name,
-    })
+    filled.sort_unstable();
+    // Pieces covering the group in address order: the contents' spans and the gaps around them.
+    let mut pieces: Vec<(u64, u64, Vec<usize>)> = Vec::with_capacity(2 * filled.len() + 1);
+    let mut at = start;
+    for &(from, to, i) in &filled {
+        if from > at {
+            pieces.push((at, from, Vec::new()));
+        }
+        pieces.push((from, to, vec![i]));
+        at = to;
+    }
+    if end > at {
+        pieces.push((at, end, Vec::new()));
+    }
+    // A host tensor's piece (an input the host writes, an output it reads) stays inside one
+    // segment: pieces whose boundary falls inside one are merged.
+    let host: Vec<(u64, u64)> = group
+        .iter()
+        .filter(|r| r.output || (r.initial && contents[r.id].is_empty()))
+        .map(|r| (r.start, r.end))
+        .collect();
+    let mut merged: Vec<(u64, u64, Vec<usize>)> = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        match merged.last_mut() {
+            Some(last) if host.iter().any(|&(a, b)| a < piece.0 && piece.0 < b) => {
+                last.1 = piece.1;
+                last.2.extend(piece.2);
+            }
+            _ => merged.push(piece),
+        }
+    }
+    let mut segments = Vec::with_capacity(merged.len());
+    for (from, to, with) in merged {
+        let data = (!with.is_empty()).then(|| {
+            let mut bytes = vec![0; (to - from) as usize];
+            for &i in &with {
+                if let Some(c) = &tile.buffers[i].contents {
+                    let at = (addresses[i] as u64 - from) as usize;
+                    bytes[at..at + c.len()].copy_from_slice(c);
+                }
+            }
+            bytes
+        });
+        let (category, name) = match with.as_slice() {
+            [only]
+                if (to - from) as usize
+                    == tile.buffers[*only].contents.as_ref().map_or(0, |c| c.len()) =>
+            {
+                (
+                    sram_category(&tile.buffers[*only].category),
+                    tile.buffers[*only].name.clone(),
+                )
+            }
+            _ => (category.clone(), name.clone()),
+        };
+        segments.push(Segment {
+            address: from as u32,
+            size: (to - from) as u32,
+            data,
+            category,
+            name,
+        });
+    }
+    Ok(segments)
 }
 
 /// The segments of one tile's buffers in address order, up to the first refusal.
@@ -212,8 +275,8 @@ fn tile_segments(
     let mut group_end = 0u64;
     for r in roots {
         if !group.is_empty() && r.start >= group_end {
-            match group_segment(tile, addresses, &contents, &group) {
-                Ok(segment) => segments.push(segment),
+            match group_segments(tile, addresses, &contents, &group) {
+                Ok(group_segments) => segments.extend(group_segments),
                 Err(error) => return (segments, Some(error)),
             }
             group.clear();
@@ -226,8 +289,8 @@ fn tile_segments(
         group.push(r);
     }
     if !group.is_empty() {
-        match group_segment(tile, addresses, &contents, &group) {
-            Ok(segment) => segments.push(segment),
+        match group_segments(tile, addresses, &contents, &group) {
+            Ok(group_segments) => segments.extend(group_segments),
             Err(error) => return (segments, Some(error)),
         }
     }
@@ -333,4 +396,68 @@ pub(super) fn add_host_tensors(
         builder.add_host_tensor(host_tensor(plan, HostDirection::Output, addresses)?)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tile::{BufferCategory, BufferDecl, RegionRequirement};
+    use std::sync::Arc;
+
+    fn buffer(name: &str, bytes: u32, live: (usize, usize), contents: Option<u8>) -> BufferDecl {
+        BufferDecl {
+            name: name.into(),
+            bytes,
+            align: 8,
+            region: RegionRequirement::Any,
+            slot: None,
+            category: if contents.is_some() {
+                BufferCategory::Weights(name.into())
+            } else {
+                BufferCategory::Tensor(name.into())
+            },
+            live,
+            alias_of: None,
+            contents: contents.map(|b| Arc::new(vec![b; bytes as usize])),
+        }
+    }
+
+    /// A constant sharing its memory range with an activation placed over it: the host writes
+    /// the constant's bytes only (one data segment exactly its size, the rest without data);
+    /// an output that straddles the constant's end keeps one segment around both.
+    #[test]
+    fn the_host_writes_only_contents() {
+        let tile = TileProgram {
+            tile: 0,
+            buffers: vec![
+                buffer("weights", 64, (0, 1), Some(7)),
+                buffer("activation", 256, (2, 3), None),
+            ],
+            calls: Vec::new(),
+        };
+        let (segments, error) = tile_segments(&tile, &[0x1040, 0x1000], &[], &[]);
+        assert!(error.is_none());
+        let spans: Vec<(u32, u32, bool)> = segments
+            .iter()
+            .map(|s| (s.address, s.size, s.data.is_some()))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (0x1000, 0x40, false),
+                (0x1040, 0x40, true),
+                (0x1080, 0x80, false)
+            ]
+        );
+        assert_eq!(segments[1].data.as_deref(), Some(&[7u8; 64][..]));
+        // The activation is an output now (read after the run): the constant and the bytes
+        // after it stay one segment with it.
+        let (segments, error) = tile_segments(&tile, &[0x1040, 0x1000], &[], &[BufferId(1)]);
+        assert!(error.is_none());
+        let spans: Vec<(u32, u32, bool)> = segments
+            .iter()
+            .map(|s| (s.address, s.size, s.data.is_some()))
+            .collect();
+        assert_eq!(spans, [(0x1000, 0x100, true)]);
+    }
 }

@@ -234,6 +234,41 @@ impl Lower<'_> {
     }
 
     /// Whether this node may write its result over operand `x`'s buffers.
+    /// Element slots for a two-operand elementwise op's one-bundle-per-group loop (both
+    /// operands and a fresh result in three different memory elements), where the lowering
+    /// places by element slots (`LowerOptions::paced_copies`): the first of the orders in
+    /// [`SLOT_ORDERS`] that every tile's operand buffers take (their slot unset or the same),
+    /// each operand in a buffer of its own. `None` where no order fits.
+    pub(super) fn distinct_slots(
+        &self,
+        operands: &[MidId; 2],
+    ) -> Result<Option<[u8; 3]>, LowerError> {
+        if !self.options.paced_copies {
+            return Ok(None);
+        }
+        let tiles: Vec<u32> = self.layout(self.node).dist.all_tiles().collect();
+        let mut taken: Vec<[Option<u8>; 2]> = Vec::with_capacity(tiles.len());
+        for &t in &tiles {
+            let [x, y] = [
+                self.shard_of(operands[0], t)?,
+                self.shard_of(operands[1], t)?,
+            ];
+            if x == y {
+                return Ok(None);
+            }
+            let slot = |b: BufferId| self.program.tiles[t as usize].buffers[b.0 as usize].slot;
+            taken.push([slot(x), slot(y)]);
+        }
+        Ok(SLOT_ORDERS.into_iter().find(|order| {
+            taken.iter().all(|slots| {
+                slots
+                    .iter()
+                    .zip(order)
+                    .all(|(have, want)| have.is_none_or(|s| s == *want))
+            })
+        }))
+    }
+
     pub(super) fn in_place(&self, x: MidId) -> bool {
         // A loop body must not overwrite a value from before it that later iterations read
         // again (the carried value is rewritten by the carry at the end of every iteration).
@@ -248,3 +283,15 @@ impl Lower<'_> {
                 .all(|(&t, &b)| !self.shared.contains(&(t, b)))
     }
 }
+
+/// The element slots tried for (first operand, second operand, result) of a one-bundle-per-
+/// group elementwise loop, in order: the result of a sum in slot 2 leaves its bias add the
+/// order (2, 0, 1).
+const SLOT_ORDERS: [[u8; 3]; 6] = [
+    [0, 1, 2],
+    [2, 0, 1],
+    [1, 2, 0],
+    [0, 2, 1],
+    [1, 0, 2],
+    [2, 1, 0],
+];

@@ -13,15 +13,29 @@ use tessera_kernels::table::{ElementOut, Fp8Setting, GemmParams, KernelParams, L
 /// A compute op as the kernels see it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ComputeKind {
-    MatMul { fp8: bool },
-    BiasAdd,
-    Add,
+    MatMul {
+        fp8: bool,
+    },
+    /// `slots`: the element slots of x, bias and out for the one-bundle-per-group loop.
+    BiasAdd {
+        slots: Option<[u8; 3]>,
+    },
+    /// `slots`: the element slots of a, b and out for the one-bundle-per-group loop.
+    Add {
+        slots: Option<[u8; 3]>,
+    },
     Gelu,
-    Softmax { scale: f32 },
-    SoftmaxPart { scale: f32 },
+    Softmax {
+        scale: f32,
+    },
+    SoftmaxPart {
+        scale: f32,
+    },
     AttentionCombine,
     SumParts,
-    LayerNorm { eps: f32 },
+    LayerNorm {
+        eps: f32,
+    },
     Cast,
 }
 
@@ -149,11 +163,15 @@ pub fn compute_calls(
             let calls = om.padded()[..rank - 2].iter().product::<u32>().max(1);
             return Ok((params, calls));
         }
-        ComputeKind::BiasAdd => KernelParams::BiasAdd {
+        ComputeKind::BiasAdd { slots } => KernelParams::BiasAdd {
             rows: rows_of(&om),
             cols: om.row_elements(),
+            slots,
         },
-        ComputeKind::Add => KernelParams::ResidualAdd { n: elements(&om) },
+        ComputeKind::Add { slots } => KernelParams::ResidualAdd {
+            n: elements(&om),
+            slots,
+        },
         ComputeKind::Gelu => KernelParams::Gelu {
             n: elements(&om),
             out: element_out(out.dtype),

@@ -128,19 +128,35 @@ impl Lower<'_> {
                 self.compute(kind, &[*a, *b], None)?;
             }
             MidOp::BiasAdd { x, bias } => {
-                let reuse = self.in_place(*x).then_some(*x);
-                self.compute(ComputeKind::BiasAdd, &[*x, *bias], reuse)?;
+                let slots = self.distinct_slots(&[*x, *bias])?.filter(|&slots| {
+                    self.pays(
+                        &ComputeKind::BiasAdd { slots: Some(slots) },
+                        &ComputeKind::BiasAdd { slots: None },
+                        &[*x, *bias],
+                    )
+                });
+                let reuse = (slots.is_none() && self.in_place(*x)).then_some(*x);
+                self.compute(ComputeKind::BiasAdd { slots }, &[*x, *bias], reuse)?;
             }
             MidOp::Add { a, b } => {
                 let (a, b) = (*a, *b);
-                let reuse = if self.in_place(a) {
+                let slots = self.distinct_slots(&[a, b])?.filter(|&slots| {
+                    self.pays(
+                        &ComputeKind::Add { slots: Some(slots) },
+                        &ComputeKind::Add { slots: None },
+                        &[a, b],
+                    )
+                });
+                let reuse = if slots.is_some() {
+                    None
+                } else if self.in_place(a) {
                     Some(a)
                 } else if self.in_place(b) {
                     Some(b)
                 } else {
                     None
                 };
-                self.compute(ComputeKind::Add, &[a, b], reuse)?;
+                self.compute(ComputeKind::Add { slots }, &[a, b], reuse)?;
             }
             MidOp::Gelu { x } => {
                 let x = *x;
@@ -206,6 +222,19 @@ impl Lower<'_> {
 
     /// The calls of a compute op on every tile of its result; `reuse`: the operand whose
     /// buffers the result takes over.
+    /// Whether the kernel's estimate of this node's call as `kind` is below its estimate as
+    /// `instead` (a fresh buffer and element slots only where they save cycles).
+    fn pays(&self, kind: &ComputeKind, instead: &ComputeKind, operands: &[MidId]) -> bool {
+        let out = self.layout(self.node).clone();
+        let layouts: Vec<&Layout> = operands.iter().map(|&o| self.layout(o)).collect();
+        let cycles = |kind: &ComputeKind| {
+            compute_calls(kind, &out, &layouts)
+                .ok()
+                .and_then(|(params, _)| params.estimate_cycles().ok())
+        };
+        matches!((cycles(kind), cycles(instead)), (Some(a), Some(b)) if a < b)
+    }
+
     pub(super) fn compute(
         &mut self,
         kind: ComputeKind,

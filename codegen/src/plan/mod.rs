@@ -394,8 +394,8 @@ pub fn compute_kind(graph: &Graph, h: ValueHandle) -> Option<ComputeKind> {
         Op::MatMul { a, .. } | Op::BatchedMatMul { a, .. } => ComputeKind::MatMul {
             fp8: graph.nodes[*a].ty.dtype.is_fp8(),
         },
-        Op::BiasAdd { .. } => ComputeKind::BiasAdd,
-        Op::Add { .. } => ComputeKind::Add,
+        Op::BiasAdd { .. } => ComputeKind::BiasAdd { slots: None },
+        Op::Add { .. } => ComputeKind::Add { slots: None },
         Op::Gelu { .. } => ComputeKind::Gelu,
         Op::Softmax { scale, .. } => ComputeKind::Softmax { scale: *scale },
         Op::SoftmaxPart { scale, .. } => ComputeKind::SoftmaxPart { scale: *scale },

@@ -290,21 +290,30 @@ impl Kernel for BiasAdd {
 
 /// The case of a compiler call: `rows × cols` (cols % 4 == 0), x and out anywhere (out may be
 /// x: the kernel reads each group before writing it), no element constraints. Data are zeros.
-pub fn compiler_case(rows: usize, cols: usize) -> Case {
-    let anywhere = Placement {
+///
+/// With `slots`, x, bias and out in those three element slots (all different, so out is not
+/// x) and `distinct` set: the one-bundle-per-group loop.
+pub fn compiler_case(rows: usize, cols: usize, slots: Option<[u8; 3]>) -> Case {
+    let placement = Placement {
         x: Region::Standard,
         bias: Region::Standard,
         out: Region::Standard,
-        distinct: false,
+        distinct: slots.is_some(),
     };
-    make_case(
+    let mut case = make_case(
         "compiled".into(),
         rows,
         cols,
         vec![0; rows * cols],
         vec![0; cols],
-        anywhere,
-    )
+        placement,
+    );
+    if let Some(slots) = slots {
+        for (buffer, slot) in case.buffers.iter_mut().zip(slots) {
+            buffer.element_slot = Some(slot);
+        }
+    }
+    case
 }
 
 #[cfg(test)]

@@ -105,12 +105,23 @@ impl KernelParams {
                     return fail(reason);
                 }
             }
-            KernelParams::BiasAdd { rows, cols } => {
+            KernelParams::BiasAdd { rows, cols, slots } => {
+                if let Some(reason) = slots.and_then(distinctness) {
+                    return fail(reason);
+                }
                 if rows == 0 || cols == 0 || cols % 4 != 0 {
                     return fail(format!("{rows} rows of {cols} (needs cols % 4 == 0)"));
                 }
             }
-            KernelParams::ResidualAdd { n } | KernelParams::Gelu { n, .. } => {
+            KernelParams::ResidualAdd { n, slots } => {
+                if let Some(reason) = slots.and_then(distinctness) {
+                    return fail(reason);
+                }
+                if n == 0 {
+                    return fail("no elements".into());
+                }
+            }
+            KernelParams::Gelu { n, .. } => {
                 if n == 0 {
                     return fail("no elements".into());
                 }
@@ -300,10 +311,10 @@ impl KernelParams {
                 crate::elementwise::attention_combine::compiler_case(shape)
             }
             KernelParams::SumParts(shape) => crate::elementwise::sum_parts::compiler_case(shape),
-            KernelParams::BiasAdd { rows, cols } => {
-                crate::elementwise::bias_add_case(rows as usize, cols as usize)
+            KernelParams::BiasAdd { rows, cols, slots } => {
+                crate::elementwise::bias_add_case(rows as usize, cols as usize, slots)
             }
-            KernelParams::ResidualAdd { n } => crate::residual_add_case(n as usize),
+            KernelParams::ResidualAdd { n, slots } => crate::residual_add_case(n as usize, slots),
             KernelParams::Gelu { n, out } => match out {
                 ElementOut::F16 => crate::elementwise::gelu_case(
                     n as usize,
@@ -345,4 +356,10 @@ fn softmax_rows_ok(rows: u32, cols: u32, in_stride: u32, s: f32) -> bool {
         && in_stride >= cols
         && s.is_finite()
         && s > 0.0
+}
+
+/// Why three element slots cannot serve a one-bundle-per-group loop (they must differ).
+fn distinctness(slots: [u8; 3]) -> Option<String> {
+    let [a, b, c] = slots;
+    (a == b || a == c || b == c).then(|| format!("element slots {slots:?} are not all different"))
 }

@@ -215,10 +215,16 @@ pub enum KernelParams {
     BiasAdd {
         rows: u32,
         cols: u32,
+        /// Element slots of x, bias and out (three different ones): the one-bundle-per-group
+        /// loop; `None`: one access per bundle, anywhere.
+        slots: Option<[u8; 3]>,
     },
     /// `out = a + b` over `n` halves.
     ResidualAdd {
         n: u32,
+        /// Element slots of a, b and out (three different ones): the one-bundle-per-group
+        /// loop; `None`: three bundles a group, anywhere.
+        slots: Option<[u8; 3]>,
     },
     /// tanh GeLU over `n` halves, f16 or packed FP8 out.
     Gelu {
@@ -715,8 +721,12 @@ impl KernelParams {
                 n: 100,
                 out: ElementOut::Fp8(fp8),
             },
-            KernelParams::ResidualAdd { n: 64 },
-            KernelParams::BiasAdd { rows: 3, cols: 24 },
+            KernelParams::ResidualAdd { n: 64, slots: None },
+            KernelParams::BiasAdd {
+                rows: 3,
+                cols: 24,
+                slots: None,
+            },
             gemm(false),
             KernelParams::Gelu {
                 n: 72,
@@ -806,14 +816,22 @@ mod tests {
 
     #[test]
     fn params_give_templates_and_refuse_bad_shapes() {
-        let p = KernelParams::BiasAdd { rows: 3, cols: 8 };
+        let p = KernelParams::BiasAdd {
+            rows: 3,
+            cols: 8,
+            slots: None,
+        };
         let ops = p.operands().unwrap();
         assert_eq!(ops.len(), 3);
         assert_eq!(ops[0].bytes, 3 * 8 * 2);
         assert!(Arc::ptr_eq(&p.template().unwrap(), &p.template().unwrap()));
-        assert!(KernelParams::BiasAdd { rows: 3, cols: 6 }
-            .template()
-            .is_err());
+        assert!(KernelParams::BiasAdd {
+            rows: 3,
+            cols: 6,
+            slots: None
+        }
+        .template()
+        .is_err());
         let g = KernelParams::Gemm(GemmParams {
             fp8: true,
             m: 5,
