@@ -473,6 +473,26 @@ impl KernelParams {
         }
     }
 
+    /// The element slots of a two-operand elementwise call's operands and result when it runs
+    /// its one-bundle-per-group loop (`ResidualAdd`, `BiasAdd`); `None` for every other call.
+    pub fn elementwise_slots(&self) -> Option<[u8; 3]> {
+        match *self {
+            KernelParams::BiasAdd { slots, .. } | KernelParams::ResidualAdd { slots, .. } => slots,
+            KernelParams::Gemm(_)
+            | KernelParams::LayerNorm { .. }
+            | KernelParams::Softmax { .. }
+            | KernelParams::SoftmaxPart { .. }
+            | KernelParams::AttentionCombine(_)
+            | KernelParams::SumParts(_)
+            | KernelParams::Gelu { .. }
+            | KernelParams::CopyRuns { .. }
+            | KernelParams::Gather { .. }
+            | KernelParams::Transpose4 { .. }
+            | KernelParams::CastF32F16 { .. }
+            | KernelParams::CastF16Fp8 { .. } => None,
+        }
+    }
+
     /// Whether operand `buffer` holds data that are part of the params (a table).
     fn is_constant(&self, buffer: &Buffer) -> bool {
         match self {
