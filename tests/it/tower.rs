@@ -71,6 +71,44 @@ fn main_job() -> (Model, RunSpec) {
     (Model::builtin(1), spec)
 }
 
+/// Runs `compiled` and asserts it is bit-exact against the plan's reference.
+fn assert_runs_bit_exactly(
+    machine: &MachineDescription,
+    model: &Model,
+    spec: &RunSpec,
+    compiled: &tessera_codegen::compile::CompiledGraph,
+    pixels: &PixelValues,
+) {
+    let outcome = run_and_check(
+        machine,
+        model,
+        spec,
+        compiled,
+        pixels,
+        RunRecording::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(outcome.bit_exact(), "{:?}", outcome.mismatches);
+}
+
+/// The test checkpoint's run with the encoder's products split along K (2, 2, 2, 4), whole-row
+/// attention, the head, FP8, batch 2.
+fn k_split_spec() -> RunSpec {
+    RunSpec {
+        batch: 2,
+        layers: 2,
+        head: true,
+        fp8: true,
+        k_parts: Some(EncoderKParts {
+            qkv: 2,
+            out_proj: 2,
+            fc1: 2,
+            fc2: 4,
+        }),
+        key_blocks: Some(1),
+    }
+}
+
 fn run(
     machine: &str,
     model: &Model,
@@ -165,20 +203,7 @@ fn transformers_checkpoints_run_bit_exactly_on_the_small_chip() {
 fn encoder_products_split_along_k_run_bit_exactly() {
     let model = Model::load(&testdata("vision-f32"), None).unwrap();
     let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
-    let parts = EncoderKParts {
-        qkv: 2,
-        out_proj: 2,
-        fc1: 2,
-        fc2: 4,
-    };
-    let spec = RunSpec {
-        batch: 2,
-        layers: 2,
-        head: true,
-        fp8: true,
-        k_parts: Some(parts),
-        key_blocks: Some(1),
-    };
+    let spec = k_split_spec();
     let graph = tower_graph(&model, &spec).unwrap();
     let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
     let labels: Vec<&str> = graph.nodes.iter().map(|(_, n)| n.label.as_str()).collect();
@@ -366,16 +391,7 @@ fn products_read_rows_where_the_exchange_left_them() {
         "the QKV product reads its rows: {in_rows:?}"
     );
     let pixels = tessera::pipeline::synthetic_pixels(&model.config, 2, 3);
-    let outcome = run_and_check(
-        &machine,
-        &model,
-        &spec,
-        &compiled,
-        &pixels,
-        RunRecording::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert!(outcome.bit_exact(), "{:?}", outcome.mismatches);
+    assert_runs_bit_exactly(&machine, &model, &spec, &compiled, &pixels);
 }
 
 /// Exchanges that stage nothing on their senders join the earliest exchange phase in use once
@@ -447,19 +463,7 @@ fn exchanges_without_sender_copies_join_earlier_phases() {
 fn sums_and_bias_adds_take_the_one_bundle_loop_where_it_pays() {
     let model = Model::load(&testdata("vision-f32"), None).unwrap();
     let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
-    let spec = RunSpec {
-        batch: 2,
-        layers: 2,
-        head: true,
-        fp8: true,
-        k_parts: Some(EncoderKParts {
-            qkv: 2,
-            out_proj: 2,
-            fc1: 2,
-            fc2: 4,
-        }),
-        key_blocks: Some(1),
-    };
+    let spec = k_split_spec();
     let (machine, _graph, compiled) = compile("small", &model, &spec);
     let mut fast = 0;
     for tile in &compiled.lowered.program.tiles {
@@ -472,14 +476,5 @@ fn sums_and_bias_adds_take_the_one_bundle_loop_where_it_pays() {
         }
     }
     assert!(fast > 0, "no sum or bias add in element slots");
-    let outcome = run_and_check(
-        &machine,
-        &model,
-        &spec,
-        &compiled,
-        &pixels,
-        RunRecording::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert!(outcome.bit_exact(), "{:?}", outcome.mismatches);
+    assert_runs_bit_exactly(&machine, &model, &spec, &compiled, &pixels);
 }
