@@ -4,7 +4,7 @@
 
 use super::common::{normal_halves, random_bits, worker_cycles, F16_SPECIALS};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::split::{split_words, WORKERS};
+use crate::split::{index_bits, packed_split_words, unpacked_item, WORKERS};
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::{
     f16_max, f16_to_f32, f32_add, f32_exp, f32_mul, f32_oox, f32_sub, f32_to_f16,
@@ -19,7 +19,8 @@ const V_PAIRS: usize = 4;
 const V_PART_STRIDE: usize = 5;
 const V_ROW: usize = 6;
 const V_STATS_ROW: usize = 7;
-const V_SPLIT: usize = 8;
+const V_K: usize = 8;
+const V_SPLIT: usize = 9;
 
 /// The most key blocks a row may have (the factors fill a worker's 256-byte scratch).
 pub const MAX_BLOCKS: usize = 32;
@@ -127,10 +128,15 @@ fn make_case(
             shape.part_stride,
             shape.row_stride,
             shape.stats_row,
+            index_bits(shape.pairs as u32) as usize,
         ]
         .map(|v| VertexWord::Value(v as u32)),
     );
-    vertex.extend(split_words(shape.rows as u32));
+    // Units of one pair of one row, row-major.
+    vertex.extend(packed_split_words(
+        (shape.rows * shape.pairs) as u32,
+        shape.pairs as u32,
+    ));
     Case {
         kernel: NAME.into(),
         name: format!(
@@ -210,7 +216,7 @@ impl Kernel for AttentionCombine {
         source: include_str!("../../asm/attention_combine_f16.S"),
         entry_kind: Worker,
         abi: "vertex: parts, stats ((m16, l16) per block), out, C (1..=32), pairs, part_stride (% 8 == 0), \
-              row_stride, stats_row (halves), split[6] over rows; parts rows outer or blocks outer; \
+              row_stride, stats_row (halves), K (bits of a pair index), split[6] over units of one pair of one row (first packed (row << K) | pair); parts rows outer or blocks outer; \
               out rows of 8 * pairs halves, dense; any region",
     }
 
@@ -336,13 +342,18 @@ impl Kernel for AttentionCombine {
 
     fn estimate_cycles(&self, case: &Case) -> u64 {
         let shape = shape_of(case);
-        estimate(&shape, |w| case.word(V_SPLIT + 2 * w + 1) as u64)
+        let (pairs, k) = (shape.pairs as u32, case.word(V_K));
+        estimate(&shape, |w| {
+            let first = unpacked_item(case.word(V_SPLIT + 2 * w), pairs, k);
+            (first, case.word(V_SPLIT + 2 * w + 1))
+        })
     }
 }
 
 fn shape_of(case: &Case) -> Shape {
     let w = |i: usize| case.word(i) as usize;
-    let rows = (0..WORKERS).map(|k| w(V_SPLIT + 2 * k + 1)).sum();
+    let units: usize = (0..WORKERS).map(|k| w(V_SPLIT + 2 * k + 1)).sum();
+    let rows = units / w(V_PAIRS).max(1);
     Shape {
         rows,
         blocks: w(V_C),
@@ -353,15 +364,21 @@ fn shape_of(case: &Case) -> Shape {
     }
 }
 
-/// Bundles per worker, counted from the listing: 26 to set up; per row 21 + 13 per block and
-/// per pair 10 + 3 per block; the exit (7 for a worker without rows).
-fn estimate(shape: &Shape, rows_of: impl Fn(usize) -> u64) -> u64 {
+/// Bundles per worker, counted from the listing: 39 to set up; per row touched 26 + 13 per
+/// block, per quad of its pairs 12 + 5 per block and for an odd pair 10 + 3 per block; the exit
+/// (7 for a worker without units). `units_of(w)` is worker w's (first unit, units).
+fn estimate(shape: &Shape, units_of: impl Fn(usize) -> (u32, u32)) -> u64 {
     let (c, pairs) = (shape.blocks as u64, shape.pairs as u64);
-    let row = 21 + 13 * c + pairs * (10 + 3 * c);
     let mut bundles = [0u64; WORKERS];
     for (w, b) in bundles.iter_mut().enumerate() {
-        let rows = rows_of(w);
-        *b = if rows == 0 { 7 } else { 26 + rows * row + 1 };
+        let (first, units) = units_of(w);
+        let (mut at, end) = (first as u64, first as u64 + units as u64);
+        *b = if units == 0 { 7 } else { 39 + 1 };
+        while at < end {
+            let n = (end - at).min(pairs - at % pairs);
+            *b += 26 + 13 * c + n / 2 * (12 + 5 * c) + n % 2 * (10 + 3 * c);
+            at += n;
+        }
     }
     worker_cycles(&bundles)
 }
