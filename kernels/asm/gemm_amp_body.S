@@ -66,7 +66,7 @@ K_SUP:
     st32 $m5, $m2, $mzero, L_KBM1
     shl $m7, $m7, 2
     setzi $m0, K_WORKER_Z
-    setzi $m8, K_WORKER_ZR              // kb = 0 of nb >= 1: retained state (M >= 18, no C0)
+    setzi $m8, K_WORKER_ZR              // kb = 0 of nb >= 1: retained state (no C0)
     and $m11, $m11, 1
     brz $m11, .Lsup_entry0
     setzi $m0, K_WORKER
@@ -78,7 +78,10 @@ K_SUP:
     cmpult $m3, $m7, 18 * 4
     brz $m3, .Lsup_entry_n
     setzi $m11, K_WORKER_N
-    mov $m8, $m0
+    setzi $m3, K_WORKER_ZR              // without C0: the entry that sends workers with fewer
+    cmpeq $m3, $m8, $m3                 // than 3 rows to their plain loop
+    brz $m3, .Lsup_entry_n
+    setzi $m8, .Lzr_small
 .Lsup_entry_n:
     ld32 $m7, $mvertex_base, $mzero, V_XSTEP
     shl $m7, $m7, 3                     // bytes
@@ -242,30 +245,20 @@ K_WORKER_NF:
     .align 8
 K_WORKER_N:
     // $m2, the pace stride, is retained from the worker's K-block 0 launch: 3 rows or more
-    // take K_WORKER_NF's path with the rest of their retained state.
+    // take K_WORKER_NF's path with the rest of their retained state. Fewer rows retain theirs
+    // from the plain loop's first launch (.Lslow_go): $m1 rows, $m10 A's row in K-block 0,
+    // $m11 the C row, $m7 RS, $m5 RA.
     { brpos $m2, K_WORKER_NF                       ; setzi $a0, ZAACC }
-    { ld32 $m9, $mworker_base, $mzero, S_O0        ; uput $FP_CLR, $a0 }
-    { ld32 $m0, $mworker_base, $mzero, S_LO        ; fnop }
+    { brz $m1, .Lexit                              ; uput $FP_CLR, $a0 }
     { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; fnop }
-    { shl $m4, $m0, 14                             ; fnop }
-    { shr $m4, $m4, 11                             ; fnop }   // A row of K-block 0 = packed address 0
-    { add $m4, $m4, $m3                            ; fnop }   // A row of K-block kb
-    { mov $m8, $m9                                 ; fnop }   // C row = the partial row
-    { ld32 $m6, $mworker_base, $mzero, S_RM3       ; fnop }
-    { ld32 $m7, $mvertex_base, $mzero, L_RS        ; fnop }
-    { add $m6, $m6, 3                              ; fnop }
+    { mov $m8, $m11                                ; fnop }   // C row = the partial row
+    { add $m4, $m10, $m3                           ; fnop }   // A row of K-block kb
+    { mov $m9, $m11                                ; fnop }
+    { add $m6, $m1, -1                             ; fnop }
     { setzi $m3, .Lslow_row                        ; fnop }
     // Fewer than 3 rows: one row at a time (warm-up, inputs, drain, stores). In: $m4 A row,
-    // $m9 partial row, $m8 C row, $m7 RS, $m6 rows, $m2 the stride word, $m3 .Lslow_row (or
-    // .Lslow_zrow: zero partials, no warm-up); $m5 = RA from the stride's field 2.
-.Lslow_go:
-    { brz $m6, .Lexit                              ; fnop }
-    { add $m6, $m6, -1                             ; fnop }
-    { shl $m5, $m2, 2                              ; fnop }   // RA = 8 (field 2 + 3)
-    { shr $m5, $m5, 22                             ; fnop }
-    { add $m5, $m5, 3                              ; fnop }
-    { shl $m5, $m5, 3                              ; fnop }
-    { br $m3                                       ; fnop }
+    // $m9 partial row, $m8 C row, $m7 RS, $m6 rows - 1, $m5 RA, $m3 .Lslow_row (or
+    // .Lslow_zrow: zero partials, no warm-up).
 .Lslow_row:
     { ld64 $a2:3, $m9, $mzero, 0                   ; fnop }
     { ld64 $a2:3, $m9, $mzero, 1                   ; AMP $azeros, $azeros, $a2:3, P0 }
@@ -289,6 +282,34 @@ K_WORKER_N:
     nop
 .Lslow_next:
     { br $m3                                       ; fnop }
+    // The plain loop's first launch in a call (from K_WORKER or K_WORKER_Z; In: $m6 rows, $m4
+    // A's row in K-block 0, $m8 the C row, $m7 RS, $m3 the row entry): what the later launches
+    // retain, then the rows.
+.Lslow_go:
+    { mov $m1, $m6                                 ; fnop }   // rows
+    { brz $m6, .Lexit                              ; fnop }
+    { mov $m10, $m4                                ; fnop }   // A's row in K-block 0
+    { mov $m11, $m8                                ; fnop }   // the C row
+    { add $m6, $m6, -1                             ; fnop }
+    { shl $m5, $m2, 2                              ; fnop }   // RA = 8 (field 2 + 3)
+    { shr $m5, $m5, 22                             ; fnop }
+    { add $m5, $m5, 3                              ; fnop }
+    { shl $m5, $m5, 3                              ; fnop }
+    { br $m3                                       ; fnop }
+    // K_WORKER_ZR's entry where M < 18: workers with 3 rows or more go on to it, the others
+    // take the plain loop for column block nb >= 1 with zero partials, from the state their
+    // first launch retained, the C row moved on by one column block.
+.Lzr_small:
+    { brneg $m2, .Lzr_slow                         ; setzi $a0, ZAACC }
+    { bri K_WORKER_ZR                              ; fnop }
+.Lzr_slow:
+    { brz $m1, .Lexit                              ; uput $FP_CLR, $a0 }
+    { add $m11, $m11, 32                           ; fnop }   // the C row of column block nb
+    { mov $m4, $m10                                ; fnop }
+    { mov $m8, $m11                                ; fnop }
+    { add $m6, $m1, -1                             ; fnop }
+    { setzi $m3, .Lslow_zrow                       ; fnop }
+    { bri .Lslow_zrow                              ; fnop }
     .size K_WORKER_N, . - K_WORKER_N
 
 // ---------------------------------------------------------------------------------------------
@@ -368,10 +389,12 @@ K_WORKER_Z:
     .size K_WORKER_Z, . - K_WORKER_Z
 
 // ---------------------------------------------------------------------------------------------
-// K_WORKER_ZR: K-block 0 of column block nb >= 1 with zero partial sums when every worker has
-// 3 rows or more (M >= 18): the state retained from the worker's previous launches in this
-// call ($m4 A's row in K-block 0, $m7 the C row + RS, $m8 the C row of column block nb - 1,
-// $m2, $m6), the C rows moved on by one column block; then K_WORKER_Z's stream.
+// K_WORKER_ZR: K-block 0 of column block nb >= 1 with zero partial sums: the state retained
+// from the worker's previous launches in this call ($m4 A's row in K-block 0, $m7 the C row +
+// RS, $m8 the C row of column block nb - 1, $m2, $m6), the C rows moved on by one column block;
+// then K_WORKER_Z's stream. Where some worker has fewer than 3 rows (M < 18), the launches
+// enter at .Lzr_small, which sends those workers to the plain loop from their own retained
+// state (.Lzr_slow).
     .section .text.K_WORKER_ZR
     .globl K_WORKER_ZR
     .type K_WORKER_ZR, @function

@@ -52,6 +52,9 @@ pub(super) enum Launch {
     /// K-block 0 of column blocks 1.. with zero partials when M ≥ 18 (`*_worker_zr`: the
     /// state the worker's earlier launches left in its registers).
     FirstZeroRetained,
+    /// The same when M < 18: a check first sends the workers with fewer than 3 rows to the
+    /// plain loop, which starts from the state they retained too.
+    FirstZeroRetainedChecked,
     /// K-blocks 1.. when some worker has fewer than 3 rows (`*_worker_n`).
     Next,
     /// K-blocks 1.. when M ≥ 18 (`*_worker_nf`, no row check).
@@ -68,19 +71,22 @@ const LAUNCH_CYCLES: u64 = 6 + 32 + 1 + 1 + 2;
 /// Bundles a worker with `count` rows issues in one launch, from the code structure of the
 /// .S file: setup, the 4·count + 7 bundles from b = 3 to the last store, the `rpt` bubble
 /// and the exit (the first K-block also runs b = -1..2 and a branch); or the plain loop for
-/// fewer than 3 rows: 18 bundles per row (13 without partials) after 4 that find A's row
-/// stride.
+/// fewer than 3 rows: 17 or 18 bundles per row (13 without partials), after a set-up that keeps the
+/// rows, A's and C's rows and the strides for the later launches, which start from them.
 pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
     match (launch, count) {
-        (Launch::First, 0) => 25,
-        (Launch::First, 1..=2) => 30 + 18 * count,
+        (Launch::First, 0) => 26,
+        (Launch::First, 1..=2) => 32 + 18 * count,
         (Launch::First, _) => 4 * count + 33,
-        (Launch::FirstZero, 0) => 22,
-        (Launch::FirstZero, 1..=2) => 27 + 13 * count,
+        (Launch::FirstZero, 0) => 23,
+        (Launch::FirstZero, 1..=2) => 30 + 13 * count,
         (Launch::FirstZero, _) => 4 * count + 25,
+        (Launch::FirstZeroRetained | Launch::FirstZeroRetainedChecked, 0) => 3,
+        (Launch::FirstZeroRetained | Launch::FirstZeroRetainedChecked, 1..=2) => 8 + 13 * count,
         (Launch::FirstZeroRetained, _) => 4 * count + 12,
-        (Launch::Next, 0) => 14,
-        (Launch::Next, 1..=2) => 19 + 18 * count,
+        (Launch::FirstZeroRetainedChecked, _) => 4 * count + 14,
+        (Launch::Next, 0) => 3,
+        (Launch::Next, 1..=2) => 8 + 17 * count,
         (Launch::Next, _) => 4 * count + 15,
         (Launch::NextFast, _) => 4 * count + 14,
     }
@@ -106,10 +112,14 @@ pub(super) fn estimate_cycles(case: &Case) -> u64 {
     } else {
         Launch::FirstZero
     });
-    // Column blocks 1.. start from the registers the earlier launches left where every worker
-    // streams (M ≥ 18) and there are no partials to read.
-    let later_first = if !partials && m >= 18 {
-        launch(Launch::FirstZeroRetained)
+    // Column blocks 1.. start from the registers the earlier launches left where there are no
+    // partials to read.
+    let later_first = if !partials {
+        launch(if m >= 18 {
+            Launch::FirstZeroRetained
+        } else {
+            Launch::FirstZeroRetainedChecked
+        })
     } else {
         first
     };
