@@ -319,6 +319,49 @@ proptest! {
         prop_assert!(schedule(&target, &phase).unwrap().length <= given.length);
     }
 
+    /// Rounds hold every transfer once, no tile sends twice or receives twice in a round, and
+    /// a schedule placed in rounds passes the exchange checker.
+    #[test]
+    fn rounds_share_no_tile_and_their_schedules_check(phase in phases(), bipartite: bool) {
+        let target = Target::test_small();
+        let colouring = if bipartite { Colouring::Bipartite } else { Colouring::Greedy };
+        let round_of = round_of(&phase, colouring);
+        let mut order = rounds(&phase, colouring);
+        prop_assert!(order.windows(2).all(|w| round_of[w[0]] <= round_of[w[1]]));
+        order.sort_unstable();
+        prop_assert_eq!(order, (0..phase.transfers.len()).collect::<Vec<_>>());
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, t) in phase.transfers.iter().enumerate() {
+            prop_assert!(seen.insert((round_of[i], "send", t.sender)), "tile {} sends twice in a round", t.sender);
+            for d in &t.deliveries {
+                prop_assert!(seen.insert((round_of[i], "receive", d.tile)), "tile {} receives twice in a round", d.tile);
+            }
+        }
+        if bipartite {
+            // As many rounds as the busiest tile's transfers to one receiver.
+            let mut degree = std::collections::BTreeMap::new();
+            for t in phase.transfers.iter().filter(|t| t.deliveries.len() == 1) {
+                *degree.entry((0, t.sender)).or_insert(0usize) += 1;
+                *degree.entry((1, t.deliveries[0].tile)).or_insert(0usize) += 1;
+            }
+            let most = degree.values().copied().max().unwrap_or(0);
+            let unicast_rounds = phase
+                .transfers
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.deliveries.len() == 1)
+                .map(|(i, _)| round_of[i] + 1)
+                .max()
+                .unwrap_or(0);
+            prop_assert!(unicast_rounds <= most, "{} rounds for degree {}", unicast_rounds, most);
+        }
+        let placed = schedule_ordered(&target, &phase, true, Order::Rounds(colouring)).unwrap();
+        let code = emit(&target, &phase, &placed).unwrap();
+        prop_assert!(check(&target, &phase, &code).is_ok(), "{:?}", check(&target, &phase, &code));
+        let given = schedule_with(&target, &phase, true).unwrap();
+        prop_assert!(list_improved(&target, &phase, &given).unwrap().length <= placed.length.min(given.length));
+    }
+
     /// A schedule for timed receive streams keeps every rule both protocols share, leaves no
     /// control where no instruction can carry it (so it is what [`schedule_for_emission`]
     /// keeps), and its code (timed controls and `sendpic`s) passes the independent checker.
