@@ -66,6 +66,7 @@ fn chip_model(c: &mut Criterion) {
         fp8: true,
         k_parts: None,
         key_blocks: Some(1),
+        values_transposed: None,
     };
     let graph = tower_graph(&model, &spec).expect("the built-in tower");
     let options =

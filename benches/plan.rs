@@ -24,6 +24,7 @@ fn plan_so400m(c: &mut Criterion) {
         fp8: true,
         k_parts: None,
         key_blocks: None,
+        values_transposed: None,
     };
     let graph = tower_graph(&model, &spec).expect("the So400m layer's graph");
     let machine = MachineDescription::builtin("ipu21").expect("ipu21");

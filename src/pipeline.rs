@@ -100,6 +100,9 @@ pub struct RunSpec {
     /// Key blocks of the encoder's attention (1: whole rows); `None`: chosen from the tokens and
     /// the batch.
     pub key_blocks: Option<usize>,
+    /// With key blocks, the values projected transposed (`Precision::values_transposed`);
+    /// `None`: the default.
+    pub values_transposed: Option<bool>,
 }
 
 /// The graph of `model` for `spec`, with FP8 weight scales fitted to the weights.
@@ -121,6 +124,9 @@ pub fn tower_graph(model: &Model, spec: &RunSpec) -> Result<Graph> {
     };
     precision.k_parts = spec.k_parts;
     precision.key_blocks = spec.key_blocks;
+    if let Some(v) = spec.values_transposed {
+        precision.values_transposed = v;
+    }
     let mut graph = vision_tower(
         &model.config,
         &TowerSpec {

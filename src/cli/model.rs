@@ -82,6 +82,11 @@ pub struct ModelArgs {
     /// keys a block or more (So400m: 9), else 1.
     #[arg(long)]
     key_blocks: Option<usize>,
+    /// With key blocks: the values projected transposed, `vᵀ = W_vᵀ xᵀ` with each block's keys
+    /// padded, so every block's values reach `$CWEI` order as words (`true` or `false`; see
+    /// `Precision::values_transposed` for the default)
+    #[arg(long)]
+    values_transposed: Option<bool>,
     /// Unroll the encoder layers instead of compiling them as one loop (the layer's code,
     /// vertex state and exchange programs emitted once and run once per layer).
     #[arg(long)]
@@ -172,6 +177,7 @@ impl ModelArgs {
             fp8,
             k_parts: self.k_parts.as_deref().and_then(EncoderKParts::parse),
             key_blocks: self.key_blocks,
+            values_transposed: self.values_transposed,
         })
     }
 

@@ -226,6 +226,7 @@ fn tower_values_one_by_one() {
         fp8: std::env::var("F16").is_err(),
         k_parts: None,
         key_blocks: Some(1),
+        values_transposed: None,
     };
     let graph = inline_repeats(&tessera::pipeline::tower_graph(&model, &spec).unwrap()).unwrap();
     let mut g = graph.clone();

@@ -42,6 +42,7 @@ fn spec(layers: usize) -> RunSpec {
         fp8: true,
         k_parts: None,
         key_blocks: Some(1),
+        values_transposed: None,
     }
 }
 

@@ -67,6 +67,7 @@ fn main_job() -> (Model, RunSpec) {
         fp8: true,
         k_parts: None,
         key_blocks: None,
+        values_transposed: None,
     };
     (Model::builtin(1), spec)
 }
@@ -106,6 +107,7 @@ fn k_split_spec() -> RunSpec {
             fc2: 4,
         }),
         key_blocks: Some(1),
+        values_transposed: None,
     }
 }
 
@@ -179,6 +181,7 @@ fn transformers_checkpoints_run_bit_exactly_on_the_small_chip() {
                 fp8,
                 k_parts: None,
                 key_blocks: Some(1),
+                values_transposed: None,
             };
             let (outcome, interpreted) = run("small", &model, &spec, &pixels);
             let shapes: Vec<&[usize]> = outcome
@@ -235,6 +238,7 @@ fn attention_split_along_the_keys_runs_bit_exactly() {
             fp8: true,
             k_parts: None,
             key_blocks: Some(blocks),
+            values_transposed: None,
         };
         let graph = tower_graph(&model, &spec).unwrap();
         let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
@@ -264,6 +268,34 @@ fn attention_split_along_the_keys_runs_bit_exactly() {
     }
 }
 
+/// The values projected transposed (`--values-transposed true`): no element-wise relayout of
+/// the values, the value bias through the output projection; bit-exact and within the same
+/// tolerances, with the head, at batch 2.
+#[test]
+fn values_projected_transposed_run_bit_exactly() {
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
+    let spec = RunSpec {
+        batch: 2,
+        layers: 2,
+        head: true,
+        fp8: true,
+        k_parts: None,
+        key_blocks: Some(2),
+        values_transposed: Some(true),
+    };
+    let graph = tower_graph(&model, &spec).unwrap();
+    let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
+    let labels: Vec<&str> = graph.nodes.iter().map(|(_, n)| n.label.as_str()).collect();
+    assert!(labels.contains(&"layer0.v.t.parts") || labels.contains(&"layer0.v.t"));
+    assert!(
+        !labels.iter().any(|l| l.ends_with(".v.pad")),
+        "no pad of the values"
+    );
+    let (outcome, interpreted) = run("small", &model, &spec, &pixels);
+    check(&outcome, &interpreted, 0.15, 8e-2);
+}
+
 #[test]
 fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
     // 112×112 pixels (64 tokens), hidden 256, 4 heads, 2 layers, batch 2, with the head: written
@@ -290,6 +322,7 @@ fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
         fp8: true,
         k_parts: None,
         key_blocks: Some(1),
+        values_transposed: None,
     };
     let (outcome, interpreted) = run("ipu21", &model, &spec, &pixels);
     check(&outcome, &interpreted, 0.15, 8e-2);
@@ -311,6 +344,7 @@ fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
         fp8: true,
         k_parts: None,
         key_blocks: Some(1),
+        values_transposed: None,
     };
     let machine = MachineDescription::builtin("small").unwrap();
     let graph = tower_graph(&model, &spec).unwrap();

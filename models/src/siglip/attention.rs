@@ -116,6 +116,8 @@ pub(super) fn blocked_attention(
     (n, t, d): (usize, usize, usize),
     blocks: usize,
     scale: f32,
+    values_in_blocks: bool,
+    out_width: usize,
 ) -> Result<ValueHandle, GraphError> {
     let kc = t / blocks;
     // Every key block meets every query: the queries repeated per block (a view).
@@ -134,14 +136,25 @@ pub(super) fn blocked_attention(
     let padded = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
     let e = b.slice("probs.e", part, 2, 0, padded)?;
     let stats = b.slice("probs.stats", part, 2, padded, padded + 2)?;
-    let mut v = b.reshape("v.parts", v, [n * blocks, kc, d])?;
-    if padded > kc {
-        v = b.pad("v.pad", v, 1, padded)?;
-    }
+    // `values_in_blocks`: v is `[n · blocks, padded, d]` already (the values projected
+    // transposed, each block's keys padded).
+    let v = if values_in_blocks {
+        v
+    } else {
+        let mut v = b.reshape("v.parts", v, [n * blocks, kc, d])?;
+        if padded > kc {
+            v = b.pad("v.pad", v, 1, padded)?;
+        }
+        v
+    };
     let parts = b.batched_matmul("context.parts", e, v)?;
     // The combine reads a key block's rows together, as the product writes them, so the rows
     // a combine tile takes from one product tile travel as one run.
-    let parts = b.reshape("context.parts.rows", parts, [n, blocks, t, d])?;
+    let mut parts = b.reshape("context.parts.rows", parts, [n, blocks, t, d])?;
+    // `out_width` < d: the columns past it (the heads' padding) are not combined.
+    if out_width < d {
+        parts = b.slice("context.parts.cols", parts, 3, 0, out_width)?;
+    }
     let stats = b.reshape("probs.stats.blocks", stats, [n, blocks, t, 2])?;
     let stats = b.transpose("probs.stats.rows", stats, &[0, 2, 1, 3])?;
     b.attention_combine("context", parts, stats)

@@ -30,6 +30,7 @@ pub use super::attention::{key_blocks, MAX_AUTO_KEY_BLOCKS, MAX_KEY_BLOCKS, MIN_
 pub use super::head::{k_parts, MAX_K_PARTS, MIN_K_CHUNK};
 use super::k_split::k_split_linear;
 pub use super::k_split::{EncoderKParts, MAX_SPLIT_BATCH, MIN_SPLIT_CHUNK, MIN_SPLIT_MACS};
+use super::projections::qkv_projections;
 
 /// Numeric choices of the graphs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,6 +64,22 @@ pub struct Precision {
     /// above [`MAX_KEY_BLOCKS`], leaves it whole. `None`: [`key_blocks`] picks from the tokens
     /// and the batch.
     pub key_blocks: Option<usize>,
+    /// With key blocks, the values projected transposed, `vᵀ = W_vᵀ xᵀ`, with the tokens of each
+    /// key block padded to whole AMP K-blocks, so the product with each block's exponentials
+    /// reads its values in `$CWEI` order as words (no element-wise transposes); the value bias
+    /// goes through the output projection on the host ([`super::derived::OUT_BIAS_FOLDED`]).
+    /// Default false: on one So400m/14 layer with the head at batch 1 the estimate is 349,669
+    /// cycles against 331,127 without it; the values' relayout goes (its copies 6.8k, the
+    /// context's step 18.3k → 16.1k), but the product `W_vᵀ xᵀ` (1,280 rows over 864 padded
+    /// tokens, `grid 2x27x27`) costs 25.6k where the values' third of the QKV product costs
+    /// ~9k, and the tokens travel to it as a second operand. The built-in model: 110,785 cropped
+    /// against 102,576.
+    pub values_transposed: bool,
+    /// With key blocks and padded heads, the blocks combined over each head's own width, not
+    /// its padding (the context products' padding columns sliced away before the combine), so
+    /// the combine, the merge of the heads and the output projection (the checkpoint's weight,
+    /// K = the hidden size) do no work on zeros. Default true.
+    pub combine_head_width: bool,
 }
 
 impl Default for Precision {
@@ -77,6 +94,8 @@ impl Default for Precision {
             key_chunked_context: false,
             k_parts: None,
             key_blocks: None,
+            values_transposed: false,
+            combine_head_width: true,
         }
     }
 }
@@ -476,69 +495,21 @@ fn layer(
         (names::LN1_WEIGHT, names::LN1_BIAS),
         (x, fp8),
     )?;
-    let qkv_layer = Dense {
-        label: "qkv",
-        weight: names::QKV_WEIGHT,
-        bias: names::QKV_BIAS,
-        in_features: d,
-        out_features: 3 * d,
-        fp8,
-    };
     let hp = super::derived::padded_head_dim(config);
     let chunks = key_chunks(precision, tokens);
     let blocks = match chunks {
         Some(_) => 1,
         None => precision.key_blocks_for(tokens),
     };
-    let (q, k, v) = if chunks.is_some() {
-        // Q and K token-major (the scores read them so), V transposed (the chunked context reads
-        // a chunk's values key-minor, as `$CWEI` takes them): `vᵀ = W_vᵀ xᵀ`, its bias folded into
-        // the output projection's (the probabilities of a row sum to one).
-        let (input, w) = qkv_layer.operands(b, precision, prefix, h)?;
-        let wqk = b.slice("qk.weight", w, 1, 0, 2 * d)?;
-        let qk = b.matmul("qk", input, wqk)?;
-        let bias = b.weight(&format!("{prefix}{}", names::QKV_BIAS), DType::F32, [3 * d])?;
-        let bias = b.slice("qk.bias.cols", bias, 0, 0, 2 * d)?;
-        let qk = b.bias_add("qk.bias", qk, bias)?;
-        let wv = b.slice("v.weight", w, 1, 2 * d, 3 * d)?;
-        let wvt = b.transpose("v.weight.t", wv, &[1, 0])?;
-        let xt = b.transpose("v.x.t", input, &[1, 0])?;
-        let vt = b.matmul("v.t", wvt, xt)?;
-        let hd = d / heads;
-        let vt = b.reshape("v.t.heads", vt, [heads, hd, batch, tokens])?;
-        let vt = b.transpose("v.t.batch", vt, &[2, 0, 1, 3])?;
-        let vt = b.reshape("v.t.rows", vt, [batch * heads, hd, tokens])?;
-        let q = b.slice("q", qk, 1, 0, d)?;
-        let k = b.slice("k", qk, 1, d, 2 * d)?;
-        let q = b.split_heads("q.heads", q, heads, batch)?;
-        let k = b.split_heads("k.heads", k, heads, batch)?;
-        (q, k, vt)
-    } else {
-        // Every head padded to whole AMP channel blocks, the attention scale in the queries
-        // (`derived::QKV_WEIGHT_HEADS`).
-        let qkv_heads = Dense {
-            weight: super::derived::QKV_WEIGHT_HEADS,
-            bias: super::derived::QKV_BIAS_HEADS,
-            out_features: 3 * heads * hp,
-            ..qkv_layer
-        };
-        let qkv = k_split_linear(
-            b,
-            precision,
-            prefix,
-            qkv_heads,
-            h,
-            precision.k_parts_for(config, batch).qkv,
-        )?;
-        let w = heads * hp;
-        let q = b.slice("q", qkv, 1, 0, w)?;
-        let k = b.slice("k", qkv, 1, w, 2 * w)?;
-        let v = b.slice("v", qkv, 1, 2 * w, 3 * w)?;
-        let q = b.split_heads("q.heads", q, heads, batch)?;
-        let k = b.split_heads("k.heads", k, heads, batch)?;
-        let v = b.split_heads("v.heads", v, heads, batch)?;
-        (q, k, v)
-    };
+    let (q, k, v) = qkv_projections(
+        b,
+        config,
+        precision,
+        prefix,
+        h,
+        (tokens, batch),
+        (chunks, blocks),
+    )?;
     // The chunked form reads the checkpoint's projections; the others the padded heads, whose
     // queries carry the scale.
     let (scale, width) = if chunks.is_some() {
@@ -546,9 +517,24 @@ fn layer(
     } else {
         (1.0, hp)
     };
+    // The width the blocks are combined over: each head's own where its padding can go.
+    let hd = config.head_dim();
+    let combined = blocks > 1
+        && chunks.is_none()
+        && precision.combine_head_width
+        && width > hd
+        && hd.is_multiple_of(8);
     let context = if blocks > 1 {
         let dims = (batch * heads, tokens, width);
-        let context = blocked_attention(b, (q, k, v), dims, blocks, scale)?;
+        let context = blocked_attention(
+            b,
+            (q, k, v),
+            dims,
+            blocks,
+            scale,
+            precision.values_transposed,
+            if combined { hd } else { width },
+        )?;
         b.merge_heads("context.merge", context, heads)?
     } else {
         whole_row_attention(
@@ -560,7 +546,20 @@ fn layer(
             scale,
         )?
     };
-    let out_proj = if chunks.is_some() {
+    let out_proj = if combined {
+        Dense {
+            label: "out_proj",
+            weight: names::OUT_WEIGHT,
+            bias: if precision.values_transposed {
+                super::derived::OUT_BIAS_FOLDED
+            } else {
+                names::OUT_BIAS
+            },
+            in_features: d,
+            out_features: d,
+            fp8,
+        }
+    } else if chunks.is_some() {
         Dense {
             label: "out_proj",
             weight: names::OUT_WEIGHT,
@@ -573,7 +572,11 @@ fn layer(
         Dense {
             label: "out_proj",
             weight: super::derived::OUT_WEIGHT_HEADS,
-            bias: names::OUT_BIAS,
+            bias: if precision.values_transposed && blocks > 1 {
+                super::derived::OUT_BIAS_FOLDED
+            } else {
+                names::OUT_BIAS
+            },
             in_features: heads * hp,
             out_features: d,
             fp8,
@@ -808,7 +811,10 @@ mod tests {
         assert!(text.contains("f16[5832, 1152] = input \"x\""), "{text}");
         // Heads padded 72 → 80 (whole AMP channel blocks), the scale folded into the queries.
         assert!(text.contains("f143<-10>[1152, 3840] = weight \"vision_model.encoder.layers.0.self_attn.qkv_proj.weight_heads\""), "{text}");
-        assert!(text.contains("f143<-10>[1280, 1152] = weight \"vision_model.encoder.layers.0.self_attn.out_proj.weight_heads\""), "{text}");
+        // The blocks combined over each head's own 72 columns, so the output projection reads
+        // the checkpoint's weight.
+        assert!(text.contains("f143<-10>[1152, 1152] = weight \"vision_model.encoder.layers.0.self_attn.out_proj.weight\""), "{text}");
+        assert!(text.contains("f16[128, 9, 729, 72] = slice"), "{text}");
         // Batch 8: attention in 9 key blocks of 81 (key_blocks) for 8 × 16 heads.
         assert!(
             text.contains("f16[1152, 729, 81] = batched_matmul"),

@@ -122,10 +122,32 @@ pub(super) fn k_split_linear(
         return linear(b, precision, prefix, layer, x);
     }
     let (input, w) = layer.operands(b, precision, prefix, x)?;
-    let rows: usize = b
-        .ty(x)
-        .map_or(0, |t| t.shape.dims().iter().rev().skip(1).product());
-    let (k, n, label) = (layer.in_features, layer.out_features, layer.label);
+    let y = k_split_product(b, layer.label, input, w, parts)?;
+    let n = layer.out_features;
+    let bias = b.weight(&format!("{prefix}{}", layer.bias), DType::F32, [n])?;
+    b.bias_add(&format!("{}.bias", layer.label), y, bias)
+}
+
+/// `a [rows, k] · w [k, n]` with K split into `parts` chunks that run as the batch entries of
+/// one product, their partial products summed as a tree of adds (`parts` must divide K; 1:
+/// one product).
+pub(super) fn k_split_product(
+    b: &mut GraphBuilder,
+    label: &str,
+    input: ValueHandle,
+    w: ValueHandle,
+    parts: usize,
+) -> Result<ValueHandle, GraphError> {
+    let dims = |v: ValueHandle| b.ty(v).map_or(vec![0, 0], |t| t.shape.dims().to_vec());
+    let (ad, wd) = (dims(input), dims(w));
+    let (rows, k) = match ad.split_last() {
+        Some((&k, lead)) => (lead.iter().product::<usize>(), k),
+        None => (0, 0),
+    };
+    let n = wd.last().copied().unwrap_or(0);
+    if parts <= 1 || !k.is_multiple_of(parts) {
+        return b.matmul(label, input, w);
+    }
     let kc = k / parts;
     let a = b.reshape(&format!("{label}.a.chunks"), input, [rows, parts, kc])?;
     let a = b.transpose(&format!("{label}.a.t"), a, &[1, 0, 2])?;
@@ -150,9 +172,7 @@ pub(super) fn k_split_linear(
         terms = next;
         level += 1;
     }
-    let y = terms[0];
-    let bias = b.weight(&format!("{prefix}{}", layer.bias), DType::F32, [n])?;
-    b.bias_add(&format!("{label}.bias"), y, bias)
+    Ok(terms[0])
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod graph;
 mod head;
 mod k_split;
 mod layout;
+mod projections;
 pub mod save;
 mod shard_index;
 mod tensor_file;

@@ -1,0 +1,130 @@
+//! The encoder's query, key and value projections in their graph forms: one product with the
+//! heads padded to whole AMP blocks (the default), or the values projected transposed (with
+//! key blocks, [`Precision::values_transposed`]; the chunked context,
+//! [`Precision::key_chunked_context`]).
+
+use tessera_codegen::graph::{DType, GraphBuilder, GraphError, ValueHandle};
+
+use super::config::SiglipVisionConfig;
+use super::graph::{Dense, Precision};
+use super::k_split::{k_split_linear, k_split_product};
+use super::weights::names;
+
+/// Q, K and V (`[batch · heads, tokens, width]`, V transposed in the chunked form and in key
+/// blocks with [`Precision::values_transposed`]) of the LayerNorm output `h`, for `chunks`
+/// key chunks of the context or `blocks` key blocks of the attention.
+pub(super) fn qkv_projections(
+    b: &mut GraphBuilder,
+    config: &SiglipVisionConfig,
+    precision: &Precision,
+    prefix: &str,
+    h: ValueHandle,
+    (tokens, batch): (usize, usize),
+    (chunks, blocks): (Option<usize>, usize),
+) -> Result<(ValueHandle, ValueHandle, ValueHandle), GraphError> {
+    let d = config.hidden_size;
+    let heads = config.num_attention_heads;
+    let qkv_layer = Dense {
+        label: "qkv",
+        weight: names::QKV_WEIGHT,
+        bias: names::QKV_BIAS,
+        in_features: d,
+        out_features: 3 * d,
+        fp8: precision.fp8_attention_projections,
+    };
+    let hp = super::derived::padded_head_dim(config);
+    let (q, k, v) = if chunks.is_some() {
+        // Q and K token-major (the scores read them so), V transposed (the chunked context reads
+        // a chunk's values key-minor, as `$CWEI` takes them): `vᵀ = W_vᵀ xᵀ`, its bias folded into
+        // the output projection's (the probabilities of a row sum to one).
+        let (input, w) = qkv_layer.operands(b, precision, prefix, h)?;
+        let wqk = b.slice("qk.weight", w, 1, 0, 2 * d)?;
+        let qk = b.matmul("qk", input, wqk)?;
+        let bias = b.weight(&format!("{prefix}{}", names::QKV_BIAS), DType::F32, [3 * d])?;
+        let bias = b.slice("qk.bias.cols", bias, 0, 0, 2 * d)?;
+        let qk = b.bias_add("qk.bias", qk, bias)?;
+        let wv = b.slice("v.weight", w, 1, 2 * d, 3 * d)?;
+        let wvt = b.transpose("v.weight.t", wv, &[1, 0])?;
+        let xt = b.transpose("v.x.t", input, &[1, 0])?;
+        let vt = b.matmul("v.t", wvt, xt)?;
+        let hd = d / heads;
+        let vt = b.reshape("v.t.heads", vt, [heads, hd, batch, tokens])?;
+        let vt = b.transpose("v.t.batch", vt, &[2, 0, 1, 3])?;
+        let vt = b.reshape("v.t.rows", vt, [batch * heads, hd, tokens])?;
+        let q = b.slice("q", qk, 1, 0, d)?;
+        let k = b.slice("k", qk, 1, d, 2 * d)?;
+        let q = b.split_heads("q.heads", q, heads, batch)?;
+        let k = b.split_heads("k.heads", k, heads, batch)?;
+        (q, k, vt)
+    } else if precision.values_transposed && blocks > 1 {
+        // Q and K from one product with the padded heads' weights, V transposed from its own:
+        // `vᵀ = W_vᵀ xᵀ`, the tokens of each key block padded to its exponentials' width, so
+        // every block's values reach `$CWEI` order in words; the value bias is folded into the
+        // output projection's (the probabilities of a row sum to one).
+        let qkv_heads = Dense {
+            weight: super::derived::QKV_WEIGHT_HEADS,
+            bias: super::derived::QKV_BIAS_HEADS,
+            out_features: 3 * heads * hp,
+            ..qkv_layer
+        };
+        let w = heads * hp;
+        let parts = precision.k_parts_for(config, batch).qkv;
+        let (input, weight) = qkv_heads.operands(b, precision, prefix, h)?;
+        let wqk = b.slice("qk.weight", weight, 1, 0, 2 * w)?;
+        let qk = k_split_product(b, "qk", input, wqk, parts)?;
+        let bias = b.weight(
+            &format!("{prefix}{}", super::derived::QKV_BIAS_HEADS),
+            DType::F32,
+            [3 * w],
+        )?;
+        let bias = b.slice("qk.bias.cols", bias, 0, 0, 2 * w)?;
+        let qk = b.bias_add("qk.bias", qk, bias)?;
+        let kc = tokens / blocks;
+        let kp = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
+        let xb = b.reshape("v.x.blocks", input, [batch * blocks, kc, d])?;
+        let xb = if kp > kc {
+            b.pad("v.x.pad", xb, 1, kp)?
+        } else {
+            xb
+        };
+        let xb = b.reshape("v.x.rows", xb, [batch * blocks * kp, d])?;
+        let xt = b.transpose("v.x.t", xb, &[1, 0])?;
+        let wv = b.slice("v.weight", weight, 1, 2 * w, 3 * w)?;
+        let wvt = b.transpose("v.weight.t", wv, &[1, 0])?;
+        let vt = k_split_product(b, "v.t", wvt, xt, parts)?;
+        let vt = b.reshape("v.t.blocks", vt, [heads, hp, batch, blocks, kp])?;
+        let v = b.transpose("v.blocks", vt, &[2, 0, 3, 4, 1])?;
+        let v = b.reshape("v.parts", v, [batch * heads * blocks, kp, hp])?;
+        let q = b.slice("q", qk, 1, 0, w)?;
+        let k = b.slice("k", qk, 1, w, 2 * w)?;
+        let q = b.split_heads("q.heads", q, heads, batch)?;
+        let k = b.split_heads("k.heads", k, heads, batch)?;
+        (q, k, v)
+    } else {
+        // Every head padded to whole AMP channel blocks, the attention scale in the queries
+        // (`derived::QKV_WEIGHT_HEADS`).
+        let qkv_heads = Dense {
+            weight: super::derived::QKV_WEIGHT_HEADS,
+            bias: super::derived::QKV_BIAS_HEADS,
+            out_features: 3 * heads * hp,
+            ..qkv_layer
+        };
+        let qkv = k_split_linear(
+            b,
+            precision,
+            prefix,
+            qkv_heads,
+            h,
+            precision.k_parts_for(config, batch).qkv,
+        )?;
+        let w = heads * hp;
+        let q = b.slice("q", qkv, 1, 0, w)?;
+        let k = b.slice("k", qkv, 1, w, 2 * w)?;
+        let v = b.slice("v", qkv, 1, 2 * w, 3 * w)?;
+        let q = b.split_heads("q.heads", q, heads, batch)?;
+        let k = b.split_heads("k.heads", k, heads, batch)?;
+        let v = b.split_heads("v.heads", v, heads, batch)?;
+        (q, k, v)
+    };
+    Ok((q, k, v))
+}
