@@ -60,15 +60,7 @@ fn compile(
 /// The built-in tower of `tessera run` and its run: batch 2, both layers, the head, FP8, the
 /// default K-parts and key blocks.
 fn main_job() -> (Model, RunSpec) {
-    let spec = RunSpec {
-        batch: 2,
-        layers: 2,
-        head: true,
-        fp8: true,
-        k_parts: None,
-        key_blocks: None,
-        values_transposed: None,
-    };
+    let spec = checkpoint_spec(None);
     (Model::builtin(1), spec)
 }
 
@@ -90,6 +82,20 @@ fn assert_runs_bit_exactly(
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(outcome.bit_exact(), "{:?}", outcome.mismatches);
+}
+
+/// The test checkpoint's usual run: 2 layers with the head, FP8, batch 2, K unsplit, with
+/// `key_blocks`.
+fn checkpoint_spec(key_blocks: Option<usize>) -> RunSpec {
+    RunSpec {
+        batch: 2,
+        layers: 2,
+        head: true,
+        fp8: true,
+        k_parts: None,
+        key_blocks,
+        values_transposed: None,
+    }
 }
 
 /// The test checkpoint's run with the encoder's products split along K (2, 2, 2, 4), whole-row
@@ -231,15 +237,7 @@ fn attention_split_along_the_keys_runs_bit_exactly() {
     let model = Model::load(&testdata("vision-f32"), None).unwrap();
     let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
     for blocks in [2, 4] {
-        let spec = RunSpec {
-            batch: 2,
-            layers: 2,
-            head: true,
-            fp8: true,
-            k_parts: None,
-            key_blocks: Some(blocks),
-            values_transposed: None,
-        };
+        let spec = checkpoint_spec(Some(blocks));
         let graph = tower_graph(&model, &spec).unwrap();
         let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
         // The patches' pad to whole FP8 K-blocks aside (`patches.pad`).
@@ -276,13 +274,8 @@ fn values_projected_transposed_run_bit_exactly() {
     let model = Model::load(&testdata("vision-f32"), None).unwrap();
     let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
     let spec = RunSpec {
-        batch: 2,
-        layers: 2,
-        head: true,
-        fp8: true,
-        k_parts: None,
-        key_blocks: Some(2),
         values_transposed: Some(true),
+        ..checkpoint_spec(Some(2))
     };
     let graph = tower_graph(&model, &spec).unwrap();
     let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
@@ -315,15 +308,7 @@ fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
     let model = Model::load(&dir, None).unwrap();
     assert_eq!(model.info.as_ref().unwrap().prefix, "");
     let pixels = tessera::pipeline::synthetic_pixels(&model.config, 2, 11);
-    let spec = RunSpec {
-        batch: 2,
-        layers: 2,
-        head: true,
-        fp8: true,
-        k_parts: None,
-        key_blocks: Some(1),
-        values_transposed: None,
-    };
+    let spec = checkpoint_spec(Some(1));
     let (outcome, interpreted) = run("ipu21", &model, &spec, &pixels);
     check(&outcome, &interpreted, 0.15, 8e-2);
     assert!(outcome.report.profile.sync_releases.len() as u64 == outcome.report.supersteps);
@@ -337,15 +322,7 @@ fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
 fn the_whole_run_is_the_same_on_any_number_of_host_threads() {
     let model = Model::load(&testdata("vision-f32"), None).unwrap();
     let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
-    let spec = RunSpec {
-        batch: 2,
-        layers: 2,
-        head: true,
-        fp8: true,
-        k_parts: None,
-        key_blocks: Some(1),
-        values_transposed: None,
-    };
+    let spec = checkpoint_spec(Some(1));
     let machine = MachineDescription::builtin("small").unwrap();
     let graph = tower_graph(&model, &spec).unwrap();
     let options = PlanOptions::for_target(&tessera::target::target_of(&machine));
