@@ -107,6 +107,11 @@ pub struct RunSpec {
 
 /// The graph of `model` for `spec`, with FP8 weight scales fitted to the weights.
 pub fn tower_graph(model: &Model, spec: &RunSpec) -> Result<Graph> {
+    tower_graph_with(model, spec, true)
+}
+
+/// [`tower_graph`] with `Precision::combine_head_width` set to `combine_head_width`.
+fn tower_graph_with(model: &Model, spec: &RunSpec, combine_head_width: bool) -> Result<Graph> {
     if spec.layers > model.layers {
         bail!(
             "{} layers asked for, the model has {}",
@@ -127,6 +132,7 @@ pub fn tower_graph(model: &Model, spec: &RunSpec) -> Result<Graph> {
     if let Some(v) = spec.values_transposed {
         precision.values_transposed = v;
     }
+    precision.combine_head_width &= combine_head_width;
     let mut graph = vision_tower(
         &model.config,
         &TowerSpec {
@@ -138,6 +144,46 @@ pub fn tower_graph(model: &Model, spec: &RunSpec) -> Result<Graph> {
     )?;
     fit_fp8_weight_scales(&mut graph, &model.store)?;
     Ok(graph)
+}
+
+/// Which graph form [`compile_tower`] compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TowerForm {
+    /// The default form ([`tower_graph`]).
+    Default,
+    /// The key blocks combined over the padded heads (`Precision::combine_head_width` off),
+    /// because nothing fitted the default form: combined over the heads' own width, the output
+    /// projection reads the checkpoint's weight and its plans can keep more weight bytes on a
+    /// tile (27 So400m/14 layers with the head at batch 1 do not fit with it).
+    PaddedHeads,
+}
+
+/// Builds and compiles the tower of `spec`: the default form ([`tower_graph`]), or where no
+/// plan of it fits the machine ([`CompileError::NothingFits`], [`CompileError::NoFinalistFits`])
+/// the key blocks combined over the padded heads ([`TowerForm::PaddedHeads`]).
+pub fn compile_tower(
+    machine: &MachineDescription,
+    model: &Model,
+    spec: &RunSpec,
+    options: &PlanOptions,
+    progress: Option<&dyn Progress>,
+) -> Result<(CompiledGraph, TowerForm)> {
+    use tessera_codegen::compile::CompileError;
+    let graph = tower_graph(model, spec)?;
+    let target = target_of(machine);
+    match compile(&graph, &model.store, &target, options, progress) {
+        Ok(compiled) => Ok((compiled, TowerForm::Default)),
+        Err(first @ (CompileError::NothingFits { .. } | CompileError::NoFinalistFits(_))) => {
+            let padded = tower_graph_with(model, spec, false)?;
+            if padded == graph {
+                return Err(first.into());
+            }
+            let compiled = compile(&padded, &model.store, &target, options, progress)
+                .map_err(|second| anyhow!("{first}; over the padded heads: {second}"))?;
+            Ok((compiled, TowerForm::PaddedHeads))
+        }
+        Err(other) => Err(other.into()),
+    }
 }
 
 /// Compiles `graph` for `machine`.

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tessera::npy::NpyArray;
 use tessera::pipeline::{
-    compile_graph, run_and_check, synthetic_pixels, tower_graph, Model, Outcome, RunSpec,
+    compile_tower, run_and_check, synthetic_pixels, Model, Outcome, RunSpec, TowerForm,
 };
 use tessera::report::{encoder_span, op_table, step_times, RunSummary};
 use tessera::sim::profile::trace::KernelSpans;
@@ -343,7 +343,6 @@ fn compile_with_progress(
     spec: &RunSpec,
     machine: &MachineDescription,
 ) -> Result<(CompiledGraph, f64)> {
-    let graph = tower_graph(model, spec)?;
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} compiling: {msg} ({elapsed})")
@@ -355,9 +354,15 @@ fn compile_with_progress(
     let mut options = args.options(machine)?;
     options.softmax_part_panels = args.softmax_panels.unwrap_or(spec.batch == 1);
     options.products_read_rows = args.rows.unwrap_or(spec.batch < 4);
-    let compiled = compile_graph(machine, &graph, &model.store, &options, Some(&progress));
+    let compiled = compile_tower(machine, model, spec, &options, Some(&progress));
     bar.finish_and_clear();
-    let compiled = compiled?;
+    let (compiled, form) = compiled?;
+    match form {
+        TowerForm::Default => {}
+        TowerForm::PaddedHeads => println!(
+            "form: the key blocks combined over the padded heads (no plan combining over the heads' own width fits)"
+        ),
+    }
     Ok((compiled, started.elapsed().as_secs_f64()))
 }
 
