@@ -8,7 +8,13 @@ use std::sync::Arc;
 use tessera_kernels::table::{KernelParams, RegionNeed};
 use tessera_kernels::Role;
 
-fn buffer(name: &str, bytes: u32, category: BufferCategory, live: (usize, usize)) -> BufferDecl {
+/// A buffer of `bytes` in any region, 8-aligned, without contents.
+pub(crate) fn buffer(
+    name: &str,
+    bytes: u32,
+    category: BufferCategory,
+    live: (usize, usize),
+) -> BufferDecl {
     BufferDecl {
         name: name.into(),
         bytes,

@@ -401,24 +401,18 @@ pub(super) fn add_host_tensors(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tile::{BufferCategory, BufferDecl, RegionRequirement};
+    use crate::tile::{BufferCategory, BufferDecl};
     use std::sync::Arc;
 
     fn buffer(name: &str, bytes: u32, live: (usize, usize), contents: Option<u8>) -> BufferDecl {
+        let category = if contents.is_some() {
+            BufferCategory::Weights(name.into())
+        } else {
+            BufferCategory::Tensor(name.into())
+        };
         BufferDecl {
-            name: name.into(),
-            bytes,
-            align: 8,
-            region: RegionRequirement::Any,
-            slot: None,
-            category: if contents.is_some() {
-                BufferCategory::Weights(name.into())
-            } else {
-                BufferCategory::Tensor(name.into())
-            },
-            live,
-            alias_of: None,
             contents: contents.map(|b| Arc::new(vec![b; bytes as usize])),
+            ..crate::emit::example::buffer(name, bytes, category, live)
         }
     }
 
