@@ -77,9 +77,9 @@ csr_table! {
     DBG_DATA = ("$DBG_DATA", Lower, Both, 0x70, C1, "Debug data.");
     CTXT_STS = ("$CTXT_STS", Lower, Supervisor, 0x72, C1, "Run status of every context, 2 bits each: SU[1:0], W0..W5 from bit 2 (1 = running).");
     INCOMING_MUX = ("$INCOMING_MUX", Lower, Supervisor, 0xA0, A, "Exchange: the sender tile this tile listens to (receive source select).");
-    INCOMING_MUXPAIR = ("$INCOMING_MUXPAIR", Lower, Supervisor, 0xA1, A, "Exchange: second source for the paired 64-bit receive mode.");
+    INCOMING_MUXPAIR = ("$INCOMING_MUXPAIR", Lower, Supervisor, 0xA1, A, "Exchange: the pair's paired stream, the sender of 64-bit items (Tessera's put applies to its own tile only; the hardware selects it with delayxpic stream 1).");
     INCOMING_DELTA = ("$INCOMING_DELTA", Lower, Supervisor, 0xA2, A, "Exchange: byte step added to the incoming pointer after each received word.");
-    INCOMING_FORMAT = ("$INCOMING_FORMAT", Lower, Supervisor, 0xA3, A, "Exchange: receive format (0 = 32-bit words, 1 = paired 64-bit).");
+    INCOMING_FORMAT = ("$INCOMING_FORMAT", Lower, Supervisor, 0xA3, A, "Exchange: receive format (0 = 32-bit words; 1, 2 = 64-bit items on the paired stream, the route's direction).");
     INCOMING_BASE = ("$INCOMING_BASE", Lower, Supervisor, 0xA4, A, "Exchange: base added to the incoming pointer.");
     INCOMING_SINIT = ("$INCOMING_SINIT", Lower, Supervisor, 0xA5, A, "Exchange: writing sets the incoming pointer.");
     INCOMING_DCOUNT = ("$INCOMING_DCOUNT", Lower, Supervisor, 0xA6, A, "Exchange: words still expected by this receiver.");

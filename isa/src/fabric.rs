@@ -111,6 +111,76 @@ impl Fabric {
         }
     }
 
+    /// The tile whose lane a 64-bit send borrows, and the other member of a receiving pair:
+    /// logical tiles 2k and 2k + 1, physical partners (p, p ^ 2) on the ipu21 \[S\]; the same
+    /// numbering on a uniform fabric \[A\].
+    pub fn partner(self, tile: u32) -> u32 {
+        tile ^ 1
+    }
+
+    /// Cycles from a 64-bit item on `sender`'s wires to its write on `receiver` (logical ids)
+    /// on the ipu21 ([`paired_latency`]); `None` on a uniform fabric and outside the ipu21.
+    pub fn paired_latency(self, sender: u32, receiver: u32) -> Option<u32> {
+        match self {
+            Fabric::Uniform => None,
+            Fabric::Ipu21 => Some(paired_latency(physical(sender)?, physical(receiver)?)),
+        }
+    }
+
+    /// Cycles by which a pair's paired-stream selection (XPIC stream 1) leads the first item
+    /// it takes ([`paired_mux_lead`]); 0 on a uniform fabric.
+    pub fn paired_mux_lead(self, receiver: u32) -> u32 {
+        match self {
+            Fabric::Uniform => 0,
+            Fabric::Ipu21 => physical(receiver).map_or(0, paired_mux_lead),
+        }
+    }
+
+    /// Cycles by which a PIC format write leads the items it is for ([`FORMAT_LEAD`] on the
+    /// ipu21; 0 on a uniform fabric, where it applies in its own cycle).
+    pub fn format_lead(self) -> u32 {
+        match self {
+            Fabric::Uniform => 0,
+            Fabric::Ipu21 => FORMAT_LEAD,
+        }
+    }
+
+    /// The paired-stream XPIC value with which `receiver` selects `sender`'s 64-bit items: the
+    /// sender's physical id XOR bit 1 of the receiver's (`sender ^ (receiver & 2)`, as
+    /// ipu-stack's rows write it) \[S\]; the sender's own number on a uniform fabric.
+    pub fn paired_xpic(self, sender: u32, receiver: u32) -> Option<u32> {
+        match self {
+            Fabric::Uniform => Some(sender),
+            Fabric::Ipu21 => Some(physical(sender)? ^ (physical(receiver)? & 2)),
+        }
+    }
+
+    /// The sender (logical id) a paired-stream XPIC value written by `receiver` selects: the
+    /// inverse of [`Fabric::paired_xpic`].
+    pub fn tile_of_paired_xpic(self, value: u32, receiver: u32) -> Option<u32> {
+        match self {
+            Fabric::Uniform => Some(value),
+            Fabric::Ipu21 => logical(value ^ (physical(receiver)? & 2)),
+        }
+    }
+
+    /// Whether `receiver` is the member of its pair that selects the pair's paired stream for
+    /// `sender`'s items: the one with the smaller route time T (ipu-stack's
+    /// `paired_receiver_is_early`; the other member only sets its format and pointer) \[S\].
+    /// On a uniform fabric, the even member.
+    pub fn paired_selector(self, sender: u32, receiver: u32) -> bool {
+        match self {
+            Fabric::Uniform => receiver.is_multiple_of(2),
+            Fabric::Ipu21 => match (physical(sender), physical(receiver)) {
+                (Some(s), Some(r)) => {
+                    let (own, other) = (route_time(s, r), route_time(s, r ^ 2));
+                    own < other || (own == other && r & 2 == 0)
+                }
+                _ => false,
+            },
+        }
+    }
+
     /// The direction bits of a send from `sender` that every tile of `receivers` hears.
     pub fn sctl<I: IntoIterator<Item = u32>>(self, sender: u32, receivers: I) -> u32 {
         receivers
@@ -235,6 +305,34 @@ pub fn route_latency(s: u32, d: u32) -> u32 {
     u32::try_from(latency.max(1)).unwrap_or(1)
 }
 
+/// Cycles by which a PIC format write leads the items it is for: ipu-stack's paired rows turn the
+/// format on 2 events before the pointer event their first item lands at, and off `count`
+/// events after turning it on, so a format write applies to the items arriving 2 cycles later
+/// (hardware-ipu-stack.md §1.4) \[S\].
+pub const FORMAT_LEAD: u32 = 2;
+
+/// The route time of a 64-bit item to a receiving pair, for physical tiles: the later of the two
+/// members', `max(T(s, d), T(s, d ^ 2))` (ipu-stack's `paired_time_to_mux`) \[S\].
+pub fn paired_route_time(s: u32, d: u32) -> i64 {
+    route_time(s, d).max(route_time(s, d ^ 2))
+}
+
+/// Cycles by which a pair's paired-stream selection leads the items it takes, for physical tile
+/// `d`: ipu-stack's paired rows set the format at the selection + 51 + 2·row(d) and the pointer
+/// 2 events later, where the items land: 53 + 2·row(d) (one more than [`mux_lead`]) \[S\].
+pub fn paired_mux_lead(d: u32) -> u32 {
+    53 + 2 * (d >> 6)
+}
+
+/// Cycles from the sender's item event to the item's write on receiver `d` of a pair, for
+/// physical tiles: the selection at [`paired_route_time`] + 1 (the relation of the 32-bit rows:
+/// ipu-stack's paired rows select at the paired route time where its 32-bit rows select at T)
+/// and the items [`paired_mux_lead`] later \[S\].
+pub fn paired_latency(s: u32, d: u32) -> u32 {
+    let latency = paired_route_time(s, d) + 1 + i64::from(paired_mux_lead(d));
+    u32::try_from(latency.max(1)).unwrap_or(1)
+}
+
 /// The longest [`route_latency`] over every pair of the ipu21's tiles.
 pub const IPU21_MAX_LATENCY: u32 = 165;
 
@@ -334,5 +432,40 @@ mod tests {
         assert_eq!(dirs(0), [DIRECTION_1].into());
         assert!((0..IPU21_TILES).step_by(7).any(|s| dirs(s).len() == 2));
         assert!(Fabric::Uniform.reaches(1, 3, 7) && !Fabric::Uniform.reaches(0, 3, 7));
+    }
+
+    /// The paired facts the simulator and compiler build on, over every sender and receiving
+    /// pair of the ipu21: both members of a pair lie in one direction from any sender (so one
+    /// direction bit reaches both, as ipu-stack's pair rows send), an item lands on both at
+    /// the same cycle, one cycle after a 32-bit word to the later member would, exactly one
+    /// member selects, and its XPIC value round-trips.
+    #[test]
+    fn paired_items_reach_both_members_together() {
+        let f = Fabric::Ipu21;
+        for sender in 0..IPU21_TILES {
+            for pair in (0..IPU21_TILES).step_by(2) {
+                if pair == sender & !1 {
+                    continue;
+                }
+                let (a, b) = (pair, pair + 1);
+                assert_eq!(
+                    f.direction(sender, a),
+                    f.direction(sender, b),
+                    "{sender} -> {pair}"
+                );
+                let la = f.paired_latency(sender, a).unwrap();
+                assert_eq!(Some(la), f.paired_latency(sender, b));
+                let later = f
+                    .latency(sender, a)
+                    .unwrap()
+                    .max(f.latency(sender, b).unwrap());
+                assert_eq!(la, later + 1, "{sender} -> {pair}");
+                assert!(f.paired_selector(sender, a) != f.paired_selector(sender, b));
+                for m in [a, b] {
+                    let v = f.paired_xpic(sender, m).unwrap();
+                    assert_eq!(f.tile_of_paired_xpic(v, m), Some(sender));
+                }
+            }
+        }
     }
 }

@@ -115,13 +115,18 @@ pub enum SimError {
         address: u32,
         fault: MemoryFault,
     },
-    #[error("E-SIM-010 exchange: tile {receiver} in paired receive mode gets a word from tile {sender} on {got} at cycle {cycle} but no word on {missing}")]
-    ExchangeUnpaired {
+    #[error("E-SIM-010 exchange: tile {receiver}'s paired receive of tile {sender}'s words at cycle {cycle}: {detail}")]
+    ExchangePaired {
         receiver: u32,
         sender: u32,
         cycle: u64,
-        got: &'static str,
-        missing: &'static str,
+        detail: String,
+    },
+    #[error("E-SIM-016 exchange: tile {sender} sends a 64-bit item at cycle {cycle} on its partner tile {partner}'s lane, and tile {partner} sends a word in that cycle")]
+    ExchangeLaneBusy {
+        sender: u32,
+        partner: u32,
+        cycle: u64,
     },
     #[error(
         "E-SIM-011 global sync {sync} can never complete: {}",

@@ -650,6 +650,19 @@ impl ExchangeDescription {
             + u64::from(self.cycles_per_column_hop) * u64::from(hops)
     }
 
+    /// Cycles from a 64-bit item on `sender`'s wires to its write on `receiver`, one of a
+    /// receiving pair: [`tessera_isa::fabric::paired_latency`] on the ipu21; on a uniform
+    /// fabric the later of the pair's two 32-bit latencies plus one \[A\].
+    pub fn paired_latency_cycles(&self, sender: u32, receiver: u32) -> u64 {
+        if let Some(latency) = self.fabric.paired_latency(sender, receiver) {
+            return u64::from(latency);
+        }
+        let partner = self.fabric.partner(receiver);
+        self.latency_cycles(sender, receiver)
+            .max(self.latency_cycles(sender, partner))
+            + 1
+    }
+
     /// Cycles by which `receiver`'s timed mux selection leads the words it takes
     /// ([`tessera_isa::fabric::mux_lead`] on the ipu21; 0 on a uniform fabric).
     pub fn mux_lead_cycles(&self, receiver: u32) -> u64 {

@@ -63,12 +63,20 @@ pub(super) fn sync(inst: &Inst, flow: &mut Flow) {
     flow.effect = Effect::Sync { zone: inst.imm(0) };
 }
 
-/// `send count, address, mode`.
+/// `send count, address, mode`. With mode bit 2 (64-bit items) the hardware's address field
+/// counts 8-byte units and the count items \[S\] (hardware-ipu-stack.md §1.1): the operand, a
+/// 4-byte word address in the field, stands for twice its byte value.
 pub(super) fn send(inst: &Inst, flow: &mut Flow) {
+    let mode = inst.imm(2);
+    let address = if mode & crate::fabric::ITEMS_64 != 0 {
+        inst.imm(1).wrapping_mul(2)
+    } else {
+        inst.imm(1)
+    };
     flow.effect = Effect::Send {
-        address: inst.imm(1),
+        address,
         words: inst.imm(0) + 1,
-        mode: inst.imm(2),
+        mode,
     };
 }
 

@@ -15,8 +15,33 @@
 //! the two fabric directions, 3 both; a word reaches a tile only when a bit it sets is the
 //! direction towards that tile on the machine's `exchange.fabric` (on a `Uniform` fabric either
 //! bit reaches every tile). `SCTL` 0 puts nothing on the fabric: the cycles pass and no word is
-//! sent. Bit 2 (64-bit items) traps as not modelled. A listening tile that a word's directions
-//! miss sees nothing from it.
+//! sent. A listening tile that a word's directions miss sees nothing from it.
+//!
+//! # Paired 64-bit items \[S\]
+//! (docs/reference/hardware-ipu-stack.md §1.4, from osmarks/ipu-stack's paired rows, run on a
+//! C600.) With `SCTL` bit 2 a `send` puts `COUNT` 64-bit items on the wires, one a cycle, read
+//! from `ADDRESS` (the field counts 8-byte units: the operand stands for twice its value): the
+//! first word on the tile's own lane, the second on its partner's (`Fabric::partner`, physical
+//! id XOR 2 on the ipu21). The partner must not send in those cycles (E-SIM-016); that it must
+//! not receive either, as ipu-stack reserves it, is the compiler's rule, not checked here. The
+//! receivers are a pair of partners, and both take every item:
+//! - the pair shares one paired stream (XPIC stream 1). A timed selection on it by either
+//!   member applies to both: `delayxpic N, 1, v` names the sender `v ^ (physical(me) & 2)`
+//!   (`Fabric::paired_xpic`), for the items arriving from its event + 53 + 2·row on
+//!   (`fabric::paired_mux_lead`); ipu-stack's rows have only the member with the smaller route
+//!   time write it (`Fabric::paired_selector`). A `put $INCOMING_MUXPAIR` applies in its own
+//!   cycle to its own tile only \[A\].
+//! - each member takes items while its format (`delaypic N, 1, f`, or `$INCOMING_FORMAT`) is
+//!   1 or 2, the direction the items come in (another value there is a fault, E-SIM-010); a
+//!   timed format write applies to the items arriving 2 cycles later (`fabric::FORMAT_LEAD`:
+//!   the rows turn it on 2 events before the first item lands and off `count` events later).
+//!   An item is written, little-endian, at `pointer` and `pointer + 4`; then `pointer += 8 +
+//!   DELTA`.
+//! - an item lands `fabric::paired_latency` after it is sent: max(T(s, d), T(s, d ^ 2)) + 54 +
+//!   2·row(d), the selection at the paired route time + 1 as in the 32-bit rows.
+//!
+//! A 64-bit item on a 32-bit mux, or a 32-bit word on the mux of a tile whose format is
+//! paired, is a fault (E-SIM-010): what the hardware does then is not public.
 //!
 //! # Arrival
 //! A word on `S`'s wires at cycle `c` arrives at every tile `R` at cycle
@@ -37,16 +62,12 @@
 //! - Each accepted word is written, little-endian, at `$INCOMING_BASE + pointer`; then
 //!   `pointer += 4 + $INCOMING_DELTA` (wrapping). `put $INCOMING_SINIT, a` sets the pointer to
 //!   `a`. BASE and DELTA start at 0, so SINIT normally takes an absolute address.
-//! - Paired 64-bit mode, `$INCOMING_FORMAT = 1`: the tile also listens to `$INCOMING_MUXPAIR`. In
-//!   a cycle where words arrive, the word from MUX lands at `pointer`, the word from MUXPAIR at
-//!   `pointer + 4`, then `pointer += 8 + DELTA`. Both halves must arrive in the same cycle.
-//!   `$INCOMING_FORMAT = 0` (the start value) receives single 32-bit words and ignores MUXPAIR;
-//!   other values trap as not modelled. A FORMAT change at `c` applies to words arriving at `c`
-//!   and later.
+//! - `$INCOMING_FORMAT` 1 or 2 receives 64-bit items on the pair's paired stream (above);
+//!   0, the start value, single 32-bit words on the mux; other values trap as not modelled.
 //! - The hardware's timed controls \[S\] (osmarks/ipu-stack, run on a C600;
 //!   docs/reference/hardware-ipu-stack.md §1.1–1.2) stand for these writes: `delayxpic N, s, v`
 //!   keeps the supervisor N + 1 cycles and, in the last of them (event `e`), selects for the
-//!   mux (stream `s` = 1: the paired mux) tile `v`, or none for `0x640`
+//!   mux (stream `s` = 1: the pair's paired stream, above) tile `v`, or none for `0x640`
 //!   (`tessera_isa::fabric::XPIC_NEUTRAL`). The selection applies to the words arriving from
 //!   `e + lead` on, where `lead` is [`crate::machine::ExchangeDescription::mux_lead_cycles`]:
 //!   52 + 2·row(d) on the ipu21 \[S\] (the SDK's rows select the sender at its first word's
@@ -54,7 +75,7 @@
 //!   `Uniform` fabric. A `put $INCOMING_MUX` applies in its own cycle (a Tessera convention;
 //!   the hardware has no such write) \[A\];
 //!   `delaypic N, 0, w` sets the pointer to the word address `w` the same way (`delaypic N, 1,
-//!   f` the format, only 0 modelled); `sendpic N, sel, v` sends N + 1 more words of the outgoing
+//!   f` the format); `sendpic N, sel, v` sends N + 1 more words of the outgoing
 //!   stream (from where the last `send` or `sendpic` left off, with its send control) and
 //!   applies one control (selector 0/1 XPIC, 2/3 PIC) at its first word. So a tile receives
 //!   while it sends. XPIC names the sender by its physical id on the ipu21 \[S\]
@@ -107,13 +128,14 @@
 //! - **Collision** (E-SIM-008), "two senders reach one receiver in the same cycle": (a) a mux
 //!   switches from sender `A` to sender `B` in cycle `c` and words from both `A` and `B` arrive
 //!   at the tile in `c` — which of the two the hardware latches depends on timing inside the cycle,
-//!   which the model does not have, so it is a fault; (b) in paired mode both muxes select the
-//!   same sender when one of its words arrives (it would land twice). Case (a) is checked when the
-//!   phase ends and reported first (it explains the lost
-//!   word); case (b) stops the run at once.
+//!   which the model does not have, so it is a fault (the same on the paired stream). It is
+//!   checked when the phase ends.
 //! - **Receive outside memory** (E-SIM-009): an accepted word whose address is outside tile
 //!   SRAM, misaligned, or in code.
-//! - **Unpaired receive** (E-SIM-010): in paired mode, a word on one mux with none on the other.
+//! - **Paired receive** (E-SIM-010): a 64-bit item on a 32-bit mux, a 32-bit word on the mux of a
+//!   tile whose format is paired, or a format that is not the items' direction.
+//! - **Borrowed lane busy** (E-SIM-016): a tile sends in a cycle its partner's 64-bit item holds
+//!   its lane.
 //! - **Sync never reached** (E-SIM-011): some running tiles wait at a global sync while others
 //!   halted without reaching it; the message lists both, with pcs and cycles.
 //!
@@ -130,6 +152,7 @@
 use crate::error::SimError;
 use crate::machine::ExchangeDescription;
 use crate::tile::{OutgoingWord, Tile};
+use tessera_isa::fabric::Fabric;
 
 /// The earliest switch collision of the phase (by cycle, then receiver), if any.
 pub(super) fn switch_collision<'a>(
@@ -137,11 +160,18 @@ pub(super) fn switch_collision<'a>(
     sent: &[Vec<OutgoingWord>],
     exchange: &ExchangeDescription,
 ) -> Option<SimError> {
-    let arrives_at = |sender: u32, receiver: u32, cycle: u64| {
-        let latency = exchange.latency_cycles(sender, receiver);
+    // On the paired stream only 64-bit items count, at their own latency.
+    let arrives_at = |sender: u32, receiver: u32, cycle: u64, pair: bool| {
+        let latency = if pair {
+            exchange.paired_latency_cycles(sender, receiver)
+        } else {
+            exchange.latency_cycles(sender, receiver)
+        };
         let words = sent.get(sender as usize).map(Vec::as_slice).unwrap_or(&[]);
         let at = words.partition_point(|w| w.cycle + latency < cycle);
-        words.get(at).is_some_and(|w| w.cycle + latency == cycle)
+        words
+            .get(at)
+            .is_some_and(|w| w.cycle + latency == cycle && (!pair || w.is_item64()))
     };
     let mut found: Option<(u64, u32, SimError)> = None;
     for tile in tiles {
@@ -152,11 +182,11 @@ pub(super) fn switch_collision<'a>(
             {
                 continue;
             }
-            if arrives_at(switch.from, tile.id, switch.cycle)
-                && arrives_at(switch.to, tile.id, switch.cycle)
+            if arrives_at(switch.from, tile.id, switch.cycle, switch.pair)
+                && arrives_at(switch.to, tile.id, switch.cycle, switch.pair)
             {
                 let mux = if switch.pair {
-                    "$INCOMING_MUXPAIR"
+                    "the paired stream"
                 } else {
                     "$INCOMING_MUX"
                 };
@@ -175,6 +205,33 @@ pub(super) fn switch_collision<'a>(
         }
     }
     found.map(|(_, _, error)| error)
+}
+
+/// The first 64-bit item of the phase sent in a cycle in which the sender's partner, whose lane
+/// it borrows, sends too (see "Paired 64-bit items").
+pub(super) fn lane_conflict(sent: &[Vec<OutgoingWord>], fabric: Fabric) -> Option<SimError> {
+    let mut found: Option<(u64, u32, u32)> = None;
+    for (sender, words) in sent.iter().enumerate() {
+        let sender = sender as u32;
+        let partner = fabric.partner(sender);
+        let Some(theirs) = sent.get(partner as usize) else {
+            continue;
+        };
+        for item in words.iter().filter(|w| w.is_item64()) {
+            let at = theirs.partition_point(|w| w.cycle < item.cycle);
+            if theirs.get(at).is_some_and(|w| w.cycle == item.cycle)
+                && found.is_none_or(|(cycle, s, _)| (item.cycle, sender) < (cycle, s))
+            {
+                found = Some((item.cycle, sender, partner));
+                break;
+            }
+        }
+    }
+    found.map(|(cycle, sender, partner)| SimError::ExchangeLaneBusy {
+        sender,
+        partner,
+        cycle,
+    })
 }
 
 /// Per sender, the words of the phase no tile accepted (legal: see "Unheard words").

@@ -356,6 +356,7 @@ impl Chip {
         let tiles = self.machine.tiles as usize;
         let mut sent = vec![Vec::new(); tiles];
         let mut progress = vec![u64::MAX; tiles];
+        let mut pair_selections = vec![Vec::new(); tiles];
         let mut phase_start = startup;
         let mut totals = SyncTotals {
             released: 0,
@@ -363,7 +364,16 @@ impl Chip {
             releases: Vec::new(),
         };
         loop {
-            self.run_phase(pool, limit, options.max_cycles, &mut sent, &mut progress)?;
+            self.run_phase(
+                pool,
+                limit,
+                options.max_cycles,
+                (&mut sent, &mut pair_selections),
+                &mut progress,
+            )?;
+            if let Some(error) = exchange::lane_conflict(&sent, self.machine.exchange.fabric) {
+                return Err(error);
+            }
             if let Some(error) = exchange::switch_collision(
                 self.tiles.iter().map(|t| &t.tile),
                 &sent,
@@ -374,7 +384,10 @@ impl Chip {
             let unheard = exchange::unheard_words(self.tiles.iter().map(|t| &t.tile), &sent);
             let mut last_arrival_end = 0;
             for loaded in &mut self.tiles {
-                let bytes_sent = 4 * sent[loaded.tile.id as usize].len() as u64;
+                let bytes_sent: u64 = sent[loaded.tile.id as usize]
+                    .iter()
+                    .map(crate::tile::OutgoingWord::bytes)
+                    .sum();
                 loaded.record.exchange.bytes_sent += bytes_sent;
                 loaded.record.exchange.bytes_received += loaded.tile.port.bytes_received;
                 loaded.record.exchange.bytes_unheard += 4 * unheard[loaded.tile.id as usize];
@@ -452,6 +465,9 @@ impl Chip {
             for words in &mut sent {
                 words.clear();
             }
+            for selections in &mut pair_selections {
+                selections.clear();
+            }
             totals.released += 1;
             totals.releases.push(release);
             phase_start = release;
@@ -471,7 +487,10 @@ impl Chip {
         pool: &rayon::ThreadPool,
         limit: u64,
         budget: u64,
-        sent: &mut [Vec<crate::tile::OutgoingWord>],
+        (sent, pair_selections): (
+            &mut [Vec<crate::tile::OutgoingWord>],
+            &mut [Vec<crate::tile::PairSelection>],
+        ),
         progress: &mut [u64],
     ) -> Result<(), SimError> {
         loop {
@@ -485,7 +504,11 @@ impl Chip {
                     loaded.tile.cycle()
                 };
             }
-            let view = ExchangeView { sent, progress };
+            let view = ExchangeView {
+                sent,
+                progress,
+                pair_selections,
+            };
             let statuses: Vec<Result<TileStatus, SimError>> = pool.install(|| {
                 self.tiles
                     .par_iter_mut()
@@ -512,6 +535,10 @@ impl Chip {
             for loaded in &mut self.tiles {
                 if !loaded.tile.outbox.is_empty() {
                     sent[loaded.tile.id as usize].append(&mut loaded.tile.outbox);
+                }
+                if !loaded.tile.port.pair_outbox.is_empty() {
+                    pair_selections[loaded.tile.id as usize]
+                        .append(&mut loaded.tile.port.pair_outbox);
                 }
             }
             if all_parked {

@@ -1,5 +1,5 @@
 //! The exchange effects of supervisor instructions that the tile carries out: a `send`'s or
-//! `sendpic`'s words on the outgoing wires, and the exchange CSR write a timed incoming control
+//! `sendpic`'s words (or 64-bit items) on the outgoing wires, and the exchange CSR write a timed incoming control
 //! (`delayxpic`, `delaypic`, `sendpic`) stands for.
 
 use super::{OutgoingWord, Tile};
@@ -25,15 +25,17 @@ pub(super) fn send_words(
         layout.element_of(fetch),
         layout.element_of(fetch.saturating_add(FETCH_LOOKAHEAD_BYTES)),
     ];
-    if mode & tessera_isa::fabric::ITEMS_64 != 0 {
-        return Err(Trap::unmodelled(format!(
-            "send control {mode}: 64-bit items (modelled: 32-bit, directions 1, 2, 3)"
-        )));
-    }
+    // A 64-bit send (bit 2) puts one item of two words a cycle on the tile's lane and its
+    // partner's.
+    let item = if mode & tessera_isa::fabric::ITEMS_64 != 0 {
+        8
+    } else {
+        4
+    };
     // With no direction bit nothing goes on the fabric; the cycles pass all the same.
-    let on_fabric = mode != 0;
-    for i in (0..words).filter(|_| on_fabric) {
-        let at = address.wrapping_add(4 * i);
+    let on_fabric =
+        mode & (tessera_isa::fabric::DIRECTION_1 | tessera_isa::fabric::DIRECTION_2) != 0;
+    let read = |at: u32| -> Result<u32, Trap> {
         let word = memory
             .read_u32(at)
             .map_err(|e| Trap::memory(e.to_string()))?;
@@ -48,13 +50,24 @@ pub(super) fn send_words(
             }
             .into());
         }
+        Ok(word)
+    };
+    for i in (0..words).filter(|_| on_fabric) {
+        let at = address.wrapping_add(item * i);
+        let word = read(at)?;
+        let high = if item == 8 {
+            read(at.wrapping_add(4))?
+        } else {
+            0
+        };
         outbox.push(OutgoingWord {
             cycle: cycle + i as u64,
             word,
             mode,
+            high,
         });
     }
-    *outgoing = Some((address.wrapping_add(4 * words), mode));
+    *outgoing = Some((address.wrapping_add(item * words), mode));
     Ok(())
 }
 
@@ -64,8 +77,12 @@ impl Tile {
     /// the pointer and the format, which apply to the words arriving in their own cycle.
     pub(super) fn control_lead(&self, control: IncomingControl) -> u64 {
         match control {
-            IncomingControl::Source { .. } => self.exchange.mux_lead_cycles(self.id),
-            IncomingControl::Pointer { .. } | IncomingControl::Format { .. } => 0,
+            IncomingControl::Source { paired: false, .. } => self.exchange.mux_lead_cycles(self.id),
+            IncomingControl::Source { paired: true, .. } => {
+                u64::from(self.exchange.fabric.paired_mux_lead(self.id))
+            }
+            IncomingControl::Pointer { .. } => 0,
+            IncomingControl::Format { .. } => u64::from(self.exchange.fabric.format_lead()),
         }
     }
 
@@ -83,9 +100,14 @@ impl Tile {
                     index::INCOMING_MUX
                 };
                 let fabric = self.exchange.fabric;
-                let tile = fabric
-                    .tile_of_xpic(value)
-                    .filter(|&tile| tile < self.tiles);
+                // The paired stream's value names the sender XOR bit 1 of this tile's physical
+                // id (`tessera_isa::fabric::Fabric::paired_xpic`).
+                let tile = if paired {
+                    fabric.tile_of_paired_xpic(value, self.id)
+                } else {
+                    fabric.tile_of_xpic(value)
+                }
+                .filter(|&tile| tile < self.tiles);
                 let listen = match tile {
                     _ if value == tessera_isa::fabric::XPIC_NEUTRAL => 0,
                     Some(tile) => tile + 1,
@@ -106,14 +128,7 @@ impl Tile {
                 (csr, listen)
             }
             IncomingControl::Pointer { word } => (index::INCOMING_SINIT, word << 2),
-            IncomingControl::Format { value: 0 } => (index::INCOMING_FORMAT, 0),
-            IncomingControl::Format { value } => {
-                return Err(TrapKind::Unmodelled {
-                    what: format!(
-                        "PIC format {value} (modelled: 0, 32-bit items; the paired halves 1 and 2 are not)"
-                    ),
-                })
-            }
+            IncomingControl::Format { value } => (index::INCOMING_FORMAT, value),
         };
         Ok((index, value))
     }

@@ -28,6 +28,9 @@ pub struct ExchangeView<'a> {
     /// Per tile: every word it sends before this cycle is in `sent` (`u64::MAX`: it sends no
     /// more words in this phase).
     pub progress: &'a [u64],
+    /// Per tile: its timed selections of its pair's paired stream this phase, in order, for
+    /// its partner (empty where none).
+    pub pair_selections: &'a [Vec<PairSelection>],
 }
 
 impl ExchangeView<'static> {
@@ -35,6 +38,7 @@ impl ExchangeView<'static> {
     pub const NONE: ExchangeView<'static> = ExchangeView {
         sent: &[],
         progress: &[],
+        pair_selections: &[],
     };
 }
 
@@ -46,12 +50,32 @@ impl<'a> ExchangeView<'a> {
             .unwrap_or(&[])
     }
 
+    fn pair_selections(&self, tile: u32) -> &'a [PairSelection] {
+        self.pair_selections
+            .get(tile as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
     fn progress(&self, tile: u32) -> u64 {
         self.progress
             .get(tile as usize)
             .copied()
             .unwrap_or(u64::MAX)
     }
+}
+
+/// A timed selection of a pair's paired stream (XPIC stream 1) that one member wrote, as its
+/// partner sees it: on the hardware the pair shares the stream, and ipu-stack's rows have only
+/// one member select it (`tessera_isa::fabric::Fabric::paired_selector`) \[S\].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairSelection {
+    /// Items arriving at the partner from this cycle on are for it.
+    pub effective: u64,
+    /// Sender tile + 1; 0: none.
+    pub value: u32,
+    /// Cycles from the sender's item event to its write on the partner.
+    pub latency: u64,
 }
 
 /// Consecutive words of one sender's phase log that this tile accepted.
@@ -69,7 +93,7 @@ pub struct MuxSwitch {
     pub cycle: u64,
     pub from: u32,
     pub to: u32,
-    /// `$INCOMING_MUXPAIR` (else `$INCOMING_MUX`).
+    /// The pair's paired stream (else `$INCOMING_MUX`).
     pub pair: bool,
 }
 
@@ -144,10 +168,20 @@ struct Sink<'a> {
 #[derive(Clone, Debug)]
 pub struct IncomingPort {
     mux: Source,
+    /// The pair's paired stream: the sender whose 64-bit items the tile takes while its format
+    /// is paired (selected by this tile or by its partner).
     pair: Source,
     /// Selections written but not yet in effect, in order of `effective`.
     pending: VecDeque<PendingSelection>,
-    paired: bool,
+    /// The format in effect: 0, 32-bit words on the mux; 1 or 2, 64-bit items on the paired
+    /// stream (the route's direction, as the hardware's rows write it).
+    format: u32,
+    /// Format writes not yet in effect, `(effective, value)` in order.
+    formats: VecDeque<(u64, u32)>,
+    /// The next of the partner's published selections not yet applied.
+    partner_cursor: usize,
+    /// This round: the paired-stream selections this tile wrote ahead, for its partner.
+    pub pair_outbox: Vec<PairSelection>,
     delta: u32,
     base: u32,
     pointer: u32,
@@ -173,7 +207,10 @@ impl Default for IncomingPort {
             mux: Source::default(),
             pair: Source::default(),
             pending: VecDeque::new(),
-            paired: false,
+            format: 0,
+            formats: VecDeque::new(),
+            partner_cursor: 0,
+            pair_outbox: Vec::new(),
             delta: 0,
             base: 0,
             pointer: 0,
@@ -212,14 +249,17 @@ impl IncomingPort {
     /// Whether the port listens to anyone, or will once a selection written ahead takes effect.
     pub fn listening(&self) -> bool {
         self.mux.value != 0
-            || (self.paired && self.pair.value != 0)
+            || (self.format != 0 && self.pair.value != 0)
             || self.pending.iter().any(|p| p.value != 0)
+            || self.formats.iter().any(|f| f.1 != 0)
     }
 
     /// Starts a new phase: the chip has cleared every sender's log.
     pub fn start_phase(&mut self) {
         self.mux.cursor = 0;
         self.pair.cursor = 0;
+        self.partner_cursor = 0;
+        self.pair_outbox.clear();
         self.accepted.clear();
         self.switches.clear();
         self.bytes_received = 0;
@@ -229,13 +269,32 @@ impl IncomingPort {
     }
 
     /// Recomputes the horizon and the next arrival against `view` (its logs may have grown).
+    /// `me` is this tile.
     #[inline]
-    pub fn refresh(&mut self, view: &ExchangeView) {
+    pub fn refresh(&mut self, view: &ExchangeView, me: u32) {
         let mut horizon = self.mux.horizon(view);
         let mut next = self.mux.next(view);
-        if self.paired {
+        if self.format != 0 {
             horizon = horizon.min(self.pair.horizon(view));
             next = next.min(self.pair.next(view));
+        }
+        if self.format != 0 || self.formats.iter().any(|f| f.1 != 0) {
+            // The partner's selections of the shared stream: those it writes from its progress
+            // on take effect a lead later.
+            let partner = self.fabric.partner(me);
+            let lead = u64::from(self.fabric.paired_mux_lead(partner));
+            if lead > 0 {
+                horizon = horizon.min(view.progress(partner).saturating_add(lead));
+            }
+            if let Some(p) = view.pair_selections(partner).get(self.partner_cursor) {
+                next = next.min(p.effective);
+                if let Some(sender) = p.value.checked_sub(1) {
+                    horizon = horizon.min(view.progress(sender).saturating_add(p.latency));
+                }
+            }
+        }
+        if let Some(&(effective, _)) = self.formats.front() {
+            next = next.min(effective);
         }
         // A selection written ahead: its sender's words must be known by the time it takes
         // effect, and its cycle is one the port must visit to apply it.
@@ -257,7 +316,7 @@ impl IncomingPort {
         if source.value == value {
             return;
         }
-        let listening = !pair || self.paired;
+        let listening = !pair || self.format != 0;
         if let (Some(from), Some(to), true) = (source.sender(), value.checked_sub(1), listening) {
             self.switches.push(MuxSwitch {
                 cycle,
@@ -274,11 +333,43 @@ impl IncomingPort {
         };
     }
 
-    /// Puts in effect the selections written ahead whose cycle has come.
-    fn apply_pending(&mut self, cycle: u64) {
-        while let Some(&first) = self.pending.front().filter(|p| p.effective <= cycle) {
-            self.pending.pop_front();
-            self.select(first.pair, first.value, first.effective, first.latency);
+    /// Puts in effect the selections written ahead whose cycle has come (this tile's and, for
+    /// the paired stream, its partner's, in order of effect), then the format writes.
+    fn apply_pending(&mut self, cycle: u64, view: &ExchangeView, me: u32) {
+        let theirs = view.pair_selections(self.fabric.partner(me));
+        loop {
+            let own = self
+                .pending
+                .front()
+                .filter(|p| p.effective <= cycle)
+                .copied();
+            let other = theirs
+                .get(self.partner_cursor)
+                .filter(|p| p.effective <= cycle)
+                .copied();
+            match (own, other) {
+                (Some(o), Some(t)) if t.effective < o.effective => {
+                    self.partner_cursor += 1;
+                    self.select(true, t.value, t.effective, t.latency);
+                }
+                (Some(o), _) => {
+                    self.pending.pop_front();
+                    self.select(o.pair, o.value, o.effective, o.latency);
+                }
+                (None, Some(t)) => {
+                    self.partner_cursor += 1;
+                    self.select(true, t.value, t.effective, t.latency);
+                }
+                (None, None) => break,
+            }
+        }
+        while let Some(&(effective, value)) = self.formats.front().filter(|f| f.0 <= cycle) {
+            self.formats.pop_front();
+            if value != 0 && self.format == 0 {
+                // Items that arrived before the format turned on are not taken.
+                self.pair.from = self.pair.from.max(effective);
+            }
+            self.format = value;
         }
     }
 
@@ -306,10 +397,24 @@ impl IncomingPort {
                     return Err(TrapKind::InvalidOperation { what: "an incoming mux names a tile the chip does not have (value = sender tile + 1)" });
                 }
                 let pair = csr == index::INCOMING_MUXPAIR;
-                let latency = value
-                    .checked_sub(1)
-                    .map_or(0, |sender| exchange.latency_cycles(sender, me));
+                let latency = |receiver: u32| match (value.checked_sub(1), pair) {
+                    (None, _) => 0,
+                    (Some(sender), false) => exchange.latency_cycles(sender, receiver),
+                    (Some(sender), true) => exchange.paired_latency_cycles(sender, receiver),
+                };
                 let effective = cycle + lead;
+                if pair && lead > 0 {
+                    // Written ahead on the shared stream: the partner takes it too.
+                    let partner = self.fabric.partner(me);
+                    if partner < tiles {
+                        self.pair_outbox.push(PairSelection {
+                            effective,
+                            value,
+                            latency: latency(partner),
+                        });
+                    }
+                }
+                let latency = latency(me);
                 if lead == 0 && self.pending.is_empty() {
                     self.select(pair, value, cycle, latency);
                 } else {
@@ -328,16 +433,12 @@ impl IncomingPort {
                 }
             }
             index::INCOMING_FORMAT => {
-                let paired = match value {
-                    0 => false,
-                    1 => true,
-                    _ => return Err(TrapKind::Unmodelled { what: format!("$INCOMING_FORMAT = {value} (modelled: 0 = 32-bit words, 1 = paired 64-bit)") }),
-                };
-                if paired != self.paired {
-                    self.paired = paired;
-                    self.mux.from = self.mux.from.max(cycle);
-                    self.pair.from = self.pair.from.max(cycle);
+                if value > 2 {
+                    return Err(TrapKind::Unmodelled { what: format!("$INCOMING_FORMAT = {value} (modelled: 0 = 32-bit words; 1, 2 = 64-bit items, the route's direction)") });
                 }
+                let effective = cycle + lead;
+                let at = self.formats.partition_point(|f| f.0 <= effective);
+                self.formats.insert(at, (effective, value));
             }
             index::INCOMING_DELTA => self.delta = value,
             index::INCOMING_BASE => self.base = value,
@@ -410,7 +511,7 @@ impl IncomingPort {
         watch: &mut WriteWatch,
         me: u32,
     ) -> Result<(), SimError> {
-        self.apply_pending(cycle);
+        self.apply_pending(cycle, view, me);
         let sink = &mut Sink { memory, watch, me };
         let received = self.bytes_received;
         // A word whose send control does not name the direction towards this tile arrives with
@@ -426,60 +527,59 @@ impl IncomingPort {
                 other => other,
             }
         };
-        let low = reaching(&mut self.mux);
-        if !self.paired {
-            if let Some((sender, index, word)) = low {
-                self.write_word(sink, sender, cycle, 0, word.word)?;
-                self.pointer = self.pointer.wrapping_add(4).wrapping_add(self.delta);
-                self.mux.cursor += 1;
-                self.record(sender, index);
+        let paired_fault = |sender: u32, detail: String| SimError::ExchangePaired {
+            receiver: me,
+            sender,
+            cycle,
+            detail,
+        };
+        if let Some((sender, index, word)) = reaching(&mut self.mux) {
+            if word.is_item64() {
+                return Err(paired_fault(
+                    sender,
+                    "a 64-bit item arrives on the 32-bit mux (64-bit items are taken on the pair's paired stream, with the format set)".into(),
+                ));
             }
-        } else {
-            let high = reaching(&mut self.pair);
-            match (low, high) {
-                (Some((a, _, _)), Some((b, _, _))) if a == b => {
-                    return Err(SimError::ExchangeCollision {
-                        receiver: me,
-                        cycle,
-                        first_sender: a,
-                        second_sender: b,
-                        detail: format!("$INCOMING_MUX and $INCOMING_MUXPAIR both select tile {a} in paired mode"),
-                    });
-                }
-                (Some((a, ia, wa)), Some((b, ib, wb))) => {
-                    self.write_word(sink, a, cycle, 0, wa.word)?;
-                    self.write_word(sink, b, cycle, 4, wb.word)?;
+            if self.format != 0 {
+                return Err(paired_fault(
+                    sender,
+                    format!(
+                        "a 32-bit word arrives on the mux while the format is {} (64-bit items)",
+                        self.format
+                    ),
+                ));
+            }
+            self.write_word(sink, sender, cycle, 0, word.word)?;
+            self.pointer = self.pointer.wrapping_add(4).wrapping_add(self.delta);
+            self.mux.cursor += 1;
+            self.record(sender, index);
+        }
+        if self.format != 0 {
+            if let Some((sender, index, word)) = reaching(&mut self.pair) {
+                // The paired stream takes only 64-bit items; a 32-bit word of its sender is for
+                // some other tile's mux.
+                self.pair.cursor += 1;
+                if word.is_item64() {
+                    if let (Fabric::Ipu21, Some(direction)) = (fabric, fabric.direction(sender, me))
+                    {
+                        if direction != self.format {
+                            return Err(paired_fault(
+                                sender,
+                                format!("the format is {} but the item comes in direction {direction} (the hardware's rows set the format to the route's direction)", self.format),
+                            ));
+                        }
+                    }
+                    self.write_word(sink, sender, cycle, 0, word.word)?;
+                    self.write_word(sink, sender, cycle, 4, word.high)?;
                     self.pointer = self.pointer.wrapping_add(8).wrapping_add(self.delta);
-                    self.mux.cursor += 1;
-                    self.pair.cursor += 1;
-                    self.record(a, ia);
-                    self.record(b, ib);
+                    self.record(sender, index);
                 }
-                (Some((sender, _, _)), None) => {
-                    return Err(SimError::ExchangeUnpaired {
-                        receiver: me,
-                        sender,
-                        cycle,
-                        got: "$INCOMING_MUX",
-                        missing: "$INCOMING_MUXPAIR",
-                    });
-                }
-                (None, Some((sender, _, _))) => {
-                    return Err(SimError::ExchangeUnpaired {
-                        receiver: me,
-                        sender,
-                        cycle,
-                        got: "$INCOMING_MUXPAIR",
-                        missing: "$INCOMING_MUX",
-                    });
-                }
-                (None, None) => {}
             }
         }
         if self.bytes_received != received {
             self.last_arrival = Some(cycle);
         }
-        self.refresh(view);
+        self.refresh(view, me);
         Ok(())
     }
 }

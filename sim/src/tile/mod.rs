@@ -32,7 +32,7 @@ mod watch;
 mod worker;
 
 pub use code::{decode_words, CodeCache, CodeSlot, DecodedBundle, DecodedRange};
-pub use incoming::{AcceptedRun, ExchangeView, IncomingPort, MuxSwitch};
+pub use incoming::{AcceptedRun, ExchangeView, IncomingPort, MuxSwitch, PairSelection};
 pub use watch::WriteWatch;
 
 use crate::error::{SimError, TrapSite};
@@ -158,12 +158,31 @@ pub struct WorkerSpan {
     pub exit_status: bool,
 }
 
-/// One word put on the outgoing exchange wires.
+/// One word put on the outgoing exchange wires, or one 64-bit item (`mode` has
+/// [`tessera_isa::fabric::ITEMS_64`]: `word` on the tile's own lane, `high` on its partner's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutgoingWord {
     pub cycle: u64,
     pub word: u32,
     pub mode: u32,
+    /// The item's second word (0 for a 32-bit word).
+    pub high: u32,
+}
+
+impl OutgoingWord {
+    /// Whether it is a 64-bit item on two lanes.
+    pub fn is_item64(&self) -> bool {
+        self.mode & tessera_isa::fabric::ITEMS_64 != 0
+    }
+
+    /// Bytes it carries.
+    pub fn bytes(&self) -> u64 {
+        if self.is_item64() {
+            8
+        } else {
+            4
+        }
+    }
 }
 
 /// A write to an exchange CSR, with its cycle (the incoming mux, pointers, format).
@@ -455,7 +474,7 @@ impl Tile {
     /// Runs until the tile halts, waits on a global sync (with every known arrival delivered),
     /// reaches `limit` cycles, or needs exchange words the view does not hold yet (`Blocked`).
     pub fn run_with(&mut self, limit: u64, view: &ExchangeView) -> Result<TileStatus, SimError> {
-        self.port.refresh(view);
+        self.port.refresh(view, self.id);
         self.port_dirty = false;
         loop {
             // The supervisor does not issue while it waits or halted, nor while all six
@@ -529,7 +548,7 @@ impl Tile {
                 self.issue_supervisor(next)?;
                 if self.port_dirty {
                     self.port_dirty = false;
-                    self.port.refresh(view);
+                    self.port.refresh(view, self.id);
                 }
             }
             self.cycle = next + 1;

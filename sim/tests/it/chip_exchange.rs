@@ -349,74 +349,21 @@ fn received_words_are_visible_from_their_arrival_cycle() {
 }
 
 #[test]
-fn paired_mode_interleaves_two_senders() {
+fn a_64_bit_item_on_a_32_bit_mux_is_a_fault_and_its_lane_is_the_partners() {
     let machine = machine("small");
-    let sender = program(
-        "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n",
-    );
-    let other = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf + 16, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n");
-    let paired = |a: u32, b: u32| {
-        program(&format!(
-            "    setzi $m1, 1\n    put $INCOMING_FORMAT, $m1\n    setzi $m1, {b}\n    put $INCOMING_MUXPAIR, $m1\n{}    sync TEXCH_SYNCZONE_INTERNAL\n    sync TEXCH_SYNCZONE_INTERNAL\n",
-            listen(a)
-        ))
-    };
-    let report = run_groups(
-        &machine,
-        &[
-            (&[0], sender.clone()),
-            (&[1], other.clone()),
-            (&[2], paired(1, 2)),
-        ],
-    )
-    .unwrap();
-    assert_eq!(
-        &rbuf_of(&report, 2)[..8],
-        &[
-            0x11111111, 0x55555555, 0x22222222, 0x66666666, 0x33333333, 0x77777777, 0x44444444,
-            0x88888888
-        ]
-    );
-    // Tile 4 is one column away from tile 0: its words arrive one cycle later than tile 1's.
-    let err = run_groups(
-        &machine,
-        &[
-            (&[4], sender.clone()),
-            (&[1], other.clone()),
-            (&[2], paired(5, 2)),
-        ],
-    )
-    .unwrap_err();
+    // `send 3, buf / 2, 7`: four 64-bit items from `buf` (the field counts 8-byte units).
+    let paired = program("    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf / 2, 7\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let listener = program(&format!(
+        "{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        listen(1)
+    ));
+    let err = run_groups(&machine, &[(&[0], paired.clone()), (&[2], listener)]).unwrap_err();
     assert!(
         matches!(
             err,
-            SimError::ExchangeUnpaired {
+            SimError::ExchangePaired {
                 receiver: 2,
-                sender: 1,
-                ..
-            }
-        ),
-        "{err}"
-    );
-    assert!(
-        err.to_string().contains(
-            "in paired receive mode gets a word from tile 1 on $INCOMING_MUXPAIR at cycle"
-        ),
-        "{err}"
-    );
-    // Both muxes on one sender: the word would land twice.
-    let err = run_groups(
-        &machine,
-        &[(&[0], sender), (&[1], other), (&[2], paired(1, 1))],
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            SimError::ExchangeCollision {
-                receiver: 2,
-                first_sender: 0,
-                second_sender: 0,
+                sender: 0,
                 ..
             }
         ),
@@ -424,9 +371,24 @@ fn paired_mode_interleaves_two_senders() {
     );
     assert!(
         err.to_string()
-            .contains("$INCOMING_MUX and $INCOMING_MUXPAIR both select tile 0 in paired mode"),
+            .contains("a 64-bit item arrives on the 32-bit mux"),
         "{err}"
     );
+    // Tile 1, tile 0's partner, sends in a cycle tile 0's items hold its lane.
+    let partner = program("    sync TEXCH_SYNCZONE_INTERNAL\n    delay 1\n    send 0, buf, 3\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n");
+    let err = run_groups(&machine, &[(&[0], paired), (&[1], partner)]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SimError::ExchangeLaneBusy {
+                sender: 0,
+                partner: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().starts_with("E-SIM-016"), "{err}");
 }
 
 #[test]
@@ -701,13 +663,6 @@ fn the_chip_budget_bounds_the_run_length() {
 #[test]
 fn unmodelled_exchange_settings_are_refused() {
     let machine = machine("small");
-    let bad_mode = program("    send 0, buf, 5\n");
-    let err = run_groups(&machine, &[(&[0], bad_mode)]).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("not modelled: send control 5: 64-bit items"),
-        "{err}"
-    );
     let bad_csr = program("    setzi $m1, 1\n    put $EXCHANGE_CTL, $m1\n");
     let err = run_groups(&machine, &[(&[0], bad_csr)]).unwrap_err();
     assert!(

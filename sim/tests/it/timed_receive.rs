@@ -80,7 +80,7 @@ fn sendpic_without_a_stream_and_a_host_source_are_refused() {
     let cases = [
         ("    sync TEXCH_SYNCZONE_INTERNAL\n    sendpic 0, 0, 1600\n    sync TEXCH_SYNCZONE_INTERNAL\n", "sendpic with no outgoing stream"),
         ("    sync TEXCH_SYNCZONE_INTERNAL\n    delayxpic 0, 0, 1537\n    sync TEXCH_SYNCZONE_INTERNAL\n", "XPIC source 0x601"),
-        ("    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 1, 1\n    sync TEXCH_SYNCZONE_INTERNAL\n", "PIC format 1"),
+        ("    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 1, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n", "$INCOMING_FORMAT = 3"),
     ];
     for (body, message) in cases {
         let err = run_with_rbuf(&machine("small"), &[(&[0], body)]).unwrap_err();
@@ -150,6 +150,93 @@ fn the_sdks_point_to_point_rows_receive_on_the_ipu21() {
             &[BUF[1], BUF[2], BUF[3], BUF[4], BUF[5], BUF[6], BUF[7], 0],
             "{sender} -> {receiver}, one event late"
         );
+    }
+}
+
+/// A 64-bit transfer to a receiving pair on the ipu21, as osmarks/ipu-stack's paired rows run it on
+/// a C600 (docs/reference/hardware-ipu-stack.md §1.4): the sender sends 64-bit items (`sctl` =
+/// direction | 4, the address in 8-byte units) `111 − Tp` events after the sync, Tp the later
+/// of the two members' route times; the member with the smaller route time selects the pair's
+/// paired stream (XPIC stream 1, the sender's physical id XOR bit 1 of its own) at event 113
+/// and returns it to neutral `count` events later; both members turn their format on (the
+/// route's direction) at the selection + 51 + 2·row and off `count` events later. Both members
+/// receive every item; a selection one event late loses the first item on both; a wrong
+/// format is a fault.
+#[test]
+fn paired_rows_deliver_64_bit_items_to_both_members_of_a_pair() {
+    use tessera_isa::fabric::{direction, paired_route_time, physical, Fabric};
+    let machine = machine("ipu21");
+    let fabric = Fabric::Ipu21;
+    for (sender, pair) in [(0u32, 1286u32), (736, 100), (1286, 1470), (33, 2)] {
+        let (s, r) = (physical(sender).unwrap(), physical(pair).unwrap());
+        let tp = paired_route_time(s, r);
+        assert!(tp <= 111, "{sender} -> {pair}: Tp {tp}");
+        let dir = direction(s, r);
+        assert_eq!(dir, direction(s, r ^ 2), "both members in one direction");
+        let row = r >> 6;
+        let send = format!(
+            "    sync TEXCH_SYNCZONE_INTERNAL\n    delay {}\n    send 3, buf / 2, {}\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+            111 - tp,
+            dir | 4
+        );
+        let receive = |member: u32, xpic_event: u32, format: u32| {
+            let selects = fabric.paired_selector(sender, member);
+            let value = fabric.paired_xpic(sender, member).unwrap();
+            let select = if selects {
+                format!(
+                    "    delayxpic {}, 1, {value}\n    delayxpic 3, 1, 0x640\n",
+                    xpic_event - 1
+                )
+            } else {
+                format!("    delay {}\n", xpic_event + 3)
+            };
+            // Format on at the selection + 51 + 2·row (always at 113 + ...: the late member
+            // keeps the rows' timing whatever the selecting member does).
+            format!(
+                "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n{select}    delaypic {}, 1, {format}\n    delaypic 3, 1, 0\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+                113 + 51 + 2 * row - (xpic_event + 4) - 1
+            )
+        };
+        let members = [pair & !1, pair | 1];
+        let run_rows = |xpic_event: u32, format: u32| {
+            let rows: Vec<String> = members
+                .iter()
+                .map(|&m| receive(m, xpic_event, format))
+                .collect();
+            run_with_rbuf(
+                &machine,
+                &[
+                    (&[members[0]], rows[0].as_str()),
+                    (&[members[1]], rows[1].as_str()),
+                    (&[sender], send.as_str()),
+                ],
+            )
+        };
+        // Outputs in tile order.
+        let position = |tile: u32| {
+            [members[0], members[1], sender]
+                .iter()
+                .filter(|&&t| t < tile)
+                .count()
+        };
+        let report = run_rows(113, dir).unwrap();
+        for m in members {
+            assert_eq!(&rbuf_of(&report, position(m))[..8], &BUF, "{sender} -> {m}");
+        }
+        let late = run_rows(114, dir).unwrap();
+        for m in members {
+            assert_eq!(
+                &rbuf_of(&late, position(m))[..8],
+                &[BUF[2], BUF[3], BUF[4], BUF[5], BUF[6], BUF[7], 0, 0],
+                "{sender} -> {m}, selected one event late"
+            );
+        }
+        let err = run_rows(113, 3 - dir).unwrap_err();
+        assert!(
+            matches!(err, SimError::ExchangePaired { sender: s, .. } if s == sender),
+            "{err}"
+        );
+        assert!(err.to_string().contains("comes in direction"), "{err}");
     }
 }
 
