@@ -34,6 +34,7 @@ pub fn target_of(machine: &MachineDescription) -> Target {
         global_sync_latency: machine.sync.global_sync_latency_cycles,
         host_load_bytes_per_second: machine.host.host_load_bytes_per_second,
         fabric: machine.exchange.fabric,
+        paired_exchange: true,
     }
 }
 

@@ -50,6 +50,15 @@ pub struct Target {
     /// The exchange fabric's geometry: the direction bits each `send` needs.
     #[serde(default)]
     pub fabric: tessera_isa::fabric::Fabric,
+    /// A compile choice carried with the machine: whether exchange transfers may go as paired
+    /// 64-bit items where they allow it (`crate::exchange::schedule::Width::Paired`; on by
+    /// default, off to compare).
+    #[serde(default = "yes")]
+    pub paired_exchange: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Target {
@@ -88,6 +97,13 @@ impl Target {
                         * self.tiles.div_ceil(self.tiles_per_column.max(1))
             }
         }
+    }
+
+    /// Cycles from a 64-bit item leaving `sender` to its write on `receiver`, one of a pair of
+    /// partners (`tessera_isa::fabric::paired_latency`): `None` where the compiler does not
+    /// send paired items (a uniform fabric, whose pair timing is no hardware's).
+    pub fn paired_latency(&self, sender: u32, receiver: u32) -> Option<u32> {
+        self.fabric.paired_latency(sender, receiver)
     }
 
     /// Cycles by which `receiver`'s timed mux selection (XPIC) must lead the first word it
@@ -144,6 +160,7 @@ impl Target {
             global_sync_latency: 90,
             host_load_bytes_per_second: 24_000_000_000,
             fabric: tessera_isa::fabric::Fabric::Uniform,
+            paired_exchange: true,
         }
     }
 }

@@ -457,6 +457,7 @@ fn schedule_phases(
             runs: Vec::new(),
             length: 0,
             controls: crate::exchange::schedule::ReceiveControls::SupervisorPuts,
+            widths: Vec::new(),
         };
         program.phases.len()
     ];

@@ -12,31 +12,35 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tessera_isa::csr::index;
+use tessera_isa::fabric::ITEMS_64;
 use tessera_isa::inst::Opcode;
 
+#[derive(Default)]
 struct Replay {
-    /// (cycle, source address) of every word sent.
+    /// (cycle, source address) of every word sent; a 64-bit item is two words of one cycle.
     sent: Vec<(u64, u32)>,
-    /// The send control of every word sent (its fabric directions).
+    /// The send control of every word sent (its fabric directions; `ITEMS_64` for an item's).
     sctl: Vec<u32>,
     /// (cycle, mux value) changes, at the first cycle of arrivals they apply to.
     mux: Vec<(u64, u32)>,
     /// (cycle, pointer) sets.
     pointer: Vec<(u64, u32)>,
+    /// (cycle, sender + 1 or 0) selections of the pair's paired stream this tile wrote, at the
+    /// first cycle of arrivals they apply to (on both members of the pair).
+    pair: Vec<(u64, u32)>,
+    /// (cycle, format) settings, at the first cycle of arrivals they apply to.
+    format: Vec<(u64, u32)>,
 }
 
 fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay, ExchangeError> {
-    let mut replay = Replay {
-        sent: Vec::new(),
-        sctl: Vec::new(),
-        mux: Vec::new(),
-        pointer: Vec::new(),
-    };
+    let mut replay = Replay::default();
     let mut m = [0u32; 16];
     let mut now = 0u64;
     // A timed XPIC selection takes the words arriving this many cycles after its event; a
     // `put $INCOMING_MUX` those arriving in its own cycle.
     let lead = u64::from(target.mux_lead(tile));
+    let pair_lead = u64::from(target.fabric.paired_mux_lead(tile));
+    let format_lead = u64::from(target.fabric.format_lead());
     // The outgoing stream a `sendpic` continues: next address and send control.
     let mut stream: Option<(u32, u32)> = None;
     for inst in &code.instructions {
@@ -75,16 +79,16 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 let events = inst.imm(0) as u64 + 1;
                 let at = now + events - 1;
                 let (selector, value) = (inst.imm(1), inst.imm(2));
-                if inst.opcode == Opcode::DelayXpic {
-                    replay
+                match (inst.opcode == Opcode::DelayXpic, selector) {
+                    (true, 1) => replay.pair.push((
+                        at + pair_lead,
+                        pair_value(target, tile, value).map_err(fail)?,
+                    )),
+                    (true, _) => replay
                         .mux
-                        .push((at + lead, mux_value(target, selector, value).map_err(fail)?));
-                } else if selector == 0 {
-                    replay.pointer.push((at, value * 4));
-                } else {
-                    return Err(fail(format!(
-                        "delaypic selector {selector} (exchange code sets only the pointer, 0)"
-                    )));
+                        .push((at + lead, mux_value(target, selector, value).map_err(fail)?)),
+                    (false, 0) => replay.pointer.push((at, value * 4)),
+                    (false, _) => replay.format.push((at + format_lead, value)),
                 }
                 now += events;
             }
@@ -94,21 +98,18 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 };
                 let (words, selector, value) = (inst.imm(0) + 1, inst.imm(1), inst.imm(2));
                 match selector {
-                    0 | 1 => replay
-                        .mux
-                        .push((now + lead, mux_value(target, selector, value).map_err(fail)?)),
+                    0 => replay.mux.push((
+                        now + lead,
+                        mux_value(target, selector, value).map_err(fail)?,
+                    )),
+                    1 => replay.pair.push((
+                        now + pair_lead,
+                        pair_value(target, tile, value).map_err(fail)?,
+                    )),
                     2 => replay.pointer.push((now, value * 4)),
-                    _ => {
-                        return Err(fail(format!(
-                            "sendpic selector {selector} (exchange code sets the mux, 0, or the pointer, 2)"
-                        )))
-                    }
+                    _ => replay.format.push((now + format_lead, value)),
                 }
-                for i in 0..words {
-                    replay.sent.push((now + i as u64, address + 4 * i));
-                    replay.sctl.push(sctl);
-                }
-                stream = Some((address + 4 * words, sctl));
+                stream = Some(push_sent(&mut replay, now, address, words, sctl));
                 now += words as u64;
             }
             Opcode::Send => {
@@ -116,16 +117,18 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                 let sctl = inst.imm(2);
                 let directions =
                     tessera_isa::fabric::DIRECTION_1 | tessera_isa::fabric::DIRECTION_2;
-                if sctl & directions == 0 || sctl & !directions != 0 {
+                if sctl & directions == 0 || sctl & !(directions | ITEMS_64) != 0 {
                     return Err(fail(format!(
-                        "send control {sctl}: a send names one or both fabric directions and 32-bit items (1, 2 or 3)"
+                        "send control {sctl}: a send names one or both fabric directions, with 32-bit words or 64-bit items (1, 2, 3, 5, 6 or 7)"
                     )));
                 }
-                for i in 0..words {
-                    replay.sent.push((now + i as u64, inst.imm(1) + 4 * i));
-                    replay.sctl.push(sctl);
-                }
-                stream = Some((inst.imm(1) + 4 * words, sctl));
+                // A 64-bit send's address field counts 8-byte units.
+                let address = if sctl & ITEMS_64 != 0 {
+                    inst.imm(1).wrapping_mul(2)
+                } else {
+                    inst.imm(1)
+                };
+                stream = Some(push_sent(&mut replay, now, address, words, sctl));
                 now += words as u64;
             }
             other => {
@@ -136,6 +139,162 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
         }
     }
     Ok(replay)
+}
+
+/// Records `count` words (or 64-bit items, two words each, where `sctl` says so) sent from
+/// `address` from cycle `now` on; returns the stream a `sendpic` continues.
+fn push_sent(replay: &mut Replay, now: u64, address: u32, count: u32, sctl: u32) -> (u32, u32) {
+    let unit = if sctl & ITEMS_64 != 0 { 8 } else { 4 };
+    for i in 0..count {
+        let at = address + unit * i;
+        for word in (0..unit).step_by(4) {
+            replay.sent.push((now + i as u64, at + word));
+            replay.sctl.push(sctl);
+        }
+    }
+    (address + unit * count, sctl)
+}
+
+/// The sender + 1 (0: neutral) a selection of the pair's paired stream by `tile` names
+/// (`Fabric::tile_of_paired_xpic`).
+fn pair_value(target: &Target, tile: u32, value: u32) -> Result<u32, String> {
+    if value == tessera_isa::fabric::XPIC_NEUTRAL {
+        return Ok(0);
+    }
+    match target.fabric.tile_of_paired_xpic(value, tile) {
+        Some(sender) if sender < target.tiles => Ok(sender + 1),
+        _ => Err(format!(
+            "paired XPIC value {value:#x} names no tile of the chip"
+        )),
+    }
+}
+
+/// A span in which a receiver takes one sender's words: on its mux (32-bit words), or on its
+/// pair's paired stream while its format is on (64-bit items).
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    from: u64,
+    until: u64,
+    sender: u32,
+    paired: bool,
+}
+
+/// `receiver`'s listening windows in time order: its mux's, and the paired stream's (its own and
+/// its partner's selections) where its format is on. A format that is not the route's direction
+/// and a mux window overlapping a paired one are errors.
+fn windows(
+    target: &Target,
+    replays: &[Replay],
+    receiver: u32,
+) -> Result<Vec<Window>, ExchangeError> {
+    let empty = Replay::default();
+    let own = replays.get(receiver as usize).unwrap_or(&empty);
+    let spans = |changes: &[(u64, u32)]| -> Vec<(u64, u64, u32)> {
+        changes
+            .iter()
+            .enumerate()
+            .filter(|(_, &(_, value))| value != 0)
+            .map(|(i, &(from, value))| {
+                let until = changes.get(i + 1).map_or(u64::MAX, |&(c, _)| c);
+                (from, until, value)
+            })
+            .filter(|&(from, until, _)| from < until)
+            .collect()
+    };
+    let mut windows: Vec<Window> = spans(&own.mux)
+        .into_iter()
+        .map(|(from, until, value)| Window {
+            from,
+            until,
+            sender: value - 1,
+            paired: false,
+        })
+        .collect();
+    if !own.format.is_empty() {
+        let partner = replays
+            .get(target.fabric.partner(receiver) as usize)
+            .unwrap_or(&empty);
+        let mut selections: Vec<(u64, u32)> =
+            own.pair.iter().chain(&partner.pair).copied().collect();
+        selections.sort_by_key(|&(cycle, _)| cycle);
+        for (from, until, sender) in spans(&selections) {
+            for (f_from, f_until, format) in spans(&own.format) {
+                let (a, b) = (from.max(f_from), until.min(f_until));
+                if a >= b {
+                    continue;
+                }
+                let sender = sender - 1;
+                if let Some(direction) = target.fabric.direction(sender, receiver) {
+                    if direction != format {
+                        return Err(ExchangeError::Check {
+                            tile: receiver,
+                            cycle: a,
+                            reason: format!(
+                                "format {format} for 64-bit items from tile {sender}, which come in direction {direction}"
+                            ),
+                        });
+                    }
+                }
+                windows.push(Window {
+                    from: a,
+                    until: b,
+                    sender,
+                    paired: true,
+                });
+            }
+        }
+        windows.sort_by_key(|w| (w.from, w.paired));
+        if let Some(w) = windows.windows(2).find(|w| w[1].from < w[0].until) {
+            return Err(ExchangeError::Check {
+                tile: receiver,
+                cycle: w[1].from,
+                reason: format!(
+                    "listens to tile {} on its mux while its format takes tile {}'s 64-bit items",
+                    if w[0].paired {
+                        w[1].sender
+                    } else {
+                        w[0].sender
+                    },
+                    if w[0].paired {
+                        w[0].sender
+                    } else {
+                        w[1].sender
+                    },
+                ),
+            });
+        }
+    }
+    Ok(windows)
+}
+
+/// The first 64-bit item of a tile sent in a cycle in which its partner, whose lane it
+/// borrows, sends a word too.
+fn lane_conflict(target: &Target, replays: &[Replay]) -> Option<ExchangeError> {
+    for (sender, replay) in replays.iter().enumerate() {
+        let sender = sender as u32;
+        let Some(partner) = replays.get(target.fabric.partner(sender) as usize) else {
+            continue;
+        };
+        for (&(cycle, _), _) in replay
+            .sent
+            .iter()
+            .zip(&replay.sctl)
+            .filter(|(_, &sctl)| sctl & ITEMS_64 != 0)
+        {
+            let at = partner.sent.partition_point(|&(c, _)| c < cycle);
+            if partner.sent.get(at).is_some_and(|&(c, _)| c == cycle) {
+                return Some(ExchangeError::Check {
+                    tile: sender,
+                    cycle,
+                    reason: format!(
+                        "a 64-bit item on the lane of tile {}, which sends in that cycle",
+                        target.fabric.partner(sender)
+                    ),
+                });
+            }
+        }
+    }
+    None
 }
 
 /// The mux value of the `put` convention (sender + 1, 0 = none) for an XPIC setting of the main
@@ -163,6 +322,9 @@ pub fn check(
         .enumerate()
         .map(|(t, c)| replay(target, t as u32, c))
         .collect::<Result<_, _>>()?;
+    if let Some(error) = lane_conflict(target, &replays) {
+        return Err(error);
+    }
     match Planned::new(phase, replays.len()) {
         Some(planned) => check_by_range(target, phase, &replays, &planned),
         None => check_per_word(target, phase, &replays),
@@ -296,12 +458,7 @@ fn check_receiver(
     ranges: &[Range],
     listened: &[Vec<AtomicBool>],
 ) -> Result<Option<ExchangeError>, ExchangeError> {
-    let empty = Replay {
-        sent: Vec::new(),
-        sctl: Vec::new(),
-        mux: Vec::new(),
-        pointer: Vec::new(),
-    };
+    let empty = Replay::default();
     let replay = replays.get(receiver as usize).unwrap_or(&empty);
     if let Some(&(from, value)) = replay.mux.iter().find(|&&(_, value)| value > target.tiles) {
         return Err(ExchangeError::Check {
@@ -322,13 +479,14 @@ fn check_receiver(
     let mut last: Option<usize> = None;
     // Accepted words in arrival order: for each listening interval in turn (they are in time
     // order and disjoint), the sender's words arriving in it (they leave in cycle order).
-    for (i, &(from, value)) in replay.mux.iter().enumerate() {
-        if value == 0 {
-            continue;
-        }
-        let sender = value - 1;
-        let until = replay.mux.get(i + 1).map(|&(c, _)| c).unwrap_or(u64::MAX);
-        let latency = target.latency(sender, receiver) as u64;
+    for window in windows(target, replays, receiver)? {
+        let Window {
+            from,
+            until,
+            sender,
+            paired,
+        } = window;
+        let latency = window_latency(target, &window, receiver);
         let sent = &replays[sender as usize].sent;
         let sctl = &replays[sender as usize].sctl;
         let first = sent.partition_point(|&(cycle, _)| cycle + latency < from);
@@ -340,6 +498,18 @@ fn check_receiver(
             if !target.fabric.reaches(sctl[w], sender, receiver) {
                 // The word's directions miss this tile: its mux sees nothing.
                 continue;
+            }
+            match (paired, sctl[w] & ITEMS_64 != 0) {
+                (false, false) | (true, true) => {}
+                // A 32-bit word of the sender is for some other tile's mux.
+                (true, false) => continue,
+                (false, true) => {
+                    return Err(ExchangeError::Check {
+                        tile: receiver,
+                        cycle: arrival,
+                        reason: format!("a 64-bit item from tile {sender} on its 32-bit mux"),
+                    })
+                }
             }
             while let Some(&&(cycle, address)) = pointer_sets.peek() {
                 if cycle <= arrival {
@@ -419,6 +589,17 @@ fn check_receiver(
     Ok(None)
 }
 
+/// Cycles from a word (or item) of `window`'s sender leaving to its write on `receiver`.
+fn window_latency(target: &Target, window: &Window, receiver: u32) -> u64 {
+    let words = target.latency(window.sender, receiver);
+    u64::from(match window.paired {
+        false => words,
+        true => target
+            .paired_latency(window.sender, receiver)
+            .unwrap_or(words + 1),
+    })
+}
+
 /// A planned word's (sender, source address, receiver).
 type WordSource = (u32, u32, u32);
 /// Where a planned word lands: (destination address, transfer index, word index).
@@ -455,20 +636,21 @@ fn check_per_word(
         let receiver = receiver as u32;
         // Accepted words in arrival order: for each listening interval, the sender's words arriving in it.
         let mut arrivals: Vec<(u64, u32, usize)> = Vec::new(); // (arrival, sender, word index)
-        for (i, &(from, value)) in replay.mux.iter().enumerate() {
-            if value == 0 {
-                continue;
-            }
-            let sender = value - 1;
-            if sender >= target.tiles {
-                return Err(ExchangeError::Check {
-                    tile: receiver,
-                    cycle: from,
-                    reason: format!("mux names tile {sender}, which does not exist"),
-                });
-            }
-            let until = replay.mux.get(i + 1).map(|&(c, _)| c).unwrap_or(u64::MAX);
-            let latency = target.latency(sender, receiver) as u64;
+        if let Some(&(from, value)) = replay.mux.iter().find(|&&(_, v)| v > target.tiles) {
+            return Err(ExchangeError::Check {
+                tile: receiver,
+                cycle: from,
+                reason: format!("mux names tile {}, which does not exist", value - 1),
+            });
+        }
+        for window in windows(target, replays, receiver)? {
+            let Window {
+                from,
+                until,
+                sender,
+                paired,
+            } = window;
+            let latency = window_latency(target, &window, receiver);
             let sctl = &replays[sender as usize].sctl;
             for (w, &(cycle, _)) in replays[sender as usize].sent.iter().enumerate() {
                 let arrival = cycle + latency;
@@ -476,7 +658,19 @@ fn check_per_word(
                     && arrival < until
                     && target.fabric.reaches(sctl[w], sender, receiver)
                 {
-                    arrivals.push((arrival, sender, w));
+                    match (paired, sctl[w] & ITEMS_64 != 0) {
+                        (false, false) | (true, true) => arrivals.push((arrival, sender, w)),
+                        (true, false) => {}
+                        (false, true) => {
+                            return Err(ExchangeError::Check {
+                                tile: receiver,
+                                cycle: arrival,
+                                reason: format!(
+                                    "a 64-bit item from tile {sender} on its 32-bit mux"
+                                ),
+                            })
+                        }
+                    }
                 }
             }
         }
@@ -565,270 +759,4 @@ fn check_per_word(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::schedule::schedule;
-    use super::super::{emit::emit, Delivery, Transfer};
-    use super::*;
-
-    fn transfer(sender: u32, source: u32, words: u32, receivers: &[(u32, u32)]) -> Transfer {
-        Transfer {
-            sender,
-            source,
-            words,
-            deliveries: receivers
-                .iter()
-                .map(|&(tile, destination)| Delivery { tile, destination })
-                .collect(),
-            label: format!("t{sender}"),
-        }
-    }
-
-    fn phase() -> ExchangePhase {
-        ExchangePhase {
-            transfers: vec![
-                transfer(
-                    0,
-                    0x80000,
-                    100,
-                    &[(1, 0x90000), (5, 0x90000), (15, 0x90100)],
-                ),
-                transfer(1, 0x80000, 3, &[(0, 0x91000)]),
-                transfer(2, 0x80000, 70, &[(0, 0x92000)]),
-                transfer(0, 0x80400, 9, &[(1, 0x93000)]),
-                transfer(3, 0x80000, 20, &[(4, 0x94000), (0, 0x95000)]),
-            ],
-        }
-    }
-
-    #[test]
-    fn scheduled_code_passes_the_check() {
-        let target = Target::test_small();
-        let phase = phase();
-        let schedule = schedule(&target, &phase).unwrap();
-        let code = emit(&target, &phase, &schedule).unwrap();
-        check(&target, &phase, &code).unwrap();
-        assert!(schedule.length > 100);
-    }
-
-    /// On the ipu21 fabric the emitted send controls name the directions of their receivers,
-    /// and a control missing one is caught.
-    #[test]
-    fn send_controls_name_their_receivers_directions() {
-        use tessera_isa::fabric::{Fabric, DIRECTION_1, DIRECTION_2};
-        let target = Target {
-            tiles: tessera_isa::fabric::IPU21_TILES,
-            fabric: Fabric::Ipu21,
-            ..Target::test_small()
-        };
-        // A sender with receivers both ways, and one with a receiver one way.
-        let f = Fabric::Ipu21;
-        let s = (0..target.tiles)
-            .find(|&s| f.direction(s, 1471) != f.direction(s, s ^ 1))
-            .unwrap();
-        let phase = ExchangePhase {
-            transfers: vec![
-                transfer(s, 0x80000, 10, &[(s ^ 1, 0x90000), (1471, 0x90000)]),
-                transfer(1471, 0x80000, 4, &[(s, 0x91000)]),
-            ],
-        };
-        let schedule = schedule(&target, &phase).unwrap();
-        let code = emit(&target, &phase, &schedule).unwrap();
-        check(&target, &phase, &code).unwrap();
-        let sends: Vec<(usize, usize)> = code
-            .iter()
-            .enumerate()
-            .flat_map(|(t, c)| {
-                c.instructions
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, i)| i.opcode == Opcode::Send)
-                    .map(move |(k, _)| (t, k))
-            })
-            .collect();
-        assert_eq!(sends.len(), 2);
-        assert_eq!(code[s as usize].instructions[sends[0].1].operands[2], 3);
-        for &(t, k) in &sends {
-            let sctl = code[t].instructions[k].operands[2];
-            for wrong in [0, DIRECTION_1, DIRECTION_2, 4 | sctl] {
-                if wrong & sctl == sctl && wrong & 4 == 0 {
-                    continue; // names every direction needed
-                }
-                let mut changed = code.clone();
-                changed[t].instructions[k].operands[2] = wrong;
-                assert!(
-                    check(&target, &phase, &changed).is_err(),
-                    "tile {t}: sctl {wrong} for {sctl}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn the_check_catches_a_shifted_listen() {
-        let target = Target::test_small();
-        let phase = phase();
-        let schedule = schedule(&target, &phase).unwrap();
-        let mut code = emit(&target, &phase, &schedule).unwrap();
-        // Tile 1 starts listening one cycle late: it misses the first word and that word has
-        // no listener on tile 1 (tiles 5 and 15 still take it), so a delivery goes missing.
-        let position = code[1]
-            .instructions
-            .iter()
-            .position(|i| i.opcode == Opcode::Delay)
-            .unwrap();
-        code[1].instructions[position].operands[0] += 1;
-        assert!(check(&target, &phase, &code).is_err());
-    }
-
-    /// Code with timed receive controls passes, and the check catches each of them moved: a
-    /// mux switched on one event late (its first word unheard), a pointer one word off, and a
-    /// `sendpic`'s mux naming another tile.
-    #[test]
-    fn the_check_catches_moved_timed_controls() {
-        use crate::exchange::schedule::{schedule_for_emission, ReceiveControls};
-        use tessera_isa::fabric::XPIC_NEUTRAL;
-        let target = Target::test_small();
-        let phase = phase();
-        let schedule = schedule_for_emission(&target, &phase).unwrap();
-        assert_eq!(schedule.controls, ReceiveControls::TimedStreams);
-        let code = emit(&target, &phase, &schedule).unwrap();
-        check(&target, &phase, &code).unwrap();
-        let mut moved = [0usize; 3];
-        for tile in 0..code.len() {
-            for (k, inst) in code[tile].instructions.iter().enumerate() {
-                let mut changed = code.clone();
-                let operands = &mut changed[tile].instructions[k].operands;
-                let kind = match (inst.opcode, inst.imm(1)) {
-                    (Opcode::DelayXpic, _) if inst.imm(2) != XPIC_NEUTRAL => {
-                        operands[0] += 1;
-                        0
-                    }
-                    (Opcode::DelayPic, 0) | (Opcode::SendPic, 2) => {
-                        operands[2] += 1;
-                        1
-                    }
-                    (Opcode::SendPic, 0) if inst.imm(2) != XPIC_NEUTRAL => {
-                        operands[2] = (operands[2] + 1) % target.tiles;
-                        2
-                    }
-                    _ => continue,
-                };
-                moved[kind] += 1;
-                assert!(
-                    check(&target, &phase, &changed).is_err(),
-                    "tile {tile}: {:?} moved is not caught",
-                    inst
-                );
-            }
-        }
-        assert!(moved[0] > 0 && moved[1] > 0, "{moved:?}");
-    }
-
-    /// The range check agrees with the word-by-word check on the scheduled code and on every
-    /// single-instruction perturbation of it (on the error itself when both stop at an
-    /// accepted word or an unheard send; which missing word is reported first may differ).
-    #[test]
-    fn the_range_check_agrees_with_the_word_check() {
-        let target = Target::test_small();
-        let phase = phase();
-        let schedule = schedule(&target, &phase).unwrap();
-        let code = emit(&target, &phase, &schedule).unwrap();
-        let mut variants = vec![code.clone()];
-        for tile in 0..code.len() {
-            for (k, inst) in code[tile].instructions.iter().enumerate() {
-                for delta in [1u32, 4] {
-                    let mut changed = code.clone();
-                    #[expect(clippy::wildcard_enum_match_arm, reason = "only these carry counts")]
-                    let operand = match inst.opcode {
-                        Opcode::Delay => 0,
-                        Opcode::Setzi | Opcode::Send => 1,
-                        _ => continue,
-                    };
-                    changed[tile].instructions[k].operands[operand] += delta;
-                    variants.push(changed);
-                }
-                let mut removed = code.clone();
-                removed[tile].instructions.remove(k);
-                variants.push(removed);
-            }
-        }
-        let mut failures = 0;
-        for variant in &variants {
-            let replays: Vec<Replay> = match variant
-                .iter()
-                .enumerate()
-                .map(|(t, c)| replay(&target, t as u32, c))
-                .collect::<Result<_, _>>()
-            {
-                Ok(replays) => replays,
-                Err(_) => continue,
-            };
-            let planned = Planned::new(&phase, replays.len()).expect("no overlapping sources");
-            let by_range = check_by_range(&target, &phase, &replays, &planned);
-            let per_word = check_per_word(&target, &phase, &replays);
-            assert_eq!(
-                by_range.is_ok(),
-                per_word.is_ok(),
-                "{by_range:?} vs {per_word:?}"
-            );
-            if let Err(error) = &per_word {
-                failures += 1;
-                let ordered = matches!(error, ExchangeError::NoListener { .. })
-                    || matches!(error, ExchangeError::Check { cycle, .. } if *cycle != 0);
-                if ordered {
-                    assert_eq!(&by_range, &per_word);
-                }
-            }
-        }
-        assert!(failures > 20, "{failures} perturbations failed the check");
-    }
-
-    #[test]
-    fn overlapping_sources_use_the_word_check() {
-        let target = Target::test_small();
-        let mut phase = phase();
-        // A second, overlapping delivery of tile 0's words to tile 1.
-        phase
-            .transfers
-            .push(transfer(0, 0x80010, 4, &[(1, 0x96000)]));
-        assert!(Planned::new(&phase, target.tiles as usize).is_none());
-        let schedule = schedule(&target, &phase).unwrap();
-        let code = emit(&target, &phase, &schedule).unwrap();
-        // The same words sent twice to one receiver, to two places: a valid plan the word
-        // check accepts when the code delivers both…
-        check(&target, &phase, &code).unwrap();
-        // …and refuses when a pointer is off.
-        let mut wrong = code.clone();
-        let setzi = wrong[1]
-            .instructions
-            .iter()
-            .rposition(|i| i.opcode == Opcode::Setzi && i.operands[0] == 1)
-            .unwrap();
-        wrong[1].instructions[setzi].operands[1] += 4;
-        assert!(check(&target, &phase, &wrong).is_err());
-    }
-
-    #[test]
-    fn the_check_catches_a_wrong_pointer_and_an_unheard_send() {
-        let target = Target::test_small();
-        let phase = phase();
-        let schedule = schedule(&target, &phase).unwrap();
-        let code = emit(&target, &phase, &schedule).unwrap();
-        let mut wrong_pointer = code.clone();
-        let setzi = wrong_pointer[4]
-            .instructions
-            .iter()
-            .position(|i| i.opcode == Opcode::Setzi && i.operands[0] == 1)
-            .unwrap();
-        wrong_pointer[4].instructions[setzi].operands[1] += 4;
-        assert!(matches!(
-            check(&target, &phase, &wrong_pointer),
-            Err(ExchangeError::Check { tile: 4, .. })
-        ));
-        let mut deaf = code;
-        deaf[0]
-            .instructions
-            .retain(|i| !(i.opcode == Opcode::Put && i.operands[0] == index::INCOMING_MUX as u32));
-        assert!(check(&target, &phase, &deaf).is_err());
-    }
-}
+mod tests;

@@ -5,12 +5,13 @@
 //! and, while the tile sends, carried by `sendpic` ([`emit_tile_timed`]).
 
 use super::schedule::{
-    timed_control_cycles, PhaseSchedule, ReceiveControls, MAX_WORDS_PER_SEND, MIN_WINDOW,
+    paired_control_cycles, timed_control_cycles, PairedControl, PhaseSchedule, ReceiveControls,
+    Width, MAX_WORDS_PER_SEND, MIN_WINDOW,
 };
 use super::{ExchangeError, ExchangePhase};
 use crate::target::Target;
 use tessera_isa::csr::index;
-use tessera_isa::fabric::{Fabric, XPIC_NEUTRAL};
+use tessera_isa::fabric::{Fabric, ITEMS_64, XPIC_NEUTRAL};
 use tessera_isa::inst::{Inst, Opcode};
 use tessera_isa::semantics::IncomingControl;
 
@@ -18,7 +19,8 @@ use tessera_isa::semantics::IncomingControl;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExchangeOp {
     /// `send` of up to 64 words starting at this cycle, with the send control `sctl` whose
-    /// direction bits reach every receiver (`tessera_isa::fabric`). `continues`: the words
+    /// direction bits reach every receiver (`tessera_isa::fabric`); with its bit
+    /// [`ITEMS_64`], `words` 64-bit items (a [`Width::Paired`] transfer). `continues`: the words
     /// follow the previous `Send` of the tile without a gap in time or address (one run of one
     /// transfer), so a `sendpic` may carry them.
     Send {
@@ -33,6 +35,12 @@ pub enum ExchangeOp {
     /// cycle; or a timed XPIC selection at this cycle, which leads the words it is for by the
     /// receiver's mux lead (`Target::mux_lead`).
     Listen { sender: Option<u32> },
+    /// A timed selection of the pair's paired stream (XPIC stream 1) at this cycle: `sender`'s
+    /// 64-bit items, or neutral (`None`). Only with timed streams.
+    ListenPaired { sender: Option<u32> },
+    /// A timed format setting (PIC selector 1) at this cycle: 64-bit items from the route's
+    /// direction `value` (1 or 2), or 32-bit words (0). Only with timed streams.
+    Format { value: u32 },
 }
 
 /// The instructions of one tile for one phase, and the cycle after its last one.
@@ -49,15 +57,21 @@ pub fn timed_ops(
     schedule: &PhaseSchedule,
 ) -> Vec<Vec<(u32, ExchangeOp)>> {
     let mut ops = vec![Vec::new(); target.tiles as usize];
-    for ((transfer, &start), runs) in phase
+    for (index, ((transfer, &start), runs)) in phase
         .transfers
         .iter()
         .zip(&schedule.starts)
         .zip(&schedule.runs)
+        .enumerate()
     {
         let sctl = target
             .fabric
             .sctl(transfer.sender, transfer.deliveries.iter().map(|d| d.tile));
+        let width = schedule.widths.get(index).copied().unwrap_or(Width::Words);
+        if width == Width::Paired {
+            paired_ops(target, transfer, start, runs, sctl, &mut ops);
+            continue;
+        }
         // Each run of the sender's words in sends of at most 64.
         let mut sent = 0;
         let mut end = start;
@@ -107,6 +121,58 @@ pub fn timed_ops(
         tile.sort_by_key(|&(cycle, _)| cycle);
     }
     ops
+}
+
+/// The ops of a [`Width::Paired`] transfer: the sender's 64-bit items (its runs count items) in
+/// sends of at most 64, and each receiver's paired controls ([`paired_control_cycles`]).
+fn paired_ops(
+    target: &Target,
+    transfer: &super::Transfer,
+    start: u32,
+    runs: &[(u32, u32)],
+    sctl: u32,
+    ops: &mut [Vec<(u32, ExchangeOp)>],
+) {
+    let mut sent = 0;
+    for &(cycle, items) in runs {
+        let mut done = 0;
+        while done < items {
+            let n = (items - done).min(MAX_WORDS_PER_SEND);
+            ops[transfer.sender as usize].push((
+                cycle + done,
+                ExchangeOp::Send {
+                    address: transfer.source + 8 * sent,
+                    words: n,
+                    sctl: sctl | ITEMS_64,
+                    continues: done > 0,
+                },
+            ));
+            (done, sent) = (done + n, sent + n);
+        }
+    }
+    for delivery in &transfer.deliveries {
+        let latency = target
+            .paired_latency(transfer.sender, delivery.tile)
+            .unwrap_or_else(|| target.latency(transfer.sender, delivery.tile) + 1);
+        let arrival = start + latency;
+        let tile = &mut ops[delivery.tile as usize];
+        for (at, control) in
+            paired_control_cycles(target, transfer.sender, delivery.tile, sent, arrival)
+        {
+            let op = match control {
+                PairedControl::Pointer => ExchangeOp::SetPointer {
+                    address: delivery.destination,
+                },
+                PairedControl::Format(direction) => ExchangeOp::Format {
+                    value: direction.unwrap_or(0),
+                },
+                PairedControl::Source(on) => ExchangeOp::ListenPaired {
+                    sender: on.then_some(transfer.sender),
+                },
+            };
+            tile.push((at, op));
+        }
+    }
 }
 
 /// Lowers the timed ops of one tile to instructions.
@@ -162,6 +228,13 @@ pub fn emit_tile(
                 code.instructions
                     .push(Inst::new(Opcode::Put, &[index::INCOMING_MUX as u32, 0]));
                 now = cycle + target.csr_write_stall;
+            }
+            ExchangeOp::ListenPaired { .. } | ExchangeOp::Format { .. } => {
+                return Err(ExchangeError::Check {
+                    tile,
+                    cycle: u64::from(cycle),
+                    reason: "a paired receive control in code for supervisor puts (paired transfers need timed streams)".into(),
+                })
             }
         }
     }
@@ -222,8 +295,31 @@ pub fn emit_tile_timed(
                     },
                 ))
             }
+            ExchangeOp::ListenPaired { sender } => {
+                // The pair's stream names the sender XOR bit 1 of this tile's physical id.
+                let value = match sender {
+                    None => XPIC_NEUTRAL,
+                    Some(sender) => fabric.paired_xpic(sender, tile).ok_or_else(|| {
+                        fail(
+                            cycle,
+                            format!("sender tile {sender} has no paired XPIC value"),
+                        )
+                    })?,
+                };
+                controls.push((
+                    cycle,
+                    IncomingControl::Source {
+                        paired: true,
+                        value,
+                    },
+                ))
+            }
+            ExchangeOp::Format { value } => {
+                controls.push((cycle, IncomingControl::Format { value }))
+            }
         }
     }
+    controls.sort_by_key(|&(cycle, _)| cycle);
     let mut code = TileExchangeCode::default();
     let mut now = 0u32;
     let mut next = 0;
@@ -242,6 +338,9 @@ pub fn emit_tile_timed(
         push_delay(&mut code.instructions, start - now);
         let end = start + words;
         let (mut at, mut from) = (start, address);
+        // A 64-bit send's items are 8 bytes, and its address field counts 8-byte units: the
+        // operand (a 4-byte word address in the field) is half the byte address.
+        let (unit, operand) = if sctl & ITEMS_64 != 0 { (8, 2) } else { (4, 1) };
         while at < end {
             let control = controls.get(next).filter(|c| c.0 == at).map(|c| c.1);
             let upto = controls
@@ -266,10 +365,10 @@ pub fn emit_tile_timed(
                 }
                 None => code
                     .instructions
-                    .push(Inst::new(Opcode::Send, &[chunk - 1, from, sctl])),
+                    .push(Inst::new(Opcode::Send, &[chunk - 1, from / operand, sctl])),
             }
             at = upto;
-            from += 4 * chunk;
+            from += unit * chunk;
         }
         now = end;
     }
