@@ -85,6 +85,11 @@ pub enum Colouring {
     /// The transfers to one receiver as a bipartite edge colouring in as few rounds as the
     /// busiest tile has of them ([`unicast_rounds`]); the multicasts greedily after them.
     Bipartite,
+    /// As [`Colouring::Greedy`], with every transfer that may go as paired items ([`pairable`])
+    /// holding its sender's partner too, as sending and receiving in its round: the partners a
+    /// round's paired sends hold are held together, where placing by earliest start spreads
+    /// them over the phase and every multicast to a held partner waits.
+    Paired,
 }
 
 /// How a receiver controls its incoming mux and write pointer, which decides whether receiving
@@ -531,7 +536,20 @@ pub fn list_improved(
     given: &PhaseSchedule,
 ) -> Result<PhaseSchedule, ExchangeError> {
     let mut best = given.clone();
-    for target in std::iter::once(target).chain(words_only(target).as_ref()) {
+    let words_only = words_only(target, phase, given.controls);
+    if words_only.is_some() {
+        let candidate = schedule_controlled(
+            target,
+            phase,
+            true,
+            Order::Rounds(Colouring::Paired),
+            given.controls,
+        )?;
+        if candidate.length < best.length && emittable(target, phase, &candidate) {
+            best = candidate;
+        }
+    }
+    for target in std::iter::once(target).chain(words_only.as_ref()) {
         for candidate in [
             listed(target, phase, given.controls)?,
             schedule_controlled(
@@ -561,8 +579,15 @@ pub fn list_improved(
 /// phase is scheduled both ways and the shorter kept, since a paired transfer holds its
 /// sender's partner, which the greedy placement does not weigh (one So400m layer at batch 1:
 /// fc2's operand exchange 14.7k with words, 16.3k choosing pairs wherever they end no later).
-fn words_only(target: &Target) -> Option<Target> {
-    target.paired_exchange.then(|| Target {
+/// `None` where no transfer of `phase` could go paired with `controls` (the schedules would be
+/// the same).
+fn words_only(target: &Target, phase: &ExchangePhase, controls: ReceiveControls) -> Option<Target> {
+    let any = target.paired_exchange
+        && phase
+            .transfers
+            .iter()
+            .any(|t| pairable(target, controls, t));
+    any.then(|| Target {
         paired_exchange: false,
         ..target.clone()
     })
@@ -593,7 +618,8 @@ pub fn schedule_for_emission(
     phase: &ExchangePhase,
 ) -> Result<PhaseSchedule, ExchangeError> {
     let mut best: Option<PhaseSchedule> = None;
-    for target in std::iter::once(target).chain(words_only(target).as_ref()) {
+    let words_only = words_only(target, phase, ReceiveControls::TimedStreams);
+    for target in std::iter::once(target).chain(words_only.as_ref()) {
         let timed = schedule_controlled(
             target,
             phase,
@@ -703,7 +729,16 @@ fn schedule_controlled(
         }
         Order::List { window } => list_schedule(&mut state, phase, window.max(1)),
         Order::Rounds(colouring) => {
-            for index in rounds(phase, colouring) {
+            let paired: Vec<bool> = phase
+                .transfers
+                .iter()
+                .map(|t| {
+                    colouring == Colouring::Paired
+                        && target.paired_exchange
+                        && pairable(target, controls, t)
+                })
+                .collect();
+            for index in rounds(phase, colouring, &paired) {
                 let transfer = &phase.transfers[index];
                 let chosen = state.place(transfer);
                 state.commit(index, transfer, chosen);

@@ -10,8 +10,9 @@ use crate::exchange::{ExchangePhase, Transfer};
 
 /// The transfers of `phase` in rounds ([`Order::Rounds`](super::Order::Rounds)): the rounds in order
 /// ([`round_of`]), each in the phase's order.
-pub(super) fn rounds(phase: &ExchangePhase, colouring: Colouring) -> Vec<usize> {
-    let round_of = round_of(phase, colouring);
+/// `paired` marks the transfers that hold their sender's partner ([`Colouring::Paired`]).
+pub(super) fn rounds(phase: &ExchangePhase, colouring: Colouring, paired: &[bool]) -> Vec<usize> {
+    let round_of = round_of(phase, colouring, paired);
     let mut order: Vec<usize> = (0..phase.transfers.len()).collect();
     order.sort_by_key(|&i| (round_of[i], i));
     order
@@ -22,13 +23,15 @@ pub(super) fn rounds(phase: &ExchangePhase, colouring: Colouring) -> Vec<usize> 
 /// as many rounds as the busiest tile has such transfers ([`unicast_rounds`], König's
 /// alternating paths). Then every other transfer, largest first (ties: the phase's order),
 /// takes the first round in which neither its sender sends nor any of its receivers receives.
-pub(super) fn round_of(phase: &ExchangePhase, colouring: Colouring) -> Vec<usize> {
+/// A transfer marked in `paired` also holds its sender's partner (logical tile ^ 1), as sending
+/// and receiving, in its round.
+pub(super) fn round_of(phase: &ExchangePhase, colouring: Colouring, paired: &[bool]) -> Vec<usize> {
     let coloured = |t: &Transfer| match colouring {
-        Colouring::Greedy => false,
+        Colouring::Greedy | Colouring::Paired => false,
         Colouring::Bipartite => t.deliveries.len() == 1,
     };
     let mut round_of = match colouring {
-        Colouring::Greedy => vec![0; phase.transfers.len()],
+        Colouring::Greedy | Colouring::Paired => vec![0; phase.transfers.len()],
         Colouring::Bipartite => unicast_rounds(phase),
     };
     let mut multicasts: Vec<usize> = (0..phase.transfers.len())
@@ -56,18 +59,29 @@ pub(super) fn round_of(phase: &ExchangePhase, colouring: Colouring) -> Vec<usize
     }
     for index in multicasts {
         let transfer = &phase.transfers[index];
+        let partner = paired
+            .get(index)
+            .copied()
+            .unwrap_or(false)
+            .then_some(transfer.sender ^ 1);
         let busy = |r: usize| {
             sends.get(&transfer.sender).is_some_and(|b| bit(b, r))
                 || transfer
                     .deliveries
                     .iter()
-                    .any(|d| receives.get(&d.tile).is_some_and(|b| bit(b, r)))
+                    .map(|d| d.tile)
+                    .chain(partner)
+                    .any(|tile| receives.get(&tile).is_some_and(|b| bit(b, r)))
+                || partner.is_some_and(|p| sends.get(&p).is_some_and(|b| bit(b, r)))
         };
         let round = (0..).find(|&r| !busy(r)).unwrap_or(0);
         round_of[index] = round;
         set(sends.entry(transfer.sender).or_default(), round);
-        for d in &transfer.deliveries {
-            set(receives.entry(d.tile).or_default(), round);
+        for tile in transfer.deliveries.iter().map(|d| d.tile).chain(partner) {
+            set(receives.entry(tile).or_default(), round);
+        }
+        if let Some(p) = partner {
+            set(sends.entry(p).or_default(), round);
         }
     }
     round_of

@@ -420,14 +420,31 @@ proptest! {
         prop_assert!(schedule(&target, &phase).unwrap().length <= given.length);
     }
 
-    /// Rounds hold every transfer once, no tile sends twice or receives twice in a round, and
+    /// Rounds hold every transfer once, no tile sends twice or receives twice in a round (a
+    /// paired transfer's sender's partner counting as both, with [`Colouring::Paired`]), and
     /// a schedule placed in rounds passes the exchange checker.
     #[test]
-    fn rounds_share_no_tile_and_their_schedules_check(phase in phases(), bipartite: bool) {
+    fn rounds_share_no_tile_and_their_schedules_check(phase in phases(), which in 0u32..3) {
         let target = Target::test_small();
-        let colouring = if bipartite { Colouring::Bipartite } else { Colouring::Greedy };
-        let round_of = round_of(&phase, colouring);
-        let mut order = rounds(&phase, colouring);
+        let (colouring, bipartite) = match which {
+            0 => (Colouring::Greedy, false),
+            1 => (Colouring::Bipartite, true),
+            _ => (Colouring::Paired, false),
+        };
+        // Every other transfer holds its sender's partner (where the partner does not receive
+        // it, as for a pairable one).
+        let paired: Vec<bool> = phase
+            .transfers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                colouring == Colouring::Paired
+                    && i % 2 == 0
+                    && !t.deliveries.iter().any(|d| d.tile == t.sender ^ 1)
+            })
+            .collect();
+        let round_of = round_of(&phase, colouring, &paired);
+        let mut order = rounds(&phase, colouring, &paired);
         prop_assert!(order.windows(2).all(|w| round_of[w[0]] <= round_of[w[1]]));
         order.sort_unstable();
         prop_assert_eq!(order, (0..phase.transfers.len()).collect::<Vec<_>>());
@@ -436,6 +453,11 @@ proptest! {
             prop_assert!(seen.insert((round_of[i], "send", t.sender)), "tile {} sends twice in a round", t.sender);
             for d in &t.deliveries {
                 prop_assert!(seen.insert((round_of[i], "receive", d.tile)), "tile {} receives twice in a round", d.tile);
+            }
+            if paired[i] {
+                let p = t.sender ^ 1;
+                prop_assert!(seen.insert((round_of[i], "send", p)), "held partner {} sends in its round", p);
+                prop_assert!(seen.insert((round_of[i], "receive", p)), "held partner {} receives in its round", p);
             }
         }
         if bipartite {
