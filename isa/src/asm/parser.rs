@@ -590,7 +590,18 @@ impl<'a> Parser<'a> {
                     size: self.expr()?,
                 }
             }
-            ".align" => Directive::Align(self.expr()?),
+            ".align" | ".balign" => Directive::Align(self.expr()?),
+            // GNU's power-of-two form (as osmarks/ipu-stack's kernels write it): 2^N bytes.
+            ".p2align" => {
+                let power = self.expr()?;
+                let pos = power.pos();
+                Directive::Align(Expr::Binary {
+                    op: BinaryOp::Shl,
+                    left: Box::new(Expr::Num(1, pos)),
+                    right: Box::new(power),
+                    pos,
+                })
+            }
             ".int" | ".word" | ".long" => Directive::Data {
                 width: 4,
                 values: self.expr_list()?,

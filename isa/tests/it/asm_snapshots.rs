@@ -192,6 +192,37 @@ table:  .int start, end, . - table, -1
     "#]].assert_eq(&format!("{}\n{}", object.listing_text(), summary(&object)));
 }
 
+/// `.p2align N` aligns to 2^N bytes and `.balign N` to N, as GNU's assemblers and the SDK's
+/// (osmarks/ipu-stack's kernels write them) do: the same object as `.align` here.
+#[test]
+fn p2align_and_balign_are_align_in_other_units() {
+    let text = |align: &str| {
+        format!(
+            "        .text\n        .supervisor\nstart:  nop\n        {align}\nnext:   put CSR_S_FP_INFMT__INDEX, $m0\n        setzi $m1, CSR_S_FP_ICTL__ESR__SHIFT\n"
+        )
+    };
+    let build = |align: &str| {
+        assemble(&[("a.S", text(align).as_str())], &LayoutOptions::default())
+            .unwrap_or_else(|e| panic!("{align}: {e}"))
+    };
+    let align = build(".align 16");
+    assert_eq!(align.symbol("next").map(|s| s.address), Some(0x4c010));
+    for other in [".p2align 4", ".balign 16"] {
+        assert_eq!(build(other).listing_text(), align.listing_text(), "{other}");
+    }
+    // `$FP_INFMT` by the SDK's index name, and `$FP_ICTL.ESR`'s shift (bit 19).
+    assert!(
+        align.listing_text().contains("put $FP_INFMT, $m0"),
+        "{}",
+        align.listing_text()
+    );
+    let listing = align.listing_text();
+    assert!(
+        listing.contains("setzi $m1, 19") || listing.contains("setzi $m1, 0x13"),
+        "{listing}"
+    );
+}
+
 #[test]
 fn bundles_are_emitted_main_first_whatever_the_order() {
     let written = [

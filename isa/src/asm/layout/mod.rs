@@ -61,6 +61,14 @@ pub const PREDEFINED_SYMBOLS: &[(&str, i64)] = &[
         field::FP_CTL_NANOO.trailing_zeros() as i64,
     ),
     ("TMEM_REGION0_BASE_ADDR", DEFAULT_BASE as i64),
+    // The FP8 input-format CSR's index ([`crate::csr`]'s `$FP_INFMT`; osmarks/ipu-stack's
+    // kernels name it so and put `$FP_ISCL` two past it) and `$FP_ICTL.ESR`, the bit of
+    // `$FP_CTL` it passes on. [I]
+    ("CSR_S_FP_INFMT__INDEX", 49),
+    (
+        "CSR_S_FP_ICTL__ESR__SHIFT",
+        field::FP_CTL_ESR.trailing_zeros() as i64,
+    ),
 ];
 
 /// Largest section the assembler builds (tile memory is far smaller).
