@@ -90,34 +90,38 @@ K_SUP:
 .Lsup_nb:
     // K-block 0 of column block nb: every worker gets its record.
     sync TEXCH_SYNCZONE_LOCAL           // $CWEI and S are shared: wait for every worker
+    // The block's 16 columns (32 bytes each, in order) go to the channels whose results phase
+    // p gives as lanes 0..3 (2p, 2p + 1, 2p + 8, 2p + 9: the hardware's AMP order,
+    // isa::semantics::amp::out_channel), so the outputs come in column order: $CWEI words
+    // 0-7, 32-39, 8-15, 40-47, ... as osmarks/ipu-stack's GEMM loads them on a C600.
     ld128putcs 0
     ld128putcs 2
     ld128putcs 4
     ld128putcs 6
-    ld128putcs 8
-    ld128putcs 10
-    ld128putcs 12
-    ld128putcs 14
-    ld128putcs 16
-    ld128putcs 18
-    ld128putcs 20
-    ld128putcs 22
-    ld128putcs 24
-    ld128putcs 26
-    ld128putcs 28
-    ld128putcs 30
     ld128putcs 32
     ld128putcs 34
     ld128putcs 36
     ld128putcs 38
+    ld128putcs 8
+    ld128putcs 10
+    ld128putcs 12
+    ld128putcs 14
     ld128putcs 40
     ld128putcs 42
     ld128putcs 44
     ld128putcs 46
+    ld128putcs 16
+    ld128putcs 18
+    ld128putcs 20
+    ld128putcs 22
     ld128putcs 48
     ld128putcs 50
     ld128putcs 52
     ld128putcs 54
+    ld128putcs 24
+    ld128putcs 26
+    ld128putcs 28
+    ld128putcs 30
     ld128putcs 56
     ld128putcs 58
     ld128putcs 60
@@ -137,30 +141,30 @@ K_SUP:
     ld128putcs 2
     ld128putcs 4
     ld128putcs 6
-    ld128putcs 8
-    ld128putcs 10
-    ld128putcs 12
-    ld128putcs 14
-    ld128putcs 16
-    ld128putcs 18
-    ld128putcs 20
-    ld128putcs 22
-    ld128putcs 24
-    ld128putcs 26
-    ld128putcs 28
-    ld128putcs 30
     ld128putcs 32
     ld128putcs 34
     ld128putcs 36
     ld128putcs 38
+    ld128putcs 8
+    ld128putcs 10
+    ld128putcs 12
+    ld128putcs 14
     ld128putcs 40
     ld128putcs 42
     ld128putcs 44
     ld128putcs 46
+    ld128putcs 16
+    ld128putcs 18
+    ld128putcs 20
+    ld128putcs 22
     ld128putcs 48
     ld128putcs 50
     ld128putcs 52
     ld128putcs 54
+    ld128putcs 24
+    ld128putcs 26
+    ld128putcs 28
+    ld128putcs 30
     ld128putcs 56
     ld128putcs 58
     ld128putcs 60

@@ -16,8 +16,16 @@
 //!    of CWEI, x format = `$FP_INFMT` bit 1, weight format = `$FP_INFMT` bit 0 (supervisor CSRs
 //!    via `env.supervisor_csr(csr::index::FP_INFMT)`), scale =
 //!    `scale_from_field(env.supervisor_csr(FP_ISCL))`.
-//! 3. output pair lanes i = `amp_result_out`(finished\[4p + i\]) for i in 0..4.
-//! 4. pending\[4p + i\] = `amp_partial_in`(P lane i).
+//! 3. output pair lanes i = `amp_result_out`(finished\[c\]) for i in 0..4, c =
+//!    [`out_channel`]`(p, i)`: channels 2p, 2p + 1 of the first set of eight and 2p + 8, 2p + 9
+//!    of the second.
+//! 4. pending\[c\] = `amp_partial_in`(P lane i), c = [`out_channel`]`(p, i)`.
+//!
+//! The output order is the hardware's \[HW-derived\] (docs/reference/hardware-ipu-stack.md §2
+//! and §3.1): osmarks/ipu-stack's F16 GEMM, numerically checked on a C600, loads `$CWEI` in the
+//! order 0–7, 32–39, 8–15, 40–47, … and gets its columns in natural order, which only this
+//! order gives; run here with the order 4p + i that Tessera assumed before, its columns came
+//! out as 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, … The 8-channel forms below are one set of the two.
 //!
 //! `f16v4sisoamp` (8 channels m = 0..7, f32 partials and results, 2 per call):
 //! 1. as above over 8 channels;
@@ -202,6 +210,12 @@ fn advance<E: ExecEnv, const L: usize>(
     amp.accumulating[..channels].copy_from_slice(&acc[..channels]);
 }
 
+/// The channel whose result lane `lane` of a 16-channel call of phase `p` carries, and whose
+/// partial it takes (step 3 of the module doc): 2p, 2p + 1, 2p + 8, 2p + 9.
+pub const fn out_channel(p: usize, lane: usize) -> usize {
+    2 * p + (lane & 1) + 8 * (lane >> 1)
+}
+
 /// Steps 3 and 4 of the 16-channel forms (results for `$azeros` are discarded, so not made).
 #[inline]
 fn hiho_v4_out(inst: &Inst, ctx: &ContextState, out: &mut Pending, p: usize) {
@@ -210,10 +224,11 @@ fn hiho_v4_out(inst: &Inst, ctx: &ContextState, out: &mut Pending, p: usize) {
     let amp = out.amp(ctx);
     let mut result = [0u16; 4];
     for i in 0..4 {
+        let c = out_channel(p, i);
         if !discard {
-            result[i] = amp_result_out(amp.finished[4 * p + i]);
+            result[i] = amp_result_out(amp.finished[c]);
         }
-        amp.pending[4 * p + i] = amp_partial_in(partials[i]);
+        amp.pending[c] = amp_partial_in(partials[i]);
     }
     if !discard {
         out.write_a64(inst.reg(0), join_halves4(result));

@@ -1,6 +1,7 @@
 //! The AMP pipeline's tests: products through whole call sequences against plain matrix
 //! arithmetic, flag checks and the decoded-lane cache.
 
+use super::out_channel;
 use crate::csr::{cwei_index, index};
 use crate::inst::Bundle;
 use crate::inst::Opcode::{self, *};
@@ -127,7 +128,7 @@ fn fp8_matrix_vector_product_through_the_pipeline() {
 
     let mut ctx = worker();
     let set_partials = |ctx: &mut ContextState, g: usize, p: usize| {
-        ctx.write_a64(2, halves4(&partials[g][4 * p..4 * p + 4]));
+        ctx.write_a64(2, halves4(&phase_lanes(&partials[g], p)));
     };
     // Warm-up: zero inputs ($azeros), partials of group 0, results discarded ($azeros).
     for p in 0..4 {
@@ -150,7 +151,7 @@ fn fp8_matrix_vector_product_through_the_pipeline() {
             amp_call(&mut ctx, &mut env, F8v8hihov4amp, 4, 0, partial_register, p);
             let out = ctx.read_a64(4);
             for i in 0..4 {
-                results[g][4 * p + i] = (out >> (16 * i)) as u16;
+                results[g][out_channel(p, i)] = (out >> (16 * i)) as u16;
             }
         }
     }
@@ -159,7 +160,7 @@ fn fp8_matrix_vector_product_through_the_pipeline() {
         amp_call(&mut ctx, &mut env, F8v8hihov4amp, 4, 14, 14, p);
         let out = ctx.read_a64(4);
         for i in 0..4 {
-            results[GROUPS][4 * p + i] = (out >> (16 * i)) as u16;
+            results[GROUPS][out_channel(p, i)] = (out >> (16 * i)) as u16;
         }
     }
     // Results of group g come out during the calls of group g + 1.
@@ -258,7 +259,7 @@ fn f16_matrix_vector_product_with_co_issued_loads() {
             0
         };
         let partial = if stage < GROUPS {
-            halves4(&partials[stage][4 * p..4 * p + 4])
+            halves4(&phase_lanes(&partials[stage], p))
         } else {
             0
         };
@@ -295,7 +296,9 @@ fn f16_matrix_vector_product_with_co_issued_loads() {
                 let w: [u16; 4] = weights[m][4 * p..4 * p + 4].try_into().unwrap();
                 acc = amp_phase_f16(acc, x, w);
             }
-            let (p, lane) = (m / 4, m % 4);
+            // Channel m leaves in phase (m mod 8) / 2, lane (m mod 2) + 2 (m / 8).
+            let (p, lane) = ((m % 8) / 2, (m % 2) + 2 * (m / 8));
+            assert_eq!(out_channel(p, lane), m);
             let out = results[4 * (g + 2) + p];
             assert_eq!(
                 (out >> (16 * lane)) as u16,
@@ -517,4 +520,28 @@ fn f32_amp_flags_select_e4_and_eight_phases() {
     }
     let kind = traps(&mut ctx, &mut env, one(F16v4hihoamp, &[4, 0, 2, 0]));
     assert!(matches!(kind, TrapKind::BadFlags { .. }));
+}
+
+/// The four partials (or results) of a 16-channel call of phase `p`, in lane order:
+/// channels [`out_channel`]`(p, 0..4)`.
+fn phase_lanes(channels: &[u16; 16], p: usize) -> [u16; 4] {
+    std::array::from_fn(|i| channels[out_channel(p, i)])
+}
+
+/// Every channel leaves in exactly one lane of one phase, and the phases take the first set's
+/// channels in pairs and the second set's after them (the hardware's order, 2p, 2p + 1,
+/// 2p + 8, 2p + 9).
+#[test]
+fn each_channel_leaves_in_one_lane_of_one_phase() {
+    let mut seen = [0; 16];
+    for p in 0..4 {
+        for lane in 0..4 {
+            seen[out_channel(p, lane)] += 1;
+        }
+    }
+    assert_eq!(seen, [1; 16]);
+    assert_eq!(
+        [0, 1, 2, 3].map(|lane| out_channel(1, lane)),
+        [2, 3, 10, 11]
+    );
 }
