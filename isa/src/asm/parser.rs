@@ -674,7 +674,7 @@ impl<'a> Parser<'a> {
             }
             ".worker" => Directive::Context(CodeContext::Worker),
             ".supervisor" => Directive::Context(CodeContext::Supervisor),
-            ".allow_optimizations" => Directive::Ignored,
+            ".allow_optimizations" => Directive::AllowOptimizations,
             _ => {
                 return Err(make::UnknownDirective(
                     self.loc(pos),

@@ -143,8 +143,13 @@ pub enum Directive {
     Equ { name: String, value: Expr },
     /// `.worker` / `.supervisor`.
     Context(CodeContext),
-    /// Accepted and ignored (`.allow_optimizations`).
+    /// Accepted and ignored (`.extern`).
     Ignored,
+    /// `.allow_optimizations`: from here to the end of the file, an `rpt` whose body would
+    /// start off an 8-byte boundary gets one `nop` before it, so the body is aligned (the SDK's
+    /// assembler must do as much: osmarks/ipu-stack's `gemm_f16_amp.S` runs on a C600 with such
+    /// an `rpt` after this directive) \[I\].
+    AllowOptimizations,
 }
 
 #[derive(Clone, Debug)]

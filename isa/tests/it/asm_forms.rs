@@ -1,6 +1,7 @@
 //! The assembler's shorthand forms (`asm/forms.rs`), half literals and code alignment: each
 //! shorthand assembles to the same words as its full form and prints as the full form; bundles
-//! may sit at 4 mod 8; an `rpt` body that is not 8-byte aligned is warned of; bad forms are
+//! may sit at 4 mod 8; an `rpt` body that is not 8-byte aligned is warned of (or aligned with a
+//! `nop` after `.allow_optimizations`); bad forms are
 //! typed errors.
 
 use expect_test::expect;
@@ -160,6 +161,24 @@ fn a_misaligned_rpt_body_is_warned_of() {
         0x4c010  c310a000 68000000  { rpt $m1, 0 ; fnop }
         0x4c018  19e00000           nop
         f.S:2:5: warning: the body of this `rpt` starts at 0x4c004, which is not 8-byte aligned: it traps when it runs (bundle the `rpt` with an aux instruction such as `fnop`, or move it by 4 bytes)
+    "#]]
+    .assert_eq(&listing(source));
+}
+
+/// After `.allow_optimizations` the same code assembles with a `nop` before each `rpt` whose
+/// body would be misaligned, and nothing to warn of (ipu-stack's kernels rely on the SDK's
+/// assembler doing as much).
+#[test]
+fn allow_optimizations_aligns_rpt_bodies_with_a_nop() {
+    let source = "    .allow_optimizations\n    .align 8\n    rpt $m1, 0\n    { add $m2, $m2, 1 ; fnop }\n    nop\n    { rpt $m1, 0 ; fnop }\n    nop\n";
+    expect![[r#"
+        0x4c000  19e00000           nop
+        0x4c004  4310a000           rpt $m1, 0
+        0x4c008  a2220001 68000000  { add $m2, $m2, 1 ; fnop }
+        0x4c010  19e00000           nop
+        0x4c014  19e00000           nop
+        0x4c018  c310a000 68000000  { rpt $m1, 0 ; fnop }
+        0x4c020  19e00000           nop
     "#]]
     .assert_eq(&listing(source));
 }

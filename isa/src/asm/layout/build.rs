@@ -133,6 +133,8 @@ impl<'a> Builder<'a, '_> {
     pub(super) fn file(&mut self, file: usize, parsed: &'a ParsedFile) {
         let mut current: Option<usize> = None;
         let mut mode: Option<CodeContext> = None;
+        // `.allow_optimizations` seen in this file: `rpt` bodies are aligned with a `nop`.
+        let mut optimize = false;
         for stmt in &parsed.stmts {
             let loc = self.loc(file, stmt.pos);
             let ensure = |builder: &mut Self, current: &mut Option<usize>| -> usize {
@@ -180,17 +182,17 @@ impl<'a> Builder<'a, '_> {
                 }
                 StmtKind::Inst(inst) => {
                     let section = ensure(self, &mut current);
-                    self.code(
-                        section,
-                        file,
-                        stmt.pos,
-                        mode,
-                        std::slice::from_ref(inst),
-                        loc,
-                    );
+                    let insts = std::slice::from_ref(inst);
+                    if optimize {
+                        self.align_repeat_body(section, file, stmt.pos, insts, loc.clone());
+                    }
+                    self.code(section, file, stmt.pos, mode, insts, loc);
                 }
                 StmtKind::Bundle(insts) => {
                     let section = ensure(self, &mut current);
+                    if optimize {
+                        self.align_repeat_body(section, file, stmt.pos, insts, loc.clone());
+                    }
                     self.code(section, file, stmt.pos, mode, insts, loc);
                 }
                 StmtKind::Directive(directive) => match directive {
@@ -300,6 +302,7 @@ impl<'a> Builder<'a, '_> {
                         self.bytes(section, file, stmt.pos, mode, vec![fill; size], loc);
                     }
                     Directive::Ignored => {}
+                    Directive::AllowOptimizations => optimize = true,
                 },
             }
         }
@@ -346,6 +349,34 @@ impl<'a> Builder<'a, '_> {
                 pos,
                 context,
                 kind: ItemKind::Code(insts),
+            });
+        }
+    }
+
+    /// Under `.allow_optimizations`: one `nop` before `insts` where they hold an `rpt` whose
+    /// body (the address after them) would not be 8-byte aligned.
+    fn align_repeat_body(
+        &mut self,
+        section: usize,
+        file: usize,
+        pos: Pos,
+        insts: &[InstStmt],
+        loc: Loc,
+    ) {
+        let s = &self.layout.sections[section];
+        let body = s.size + 4 * insts.len() as u64;
+        let repeat = insts.iter().any(|i| i.mnemonic == "rpt");
+        if !repeat || !s.has_code || !s.size.is_multiple_of(4) || body.is_multiple_of(8) {
+            return;
+        }
+        if let Some(offset) = self.reserve(section, 4, loc) {
+            self.layout.items.push(Item {
+                section,
+                offset,
+                file,
+                pos,
+                context: None,
+                kind: ItemKind::Pad { zeros: 0, nops: 1 },
             });
         }
     }
