@@ -311,6 +311,10 @@ pub const PIC_VALUE18: Field = Field::new(&[(0, 18)]);
 pub const XPIC_EVENTS12: Field = Field::new(&[(14, 12)]);
 pub const XPIC_STREAM1: Field = Field::new(&[(13, 1)]);
 pub const XPIC_VALUE13: Field = Field::new(&[(0, 13)]);
+/// `sendoff`: words − 1 in 12 bits, the low six at \[26:21\] and the high six at \[19:14\]; the
+/// source delta at \[13:3\]. [S]
+pub const SENDOFF_COUNT12: Field = Field::new(&[(21, 6), (14, 6)]);
+pub const SENDOFF_DELTA11: Field = Field::new(&[(3, 11)]);
 /// `sendpic`: the control selector at \[19:18\] (0, 1 XPIC; 2, 3 PIC). [S]
 pub const SENDPIC_SELECT2: Field = Field::new(&[(18, 2)]);
 

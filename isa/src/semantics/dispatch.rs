@@ -395,6 +395,7 @@ pub(super) fn dispatch<E: ExecEnv>(
         DelayPic => supervisor::delaypic(inst, flow),
         DelayXpic => supervisor::delayxpic(inst, flow),
         SendPic => supervisor::sendpic(inst, flow),
+        SendOff => supervisor::sendoff(inst, flow),
         Ld64putcs => supervisor::ldputcs::<E, 8>(inst, ctx, env)?,
         Ld128putcs => supervisor::ldputcs::<E, 16>(inst, ctx, env)?,
     }

@@ -96,6 +96,14 @@ pub enum Effect {
         words: u32,
         control: IncomingControl,
     },
+    /// `sendoff`: `words` more words of the outgoing stream, from where the last `send`,
+    /// `sendpic` or `sendoff` left off plus `delta` words (or 64-bit items), with send control
+    /// `mode`.
+    SendOn {
+        words: u32,
+        delta: u32,
+        mode: u32,
+    },
     /// A CSR write the tile must act on (exchange set-up, `$CR`): index and value.
     CsrWritten {
         index: u8,

@@ -126,6 +126,15 @@ pub(super) fn sendpic(inst: &Inst, flow: &mut Flow) {
     };
 }
 
+/// `sendoff count, delta, mode`.
+pub(super) fn sendoff(inst: &Inst, flow: &mut Flow) {
+    flow.effect = Effect::SendOn {
+        words: inst.imm(0) + 1,
+        delta: inst.imm(1),
+        mode: inst.imm(2),
+    };
+}
+
 /// A PIC setting: selector 0 the pointer, 1 the format.
 fn pic(selector: u32, value: u32) -> IncomingControl {
     if selector == 0 {

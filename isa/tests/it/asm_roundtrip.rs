@@ -507,6 +507,10 @@ fn hardware_words_assemble_and_decode_as_on_the_chip() {
         ("delaypic 0, 0, 0x14048", 0x6001_4048),
         ("sendpic 51, 2, 0x14048", 0x7679_4048),
         ("sendpic 63, 1, 1600", 0x77f4_0640),
+        // `sendoff`: words − 1 split low six at [26:21], high six at [19:14] (ipu-stack's
+        // `send_off(count − 65, …)` past a transfer's first 64 words).
+        ("sendoff 64, 0, 1", 0x7000_4001),
+        ("sendoff 4095, 2047, 7", 0x77ef_ffff),
         // What idle tiles run before `sync 1`, and the patched breakpoint (§1.1).
         ("sans 0", 0x40c0_0000),
         ("trap 0", 0x4180_1000),

@@ -820,6 +820,27 @@ impl Tile {
                 lead = self.control_lead(control);
                 send = Some((address, words, mode));
             }
+            Effect::SendOn { words, delta, mode } => {
+                let Some((address, _)) = self.outgoing else {
+                    return Err(self.trap(
+                        CONTEXT,
+                        pc,
+                        decoded,
+                        cycle,
+                        tessera_isa::semantics::TrapKind::InvalidOperation {
+                            what: "sendoff with no outgoing stream to continue (no send before it)",
+                        }
+                        .into(),
+                    ));
+                };
+                // The delta counts the stream's units: 8-byte items with bit 2, else words.
+                let unit = if mode & tessera_isa::fabric::ITEMS_64 != 0 {
+                    8
+                } else {
+                    4
+                };
+                send = Some((address.wrapping_add(unit * delta), words, mode));
+            }
             Effect::TimedControl { events, control } => {
                 if events > 1 && !self.timed_wait {
                     // Wait out the first events − 1 cycles, then issue again to apply it.

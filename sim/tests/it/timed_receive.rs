@@ -240,6 +240,24 @@ fn paired_rows_deliver_64_bit_items_to_both_members_of_a_pair() {
     }
 }
 
+/// `sendoff` continues the outgoing stream where the `send` before it left off (ipu-stack sends
+/// a transfer's words past its first 64 so): four words by `send`, four by `sendoff`, received
+/// as the eight of `buf`; a `sendoff` with no stream before it is refused.
+#[test]
+fn sendoff_continues_the_outgoing_stream() {
+    let send = "    sync TEXCH_SYNCZONE_INTERNAL\n    send 3, buf, 3\n    sendoff 3, 0, 3\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let receiver = "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic 22, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let report = run_with_rbuf(&machine("small"), &[(&[1], receiver), (&[0], send)]).unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF);
+    let alone =
+        "    sync TEXCH_SYNCZONE_INTERNAL\n    sendoff 3, 0, 3\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let err = run_with_rbuf(&machine("small"), &[(&[0], alone)]).unwrap_err();
+    assert!(
+        err.to_string().contains("sendoff with no outgoing stream"),
+        "{err}"
+    );
+}
+
 /// A `send` that reads the memory element the supervisor fetches its code from (within 64 bytes
 /// of look-ahead) raises `TEXCPT_CONFLICT` on the hardware (osmarks/ipu-stack's BRINGUP.md, run
 /// on a C600): here it stops with E-TRAP-014, naming the address and the element.
