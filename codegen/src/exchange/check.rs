@@ -49,11 +49,11 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
             cycle: now,
             reason,
         };
-        // Exchange code is a whitelist of seven opcodes: any other is an error, and so is any
+        // Exchange code is a whitelist of eight opcodes: any other is an error, and so is any
         // opcode the table gains later.
         #[expect(
             clippy::wildcard_enum_match_arm,
-            reason = "a whitelist of seven opcodes"
+            reason = "a whitelist of eight opcodes"
         )]
         match inst.opcode {
             Opcode::Setzi => {
@@ -110,6 +110,28 @@ fn replay(target: &Target, tile: u32, code: &TileExchangeCode) -> Result<Replay,
                     _ => replay.format.push((now + format_lead, value)),
                 }
                 stream = Some(push_sent(&mut replay, now, address, words, sctl));
+                now += words as u64;
+            }
+            Opcode::SendOff => {
+                let Some((address, _)) = stream else {
+                    return Err(fail("sendoff with no outgoing stream to continue".into()));
+                };
+                let (words, delta, sctl) = (inst.imm(0) + 1, inst.imm(1), inst.imm(2));
+                let directions =
+                    tessera_isa::fabric::DIRECTION_1 | tessera_isa::fabric::DIRECTION_2;
+                if sctl & directions == 0 || sctl & !(directions | ITEMS_64) != 0 {
+                    return Err(fail(format!(
+                        "sendoff control {sctl}: it names one or both fabric directions"
+                    )));
+                }
+                let unit = if sctl & ITEMS_64 != 0 { 8 } else { 4 };
+                stream = Some(push_sent(
+                    &mut replay,
+                    now,
+                    address.wrapping_add(unit * delta),
+                    words,
+                    sctl,
+                ));
                 now += words as u64;
             }
             Opcode::Send => {

@@ -323,7 +323,24 @@ pub fn emit_tile_timed(
     let mut code = TileExchangeCode::default();
     let mut now = 0u32;
     let mut next = 0;
+    // A run's sends of at most 64 words become one stream: a `send` of its first 64 words,
+    // then `sendoff`s of up to 4,096 (and `sendpic`s where a control rides on a word).
+    let mut merged: Vec<(u32, u32, u32, u32, bool)> = Vec::with_capacity(sends.len());
     for &(start, address, words, sctl, continues) in &sends {
+        let unit = if sctl & ITEMS_64 != 0 { 8 } else { 4 };
+        match merged.last_mut() {
+            Some(last)
+                if continues
+                    && last.0 + last.2 == start
+                    && last.1 + unit * last.2 == address
+                    && last.3 == sctl =>
+            {
+                last.2 += words;
+            }
+            _ => merged.push((start, address, words, sctl, continues)),
+        }
+    }
+    for &(start, address, words, sctl, continues) in &merged {
         while next < controls.len() && controls[next].0 < start {
             idle_control(&mut code, &mut now, controls[next])
                 .map_err(|reason| fail(controls[next].0, reason))?;
@@ -349,25 +366,36 @@ pub fn emit_tile_timed(
             if upto == at {
                 return Err(fail(at, "two incoming controls in one cycle".into()));
             }
-            let chunk = upto - at;
-            match control {
+            let fresh = at == start && !continues;
+            let chunk = match control {
                 Some(control) => {
-                    if at == start && !continues {
+                    if fresh {
                         return Err(fail(
                             at,
                             "an incoming control at the first word of a new outgoing stream".into(),
                         ));
                     }
+                    let chunk = (upto - at).min(MAX_WORDS_PER_SEND);
                     let (selector, value) = sendpic_control(control);
                     code.instructions
                         .push(Inst::new(Opcode::SendPic, &[chunk - 1, selector, value]));
                     next += 1;
+                    chunk
                 }
-                None => code
-                    .instructions
-                    .push(Inst::new(Opcode::Send, &[chunk - 1, from / operand, sctl])),
-            }
-            at = upto;
+                None if fresh => {
+                    let chunk = (upto - at).min(MAX_WORDS_PER_SEND);
+                    code.instructions
+                        .push(Inst::new(Opcode::Send, &[chunk - 1, from / operand, sctl]));
+                    chunk
+                }
+                None => {
+                    let chunk = (upto - at).min(MAX_WORDS_PER_SENDOFF);
+                    code.instructions
+                        .push(Inst::new(Opcode::SendOff, &[chunk - 1, 0, sctl]));
+                    chunk
+                }
+            };
+            at += chunk;
             from += unit * chunk;
         }
         now = end;
@@ -429,6 +457,9 @@ fn sendpic_control(control: IncomingControl) -> (u32, u32) {
         IncomingControl::Format { value } => (3, value),
     }
 }
+
+/// Most words one `sendoff` sends (its 12-bit count field is words − 1).
+const MAX_WORDS_PER_SENDOFF: u32 = 1 << 12;
 
 /// Most events a `delayxpic` holds (its 12-bit field is events − 1).
 const MAX_XPIC_EVENTS: u32 = 1 << 12;
