@@ -72,26 +72,13 @@ pub fn timed_ops(
             paired_ops(target, transfer, start, runs, sctl, &mut ops);
             continue;
         }
-        // Each run of the sender's words in sends of at most 64.
-        let mut sent = 0;
-        let mut end = start;
-        for &(cycle, words) in runs {
-            let mut done = 0;
-            while done < words {
-                let n = (words - done).min(MAX_WORDS_PER_SEND);
-                ops[transfer.sender as usize].push((
-                    cycle + done,
-                    ExchangeOp::Send {
-                        address: transfer.source + 4 * sent,
-                        words: n,
-                        sctl,
-                        continues: done > 0,
-                    },
-                ));
-                (done, sent) = (done + n, sent + n);
-            }
-            end = cycle + words;
-        }
+        sender_ops(
+            &mut ops[transfer.sender as usize],
+            transfer.source,
+            runs,
+            sctl,
+        );
+        let end = runs.last().map_or(start, |&(cycle, words)| cycle + words);
         let window = (end - start).max(MIN_WINDOW);
         for delivery in &transfer.deliveries {
             let arrival = start + target.latency(transfer.sender, delivery.tile);
@@ -133,23 +120,12 @@ fn paired_ops(
     sctl: u32,
     ops: &mut [Vec<(u32, ExchangeOp)>],
 ) {
-    let mut sent = 0;
-    for &(cycle, items) in runs {
-        let mut done = 0;
-        while done < items {
-            let n = (items - done).min(MAX_WORDS_PER_SEND);
-            ops[transfer.sender as usize].push((
-                cycle + done,
-                ExchangeOp::Send {
-                    address: transfer.source + 8 * sent,
-                    words: n,
-                    sctl: sctl | ITEMS_64,
-                    continues: done > 0,
-                },
-            ));
-            (done, sent) = (done + n, sent + n);
-        }
-    }
+    let sent = sender_ops(
+        &mut ops[transfer.sender as usize],
+        transfer.source,
+        runs,
+        sctl | ITEMS_64,
+    );
     for delivery in &transfer.deliveries {
         let latency = target
             .paired_latency(transfer.sender, delivery.tile)
@@ -173,6 +149,35 @@ fn paired_ops(
             tile.push((at, op));
         }
     }
+}
+
+/// A sender's `Send` ops for its `runs`: sends of at most 64 units (words, or 8-byte items
+/// where `sctl` has [`ITEMS_64`]) from `source` on; returns the units sent.
+fn sender_ops(
+    ops: &mut Vec<(u32, ExchangeOp)>,
+    source: u32,
+    runs: &[(u32, u32)],
+    sctl: u32,
+) -> u32 {
+    let unit = if sctl & ITEMS_64 != 0 { 8 } else { 4 };
+    let mut sent = 0;
+    for &(cycle, units) in runs {
+        let mut done = 0;
+        while done < units {
+            let n = (units - done).min(MAX_WORDS_PER_SEND);
+            ops.push((
+                cycle + done,
+                ExchangeOp::Send {
+                    address: source + unit * sent,
+                    words: n,
+                    sctl,
+                    continues: done > 0,
+                },
+            ));
+            (done, sent) = (done + n, sent + n);
+        }
+    }
+    sent
 }
 
 /// Lowers the timed ops of one tile to instructions.

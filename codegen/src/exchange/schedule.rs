@@ -447,16 +447,30 @@ fn unbroken(
     transfer: &Transfer,
     scratch: &mut Scratch,
 ) -> Placement {
+    unbroken_with(tiles, scratch, Width::Words, transfer.words, |needs| {
+        requirements_into(target, controls, transfer, ORIGIN, needs)
+    })
+}
+
+/// A transfer of `units` words or items sent unbroken, needing what `fill` writes (relative to
+/// [`ORIGIN`]), at the earliest start every resource allows.
+fn unbroken_with(
+    tiles: &[TileResources],
+    scratch: &mut Scratch,
+    width: Width,
+    units: u32,
+    fill: impl FnOnce(&mut Vec<(u32, Resource, u32, u32)>),
+) -> Placement {
     let Scratch { needs, cursors } = scratch;
     needs.clear();
-    requirements_into(target, controls, transfer, ORIGIN, needs);
+    fill(needs);
     cursors.clear();
     cursors.resize(needs.len(), None);
     let start = earliest_common(tiles, needs, cursors, 0);
     Placement {
         start,
-        width: Width::Words,
-        runs: vec![(start, transfer.words)],
+        width,
+        runs: vec![(start, units)],
         intervals: absolute(needs, start),
     }
 }

@@ -2,8 +2,8 @@
 //! lane and its partner's, the cycles of its receivers' controls, and the intervals it holds.
 
 use super::{
-    absolute, earliest_common, Placement, ReceiveControls, Resource, Scratch, TileResources,
-    ORIGIN, SETUP_BEFORE_ARRIVAL,
+    unbroken_with, Placement, ReceiveControls, Resource, Scratch, TileResources, ORIGIN,
+    SETUP_BEFORE_ARRIVAL,
 };
 use crate::exchange::Transfer;
 use crate::target::Target;
@@ -153,16 +153,7 @@ pub(super) fn paired(
     transfer: &Transfer,
     scratch: &mut Scratch,
 ) -> Placement {
-    let Scratch { needs, cursors } = scratch;
-    needs.clear();
-    requirements_into(target, transfer, ORIGIN, needs);
-    cursors.clear();
-    cursors.resize(needs.len(), None);
-    let start = earliest_common(tiles, needs, cursors, 0);
-    Placement {
-        start,
-        width: Width::Paired,
-        runs: vec![(start, transfer.words / 2)],
-        intervals: absolute(needs, start),
-    }
+    unbroken_with(tiles, scratch, Width::Paired, transfer.words / 2, |needs| {
+        requirements_into(target, transfer, ORIGIN, needs)
+    })
 }
