@@ -616,6 +616,26 @@ impl Tile {
         }
     }
 
+    /// The outgoing stream (next address, send control) a supervisor `sendpic` or `sendoff`
+    /// continues, or the trap for continuing none (`what` says which).
+    fn outgoing_stream(
+        &self,
+        what: &'static str,
+        pc: u32,
+        decoded: &DecodedBundle,
+        cycle: u64,
+    ) -> Result<(u32, u32), SimError> {
+        self.outgoing.ok_or_else(|| {
+            self.trap(
+                "supervisor",
+                pc,
+                decoded,
+                cycle,
+                tessera_isa::semantics::TrapKind::InvalidOperation { what }.into(),
+            )
+        })
+    }
+
     fn trap(
         &self,
         context: &'static str,
@@ -801,18 +821,12 @@ impl Tile {
                 mode,
             } => send = Some((address, words, mode)),
             Effect::SendControl { words, control } => {
-                let Some((address, mode)) = self.outgoing else {
-                    return Err(self.trap(
-                        CONTEXT,
-                        pc,
-                        decoded,
-                        cycle,
-                        tessera_isa::semantics::TrapKind::InvalidOperation {
-                            what: "sendpic with no outgoing stream to continue (no send before it)",
-                        }
-                        .into(),
-                    ));
-                };
+                let (address, mode) = self.outgoing_stream(
+                    "sendpic with no outgoing stream to continue (no send before it)",
+                    pc,
+                    decoded,
+                    cycle,
+                )?;
                 csr_write = Some(
                     self.incoming_csr(control)
                         .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
@@ -821,18 +835,12 @@ impl Tile {
                 send = Some((address, words, mode));
             }
             Effect::SendOn { words, delta, mode } => {
-                let Some((address, _)) = self.outgoing else {
-                    return Err(self.trap(
-                        CONTEXT,
-                        pc,
-                        decoded,
-                        cycle,
-                        tessera_isa::semantics::TrapKind::InvalidOperation {
-                            what: "sendoff with no outgoing stream to continue (no send before it)",
-                        }
-                        .into(),
-                    ));
-                };
+                let (address, _) = self.outgoing_stream(
+                    "sendoff with no outgoing stream to continue (no send before it)",
+                    pc,
+                    decoded,
+                    cycle,
+                )?;
                 // The delta counts the stream's units: 8-byte items with bit 2, else words.
                 let unit = if mode & tessera_isa::fabric::ITEMS_64 != 0 {
                     8
