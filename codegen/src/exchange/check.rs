@@ -502,37 +502,9 @@ fn check_receiver(
     // Accepted words in arrival order: for each listening interval in turn (they are in time
     // order and disjoint), the sender's words arriving in it (they leave in cycle order).
     for window in windows(target, replays, receiver)? {
-        let Window {
-            from,
-            until,
-            sender,
-            paired,
-        } = window;
-        let latency = window_latency(target, &window, receiver);
-        let sent = &replays[sender as usize].sent;
-        let sctl = &replays[sender as usize].sctl;
-        let first = sent.partition_point(|&(cycle, _)| cycle + latency < from);
-        for (w, &(cycle, source)) in sent.iter().enumerate().skip(first) {
-            let arrival = cycle + latency;
-            if arrival >= until {
-                break;
-            }
-            if !target.fabric.reaches(sctl[w], sender, receiver) {
-                // The word's directions miss this tile: its mux sees nothing.
-                continue;
-            }
-            match (paired, sctl[w] & ITEMS_64 != 0) {
-                (false, false) | (true, true) => {}
-                // A 32-bit word of the sender is for some other tile's mux.
-                (true, false) => continue,
-                (false, true) => {
-                    return Err(ExchangeError::Check {
-                        tile: receiver,
-                        cycle: arrival,
-                        reason: format!("a 64-bit item from tile {sender} on its 32-bit mux"),
-                    })
-                }
-            }
+        let sender = window.sender;
+        for (arrival, w) in window_arrivals(target, replays, receiver, &window)? {
+            let source = replays[sender as usize].sent[w].1;
             while let Some(&&(cycle, address)) = pointer_sets.peek() {
                 if cycle <= arrival {
                     pointer = Some(address);
@@ -611,6 +583,46 @@ fn check_receiver(
     Ok(None)
 }
 
+/// The words of `window`'s sender that `receiver` takes in it, `(arrival, word index)` in
+/// arrival order: those arriving in the window in a direction that reaches the receiver, 32-bit
+/// words on the mux and 64-bit items on the paired stream (an item on the mux is an error; a
+/// 32-bit word is for some other tile's mux).
+fn window_arrivals(
+    target: &Target,
+    replays: &[Replay],
+    receiver: u32,
+    window: &Window,
+) -> Result<Vec<(u64, usize)>, ExchangeError> {
+    let (sender, paired) = (window.sender, window.paired);
+    let latency = window_latency(target, window, receiver);
+    let sent = &replays[sender as usize].sent;
+    let sctl = &replays[sender as usize].sctl;
+    let first = sent.partition_point(|&(cycle, _)| cycle + latency < window.from);
+    let mut taken = Vec::new();
+    for (w, &(cycle, _)) in sent.iter().enumerate().skip(first) {
+        let arrival = cycle + latency;
+        if arrival >= window.until {
+            break;
+        }
+        if !target.fabric.reaches(sctl[w], sender, receiver) {
+            // The word's directions miss this tile: its mux sees nothing.
+            continue;
+        }
+        match (paired, sctl[w] & ITEMS_64 != 0) {
+            (false, false) | (true, true) => taken.push((arrival, w)),
+            (true, false) => {}
+            (false, true) => {
+                return Err(ExchangeError::Check {
+                    tile: receiver,
+                    cycle: arrival,
+                    reason: format!("a 64-bit item from tile {sender} on its 32-bit mux"),
+                })
+            }
+        }
+    }
+    Ok(taken)
+}
+
 /// Cycles from a word (or item) of `window`'s sender leaving to its write on `receiver`.
 fn window_latency(target: &Target, window: &Window, receiver: u32) -> u64 {
     let words = target.latency(window.sender, receiver);
@@ -666,35 +678,12 @@ fn check_per_word(
             });
         }
         for window in windows(target, replays, receiver)? {
-            let Window {
-                from,
-                until,
-                sender,
-                paired,
-            } = window;
-            let latency = window_latency(target, &window, receiver);
-            let sctl = &replays[sender as usize].sctl;
-            for (w, &(cycle, _)) in replays[sender as usize].sent.iter().enumerate() {
-                let arrival = cycle + latency;
-                if arrival >= from
-                    && arrival < until
-                    && target.fabric.reaches(sctl[w], sender, receiver)
-                {
-                    match (paired, sctl[w] & ITEMS_64 != 0) {
-                        (false, false) | (true, true) => arrivals.push((arrival, sender, w)),
-                        (true, false) => {}
-                        (false, true) => {
-                            return Err(ExchangeError::Check {
-                                tile: receiver,
-                                cycle: arrival,
-                                reason: format!(
-                                    "a 64-bit item from tile {sender} on its 32-bit mux"
-                                ),
-                            })
-                        }
-                    }
-                }
-            }
+            let sender = window.sender;
+            arrivals.extend(
+                window_arrivals(target, replays, receiver, &window)?
+                    .into_iter()
+                    .map(|(arrival, w)| (arrival, sender, w)),
+            );
         }
         arrivals.sort();
         let mut pointer_sets = replay.pointer.iter().peekable();

@@ -369,14 +369,19 @@ impl<'a> Builder<'a, '_> {
         if !repeat || !s.has_code || !s.size.is_multiple_of(4) || body.is_multiple_of(8) {
             return;
         }
-        if let Some(offset) = self.reserve(section, 4, loc) {
+        self.pad(section, file, pos, (0, 1), loc);
+    }
+
+    /// Reserves `zeros` zero bytes then `nops` 4-byte `nop`s at the end of `section`.
+    fn pad(&mut self, section: usize, file: usize, pos: Pos, (zeros, nops): (u32, u32), loc: Loc) {
+        if let Some(offset) = self.reserve(section, u64::from(zeros) + 4 * u64::from(nops), loc) {
             self.layout.items.push(Item {
                 section,
                 offset,
                 file,
                 pos,
                 context: None,
-                kind: ItemKind::Pad { zeros: 0, nops: 1 },
+                kind: ItemKind::Pad { zeros, nops },
             });
         }
     }
@@ -419,20 +424,7 @@ impl<'a> Builder<'a, '_> {
         if zeros + 4 * nops == 0 {
             return;
         }
-        if let Some(offset) = self.reserve(section, zeros + 4 * nops, loc) {
-            let kind = ItemKind::Pad {
-                zeros: zeros as u32,
-                nops: nops as u32,
-            };
-            self.layout.items.push(Item {
-                section,
-                offset,
-                file,
-                pos,
-                context: None,
-                kind,
-            });
-        }
+        self.pad(section, file, pos, (zeros as u32, nops as u32), loc);
     }
 
     pub(super) fn apply_globals_and_types(&mut self) {
