@@ -314,6 +314,15 @@ fn encode_sections(
                         ),
                     ));
                     ok = false;
+                } else if bundle.size() == 8 && bundle.aux.is_none() && !address.is_multiple_of(8) {
+                    let mnemonic = bundle.main.map_or("", |m| m.desc().mnemonic);
+                    errors.push(make::Misaligned(
+                        loc.clone(),
+                        format!(
+                            "`{mnemonic}` at {address:#x} is not 8-byte aligned: its two words must be (`.balign 8` or `.allow_optimizations` before it)"
+                        ),
+                    ));
+                    ok = false;
                 } else if let Some(warning) = repeat_body_warning(&bundle, address, &loc) {
                     warnings.push(warning);
                 }

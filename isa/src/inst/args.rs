@@ -170,6 +170,8 @@ impl Access {
 
 /// Where an operand's bits sit: pieces `(lowest instruction bit, width)` from the value's low bits up,
 /// after shifting the value right by `shift` (word addresses shift 2; `ld2xst64pace` quads shift 1).
+/// Bits 32..63 are the inline word of a two-word instruction (`sendpicp`): bit 32 + n is bit n
+/// of the word after the first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {
     pub pieces: &'static [(u8, u8)],
@@ -196,40 +198,52 @@ impl Field {
         total
     }
 
-    /// Mask of the instruction bits this field occupies.
-    pub const fn instruction_mask(&self) -> u32 {
-        let mut mask = 0u32;
+    /// Mask of the encoding bits this field occupies (the inline word in bits 32..63).
+    pub const fn encoding_mask(&self) -> u64 {
+        let mut mask = 0u64;
         let mut i = 0;
         while i < self.pieces.len() {
             let (lo, width) = self.pieces[i];
-            mask |= (((1u64 << width) - 1) as u32) << lo;
+            mask |= ((1u64 << width) - 1) << lo;
             i += 1;
         }
         mask
     }
 
-    /// Places an encoded field value (already shifted and range-checked) into instruction bits.
-    pub fn insert(&self, encoded: u32) -> u32 {
-        let mut word = 0;
-        let mut consumed = 0;
-        for &(lo, width) in self.pieces {
-            let part = (encoded >> consumed) & (((1u64 << width) - 1) as u32);
-            word |= part << lo;
-            consumed += width as u32;
-        }
-        word
+    /// Mask of the first word's bits this field occupies.
+    pub const fn instruction_mask(&self) -> u32 {
+        self.encoding_mask() as u32
     }
 
-    /// Reads the encoded field value out of instruction bits.
-    pub fn extract(&self, word: u32) -> u32 {
-        let mut value = 0;
+    /// Whether part of the field is in the inline word of a two-word instruction.
+    pub const fn is_inline(&self) -> bool {
+        self.encoding_mask() >> 32 != 0
+    }
+
+    /// Places an encoded field value (already shifted and range-checked) into the encoding's
+    /// bits (the inline word in bits 32..63).
+    pub fn insert(&self, encoded: u32) -> u64 {
+        let mut bits = 0u64;
         let mut consumed = 0;
         for &(lo, width) in self.pieces {
-            let part = (word >> lo) & (((1u64 << width) - 1) as u32);
-            value |= part << consumed;
-            consumed += width as u32;
+            let part = (u64::from(encoded) >> consumed) & ((1u64 << width) - 1);
+            bits |= part << lo;
+            consumed += u32::from(width);
         }
-        value
+        bits
+    }
+
+    /// Reads the encoded field value out of the encoding's bits (the inline word in bits
+    /// 32..63).
+    pub fn extract(&self, bits: u64) -> u32 {
+        let mut value = 0u64;
+        let mut consumed = 0;
+        for &(lo, width) in self.pieces {
+            let part = (bits >> lo) & ((1u64 << width) - 1);
+            value |= part << consumed;
+            consumed += u32::from(width);
+        }
+        value as u32
     }
 }
 
@@ -317,6 +331,12 @@ pub const SENDOFF_COUNT12: Field = Field::new(&[(21, 6), (14, 6)]);
 pub const SENDOFF_DELTA11: Field = Field::new(&[(3, 11)]);
 /// `sendpic`: the control selector at \[19:18\] (0, 1 XPIC; 2, 3 PIC). [S]
 pub const SENDPIC_SELECT2: Field = Field::new(&[(18, 2)]);
+/// `sendpicp`, a prefix word and an inline word: the PIC selector at the prefix's \[27\]; the
+/// inline word's \[31:18\] the 14-bit XPIC value (as `delayxpic`'s \[13:0\]: stream bit 13 and a
+/// 13-bit source [A]) and its \[17:0\] the PIC value. [S]
+pub const SENDPICP_SELECT1: Field = Field::new(&[(27, 1)]);
+pub const SENDPICP_XPIC14: Field = Field::new(&[(50, 14)]);
+pub const SENDPICP_PIC18: Field = Field::new(&[(32, 18)]);
 
 const fn operand(kind: OperandKind, access: Access, field: Field) -> OperandDesc {
     OperandDesc {

@@ -26,6 +26,8 @@ pub enum EncodeError {
     },
     #[error("E-ENC-003: empty bundle")]
     EmptyBundle,
+    #[error("E-ENC-004: `{mnemonic}` is a two-word instruction and shares its bundle with nothing; encode it as a bundle of its own")]
+    TwoWords { mnemonic: &'static str },
 }
 
 /// Why a word could not be decoded.
@@ -60,7 +62,7 @@ pub enum DecodeError {
 }
 
 /// Checks one operand value against its kind and field and returns the encoded field value.
-pub fn encode_operand(desc: &InstDesc, index: usize, value: u32) -> Result<u32, EncodeError> {
+pub fn encode_operand(desc: &InstDesc, index: usize, value: u32) -> Result<u64, EncodeError> {
     let operand: &OperandDesc = &desc.operands[index];
     let width = operand.field.width();
     let shift = operand.field.shift as u32;
@@ -99,21 +101,42 @@ pub fn encode_operand(desc: &InstDesc, index: usize, value: u32) -> Result<u32, 
     Ok(operand.field.insert(encoded))
 }
 
-/// Encodes one instruction (the co-issue bit is left clear).
-pub fn encode(inst: &Inst) -> Result<u32, EncodeError> {
+/// Encodes one instruction's bits: the first word in bits 0..31 (the co-issue bit clear), a
+/// two-word row's inline word in bits 32..63.
+fn encode_bits(inst: &Inst) -> Result<u64, EncodeError> {
     let desc = inst.desc();
-    let mut word = desc.value;
+    let mut bits = u64::from(desc.value);
     for index in 0..desc.operands.len() {
-        word |= encode_operand(desc, index, inst.operands[index])?;
+        bits |= encode_operand(desc, index, inst.operands[index])?;
     }
-    Ok(word)
+    Ok(bits)
 }
 
-/// Encodes a bundle into one or two words, main first, with the co-issue bit on the first of a pair.
+/// Encodes one single-word instruction (the co-issue bit is left clear); a two-word row
+/// (`sendpicp`) is refused, as only [`encode_bundle`] gives both its words.
+pub fn encode(inst: &Inst) -> Result<u32, EncodeError> {
+    let desc = inst.desc();
+    if desc.words == 2 {
+        return Err(EncodeError::TwoWords {
+            mnemonic: desc.mnemonic,
+        });
+    }
+    Ok(encode_bits(inst)? as u32)
+}
+
+/// Encodes a bundle into its words, main first, with the co-issue bit on the first of a pair;
+/// a two-word instruction is its prefix word (bit 31 set) and its inline word.
 pub fn encode_bundle(bundle: &Bundle) -> Result<Vec<u32>, EncodeError> {
     match (bundle.main, bundle.aux) {
         (None, None) => Err(EncodeError::EmptyBundle),
-        (Some(only), None) | (None, Some(only)) => Ok(vec![encode(&only)?]),
+        (Some(only), None) | (None, Some(only)) => {
+            if only.desc().words == 2 {
+                let bits = encode_bits(&only)?;
+                Ok(vec![bits as u32 | CO_ISSUE_BIT, (bits >> 32) as u32])
+            } else {
+                Ok(vec![encode(&only)?])
+            }
+        }
         (Some(main), Some(aux)) => {
             check_pair(main.desc(), aux.desc())?;
             Ok(vec![encode(&main)? | CO_ISSUE_BIT, encode(&aux)?])
@@ -150,16 +173,33 @@ pub fn find_row(word: u32) -> Option<&'static InstDesc> {
     let word = word & !CO_ISSUE_BIT;
     INSTRUCTIONS
         .iter()
-        .filter(|row| word & row.mask == row.value)
+        .filter(|row| row.words == 1 && word & row.mask == row.value)
         .max_by_key(|row| row.mask.count_ones())
+}
+
+/// The two-word row whose prefix `word` is: bit 31 set on a word of a solo instruction's
+/// family, which no pair may start with (`sendpicp`'s `0xF…` prefix beside the `0x7…` sends).
+fn find_wide_row(word: u32) -> Option<&'static InstDesc> {
+    if word & CO_ISSUE_BIT == 0 {
+        return None;
+    }
+    let word = word & !CO_ISSUE_BIT;
+    INSTRUCTIONS
+        .iter()
+        .find(|row| row.words == 2 && word & row.mask == row.value)
 }
 
 /// Decodes one instruction word (the co-issue bit is ignored here).
 pub fn decode(word: u32) -> Result<Inst, DecodeError> {
     let desc = find_row(word).ok_or(DecodeError::Unknown { word })?;
+    decode_fields(desc, word, u64::from(word & !CO_ISSUE_BIT))
+}
+
+/// The operands of row `desc` from its encoding's bits (`word`, its first word, for errors).
+fn decode_fields(desc: &'static InstDesc, word: u32, bits: u64) -> Result<Inst, DecodeError> {
     let mut operands = [0u32; MAX_OPERANDS];
     for (index, operand) in desc.operands.iter().enumerate() {
-        let raw = operand.field.extract(word);
+        let raw = operand.field.extract(bits);
         let width = operand.field.width();
         let value = if operand.kind.is_signed() {
             (((raw << (32 - width)) as i32) >> (32 - width)) as u32
@@ -198,6 +238,13 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
 /// Decodes the bundle starting at `words[0]`; returns it and how many words it used.
 pub fn decode_bundle(words: &[u32]) -> Result<(Bundle, usize), DecodeError> {
     let first = *words.first().ok_or(DecodeError::Unknown { word: 0 })?;
+    if let Some(desc) = find_wide_row(first) {
+        let inline = *words
+            .get(1)
+            .ok_or(DecodeError::TruncatedBundle { word: first })?;
+        let bits = u64::from(first & !CO_ISSUE_BIT) | (u64::from(inline) << 32);
+        return Ok((Bundle::single(decode_fields(desc, first, bits)?), 2));
+    }
     let inst = decode(first)?;
     if first & CO_ISSUE_BIT == 0 {
         return Ok((Bundle::single(inst), 1));

@@ -5,7 +5,9 @@
 //! basis of its encoding, basis of its behaviour, the fixed bits of its encoding (the mask is
 //! derived: every bit in 30..0 that no operand field occupies is fixed), its operands in assembly
 //! order with access and bit field, and a one-line summary. Bit 31 of every word is the co-issue
-//! flag and belongs to no row.
+//! flag and belongs to no row; a two-word row (`sendpicp`, fields in bits 32..63 for its inline
+//! word) sets it on its prefix word, which only a solo row's word could otherwise start a pair
+//! with.
 
 pub mod args;
 pub mod canonical;
@@ -18,7 +20,7 @@ use args::*;
 pub use args::{Access, Field, OperandDesc, OperandKind};
 
 /// Largest operand count of any row.
-pub const MAX_OPERANDS: usize = 5;
+pub const MAX_OPERANDS: usize = 6;
 
 /// Code alignment, the one place it is stated. Every instruction is 4-byte aligned, and so is a
 /// two-word bundle: PopLibs puts bundles at addresses ≡ 4 mod 8 on purpose (isa.md §9a, "Bundle
@@ -54,6 +56,9 @@ pub struct InstDesc {
     pub value: u32,
     /// Bits 30..0 not occupied by any operand field.
     pub mask: u32,
+    /// Words of the encoding: 2 for a row with an inline word (`sendpicp`: a prefix word with
+    /// bit 31 set, then the inline word; 8-byte aligned, the PC advances by 8), else 1.
+    pub words: u32,
     pub operands: &'static [OperandDesc],
     pub summary: &'static str,
 }
@@ -66,6 +71,17 @@ const fn mask_of(operands: &[OperandDesc]) -> u32 {
         i += 1;
     }
     0x7fff_ffff & !used
+}
+
+const fn words_of(operands: &[OperandDesc]) -> u32 {
+    let mut i = 0;
+    while i < operands.len() {
+        if operands[i].field.is_inline() {
+            return 2;
+        }
+        i += 1;
+    }
+    1
 }
 
 macro_rules! instructions {
@@ -93,6 +109,7 @@ macro_rules! instructions {
                     semantics_basis: Basis::$sbasis,
                     value: $value,
                     mask: mask_of(OPERANDS),
+                    words: words_of(OPERANDS),
                     operands: OPERANDS,
                     summary: $summary,
                 }
@@ -488,6 +505,7 @@ instructions! {
     DelayPic = "delaypic", Main, Supervisor, Solo, Exchange, Supervisor, enc Secondary 0x6000_0000, sem Secondary, [zimm(PIC_EVENTS7), zimm(PIC_SELECT1), zimm(PIC_VALUE18)], "Timed incoming control (PIC): after events-1 more cycles, set the write pointer (selector 0, a word address) or the item format (selector 1); the supervisor is busy for the events.";
     DelayXpic = "delayxpic", Main, Supervisor, Solo, Exchange, Supervisor, enc Secondary 0x6400_0000, sem Secondary, [zimm(XPIC_EVENTS12), zimm(XPIC_STREAM1), zimm(XPIC_VALUE13)], "Timed incoming control (XPIC): after events-1 more cycles, the incoming mux (stream 1: the paired mux) selects a sender by its physical tile id (0x640: none) for the words arriving 52 + 2·row cycles later on the ipu21; the supervisor is busy for the events.";
     SendPic = "sendpic", Main, Supervisor, Solo, Exchange, Supervisor, enc Secondary 0x7010_0000, sem Secondary, [zimm(SEND_COUNT6), zimm(SENDPIC_SELECT2), zimm(PIC_VALUE18)], "Continue the outgoing stream with count+1 words and apply one incoming control at its first word (selector 0/1: XPIC mux/paired mux, 2: PIC pointer, 3: PIC format).";
+    SendPicP = "sendpicp", Main, Supervisor, Solo, Exchange, Supervisor, enc Secondary 0x7000_0000, sem Inferred, [zimm(SEND_COUNT6), waddr(SEND_ADDR18), zimm(SEND_MODE3), zimm(SENDPICP_XPIC14), zimm(SENDPICP_SELECT1), zimm(SENDPICP_PIC18)], "Two words (prefix with bit 31 set, then an inline word; 8-byte aligned): restart the outgoing stream with count+1 words from a word address (send control as `send`'s; 0 sends nothing, a receiver-only event) and apply two incoming controls at its first word, XPIC (stream bit 13, source) and PIC (selector 0 pointer, 1 format).";
     SendOff = "sendoff", Main, Supervisor, Solo, Exchange, Supervisor, enc Secondary 0x7000_0000, sem Inferred, [zimm(SENDOFF_COUNT12), zimm(SENDOFF_DELTA11), zimm(SEND_MODE3)], "Continue the outgoing stream with count+1 words (up to 4,096; ipu-stack sends a transfer's words past its first 64 so), from where the last send, sendpic or sendoff left off plus delta units [A], with this 3-bit send control.";
     Delay = "delay", Main, Supervisor, Solo, Delay, Supervisor, enc Secondary 0x40a0_0000, sem Secondary, [zimm(DELAY19)], "Stall the supervisor for zimm19 + 1 cycles (exchange events): `delay N` advances N + 1.";
     Ld64putcs = "ld64putcs", Main, Supervisor, Pairable, Simple, Supervisor, enc Confirmed 0x4100_c000, sem Confirmed, [zimm(IMM8)], "$CWEI[zimm8] = 64 bits at $CCCSLOAD; $CCCSLOAD += 8.";
@@ -554,12 +572,12 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    /// Size in bytes: 8 for a pair, 4 for a single instruction.
+    /// Size in bytes: 8 for a pair or a two-word instruction, 4 for a single instruction.
     pub fn size(&self) -> u32 {
-        if self.main.is_some() && self.aux.is_some() {
-            8
-        } else {
-            4
+        match (self.main, self.aux) {
+            (Some(_), Some(_)) => 8,
+            (Some(only), None) | (None, Some(only)) => 4 * only.desc().words,
+            (None, None) => 4,
         }
     }
 

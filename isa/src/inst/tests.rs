@@ -28,6 +28,10 @@ fn fixed_bits_lie_inside_the_mask() {
 fn no_two_rows_can_match_the_same_word_but_the_carve_outs() {
     for (i, a) in INSTRUCTIONS.iter().enumerate() {
         for b in &INSTRUCTIONS[i + 1..] {
+            if a.words != b.words {
+                // A two-word row's prefix sets bit 31 (checked below).
+                continue;
+            }
             let common = a.mask & b.mask;
             if a.value & common != b.value & common {
                 continue;
@@ -49,6 +53,22 @@ fn no_two_rows_can_match_the_same_word_but_the_carve_outs() {
             );
         }
     }
+    // A two-word row's prefix (bit 31 set) may share its low bits only with solo rows, which
+    // can never start a pair: the decoder tells it from a bundle by that.
+    for wide in INSTRUCTIONS.iter().filter(|row| row.words == 2) {
+        for row in INSTRUCTIONS.iter().filter(|row| row.words == 1) {
+            let common = wide.mask & row.mask;
+            if wide.value & common == row.value & common {
+                assert_eq!(
+                    row.co_issue,
+                    crate::table::CoIssue::Solo,
+                    "{:?}'s prefix could start a pair as {:?}",
+                    wide.opcode,
+                    row.opcode
+                );
+            }
+        }
+    }
     for &(specific, general) in CARVE_OUTS {
         let word = specific.desc().value;
         assert_eq!(emit::find_row(word).map(|r| r.opcode), Some(specific));
@@ -59,13 +79,14 @@ fn no_two_rows_can_match_the_same_word_but_the_carve_outs() {
 #[test]
 fn operand_fields_do_not_overlap() {
     for row in INSTRUCTIONS {
-        let mut used = 0u32;
+        let mut used = 0u64;
         for operand in row.operands {
-            let mask = operand.field.instruction_mask();
+            let mask = operand.field.encoding_mask();
             assert_eq!(used & mask, 0, "{:?}", row.opcode);
-            assert_eq!(mask >> 31, 0, "{:?} uses the co-issue bit", row.opcode);
+            assert_eq!(mask >> 31 & 1, 0, "{:?} uses the co-issue bit", row.opcode);
             used |= mask;
         }
+        assert_eq!(row.words == 2, used >> 32 != 0, "{:?}", row.opcode);
     }
 }
 

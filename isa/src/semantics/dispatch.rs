@@ -396,6 +396,7 @@ pub(super) fn dispatch<E: ExecEnv>(
         DelayXpic => supervisor::delayxpic(inst, flow),
         SendPic => supervisor::sendpic(inst, flow),
         SendOff => supervisor::sendoff(inst, flow),
+        SendPicP => supervisor::sendpicp(inst, flow),
         Ld64putcs => supervisor::ldputcs::<E, 8>(inst, ctx, env)?,
         Ld128putcs => supervisor::ldputcs::<E, 16>(inst, ctx, env)?,
     }

@@ -96,6 +96,16 @@ pub enum Effect {
         words: u32,
         control: IncomingControl,
     },
+    /// `sendpicp`: a `send` of `words` words (or 64-bit items) from `address` with send
+    /// control `mode` (0: nothing goes out), with the XPIC setting `source` and the PIC setting
+    /// `pic` applied at its first word.
+    SendControls {
+        address: u32,
+        words: u32,
+        mode: u32,
+        source: IncomingControl,
+        pic: IncomingControl,
+    },
     /// `sendoff`: `words` more words of the outgoing stream, from where the last `send`,
     /// `sendpic` or `sendoff` left off plus `delta` words (or 64-bit items), with send control
     /// `mode`.

@@ -126,6 +126,30 @@ pub(super) fn sendpic(inst: &Inst, flow: &mut Flow) {
     };
 }
 
+/// `sendpicp count, address, mode, xpic, selector, value`: a `send` (the stream restarts at the
+/// address; mode 0 sends nothing and only applies the controls) with an XPIC setting (the
+/// inline word's 14 bits as `delayxpic`'s stream bit and source [A]) and a PIC setting at its
+/// first word.
+pub(super) fn sendpicp(inst: &Inst, flow: &mut Flow) {
+    let mode = inst.imm(2);
+    let address = if mode & crate::fabric::ITEMS_64 != 0 {
+        inst.imm(1).wrapping_mul(2)
+    } else {
+        inst.imm(1)
+    };
+    let xpic = inst.imm(3);
+    flow.effect = Effect::SendControls {
+        address,
+        words: inst.imm(0) + 1,
+        mode,
+        source: IncomingControl::Source {
+            paired: xpic & 0x2000 != 0,
+            value: xpic & 0x1fff,
+        },
+        pic: pic(inst.imm(4), inst.imm(5)),
+    };
+}
+
 /// `sendoff count, delta, mode`.
 pub(super) fn sendoff(inst: &Inst, flow: &mut Flow) {
     flow.effect = Effect::SendOn {

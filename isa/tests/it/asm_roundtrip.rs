@@ -42,7 +42,19 @@ fn named(inst: &Inst) -> Inst {
 
 /// The words `insts` assemble to: each one's own, or for an alias the named row's.
 fn named_words(insts: &[Inst]) -> Vec<u32> {
-    insts.iter().map(|i| encode(&named(i)).unwrap()).collect()
+    insts
+        .iter()
+        .flat_map(|i| encode_bundle(&Bundle::single(named(i))).unwrap())
+        .collect()
+}
+
+/// The one instruction of a decoded single-instruction bundle (a two-word row's too).
+fn decode_one(words: &[u32]) -> Result<Inst, DecodeError> {
+    let (bundle, _) = decode_bundle(words)?;
+    Ok(bundle
+        .main
+        .or(bundle.aux)
+        .expect("a decoded bundle holds an instruction"))
 }
 
 /// Whether `word` of `inst` is a carve-out's (`inst::CARVE_OUTS`): the word of the specific row
@@ -54,9 +66,10 @@ fn carved_out(inst: &Inst, word: u32) -> bool {
 }
 
 fn check_inst(inst: &Inst) -> Result<(), String> {
-    let word = encode(inst).map_err(|e| format!("{inst:?}: {e}"))?;
+    let encoded = encode_bundle(&Bundle::single(*inst)).map_err(|e| format!("{inst:?}: {e}"))?;
+    let word = encoded[0];
     let canonical = named(inst);
-    match decode(word) {
+    match decode_one(&encoded) {
         Ok(decoded) if canonical == *inst && decoded == *inst => {}
         Ok(decoded) if carved_out(inst, word) && encode(&decoded) == Ok(word) => {}
         Err(DecodeError::Alias { named, row, .. })
@@ -65,10 +78,11 @@ fn check_inst(inst: &Inst) -> Result<(), String> {
     }
     let text = format_inst(inst);
     let words = assemble_words(&text)?;
-    let expected = encode(&canonical).map_err(|e| format!("{canonical:?}: {e}"))?;
-    if words != [expected] {
+    let expected =
+        encode_bundle(&Bundle::single(canonical)).map_err(|e| format!("{canonical:?}: {e}"))?;
+    if words != expected {
         return Err(format!(
-            "`{text}` assembled to {words:08x?}, expected {expected:08x}"
+            "`{text}` assembled to {words:08x?}, expected {expected:08x?}"
         ));
     }
     let parsed = parse_bundle(&text).map_err(|e| format!("{text}: {e}"))?;
@@ -84,7 +98,14 @@ const PATTERNS: [[u32; MAX_OPERANDS]; 5] = [
     [u32::MAX; MAX_OPERANDS],
     [0x5555_5555; MAX_OPERANDS],
     [0xaaaa_aaaa; MAX_OPERANDS],
-    [0x7fff_ffff, 0x8000_0000, 3, 0x0000_ffff, 0x1234_5678],
+    [
+        0x7fff_ffff,
+        0x8000_0000,
+        3,
+        0x0000_ffff,
+        0x1234_5678,
+        0x0f0f_0f0f,
+    ],
 ];
 
 #[test]
@@ -126,11 +147,12 @@ fn every_decodable_word_of_every_row_has_text_naming_its_row() {
                     let mut raws = *fixed;
                     raws[index] = raw;
                     let inst = make_inst(row, &raws);
-                    let Ok(word) = encode(&inst) else {
+                    let Ok(encoded) = encode_bundle(&Bundle::single(inst)) else {
                         continue; // not a valid operand combination (e.g. an odd pair)
                     };
+                    let word = encoded[0];
                     let canonical = named(&inst);
-                    let expected = match decode(word) {
+                    let expected = match decode_one(&encoded) {
                         Ok(decoded) if carved_out(&inst, word) => {
                             assert_eq!(encode(&decoded), Ok(word), "{word:#010x}");
                             inst
@@ -183,8 +205,11 @@ fn the_fuzzers_min_alias_assembles_to_the_signed_row() {
 
 #[test]
 fn every_row_in_one_program() {
+    // Two-word rows need 8-byte alignment (hardware_words_assemble_and_decode_as_on_the_chip
+    // places them).
     let insts: Vec<Inst> = INSTRUCTIONS
         .iter()
+        .filter(|row| row.words == 1)
         .map(|row| make_inst(row, &PATTERNS[4]))
         .collect();
     let text: String = insts
@@ -296,7 +321,7 @@ fn kernel_disassembly_reassembles_to_the_same_bytes() {
 }
 
 fn raws() -> impl Strategy<Value = [u32; MAX_OPERANDS]> {
-    prop::array::uniform5(any::<u32>())
+    prop::array::uniform6(any::<u32>())
 }
 
 /// A small alphabet that hits the interesting lexer and parser paths often.
@@ -515,6 +540,34 @@ fn hardware_words_assemble_and_decode_as_on_the_chip() {
         ("sans 0", 0x40c0_0000),
         ("trap 0", 0x4180_1000),
     ];
+    // `sendpicp`, two words: the SDK's example row (§1.1: `f54a0109 19015000`, 43 words from
+    // 0x50084 in direction 1, XPIC 0x640 and the PIC pointer 0x15000), and the fields at their
+    // extremes.
+    let pairs = [
+        (
+            "sendpicp 42, 0x50084, 1, 1600, 0, 0x15000",
+            [0xf54a_0109u32, 0x1901_5000],
+        ),
+        (
+            "sendpicp 63, 0xffffc, 7, 0x3fff, 1, 0x3ffff",
+            [0xffff_ffff, 0xffff_ffff],
+        ),
+        ("sendpicp 0, 0x0, 0, 0, 0, 0", [0xf000_0000, 0]),
+    ];
+    for (text, pair) in pairs {
+        let object = assemble_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let bytes = &object.sections[0].bytes;
+        let got: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(got, pair, "`{text}`");
+        let (bundle, used) = decode_bundle(&pair).unwrap_or_else(|e| panic!("{pair:x?}: {e}"));
+        assert_eq!(used, 2);
+        assert_eq!(bundle.size(), 8);
+        assert_eq!(format_bundle(&bundle), text, "{pair:x?}");
+        assert!(decode_bundle(&pair[..1]).is_err(), "one word of two");
+    }
     for (text, word) in words {
         let object = assemble_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         let bytes = &object.sections[0].bytes;

@@ -75,6 +75,9 @@ pub enum SupervisorStatus {
     Halted,
 }
 
+/// An exchange CSR write: its index and value.
+type ExchangeCsr = (u8, u32);
+
 /// The decoded bundle at `pc` of tile `tile`'s code, or the error a fetch there raises.
 #[inline]
 fn fetch(
@@ -740,9 +743,10 @@ impl Tile {
             }
             self.load_pending |= decoded.load_writes_m;
         }
-        let (mut csr_write, mut send) = (None, None);
-        // Cycles a mux selection leads the words it is for (a timed XPIC control).
-        let mut lead = 0;
+        // Exchange CSR writes (at most two: `sendpicp`'s XPIC and PIC), each with the cycles it
+        // leads the words it is for (a timed XPIC control), and the words sent.
+        let mut csr_writes: [Option<(ExchangeCsr, u64)>; 2] = [None, None];
+        let mut send = None;
         match outcome.effect {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {
@@ -827,11 +831,27 @@ impl Tile {
                     decoded,
                     cycle,
                 )?;
-                csr_write = Some(
+                csr_writes[0] = Some((
                     self.incoming_csr(control)
                         .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
-                );
-                lead = self.control_lead(control);
+                    self.control_lead(control),
+                ));
+                send = Some((address, words, mode));
+            }
+            Effect::SendControls {
+                address,
+                words,
+                mode,
+                source,
+                pic,
+            } => {
+                for (slot, control) in csr_writes.iter_mut().zip([source, pic]) {
+                    *slot = Some((
+                        self.incoming_csr(control)
+                            .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
+                        self.control_lead(control),
+                    ));
+                }
                 send = Some((address, words, mode));
             }
             Effect::SendOn { words, delta, mode } => {
@@ -857,17 +877,17 @@ impl Tile {
                     next = next.max(cycle + events as u64 - 1);
                 } else {
                     self.timed_wait = false;
-                    csr_write = Some(
+                    csr_writes[0] = Some((
                         self.incoming_csr(control)
                             .map_err(|kind| self.trap(CONTEXT, pc, decoded, cycle, kind.into()))?,
-                    );
-                    lead = self.control_lead(control);
+                        self.control_lead(control),
+                    ));
                 }
             }
             Effect::Delay { cycles } => next = next.max(cycle + cycles as u64),
             Effect::CsrWritten { index, value } => {
                 if index >= EXCHANGE_CSR_FIRST {
-                    csr_write = Some((index, value));
+                    csr_writes[0] = Some(((index, value), 0));
                 }
             }
         }
@@ -888,7 +908,7 @@ impl Tile {
             next = next.max(cycle + words as u64);
         }
         // An exchange CSR written by a `put` or by a timed control standing for one.
-        if let Some((index, value)) = csr_write {
+        for ((index, value), lead) in csr_writes.into_iter().flatten() {
             let written = self.port.write_csr(
                 index,
                 value,

@@ -122,6 +122,7 @@ impl Tile {
             | Effect::Delay { .. }
             | Effect::TimedControl { .. }
             | Effect::SendControl { .. }
+            | Effect::SendControls { .. }
             | Effect::SendOn { .. }
             | Effect::CsrWritten { .. }) => {
                 // The table restricts these effects to the supervisor.

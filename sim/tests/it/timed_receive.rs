@@ -258,6 +258,31 @@ fn sendoff_continues_the_outgoing_stream() {
     );
 }
 
+/// `sendpicp` (two words) applies an XPIC and a PIC setting at its first word and restarts the
+/// outgoing stream: with send control 0 it only receives (the SDK's receiver-only event), with 3
+/// it also sends. Tile 1 takes tile 0's eight words with one `sendpicp` at R + 1 that sends
+/// nothing, then with one that also sends its own `buf` to tile 2.
+#[test]
+fn sendpicp_sets_both_controls_and_restarts_the_stream() {
+    let receiver = "    sync TEXCH_SYNCZONE_INTERNAL\n    .balign 8\n    sendpicp 0, buf, 0, 0, 0, RBUF_W\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let report = run_with_rbuf(&machine("small"), &[(&[1], receiver), (&[0], SEND_EIGHT)]).unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF, "receiver-only sendpicp");
+    // Tile 1 receives tile 0's words and, from R + 2, sends its own `buf` to tile 2 with the
+    // same controls: both receivers get all of `buf`.
+    let both = "    sync TEXCH_SYNCZONE_INTERNAL\n    .balign 8\n    sendpicp 7, buf, 3, 0, 0, RBUF_W\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let last = format!(
+        "{}    sync TEXCH_SYNCZONE_INTERNAL\n    delay 60\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+        listen(2)
+    );
+    let report = run_with_rbuf(
+        &machine("small"),
+        &[(&[1], both), (&[0], SEND_EIGHT), (&[2], &last)],
+    )
+    .unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF, "tile 1 from tile 0");
+    assert_eq!(&rbuf_of(&report, 2)[..8], &BUF, "tile 2 from tile 1");
+}
+
 /// A `send` that reads the memory element the supervisor fetches its code from (within 64 bytes
 /// of look-ahead) raises `TEXCPT_CONFLICT` on the hardware (osmarks/ipu-stack's BRINGUP.md, run
 /// on a C600): here it stops with E-TRAP-014, naming the address and the element.

@@ -341,7 +341,7 @@ impl<'a> Builder<'a, '_> {
         if let Some(context) = context {
             self.layout.sections[section].contexts.insert(context);
         }
-        if let Some(offset) = self.reserve(section, 4 * insts.len() as u64, loc) {
+        if let Some(offset) = self.reserve(section, code_bytes(insts), loc) {
             self.layout.items.push(Item {
                 section,
                 offset,
@@ -354,7 +354,8 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// Under `.allow_optimizations`: one `nop` before `insts` where they hold an `rpt` whose
-    /// body (the address after them) would not be 8-byte aligned.
+    /// body (the address after them) would not be 8-byte aligned, or a two-word instruction
+    /// (`sendpicp`) that would not be.
     fn align_repeat_body(
         &mut self,
         section: usize,
@@ -364,9 +365,14 @@ impl<'a> Builder<'a, '_> {
         loc: Loc,
     ) {
         let s = &self.layout.sections[section];
-        let body = s.size + 4 * insts.len() as u64;
+        let body = s.size + code_bytes(insts);
         let repeat = insts.iter().any(|i| i.mnemonic == "rpt");
-        if !repeat || !s.has_code || !s.size.is_multiple_of(4) || body.is_multiple_of(8) {
+        let misaligned = if repeat {
+            !body.is_multiple_of(8)
+        } else {
+            two_words(insts) && !s.size.is_multiple_of(8)
+        };
+        if !misaligned || !s.has_code || !s.size.is_multiple_of(4) {
             return;
         }
         self.pad(section, file, pos, (0, 1), loc);
@@ -533,5 +539,24 @@ impl<'a> Builder<'a, '_> {
                 }
             }
         }
+    }
+}
+
+/// Whether `insts` is one two-word instruction (`sendpicp`: its rows have an inline word).
+fn two_words(insts: &[InstStmt]) -> bool {
+    match insts {
+        [only] => crate::inst::rows_named(&only.mnemonic)
+            .iter()
+            .any(|row| row.words == 2),
+        _ => false,
+    }
+}
+
+/// The bytes `insts` take: 4 a word, 8 for a two-word instruction.
+fn code_bytes(insts: &[InstStmt]) -> u64 {
+    if two_words(insts) {
+        8
+    } else {
+        4 * insts.len() as u64
     }
 }
