@@ -298,3 +298,61 @@ fn a_send_from_the_code_element_is_an_exchange_conflict() {
         "{message}"
     );
 }
+
+/// osmarks/ipu-stack's bring-up multicast on a C600 (BRINGUP.md@4496cf6): physical tile 0 sends
+/// one stream (`sctl` 3, both directions) that physical tiles 32 and 53 both receive. Each
+/// receiver selects the sender at its own send + T(0, d) + 1 (T = −4 and −23): both take every
+/// word, and one event late loses the first. The words land at send + 49 and send + 30 here, 19
+/// cycles apart; the chip's worker-sampled intervals put receiver 32 18–24 cycles after
+/// receiver 53 at every size from 1 to 4,148 words (in steps of 6), so the two agree.
+#[test]
+fn the_bring_up_multicast_reaches_both_receivers_as_on_the_chip() {
+    use tessera_isa::fabric::{logical, route_latency, route_time};
+    let machine = machine("ipu21");
+    let sender = logical(0).unwrap();
+    let (near, far) = (logical(53).unwrap(), logical(32).unwrap());
+    assert_eq!(
+        (route_time(0, 32), route_time(0, 53)),
+        (-4, -23),
+        "the route times the rows use"
+    );
+    let gap = route_latency(0, 32) - route_latency(0, 53);
+    assert!((18..=24).contains(&gap), "{gap}");
+    // The sender's first word goes out at event 112.
+    let send = "    sync TEXCH_SYNCZONE_INTERNAL\n    delay 111\n    send 7, buf, 3\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let receive = |xpic_event: i64| {
+        format!(
+            "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic {}, 0, 0\n    delay 300\n    sync TEXCH_SYNCZONE_INTERNAL\n",
+            xpic_event - 1
+        )
+    };
+    for late in [0, 1] {
+        let (on_near, on_far) = (
+            receive(112 + route_time(0, 53) + 1 + late),
+            receive(112 + route_time(0, 32) + 1 + late),
+        );
+        let report = run_with_rbuf(
+            &machine,
+            &[(&[near], &on_near), (&[far], &on_far), (&[sender], send)],
+        )
+        .unwrap();
+        let mut tiles = [sender, near, far];
+        tiles.sort_unstable();
+        let position = |tile: u32| tiles.iter().position(|&t| t == tile).unwrap();
+        let expected: &[u32] = if late == 0 {
+            &BUF
+        } else {
+            &[BUF[1], BUF[2], BUF[3], BUF[4], BUF[5], BUF[6], BUF[7], 0]
+        };
+        assert_eq!(
+            &rbuf_of(&report, position(near))[..8],
+            expected,
+            "53, late {late}"
+        );
+        assert_eq!(
+            &rbuf_of(&report, position(far))[..8],
+            expected,
+            "32, late {late}"
+        );
+    }
+}
