@@ -115,6 +115,15 @@ pub enum SimError {
         address: u32,
         fault: MemoryFault,
     },
+    #[error("E-SIM-017 exchange: tile {receiver} receives a word from tile {sender} at cycle {cycle} into {address:#x}, in memory element {element}, which its supervisor fetches its instructions from (at {fetch:#x}): the hardware's receive error CLASH_IFETCH")]
+    ExchangeFetchClash {
+        receiver: u32,
+        sender: u32,
+        cycle: u64,
+        address: u32,
+        element: u32,
+        fetch: u32,
+    },
     #[error("E-SIM-010 exchange: tile {receiver}'s paired receive of tile {sender}'s words at cycle {cycle}: {detail}")]
     ExchangePaired {
         receiver: u32,

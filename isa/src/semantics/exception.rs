@@ -158,7 +158,7 @@ impl ReceiveError {
             ReceiveError::None => "a receive that went right",
             ReceiveError::ClashInstr => "not modelled",
             ReceiveError::ClashIfetch => {
-                "not modelled in the simulator; the compiler keeps received buffers off the supervisor program's memory elements"
+                "a received word in the memory element of the supervisor's PC (or PC + 64) stops the run (E-SIM-017); the compiler keeps received buffers off the supervisor program's memory elements"
             }
             ReceiveError::Addr => {
                 "a received word outside tile memory or into code stops the run (E-SIM-009)"

@@ -112,9 +112,10 @@
 //! A `send` (or `sendpic`) that reads a word in a memory element the supervisor fetches its code
 //! from (the element of its PC or of PC + 64, the look-ahead osmarks/ipu-stack keeps clear)
 //! traps with E-TRAP-014, as the hardware raises `TEXCPT_CONFLICT` (ipu-stack's BRINGUP.md, run
-//! on a C600; docs/reference/hardware-ipu-stack.md §1.6). A received word in the fetch element
-//! (the receive error `CLASH_IFETCH`) and a send and a receive sharing an element are not
-//! modelled; the compiler keeps every exchanged buffer off the program's elements anyway.
+//! on a C600; docs/reference/hardware-ipu-stack.md §1.6). A word received into such an element
+//! while the supervisor runs is the receive error `CLASH_IFETCH` and stops the run (E-SIM-017).
+//! A send and a receive sharing an element are not modelled; the compiler keeps every exchanged
+//! buffer off the program's elements anyway.
 //!
 //! # Unheard words \[S\]
 //! A word that no tile accepts, because no tile listens to its sender at the cycle it arrives

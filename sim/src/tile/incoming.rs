@@ -10,6 +10,7 @@
 //! their capacity from phase to phase.
 
 use std::collections::VecDeque;
+use tessera_isa::fabric::FETCH_LOOKAHEAD_BYTES;
 
 use super::watch::WriteWatch;
 use super::OutgoingWord;
@@ -162,6 +163,9 @@ struct Sink<'a> {
     memory: &'a mut TileMemory,
     watch: &'a mut WriteWatch,
     me: u32,
+    /// The supervisor's PC, whose memory element (and that of PC + 64) a received word must
+    /// not be written to; `None` once it has halted.
+    fetch: Option<u32>,
 }
 
 /// The receive side of one tile's exchange interface.
@@ -473,6 +477,26 @@ impl IncomingPort {
         word: u32,
     ) -> Result<(), SimError> {
         let address = self.base.wrapping_add(self.pointer).wrapping_add(offset);
+        if let Some(fetch) = sink.fetch {
+            let layout = sink.memory.layout();
+            let fetched = [
+                layout.element_of(fetch),
+                layout.element_of(fetch.saturating_add(FETCH_LOOKAHEAD_BYTES)),
+            ];
+            if let Some(element) = layout
+                .element_of(address)
+                .filter(|e| fetched.contains(&Some(*e)))
+            {
+                return Err(SimError::ExchangeFetchClash {
+                    receiver: sink.me,
+                    sender,
+                    cycle,
+                    address,
+                    element: element.index(),
+                    fetch,
+                });
+            }
+        }
         sink.memory
             .write(address, &word.to_le_bytes())
             .map_err(|fault| SimError::ExchangeReceive {
@@ -502,17 +526,24 @@ impl IncomingPort {
         });
     }
 
-    /// Delivers the words arriving at `cycle` (the next arrival) into `memory`.
+    /// Delivers the words arriving at `cycle` (the next arrival) into `memory`; `fetch` is the
+    /// supervisor's PC (`None` once it has halted): a word written into its memory element is the
+    /// hardware's receive error `CLASH_IFETCH` (E-SIM-017).
     pub fn deliver(
         &mut self,
         cycle: u64,
         view: &ExchangeView,
-        memory: &mut TileMemory,
-        watch: &mut WriteWatch,
+        (memory, watch): (&mut TileMemory, &mut WriteWatch),
         me: u32,
+        fetch: Option<u32>,
     ) -> Result<(), SimError> {
         self.apply_pending(cycle, view, me);
-        let sink = &mut Sink { memory, watch, me };
+        let sink = &mut Sink {
+            memory,
+            watch,
+            me,
+            fetch,
+        };
         let received = self.bytes_received;
         // A word whose send control does not name the direction towards this tile arrives with
         // nothing for it: the mux moves past it and nothing is written.

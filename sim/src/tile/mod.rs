@@ -59,8 +59,14 @@ pub const HOST_RETURN_ADDRESS: u32 = 0;
 
 /// `sync` zones the simulator models. [S] numbering
 pub mod sync_zone {
+    /// ANS: what tiles with no part in an exchange phase run after `sans 0` on the hardware
+    /// (docs/reference/hardware-ipu-stack.md §1.1); here it joins the chip-wide barrier as
+    /// `sync 3` does, which is what lets the phase's active tiles go on [A].
+    pub const ANS: u32 = 1;
     pub const LOCAL: u32 = 2;
     pub const INTERNAL: u32 = 3;
+    /// "All": the hardware's zone around host operations; here the chip-wide barrier [A].
+    pub const ALL: u32 = 7;
 }
 
 /// What the supervisor is doing.
@@ -511,8 +517,14 @@ impl Tile {
                     self.cycle = self.cycle.max(limit);
                     return Ok(TileStatus::CycleLimit);
                 }
-                self.port
-                    .deliver(arrival, view, &mut self.memory, &mut self.watch, self.id)?;
+                let fetch = (self.status != SupervisorStatus::Halted).then_some(self.supervisor.pc);
+                self.port.deliver(
+                    arrival,
+                    view,
+                    (&mut self.memory, &mut self.watch),
+                    self.id,
+                    fetch,
+                )?;
                 continue;
             }
             if next == u64::MAX {
@@ -803,7 +815,7 @@ impl Tile {
                         next = next.max(cycle + stalls.sync as u64);
                     }
                 }
-                sync_zone::INTERNAL => {
+                sync_zone::INTERNAL | sync_zone::ANS | sync_zone::ALL => {
                     self.status = SupervisorStatus::WaitingGlobalSync;
                     self.global_sync_at = cycle;
                 }
@@ -814,7 +826,7 @@ impl Tile {
                         decoded,
                         cycle,
                         Trap::unmodelled(format!(
-                            "sync zone {other} (modelled: 2 local, 3 internal)"
+                            "sync zone {other} (modelled: 1 ANS, 2 local, 3 internal, 7 all; the hardware's 0 waits on $INCOMING_DCOUNT and 15 on the host)"
                         )),
                     ));
                 }

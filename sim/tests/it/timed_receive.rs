@@ -356,3 +356,83 @@ fn the_bring_up_multicast_reaches_both_receivers_as_on_the_chip() {
         );
     }
 }
+
+/// The hardware's phase protocol: tiles with no part in an exchange phase run `sans 0; sync 1`
+/// (ANS) where the active ones run `sync 3`, and all of them pass the phase together; zone 7
+/// ("all") is the same barrier here. Zones 0 (receive) and 15 (host) are refused as unmodelled.
+#[test]
+fn idle_tiles_pass_a_phase_with_sans_and_the_ans_zone() {
+    let idle = "    sans 0\n    sync 1\n    sans 0\n    sync 7\n";
+    let receiver = "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, RBUF_W\n    delayxpic 22, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n";
+    let report = run_with_rbuf(
+        &machine("small"),
+        &[(&[1], receiver), (&[0], SEND_EIGHT), (&[2, 3], idle)],
+    )
+    .unwrap();
+    assert_eq!(&rbuf_of(&report, 1)[..8], &BUF);
+    assert_eq!(report.supersteps, 2, "both barriers, idle tiles included");
+    // An idle tile that comes late holds the phase back: the barrier waits for its `sync 1`.
+    let late = format!("    delay 300\n{idle}");
+    let held = run_with_rbuf(
+        &machine("small"),
+        &[(&[1], receiver), (&[0], SEND_EIGHT), (&[2, 3], &late)],
+    )
+    .unwrap();
+    assert!(
+        held.total_cycles >= report.total_cycles + 300,
+        "{} against {}",
+        held.total_cycles,
+        report.total_cycles
+    );
+    assert_eq!(&rbuf_of(&held, 1)[..8], &BUF);
+    for zone in [0, 15] {
+        let text = format!("    sync {zone}\n");
+        let err = run_with_rbuf(&machine("small"), &[(&[0], &text)]).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("sync zone {zone}")),
+            "{err}"
+        );
+    }
+}
+
+/// A word received into the memory element the receiver's supervisor fetches its instructions
+/// from is the hardware's receive error `CLASH_IFETCH` (docs/reference/hardware-ipu-stack.md
+/// §1.6: send, receive and fetch must not share a 16 KiB element): E-SIM-017, naming the
+/// address, the element and the fetch address. The same receive into another element is fine.
+#[test]
+fn a_receive_into_the_code_element_is_a_fetch_clash() {
+    let machine = machine("small");
+    let receiver = |pointer: &str| {
+        program(&format!(
+            "    sync TEXCH_SYNCZONE_INTERNAL\n    delaypic 0, 0, {pointer}\n    delayxpic 22, 0, 0\n    delay 40\n    sync TEXCH_SYNCZONE_INTERNAL\n    br $m10\n    .section .data.near\n    .align 8\nnear:\n    .space 32\n"
+        ))
+    };
+    // Find `near`'s address (the same in both texts: the operand does not change the layout).
+    let first = super::chip_exchange::group_image(
+        &machine,
+        &[(&[1], receiver("0")), (&[0], program(SEND_EIGHT))],
+    );
+    let near = first.symbol(1, "near").expect("near") / 4;
+    let err = super::chip_exchange::run_groups(
+        &machine,
+        &[
+            (&[1], receiver(&near.to_string())),
+            (&[0], program(SEND_EIGHT)),
+        ],
+    )
+    .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("E-SIM-017") && message.contains("CLASH_IFETCH"),
+        "{message}"
+    );
+    let rbuf = first.symbol(1, "rbuf").expect("rbuf") / 4;
+    super::chip_exchange::run_groups(
+        &machine,
+        &[
+            (&[1], receiver(&rbuf.to_string())),
+            (&[0], program(SEND_EIGHT)),
+        ],
+    )
+    .unwrap();
+}
