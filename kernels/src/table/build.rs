@@ -143,21 +143,14 @@ impl KernelParams {
     /// The case of the table-driven kernels, whose constructors validate.
     pub(super) fn build_checked(&self) -> Result<Case, String> {
         match self {
-            KernelParams::CopyRuns {
-                runs,
-                outer,
-                src_stride,
-                dst_stride,
-                granule,
-                slots,
-            } => crate::movement::copy_runs_case(&crate::movement::CopyRunsSpec {
-                runs: runs.to_vec(),
-                outer: *outer,
-                src_stride: *src_stride,
-                dst_stride: *dst_stride,
-                granule: *granule,
-                distinct: slots.is_some(),
-            })
+            KernelParams::CopyRuns { slots, .. } => {
+                let spec = self.copy_spec().expect("a copy");
+                if crate::movement::copy_runs_on_supervisor(&spec) {
+                    crate::movement::copy_runs_sup_case(&spec)
+                } else {
+                    crate::movement::copy_runs_case(&spec)
+                }
+            }
             .map_err(|e| e.to_string())
             .and_then(|mut case| {
                 if let Some((src, dst)) = *slots {

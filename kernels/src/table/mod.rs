@@ -47,6 +47,7 @@ pub enum KernelId {
     CastF16Fp8Panels,
     PanelizeFp8,
     CopyRuns,
+    CopyRunsSup,
     GatherElements,
     Transpose4x4F16,
     CastF32F16,
@@ -76,6 +77,7 @@ impl KernelId {
         KernelId::GemmFp8,
         KernelId::GemmF16,
         KernelId::CopyRuns,
+        KernelId::CopyRunsSup,
         KernelId::GatherElements,
         KernelId::Transpose4x4F16,
         KernelId::CastF32F16,
@@ -114,6 +116,7 @@ impl KernelId {
             KernelId::CastF16Fp8Panels => &CastPanels,
             KernelId::PanelizeFp8 => &crate::panelize::PANELIZE_FP8,
             KernelId::CopyRuns => &crate::movement::CopyRuns,
+            KernelId::CopyRunsSup => &crate::movement::CopyRunsSup,
             KernelId::GatherElements => &crate::movement::GatherElements,
             KernelId::Transpose4x4F16 => &crate::movement::Transpose4x4F16,
             KernelId::CastF32F16 => &crate::convert::CastF32F16,
@@ -360,7 +363,12 @@ impl KernelParams {
                 ElementOut::F16 => KernelId::GeluF16,
                 ElementOut::Fp8(_) => KernelId::GeluFp8,
             },
-            KernelParams::CopyRuns { .. } => KernelId::CopyRuns,
+            KernelParams::CopyRuns { .. } => match self.copy_spec() {
+                Some(spec) if crate::movement::copy_runs_on_supervisor(&spec) => {
+                    KernelId::CopyRunsSup
+                }
+                Some(_) | None => KernelId::CopyRuns,
+            },
             KernelParams::Gather { .. } => KernelId::GatherElements,
             KernelParams::Transpose4 { .. } => KernelId::Transpose4x4F16,
             KernelParams::CastF32F16 { .. } => KernelId::CastF32F16,
@@ -370,6 +378,30 @@ impl KernelParams {
 
     pub fn kernel(&self) -> &'static dyn Kernel {
         self.id().kernel()
+    }
+
+    /// The `copy_runs` spec of a [`KernelParams::CopyRuns`] call, which runs on the workers
+    /// (`copy_runs`) or, where its estimate is lower, on the supervisor (`copy_runs_sup`).
+    pub fn copy_spec(&self) -> Option<crate::movement::CopyRunsSpec> {
+        let KernelParams::CopyRuns {
+            runs,
+            outer,
+            src_stride,
+            dst_stride,
+            granule,
+            slots,
+        } = self
+        else {
+            return None;
+        };
+        Some(crate::movement::CopyRunsSpec {
+            runs: runs.to_vec(),
+            outer: *outer,
+            src_stride: *src_stride,
+            dst_stride: *dst_stride,
+            granule: *granule,
+            distinct: slots.is_some(),
+        })
     }
 
     /// The `gather_elements` spec of a [`KernelParams::Gather`] call.
@@ -648,11 +680,18 @@ impl KernelParams {
         };
         match self {
             KernelParams::CopyRuns { .. } => {
-                let (outer, dst_stride) = (case.word(4) as u64, case.word(6) as u64);
                 let table = words("table");
-                for o in 0..outer {
+                if self.id() == KernelId::CopyRunsSup {
+                    // One entry an item: (src, dst offset, words).
                     for entry in table.chunks_exact(3) {
-                        mark(o * dst_stride + entry[1] as u64, entry[2] as u64);
+                        mark(entry[1] as u64, 4 * entry[2] as u64);
+                    }
+                } else {
+                    let (outer, dst_stride) = (case.word(4) as u64, case.word(6) as u64);
+                    for o in 0..outer {
+                        for entry in table.chunks_exact(3) {
+                            mark(o * dst_stride + entry[1] as u64, entry[2] as u64);
+                        }
                     }
                 }
             }

@@ -5,6 +5,7 @@
 mod cases;
 mod constructor;
 mod cost;
+mod sup;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,9 @@ use cost::estimate;
 use table::Table;
 
 pub use constructor::{compiler_case, compiler_estimate};
+pub use sup::{
+    compiler_case as sup_compiler_case, compiler_estimate_sup, prefers_supervisor, CopyRunsSup,
+};
 pub use table::{copy_runs_reference, CopyRunsSpec, Granule, Run, RunSource};
 
 pub struct CopyRuns;
