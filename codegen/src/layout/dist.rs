@@ -313,6 +313,33 @@ impl Distribution {
         Distribution::new(shape, bounds, self.tiles.clone())
     }
 
+    /// As [`Distribution::with_trailing`], but the dimensions from `keep` on may be split: the
+    /// tiles of every block that differs only there hold the one new block (replicas). The
+    /// operand of an op whose result's columns are split but which reads whole rows of it
+    /// (an attention combine's statistics, the same on every column block of a row).
+    pub fn with_trailing_replicated(
+        &self,
+        keep: usize,
+        trailing: &[u32],
+    ) -> Result<Distribution, LayoutError> {
+        if keep > self.rank() {
+            return Err(LayoutError::Rank { rank: keep });
+        }
+        let mut shape = self.shape[..keep].to_vec();
+        shape.extend_from_slice(trailing);
+        let mut bounds = self.bounds[..keep].to_vec();
+        bounds.extend(trailing.iter().map(|&e| vec![0, e]));
+        // Blocks are numbered row-major (`block_coords`): the old blocks of new block `o` are
+        // `o · inner .. (o + 1) · inner`.
+        let inner: usize = self.bounds[keep..].iter().map(|b| b.len() - 1).product();
+        let tiles = self
+            .tiles
+            .chunks(inner.max(1))
+            .map(|group| group.iter().flatten().copied().collect())
+            .collect();
+        Distribution::new(shape, bounds, tiles)
+    }
+
     /// The same blocks on the same tiles over a value with one more dimension, `extent` long
     /// and whole, inserted at `at`: the operand of an op that reduces that dimension away.
     pub fn with_whole_dim(&self, at: usize, extent: u32) -> Result<Distribution, LayoutError> {

@@ -371,7 +371,11 @@ impl Checker<'_> {
                     (
                         "stats",
                         s,
-                        node.layout.dist.with_trailing(last, &[c, 2]).ok(),
+                        // A row's statistics whole on each of its column blocks.
+                        node.layout
+                            .dist
+                            .with_trailing_replicated(last, &[c, 2])
+                            .ok(),
                     ),
                 ];
                 for (what, x, want) in wants {

@@ -703,14 +703,17 @@ pub fn strategies(
             // (rows of whole 16-column blocks), so a sender's rows for one tile are one run.
             let pd = value_dims(graph, *parts);
             let blocks = pd[pd.len() - 3];
+            // Whole rows, or rows × column blocks where the rows alone leave tiles idle (the
+            // pooling head: a few rows of the hidden width); a row's statistics go whole to each
+            // of its column blocks.
             let mut dists: Vec<(String, StrategyKind, Distribution)> = Vec::new();
-            for d in row_spreads(ctx, &shape, Spread::WholeRows) {
+            for d in row_spreads(ctx, &shape, Spread::Elements) {
                 dists.push((spread_label(&d), StrategyKind::Rows, d));
             }
             for (label, kind, dist) in dists {
                 let (Ok(p), Ok(s)) = (
                     dist.with_whole_dim(rank - 2, blocks),
-                    dist.with_trailing(rank - 1, &[blocks, 2]),
+                    dist.with_trailing_replicated(rank - 1, &[blocks, 2]),
                 ) else {
                     continue;
                 };

@@ -80,6 +80,12 @@ pub struct Precision {
     /// the combine, the merge of the heads and the output projection (the checkpoint's weight,
     /// K = the hidden size) do no work on zeros. Default true.
     pub combine_head_width: bool,
+    /// The pooling head's softmax split along the tokens into the encoder's key blocks
+    /// ([`key_blocks`]): each block's part ([`softmax_part`](tessera_codegen::graph::GraphBuilder::softmax_part))
+    /// pools its own tokens, and an attention combine rescales and adds the blocks, so no tile
+    /// holds a head's whole row of scores. Else one softmax over each head's whole row, then
+    /// the pooling product split along K.
+    pub pooling_key_blocks: bool,
 }
 
 impl Default for Precision {
@@ -96,6 +102,7 @@ impl Default for Precision {
             key_blocks: None,
             values_transposed: false,
             combine_head_width: true,
+            pooling_key_blocks: true,
         }
     }
 }

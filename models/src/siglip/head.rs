@@ -55,33 +55,20 @@ pub(super) fn pooling_head(
     let xt = b.transpose("head.scores.xt", xt, &[0, 2, 1])?;
     let scores = split_k_product(b, "head.scores", ws, xt)?;
     let scores = b.reshape("head.scores.heads", scores, [n, heads, t])?;
-    let probs = b.softmax("head.probs", scores, 1.0)?;
-    // With one query, a head's context is `Σ_t p_t (x_t W_v,h + b_v,h) = (Σ_t p_t x_t) W_v,h +
-    // b_v,h` (the probabilities sum to 1): each head pools the tokens first, a product of
-    // 16 rows instead of the values of every token, and the value projection acts on one
-    // pooled row per head. The value bias goes through the output projection on the host
-    // (`derived::HEAD_OUT_BIAS_FOLDED` = b_v W_o + b_o). Every product here has few rows, so
-    // each splits K over the chip ([`split_k_product`]); their sums come out as rows,
-    // `[rows, N]`.
-    let tokens = b.reshape("head.tokens", hidden, [n, t, d])?;
-    // The tokens (the pooling's K) padded with zero probabilities and zero tokens to whole
-    // chunks of whole f16 K-blocks ([`pooling_tokens`]: So400m's 729 → 768, 12 chunks of 64),
-    // so the chunks reach the products' panels and `$CWEI` order in words, not elements.
-    let tp = pooling_tokens(t);
-    let (probs, tokens) = if tp == t {
-        (probs, tokens)
+    let blocks = if precision.pooling_key_blocks {
+        super::attention::key_blocks(t)
     } else {
-        (
-            b.pad("head.probs.padded", probs, 2, tp)?,
-            b.pad("head.tokens.padded", tokens, 1, tp)?,
-        )
+        1
     };
-    let pooled = split_k_product(b, "head.pooled", probs, tokens)?;
+    let pooled = if blocks > 1 {
+        pool_in_key_blocks(b, scores, hidden, (n, heads, t, d), blocks)?
+    } else {
+        pool_whole_rows(b, scores, hidden, (n, heads, t, d))?
+    };
     // The value projection stays f16 whatever the precision: a pooled row cast to FP8 carries
     // its rounding whole, where the tokens' own FP8 errors averaged out over the pooling
     // (pooler relative rms 8.12e-2 with FP8 here at So400m batch 2, 7.68e-2 before), and the
     // product is a few rows.
-    let pooled = b.reshape("head.pooled.heads", pooled, [n, heads, d])?;
     let pooled = b.transpose("head.pooled.t", pooled, &[1, 0, 2])?;
     let wv = b.weight(names::HEAD_V_WEIGHT, DType::F16, [d, d])?;
     let wv = b.reshape("head.v.weight.heads", wv, [d, heads, d / heads])?;
@@ -210,6 +197,77 @@ pub fn k_parts_of_blocks(k: usize, block: usize) -> usize {
         .rev()
         .find(|c| k.is_multiple_of(*c) && (k / c).is_multiple_of(block.max(1)))
         .unwrap_or_else(|| k_parts(k))
+}
+
+/// Each head's pooled row `Σ_t p_t x_t`, `[n, heads, d]`, from the scores `[n, heads, t]` and
+/// the tokens `[n · t, d]`: one softmax over each head's whole row of scores, then the pooling
+/// product split along its K (the tokens).
+fn pool_whole_rows(
+    b: &mut GraphBuilder,
+    scores: ValueHandle,
+    hidden: ValueHandle,
+    (n, heads, t, d): (usize, usize, usize, usize),
+) -> Result<ValueHandle, GraphError> {
+    let probs = b.softmax("head.probs", scores, 1.0)?;
+    // With one query, a head's context is `Σ_t p_t (x_t W_v,h + b_v,h) = (Σ_t p_t x_t) W_v,h +
+    // b_v,h` (the probabilities sum to 1): each head pools the tokens first, a product of
+    // 16 rows instead of the values of every token, and the value projection acts on one
+    // pooled row per head. The value bias goes through the output projection on the host
+    // (`derived::HEAD_OUT_BIAS_FOLDED` = b_v W_o + b_o). Every product here has few rows, so
+    // each splits K over the chip ([`split_k_product`]); their sums come out as rows,
+    // `[rows, N]`.
+    let tokens = b.reshape("head.tokens", hidden, [n, t, d])?;
+    // The tokens (the pooling's K) padded with zero probabilities and zero tokens to whole
+    // chunks of whole f16 K-blocks ([`pooling_tokens`]: So400m's 729 → 768, 12 chunks of 64),
+    // so the chunks reach the products' panels and `$CWEI` order in words, not elements.
+    let tp = pooling_tokens(t);
+    let (probs, tokens) = if tp == t {
+        (probs, tokens)
+    } else {
+        (
+            b.pad("head.probs.padded", probs, 2, tp)?,
+            b.pad("head.tokens.padded", tokens, 1, tp)?,
+        )
+    };
+    let pooled = split_k_product(b, "head.pooled", probs, tokens)?;
+    b.reshape("head.pooled.heads", pooled, [n, heads, d])
+}
+
+/// [`pool_whole_rows`] with the tokens in `blocks` key blocks, as the encoder's attention
+/// (`super::attention::blocked_attention`): per block the part of each head's softmax over its
+/// own tokens (maximum, exponentials, their sum) and the product of its exponentials with its
+/// tokens (padded to whole AMP K-blocks), then the attention combine, which rescales each
+/// block by `exp(m_j − M)` and divides by the rescaled sum. No tile holds a head's whole row.
+fn pool_in_key_blocks(
+    b: &mut GraphBuilder,
+    scores: ValueHandle,
+    hidden: ValueHandle,
+    (n, heads, t, d): (usize, usize, usize, usize),
+    blocks: usize,
+) -> Result<ValueHandle, GraphError> {
+    let kc = t / blocks;
+    let s = b.reshape("head.scores.blocks", scores, [n, heads, blocks, kc])?;
+    let s = b.transpose("head.scores.bt", s, &[0, 2, 1, 3])?;
+    let s = b.reshape("head.scores.bparts", s, [n * blocks, heads, kc])?;
+    let part = b.softmax_part("head.probs", s, 1.0)?;
+    let padded = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
+    let e = b.slice("head.probs.e", part, 2, 0, padded)?;
+    let stats = b.slice("head.probs.stats", part, 2, padded, padded + 2)?;
+    let mut tokens = b.reshape("head.tokens", hidden, [n * blocks, kc, d])?;
+    if padded > kc {
+        tokens = b.pad("head.tokens.pad", tokens, 1, padded)?;
+    }
+    let parts = b.batched_matmul("head.pooled.parts", e, tokens)?;
+    // The combine over every image's heads as rows, `[blocks, n · heads, d]`, so that it
+    // spreads over rows × column blocks (a few rows of the hidden width).
+    let parts = b.reshape("head.pooled.parts.blocks", parts, [n, blocks, heads, d])?;
+    let parts = b.transpose("head.pooled.parts.bt", parts, &[1, 0, 2, 3])?;
+    let parts = b.reshape("head.pooled.parts.rows", parts, [blocks, n * heads, d])?;
+    let stats = b.reshape("head.probs.stats.blocks", stats, [n, blocks, heads, 2])?;
+    let stats = b.transpose("head.probs.stats.bt", stats, &[0, 2, 1, 3])?;
+    let stats = b.reshape("head.probs.stats.rows", stats, [n * heads, blocks, 2])?;
+    let pooled = b.attention_combine("head.pooled", parts, stats)?;
+    b.reshape("head.pooled.heads", pooled, [n, heads, d])
 }
 
 /// `a · w` as rows, `[B·M, N]`, for `a` `[B, M, K]`, `w` `[B, K, N]` whose rows M are few: K is
