@@ -20,6 +20,9 @@ pub enum Data {
     Specials,
     /// All ones: exact integer sums, K tails visible in the result.
     Ones,
+    /// All zeros, drawn without the generator: a call's template, whose operands its caller
+    /// supplies (the compiler's estimates and references), not a test case.
+    Zeros,
 }
 
 /// The operands of a case: A (M × K) and B (K × N), row-major, from `rng`.
@@ -67,11 +70,16 @@ fn random_matrix(
     (std, large_std): (f64, f64),
     rng: &mut Rng,
 ) -> Vec<u8> {
+    if data == Data::Zeros {
+        return vec![0; count * precision.element_bytes()];
+    }
     let mut out = Vec::with_capacity(count * precision.element_bytes());
     for _ in 0..count {
         let normal = match data {
             Data::Large => rng.normal(0.0, large_std),
-            Data::Normal | Data::Wide | Data::Specials | Data::Ones => rng.normal(0.0, std),
+            Data::Normal | Data::Wide | Data::Specials | Data::Ones | Data::Zeros => {
+                rng.normal(0.0, std)
+            }
         };
         match precision {
             Precision::Fp8 => out.push(match data {
@@ -84,6 +92,7 @@ fn random_matrix(
                     }
                 }
                 Data::Ones => fp8_of(1.0, format),
+                Data::Zeros => 0,
                 Data::Normal | Data::Large | Data::Specials => fp8_of(normal, format),
             }),
             Precision::F16 => {
@@ -95,6 +104,7 @@ fn random_matrix(
                         sign << 15 | exponent << 10 | fraction
                     }
                     Data::Ones => 0x3c00,
+                    Data::Zeros => 0,
                     Data::Normal | Data::Large | Data::Specials => {
                         tessera_isa::numerics::f64_to_f16(normal)
                     }
@@ -122,6 +132,7 @@ pub(super) fn random_partials(data: Data, count: usize, rng: &mut Rng) -> Vec<u1
     let mut out: Vec<u16> = (0..count)
         .map(|_| match data {
             Data::Ones => 0x3c00,
+            Data::Zeros => 0,
             Data::Large => f32_to_f16(rng.normal(0.0, 20000.0) as f32),
             Data::Normal | Data::Wide | Data::Specials => f32_to_f16(rng.normal(0.0, 4.0) as f32),
         })

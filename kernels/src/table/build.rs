@@ -220,6 +220,8 @@ impl KernelParams {
                 spec.scale = g.scale;
                 spec.a_region = Region::Standard;
                 spec.a_row_stride = (g.a_row_bytes > 0).then_some(g.a_row_bytes as usize);
+                // A template: the caller supplies the operands.
+                spec.data = crate::gemm::Data::Zeros;
                 if g.fp8 {
                     GEMM_FP8.make_case(&spec)
                 } else {

@@ -907,7 +907,21 @@ mod tests {
             ["a", "b", "c", "s"]
         );
         assert_eq!(ops[1].region, RegionNeed::Interleaved);
-        assert!(g.estimate_cycles().unwrap() > 0);
+        // The template's operands are zeros (its callers supply theirs), and its estimate is
+        // the estimate of a case with data.
+        let template = g.template().unwrap();
+        assert!(template.buffers[..2]
+            .iter()
+            .all(|b| b.bytes.iter().all(|&x| x == 0)));
+        let mut spec = crate::gemm::GemmSpec::new(5, 64, 40);
+        spec.scale = -14;
+        spec.a_region = crate::case::Region::Standard;
+        let with_data = crate::gemm::GEMM_FP8.make_case(&spec);
+        assert!(with_data.buffers[0].bytes.iter().any(|&x| x != 0));
+        assert_eq!(
+            g.estimate_cycles().unwrap(),
+            crate::Kernel::estimate_cycles(&crate::gemm::GEMM_FP8, &with_data)
+        );
         let zeros: Vec<Vec<u8>> = ops.iter().map(|o| vec![0; o.bytes as usize]).collect();
         let out = g.reference(zeros).unwrap();
         assert_eq!(out.len(), 1);
