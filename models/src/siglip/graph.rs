@@ -86,6 +86,10 @@ pub struct Precision {
     /// holds a head's whole row of scores. Else one softmax over each head's whole row, then
     /// the pooling product split along K.
     pub pooling_key_blocks: bool,
+    /// With the pooling in key blocks, the head's scores as `x W_s` (the tokens as the
+    /// product's rows, streaming through each weight load), each block's then transposed to
+    /// heads × tokens; else `W_sᵀ xᵀ` with the tokens as the weights.
+    pub head_scores_by_token: bool,
 }
 
 impl Default for Precision {
@@ -103,6 +107,7 @@ impl Default for Precision {
             values_transposed: false,
             combine_head_width: true,
             pooling_key_blocks: true,
+            head_scores_by_token: true,
         }
     }
 }

@@ -41,29 +41,48 @@ pub(super) fn pooling_head(
     // columns, so a head's row reaches its softmax tile in blocks of 16 tokens, and its K (the
     // hidden size) is split over the chip like the head's other products.
     let ws = b.weight(super::derived::HEAD_SCORE_WEIGHT, DType::F16, [d, heads])?;
-    let ws = b.transpose("head.scores.wt", ws, &[1, 0])?;
-    let ws = b.reshape("head.scores.w3", ws, [1, heads, d])?;
-    let ws = if n > 1 {
-        b.broadcast("head.scores.w.images", ws, [n, heads, d])?
-    } else {
-        ws
-    };
-    // Each image's tokens are the columns of its own product, and each head's row of scores
-    // is summed apart ([`split_k_product`]), so a row's blocks of 16 tokens start at the row
-    // (729 is odd: rows cut from one flat run of `heads × tokens` would land a half-word off).
-    let xt = b.reshape("head.scores.x3", hidden, [n, t, d])?;
-    let xt = b.transpose("head.scores.xt", xt, &[0, 2, 1])?;
-    let scores = split_k_product(b, "head.scores", ws, xt)?;
-    let scores = b.reshape("head.scores.heads", scores, [n, heads, t])?;
     let blocks = if precision.pooling_key_blocks {
         super::attention::key_blocks(t)
     } else {
         1
     };
-    let pooled = if blocks > 1 {
-        pool_in_key_blocks(b, scores, hidden, (n, heads, t, d), blocks)?
+    let pooled = if blocks > 1 && precision.head_scores_by_token {
+        // The tokens as the product's rows, `x W_s` (tokens × heads): every key block's
+        // tokens stream through each weight load from the layout the encoder wrote them in,
+        // and each block's scores are transposed to heads × tokens for its softmax part.
+        let ws = b.reshape("head.scores.w3", ws, [1, d, heads])?;
+        let ws = if n > 1 {
+            b.broadcast("head.scores.w.images", ws, [n, d, heads])?
+        } else {
+            ws
+        };
+        let x3 = b.reshape("head.scores.x3", hidden, [n, t, d])?;
+        let st = split_k_product(b, "head.scores", x3, ws)?;
+        let kc = t / blocks;
+        let s = b.reshape("head.scores.blocks", st, [n * blocks, kc, heads])?;
+        let s = b.transpose("head.scores.bparts", s, &[0, 2, 1])?;
+        pool_block_parts(b, s, hidden, (n, heads, t, d), blocks)?
     } else {
-        pool_whole_rows(b, scores, hidden, (n, heads, t, d))?
+        let ws = b.transpose("head.scores.wt", ws, &[1, 0])?;
+        let ws = b.reshape("head.scores.w3", ws, [1, heads, d])?;
+        let ws = if n > 1 {
+            b.broadcast("head.scores.w.images", ws, [n, heads, d])?
+        } else {
+            ws
+        };
+        // Each image's tokens are the columns of its own product, and each head's row of
+        // scores is summed apart ([`split_k_product`]), so a row's blocks of 16 tokens start
+        // at the row (729 is odd: rows cut from one flat run of `heads × tokens` would land a
+        // half-word off).
+        let xt = b.reshape("head.scores.x3", hidden, [n, t, d])?;
+        let xt = b.transpose("head.scores.xt", xt, &[0, 2, 1])?;
+        let scores = split_k_product(b, "head.scores", ws, xt)?;
+        let scores = b.reshape("head.scores.heads", scores, [n, heads, t])?;
+        if blocks > 1 {
+            pool_in_key_blocks(b, scores, hidden, (n, heads, t, d), blocks)?
+        } else {
+            pool_whole_rows(b, scores, hidden, (n, heads, t, d))?
+        }
     };
     // The value projection stays f16 whatever the precision: a pooled row cast to FP8 carries
     // its rounding whole, where the tokens' own FP8 errors averaged out over the pooling
@@ -249,6 +268,19 @@ fn pool_in_key_blocks(
     let s = b.reshape("head.scores.blocks", scores, [n, heads, blocks, kc])?;
     let s = b.transpose("head.scores.bt", s, &[0, 2, 1, 3])?;
     let s = b.reshape("head.scores.bparts", s, [n * blocks, heads, kc])?;
+    pool_block_parts(b, s, hidden, (n, heads, t, d), blocks)
+}
+
+/// The pooling of [`pool_in_key_blocks`] from each key block's scores, `[n · blocks, heads,
+/// t / blocks]`.
+fn pool_block_parts(
+    b: &mut GraphBuilder,
+    s: ValueHandle,
+    hidden: ValueHandle,
+    (n, heads, t, d): (usize, usize, usize, usize),
+    blocks: usize,
+) -> Result<ValueHandle, GraphError> {
+    let kc = t / blocks;
     let part = b.softmax_part("head.probs", s, 1.0)?;
     let padded = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
     let e = b.slice("head.probs.e", part, 2, 0, padded)?;
