@@ -306,11 +306,8 @@ impl Distribution {
                 bounds: self.bounds[dim].clone(),
             });
         }
-        let mut shape = self.shape[..keep].to_vec();
-        shape.extend_from_slice(trailing);
-        let mut bounds = self.bounds[..keep].to_vec();
-        bounds.extend(trailing.iter().map(|&e| vec![0, e]));
-        Distribution::new(shape, bounds, self.tiles.clone())
+        // Whole trailing dimensions: one old block per new block, so no replicas join.
+        self.with_trailing_replicated(keep, trailing)
     }
 
     /// As [`Distribution::with_trailing`], but the dimensions from `keep` on may be split: the

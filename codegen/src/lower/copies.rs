@@ -276,28 +276,9 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
             // The cut only where the estimates say its calls are faster than the one (estimated
             // from the tables alone: a template case per candidate would be kept for the run).
             let cycles = |c: &KernelParams| {
-                let KernelParams::CopyRuns {
-                    runs,
-                    outer,
-                    src_stride,
-                    dst_stride,
-                    granule,
-                    ..
-                } = c
-                else {
-                    return u64::MAX;
-                };
-                tessera_kernels::movement::copy_runs_estimate(
-                    &tessera_kernels::movement::CopyRunsSpec {
-                        runs: runs.to_vec(),
-                        outer: *outer,
-                        src_stride: *src_stride,
-                        dst_stride: *dst_stride,
-                        granule: *granule,
-                        distinct: false,
-                    },
-                )
-                .unwrap_or(u64::MAX)
+                c.copy_spec()
+                    .and_then(|spec| tessera_kernels::movement::copy_runs_estimate(&spec).ok())
+                    .unwrap_or(u64::MAX)
             };
             if parts.len() > 1 && parts.iter().map(cycles).sum::<u64>() < cycles(&whole) {
                 calls.extend(parts);

@@ -79,7 +79,11 @@ pub(super) fn pooling_head(
         let scores = split_k_product(b, "head.scores", ws, xt)?;
         let scores = b.reshape("head.scores.heads", scores, [n, heads, t])?;
         if blocks > 1 {
-            pool_in_key_blocks(b, scores, hidden, (n, heads, t, d), blocks)?
+            let kc = t / blocks;
+            let s = b.reshape("head.scores.blocks", scores, [n, heads, blocks, kc])?;
+            let s = b.transpose("head.scores.bt", s, &[0, 2, 1, 3])?;
+            let s = b.reshape("head.scores.bparts", s, [n * blocks, heads, kc])?;
+            pool_block_parts(b, s, hidden, (n, heads, t, d), blocks)?
         } else {
             pool_whole_rows(b, scores, hidden, (n, heads, t, d))?
         }
@@ -252,27 +256,12 @@ fn pool_whole_rows(
     b.reshape("head.pooled.heads", pooled, [n, heads, d])
 }
 
-/// [`pool_whole_rows`] with the tokens in `blocks` key blocks, as the encoder's attention
+/// [`pool_whole_rows`] with the tokens in `blocks` key blocks, from each block's scores `[n ·
+/// blocks, heads, t / blocks]`, as the encoder's attention
 /// (`super::attention::blocked_attention`): per block the part of each head's softmax over its
 /// own tokens (maximum, exponentials, their sum) and the product of its exponentials with its
 /// tokens (padded to whole AMP K-blocks), then the attention combine, which rescales each
 /// block by `exp(m_j − M)` and divides by the rescaled sum. No tile holds a head's whole row.
-fn pool_in_key_blocks(
-    b: &mut GraphBuilder,
-    scores: ValueHandle,
-    hidden: ValueHandle,
-    (n, heads, t, d): (usize, usize, usize, usize),
-    blocks: usize,
-) -> Result<ValueHandle, GraphError> {
-    let kc = t / blocks;
-    let s = b.reshape("head.scores.blocks", scores, [n, heads, blocks, kc])?;
-    let s = b.transpose("head.scores.bt", s, &[0, 2, 1, 3])?;
-    let s = b.reshape("head.scores.bparts", s, [n * blocks, heads, kc])?;
-    pool_block_parts(b, s, hidden, (n, heads, t, d), blocks)
-}
-
-/// The pooling of [`pool_in_key_blocks`] from each key block's scores, `[n · blocks, heads,
-/// t / blocks]`.
 fn pool_block_parts(
     b: &mut GraphBuilder,
     s: ValueHandle,
