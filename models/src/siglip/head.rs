@@ -37,9 +37,11 @@ pub(super) fn pooling_head(
     // which softmax ignores). No query or key projection runs on the chip, and every token
     // streams through each weight load. It reads the f16 tokens: the head's products are
     // small, and a cast of every token would cost more than the FP8 rate saves.
-    // They are computed transposed, `W_sᵀ xᵀ` (heads × tokens per image): the tokens are the
-    // columns, so a head's row reaches its softmax tile in blocks of 16 tokens, and its K (the
-    // hidden size) is split over the chip like the head's other products.
+    // With key blocks they are `x W_s` (`Precision::head_scores_by_token`: So400m b1 313,462 →
+    // 313,256 cropped); else, or with that off, transposed, `W_sᵀ xᵀ` (heads × tokens per
+    // image): the tokens are the columns, so a head's row reaches its softmax tile in blocks
+    // of 16 tokens. Either way K (the hidden size) is split over the chip like the head's
+    // other products.
     let ws = b.weight(super::derived::HEAD_SCORE_WEIGHT, DType::F16, [d, heads])?;
     let blocks = if precision.pooling_key_blocks {
         super::attention::key_blocks(t)
