@@ -122,6 +122,49 @@ fn a_matmul_with_bias() {
     assert_bit_exact(&run("small", &g, &store, &inputs));
 }
 
+/// A sum of two products and the bias add after it (the encoder's products split along K) run
+/// as one `add_bias` call: the rewrite is reported, and every output bit is what the add and the
+/// bias add give apart.
+#[test]
+fn a_sum_and_its_bias_add_run_as_one_pass_with_the_same_bits() {
+    let (m, k, n) = (24, 32, 48);
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F16, [m, k]).unwrap();
+    let w0 = b.weight("w0", DType::F16, [k, n]).unwrap();
+    let w1 = b.weight("w1", DType::F16, [k, n]).unwrap();
+    let bias = b.weight("bias", DType::F32, [n]).unwrap();
+    let y0 = b.matmul("part0", x, w0).unwrap();
+    let y1 = b.matmul("part1", x, w1).unwrap();
+    let s = b.add("sum", y0, y1).unwrap();
+    let y = b.bias_add("sum.bias", s, bias).unwrap();
+    b.output("y", y).unwrap();
+    let g = b.finish().unwrap();
+    let mut store = WeightStore::new();
+    for (i, name) in ["w0", "w1"].into_iter().enumerate() {
+        let w = HostTensor::new([k, n], random(7 + i as u64, k * n, 0.3)).unwrap();
+        store.insert(name, w);
+    }
+    store.insert("bias", HostTensor::new([n], random(9, n, 2.0)).unwrap());
+    let x: Vec<u8> = random(10, m * k, 1.0)
+        .iter()
+        .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
+        .collect();
+    let inputs = vec![("x".to_string(), x)];
+    let (fused, report) = run_with("small", &g, &store, &inputs, |_| {});
+    assert!(
+        report.rewrites.iter().any(|r| r.contains("one add_bias")),
+        "{:?}",
+        report.rewrites
+    );
+    assert_bit_exact(&fused);
+    let (apart, report) = run_with("small", &g, &store, &inputs, |o| {
+        o.fuse_bias_adds = false;
+    });
+    assert!(!report.rewrites.iter().any(|r| r.contains("add_bias")));
+    assert_bit_exact(&apart);
+    assert_eq!(fused, apart);
+}
+
 /// SRAM-saving plans store a replicated weight once — on the product's grid, K split over the
 /// row blocks, or (`spread_stored`) in the smallest whole K- and column-granule blocks dealt
 /// around the chip's tiles — and gather it into the replicated layout before the product: the

@@ -468,8 +468,8 @@ fn exchanges_without_sender_copies_join_earlier_phases() {
 }
 
 /// Sums of K-chunks and bias adds whose operands can sit in three different memory elements
-/// take the kernels' one-bundle-per-group loops (`ResidualAdd`/`BiasAdd` with element slots,
-/// a fresh result) where the kernels' estimates say it pays, and the run stays bit-exact.
+/// take the kernels' paced loops (`ResidualAdd`/`BiasAdd`/`AddBias` with element slots, a
+/// fresh result) where the kernels' estimates say it pays, and the run stays bit-exact.
 #[test]
 fn sums_and_bias_adds_take_the_one_bundle_loop_where_it_pays() {
     let model = Model::load(&testdata("vision-f32"), None).unwrap();

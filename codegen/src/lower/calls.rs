@@ -24,6 +24,11 @@ pub enum ComputeKind {
     Add {
         slots: Option<[u8; 3]>,
     },
+    /// `(a + b) + bias`; `slots`: the element slots of a, b and out for the two-bundle-per-group
+    /// loops.
+    AddBias {
+        slots: Option<[u8; 3]>,
+    },
     Gelu,
     Softmax {
         scale: f32,
@@ -170,6 +175,11 @@ pub fn compute_calls(
         },
         ComputeKind::Add { slots } => KernelParams::ResidualAdd {
             n: elements(&om),
+            slots,
+        },
+        ComputeKind::AddBias { slots } => KernelParams::AddBias {
+            rows: rows_of(&om),
+            cols: om.row_elements(),
             slots,
         },
         ComputeKind::Gelu => KernelParams::Gelu {

@@ -158,6 +158,26 @@ impl Lower<'_> {
                 };
                 self.compute(ComputeKind::Add { slots }, &[a, b], reuse)?;
             }
+            MidOp::AddBias { a, b, bias } => {
+                let (a, b, bias) = (*a, *b, *bias);
+                let slots = self.distinct_slots(&[a, b])?.filter(|&slots| {
+                    self.pays(
+                        &ComputeKind::AddBias { slots: Some(slots) },
+                        &ComputeKind::AddBias { slots: None },
+                        &[a, b, bias],
+                    )
+                });
+                let reuse = if slots.is_some() {
+                    None
+                } else if self.in_place(a) {
+                    Some(a)
+                } else if self.in_place(b) {
+                    Some(b)
+                } else {
+                    None
+                };
+                self.compute(ComputeKind::AddBias { slots }, &[a, b, bias], reuse)?;
+            }
             MidOp::Gelu { x } => {
                 let x = *x;
                 let reuse =

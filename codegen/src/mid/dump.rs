@@ -52,6 +52,7 @@ pub fn dump(program: &MidProgram) -> String {
             }
             MidOp::BiasAdd { .. }
             | MidOp::Add { .. }
+            | MidOp::AddBias { .. }
             | MidOp::Gelu { .. }
             | MidOp::Cast { .. }
             | MidOp::AttentionCombine { .. }

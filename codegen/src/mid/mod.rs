@@ -24,6 +24,7 @@
 //! | `MatMul { a, b }` | `[.., M, K]` × `[.., K, N]` → `[.., M, N]` | `t` holds `a` rows × all K in `Panels`, `b` all K × its columns in `Cwei`; result `RowMajor{16}` f16; FP8×FP8 or f16×f16 |
 //! | `BiasAdd { x, bias }` | `[.., N]`, `[N]` → | `bias` on `t` covers `t`'s columns (f16, row-major); x row-major with a row of a multiple of 4 |
 //! | `Add { a, b }` | same shapes → | `a` and `b` have the result's layout |
+//! | `AddBias { a, b, bias }` | `[.., N]` twice, `[N]` → | `a` and `b` as `Add`'s, `bias` as `BiasAdd`'s: `(a + b) + bias`, two f16 roundings (only from [`rewrite::fuse_bias_adds`]) |
 //! | `Gelu { x }` | → | x has the result's layout (result f16 or FP8) |
 //! | `Softmax { x, scale }` | → | last dimension whole; row-major; result `RowMajor{4}` |
 //! | `SoftmaxPart { x, scale }` | `[.., K]` → `[.., K + 4]` | x and the result have the same blocks of the leading dimensions, the last whole; x row-major (row % 4 == 0); result `RowMajor{4}` |
@@ -85,6 +86,12 @@ pub enum MidOp {
         a: MidId,
         b: MidId,
     },
+    /// `(a + b) + bias`: an `Add` whose only reader was a `BiasAdd` ([`rewrite::fuse_bias_adds`]).
+    AddBias {
+        a: MidId,
+        b: MidId,
+        bias: MidId,
+    },
     Gelu {
         x: MidId,
     },
@@ -128,6 +135,7 @@ impl MidOp {
             MidOp::MatMul { .. } => "matmul",
             MidOp::BiasAdd { .. } => "bias_add",
             MidOp::Add { .. } => "add",
+            MidOp::AddBias { .. } => "add_bias",
             MidOp::Gelu { .. } => "gelu",
             MidOp::Softmax { .. } => "softmax",
             MidOp::SoftmaxPart { .. } => "softmax_part",
@@ -152,6 +160,7 @@ impl MidOp {
             MidOp::AttentionCombine { parts, stats } => vec![*parts, *stats],
             MidOp::MatMul { a, b, .. } | MidOp::Add { a, b } => vec![*a, *b],
             MidOp::BiasAdd { x, bias } => vec![*x, *bias],
+            MidOp::AddBias { a, b, bias } => vec![*a, *b, *bias],
             MidOp::LayerNorm { x, gamma, beta, .. } => vec![*x, *gamma, *beta],
         }
     }
@@ -179,6 +188,11 @@ impl MidOp {
                 *x = f(*x);
                 *bias = f(*bias);
             }
+            MidOp::AddBias { a, b, bias } => {
+                *a = f(*a);
+                *b = f(*b);
+                *bias = f(*bias);
+            }
             MidOp::LayerNorm { x, gamma, beta, .. } => {
                 *x = f(*x);
                 *gamma = f(*gamma);
@@ -197,6 +211,7 @@ impl MidOp {
             MidOp::MatMul { .. }
             | MidOp::BiasAdd { .. }
             | MidOp::Add { .. }
+            | MidOp::AddBias { .. }
             | MidOp::Gelu { .. }
             | MidOp::Softmax { .. }
             | MidOp::SoftmaxPart { .. }

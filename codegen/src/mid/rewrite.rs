@@ -63,6 +63,60 @@ pub fn fuse_fp8_casts(program: &mut MidProgram) -> RewriteLog {
     log
 }
 
+/// The bias add after a sum of two partial products in one pass: `bias_add(add(a, b), bias)`
+/// becomes `add_bias(a, b, bias)` (the `add_bias_f16` kernel: the same two f16 roundings in
+/// the same order, so every value stays bit for bit what it was), saving a kernel call, a pass
+/// over the rows and the sum's buffer. Applies where the sum has no other reader, is not a
+/// loop's carry and has the bias add's layout.
+pub fn fuse_bias_adds(program: &mut MidProgram) -> RewriteLog {
+    let mut log = RewriteLog::default();
+    let readers = program.readers();
+    let mut fused: Vec<(MidId, MidOp)> = Vec::new();
+    for (id, node) in program.nodes.iter() {
+        let MidOp::BiasAdd { x, bias } = node.op else {
+            continue;
+        };
+        let producer = &program.nodes[x];
+        let MidOp::Add { a, b } = producer.op else {
+            continue;
+        };
+        let what = format!(
+            "%{} bias_add `{}` of %{} add `{}`",
+            id.index(),
+            node.label,
+            x.index(),
+            producer.label
+        );
+        if readers[x.index()].len() != 1 {
+            log.refused
+                .push(format!("{what}: the sum has other readers"));
+            continue;
+        }
+        if program
+            .looped
+            .as_ref()
+            .is_some_and(|l| l.carry == x || l.carried_in == x)
+        {
+            log.refused
+                .push(format!("{what}: the sum is the loop's carry"));
+            continue;
+        }
+        if producer.layout != node.layout {
+            log.refused.push(format!(
+                "{what}: the sum and the bias add have different layouts"
+            ));
+            continue;
+        }
+        fused.push((id, MidOp::AddBias { a, b, bias }));
+        log.applied.push(format!("{what}: one add_bias"));
+    }
+    for (id, op) in fused {
+        program.nodes[id].op = op;
+    }
+    prune(program);
+    log
+}
+
 /// Removes values nobody reads (outputs stay), renumbering the rest.
 pub fn prune(program: &mut MidProgram) {
     loop {

@@ -120,6 +120,46 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// The bias of `BiasAdd` and `AddBias`: f16 `[N]` for a row-major `x` with the result's
+    /// layout, each tile's shard covering that tile's columns and as long as its rows.
+    fn bias_rules(&self, x: &MidNode, bias: &MidNode) -> Result<(), MidVerifyError> {
+        let node = self.node();
+        let last = node.shape.len() - 1;
+        if bias.dtype() != DType::F16 {
+            return Err(self.fail(31, "the bias is f16"));
+        }
+        let Order::RowMajor { .. } = x.layout.order else {
+            return Err(self.fail(32, "x must be row-major"));
+        };
+        let row = node
+            .layout
+            .shard_map()
+            .map_err(|e| self.fail(3, e.to_string()))?
+            .row_elements();
+        if row % 4 != 0 || bias.shape != [node.shape[last]] {
+            return Err(self.fail(
+                33,
+                format!(
+                    "rows of {row} elements (need a multiple of 4), bias {:?}",
+                    bias.shape
+                ),
+            ));
+        }
+        self.covers(34, "bias", &bias.layout.dist, |o| vec![o[last].clone()])?;
+        let bias_row = bias
+            .layout
+            .shard_map()
+            .map_err(|e| self.fail(3, e.to_string()))?
+            .row_elements();
+        if bias_row != row || !matches!(bias.layout.order, Order::RowMajor { .. }) {
+            return Err(self.fail(
+                35,
+                format!("the bias shard holds {bias_row} values, rows hold {row}"),
+            ));
+        }
+        Ok(())
+    }
+
     fn check(&self) -> Result<(), MidVerifyError> {
         let node = self.node();
         for operand in node.op.operands() {
@@ -258,41 +298,20 @@ impl Checker<'_> {
             MidOp::BiasAdd { x, bias } => {
                 let (x, bias) = (self.operand(*x), self.operand(*bias));
                 self.same_layout(30, "x", x)?;
-                if x.dtype() != DType::F16
-                    || bias.dtype() != DType::F16
-                    || node.dtype() != DType::F16
-                {
+                if x.dtype() != DType::F16 || node.dtype() != DType::F16 {
                     return Err(self.fail(31, "bias_add works on f16"));
                 }
-                let Order::RowMajor { .. } = x.layout.order else {
-                    return Err(self.fail(32, "x must be row-major"));
-                };
-                let row = node
-                    .layout
-                    .shard_map()
-                    .map_err(|e| self.fail(3, e.to_string()))?
-                    .row_elements();
-                if row % 4 != 0 || bias.shape != [node.shape[last]] {
-                    return Err(self.fail(
-                        33,
-                        format!(
-                            "rows of {row} elements (need a multiple of 4), bias {:?}",
-                            bias.shape
-                        ),
-                    ));
+                self.bias_rules(x, bias)?;
+            }
+            MidOp::AddBias { a, b, bias } => {
+                let (a, b, bias) = (self.operand(*a), self.operand(*b), self.operand(*bias));
+                self.same_layout(36, "a", a)?;
+                self.same_layout(37, "b", b)?;
+                if a.dtype() != DType::F16 || b.dtype() != DType::F16 || node.dtype() != DType::F16
+                {
+                    return Err(self.fail(38, "add_bias works on f16"));
                 }
-                self.covers(34, "bias", &bias.layout.dist, |o| vec![o[last].clone()])?;
-                let bias_row = bias
-                    .layout
-                    .shard_map()
-                    .map_err(|e| self.fail(3, e.to_string()))?
-                    .row_elements();
-                if bias_row != row || !matches!(bias.layout.order, Order::RowMajor { .. }) {
-                    return Err(self.fail(
-                        35,
-                        format!("the bias shard holds {bias_row} values, rows hold {row}"),
-                    ));
-                }
+                self.bias_rules(a, bias)?;
             }
             MidOp::Add { a, b } => {
                 let (a, b) = (self.operand(*a), self.operand(*b));

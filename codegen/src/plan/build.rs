@@ -10,7 +10,7 @@ use super::strategy::Strategy;
 use super::{value_dims, PlanError, Planned};
 use crate::graph::{Op, ValueHandle};
 use crate::layout::{Distribution, Layout, Order, View};
-use crate::mid::rewrite::{fuse_fp8_casts, RewriteLog};
+use crate::mid::rewrite::{fuse_bias_adds, fuse_fp8_casts, RewriteLog};
 use crate::mid::verify::verify;
 use crate::mid::{AmpPrecision, MidId, MidNode, MidOp, MidProgram};
 use std::collections::HashMap;
@@ -253,7 +253,12 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
     program.looped = looped;
     verify(&program)
         .map_err(|e| PlanError::NothingFits(format!("the built program is malformed: {e}")))?;
-    let log = fuse_fp8_casts(&mut program);
+    let mut log = fuse_fp8_casts(&mut program);
+    if planned.fuse_bias_adds {
+        let biases = fuse_bias_adds(&mut program);
+        log.applied.extend(biases.applied);
+        log.refused.extend(biases.refused);
+    }
     verify(&program)
         .map_err(|e| PlanError::NothingFits(format!("the rewritten program is malformed: {e}")))?;
     Ok((program, log))

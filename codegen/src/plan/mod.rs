@@ -78,6 +78,9 @@ pub struct PlanOptions {
     /// keeping a worse attention layout (scores 85k against 49k, their q/k exchange 71k against
     /// 34k), against 1,517,382 without.
     pub products_read_rows: bool,
+    /// Run the bias add after a sum of two partial products in the sum's pass
+    /// ([`crate::mid::rewrite::fuse_bias_adds`]; the values are the same bits either way).
+    pub fuse_bias_adds: bool,
     /// Diagnostic lines (timings, the beam, one op's pricing); off by default.
     pub trace: crate::trace::Trace,
 }
@@ -100,6 +103,7 @@ impl PlanOptions {
             sram_saving: false,
             softmax_part_panels: true,
             products_read_rows: true,
+            fuse_bias_adds: true,
             layer_loop: false,
             spread_stored: None,
             trace: crate::trace::Trace::default(),
@@ -366,6 +370,8 @@ pub struct Planned {
     pub sram_saving: bool,
     pub softmax_part_panels: bool,
     pub products_read_rows: bool,
+    /// See [`PlanOptions::fuse_bias_adds`].
+    pub fuse_bias_adds: bool,
     /// See [`Ctx::stored_bases`].
     pub stored_bases: Vec<u32>,
 }
@@ -763,6 +769,7 @@ pub fn plan_with_progress(
         sram_saving: options.sram_saving,
         softmax_part_panels: options.softmax_part_panels,
         products_read_rows: options.products_read_rows,
+        fuse_bias_adds: options.fuse_bias_adds,
         stored_bases,
     })
 }

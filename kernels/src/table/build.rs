@@ -105,7 +105,8 @@ impl KernelParams {
                     return fail(reason);
                 }
             }
-            KernelParams::BiasAdd { rows, cols, slots } => {
+            KernelParams::BiasAdd { rows, cols, slots }
+            | KernelParams::AddBias { rows, cols, slots } => {
                 if let Some(reason) = slots.and_then(distinctness) {
                     return fail(reason);
                 }
@@ -205,6 +206,7 @@ impl KernelParams {
             | KernelParams::AttentionCombine(_)
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
+            | KernelParams::AddBias { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. } => Ok(self.build()),
         }
@@ -308,6 +310,9 @@ impl KernelParams {
             KernelParams::SumParts(shape) => crate::elementwise::sum_parts::compiler_case(shape),
             KernelParams::BiasAdd { rows, cols, slots } => {
                 crate::elementwise::bias_add_case(rows as usize, cols as usize, slots)
+            }
+            KernelParams::AddBias { rows, cols, slots } => {
+                crate::elementwise::add_bias_case(rows as usize, cols as usize, slots)
             }
             KernelParams::ResidualAdd { n, slots } => crate::residual_add_case(n as usize, slots),
             KernelParams::Gelu { n, out } => match out {

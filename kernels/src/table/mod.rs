@@ -40,6 +40,7 @@ pub enum KernelId {
     AttentionCombineF16,
     SumPartsF16,
     BiasAddF16,
+    AddBiasF16,
     ResidualAddF16,
     GeluF16,
     GeluFp8,
@@ -60,6 +61,7 @@ impl KernelId {
         KernelId::ResidualAddF16,
         KernelId::PanelizeFp8,
         KernelId::BiasAddF16,
+        KernelId::AddBiasF16,
         KernelId::CastF16Fp8Panels,
         KernelId::GeluF16,
         KernelId::GeluFp8,
@@ -87,7 +89,7 @@ impl KernelId {
     /// The kernel's row: its code, ABI, references and estimate.
     pub fn kernel(self) -> &'static dyn Kernel {
         use crate::elementwise::{
-            AttentionCombine, BiasAdd, CastPanels, Gelu, GeluOutput, Softmax, SoftmaxPart,
+            AddBias, AttentionCombine, BiasAdd, CastPanels, Gelu, GeluOutput, Softmax, SoftmaxPart,
             SoftmaxSeg, SumParts,
         };
         static GELU_F16: Gelu = Gelu(GeluOutput::F16);
@@ -109,6 +111,7 @@ impl KernelId {
             KernelId::AttentionCombineF16 => &AttentionCombine,
             KernelId::SumPartsF16 => &SumParts,
             KernelId::BiasAddF16 => &BiasAdd,
+            KernelId::AddBiasF16 => &AddBias,
             KernelId::ResidualAddF16 => &crate::residual_add::ResidualAdd,
             KernelId::GeluF16 => &GELU_F16,
             KernelId::GeluFp8 => &GELU_FP8,
@@ -220,6 +223,15 @@ pub enum KernelParams {
         cols: u32,
         /// Element slots of x, bias and out (three different ones): the one-bundle-per-group
         /// loop; `None`: one access per bundle, anywhere.
+        slots: Option<[u8; 3]>,
+    },
+    /// `out[r, c] = (a[r, c] + b[r, c]) + bias[c]` over `rows × cols` halves (cols % 4 == 0):
+    /// the sum of two partial products and the bias add after it, in one pass.
+    AddBias {
+        rows: u32,
+        cols: u32,
+        /// Element slots of a, b and out (three different ones): the two-bundle-per-group
+        /// loops; `None`: four bundles a group, anywhere.
         slots: Option<[u8; 3]>,
     },
     /// `out = a + b` over `n` halves.
@@ -358,6 +370,7 @@ impl KernelParams {
             KernelParams::AttentionCombine(_) => KernelId::AttentionCombineF16,
             KernelParams::SumParts(_) => KernelId::SumPartsF16,
             KernelParams::BiasAdd { .. } => KernelId::BiasAddF16,
+            KernelParams::AddBias { .. } => KernelId::AddBiasF16,
             KernelParams::ResidualAdd { .. } => KernelId::ResidualAddF16,
             KernelParams::Gelu { out, .. } => match out {
                 ElementOut::F16 => KernelId::GeluF16,
@@ -495,6 +508,7 @@ impl KernelParams {
             | KernelParams::AttentionCombine(_)
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
+            | KernelParams::AddBias { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
             | KernelParams::CopyRuns { .. }
@@ -509,7 +523,9 @@ impl KernelParams {
     /// its one-bundle-per-group loop (`ResidualAdd`, `BiasAdd`); `None` for every other call.
     pub fn elementwise_slots(&self) -> Option<[u8; 3]> {
         match *self {
-            KernelParams::BiasAdd { slots, .. } | KernelParams::ResidualAdd { slots, .. } => slots,
+            KernelParams::BiasAdd { slots, .. }
+            | KernelParams::AddBias { slots, .. }
+            | KernelParams::ResidualAdd { slots, .. } => slots,
             KernelParams::Gemm(_)
             | KernelParams::LayerNorm { .. }
             | KernelParams::Softmax { .. }
@@ -538,6 +554,7 @@ impl KernelParams {
             | KernelParams::AttentionCombine(_)
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
+            | KernelParams::AddBias { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
             | KernelParams::CastF32F16 { .. }
@@ -734,6 +751,7 @@ impl KernelParams {
             | KernelParams::AttentionCombine(_)
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
+            | KernelParams::AddBias { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
             | KernelParams::CastF32F16 { .. }
