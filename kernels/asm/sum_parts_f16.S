@@ -2,9 +2,11 @@
 // 4 * groups halves, `part_stride` halves apart; its output is
 //   out[r][d] = f16(((0 + p_0[d]) + p_1[d]) + ... + p_{C-1}[d])
 // with every sum in f32 (f16v4acc widens each half exactly and rounds each addition to f32,
-// RNE) and one rounding to f16 at the end (f16v4gacc, RNE). It sums the K-chunks of a product
-// split along K (the chunks' partial products), where a product of a row of ones would need
-// the chunks in the AMP's weight order.
+// RNE) and one rounding to f16 at the end (f16v4gacc, RNE). With a bias (word 6 not 0) the
+// product's bias add follows in the same pass: out[r][d] = f16(that sum) + bias[d], one f16
+// addition (f16v4add, RNE, canonical NaN), bit for bit bias_add_f16 after the plain sum. It
+// sums the K-chunks of a product split along K (the chunks' partial products), where a product
+// of a row of ones would need the chunks in the AMP's weight order.
 //
 // Layout: `parts` rows `row_stride` halves apart, the C blocks of a row `part_stride` halves
 // apart; `out` rows of 4 * groups halves, dense.
@@ -16,18 +18,19 @@
 //   3: groups      groups of 4 columns per row (>= 1)
 //   4: part_stride halves from one block to the next (% 4 == 0)
 //   5: row_stride  halves from one row to the next (% 4 == 0)
-//   6 + 3w: worker w's first row, 7 + 3w: its first group in that row, 8 + 3w: its groups
+//   6: bias        0, or 4 * groups halves (8-byte aligned), one per output column
+//   7 + 3w: worker w's first row, 8 + 3w: its first group in that row, 9 + 3w: its groups
 // Items are the (row, group) pairs in order; each worker sums a run of them (the constructor
 // computes where each run starts, so the kernel needs no division).
 // Memory: any region (one memory access per bundle).
 //
-// Per item: 3 bundles to set up, C - 1 in the load-and-add loop, 3 to finish and store, 5 to
-// step to the next group (3 more at a row's end). Set-up 30 bundles; the exit (7 for a worker
-// without items).
+// Per item: 3 bundles to set up, C - 1 in the load-and-add loop, 3 to finish and store (4 with
+// the bias), 5 to step to the next group (3 more at a row's end, 4 with the bias). Set-up 31
+// bundles (33 with the bias); the exit (7 for a worker without items).
 // Registers: $m0 the block pointer, $m1 out, $m2 groups left in the row, $m3 the item's first
 // block, $m4 8-byte steps between blocks, $m5 the step from a row's last group to the next
-// row's first, $m7 items left, $m8 C - 1, $m9 to $m11 temporaries. ARF: $a0:1 a block's
-// group, $a2:3 the sums.
+// row's first, $m6 the bias of the item's group, $m7 items left, $m8 C - 1, $m9 to $m11
+// temporaries. ARF: $a0:1 a block's group, $a2:3 the sums, $a4:5 the bias group.
 
 #define V_PARTS       0
 #define V_OUT         1
@@ -35,7 +38,8 @@
 #define V_GROUPS      3
 #define V_PART_STRIDE 4
 #define V_ROW         5
-#define V_SPLIT       6
+#define V_BIAS        6
+#define V_SPLIT       7
 
     .section .text.sum_parts_f16
     .globl sum_parts_f16
@@ -78,13 +82,17 @@ sum_parts_f16:
     shr $m4, $m4, 2                                   // 8-byte steps between blocks
     ld32 $m8, $mvertex_base, $mzero, V_C
     add $m8, $m8, -1
+    ld32 $m6, $mvertex_base, $mzero, V_BIAS
+    add $m11, $m6, $m9                                // the bias of the first group
+    brnz $m6, .Lb_item_first
 
+    .align 8
 .Ls_item:
     {
         mov $m0, $m3
         f16v4mix $a2:3, $azeros, $azeros              // AACC = 0 ($TAS = 0)
     }
-    ld64step $a0:1, $mzero, $m0+=, $m4                // block 0
+    { ld64step $a0:1, $mzero, $m0+=, $m4 ; fnop }    // block 0
     { rpt $m8, 0 ; fnop }
     { ld64step $a0:1, $mzero, $m0+=, $m4 ; f16v4acc $a0:1 }
     { nop ; f16v4acc $a0:1 }                          // block C - 1
@@ -100,5 +108,33 @@ sum_parts_f16:
     add $m7, $m7, -1
     brnz $m7, .Ls_item
 .Ls_exit:
+    exitz $mzero
+
+    // With the bias: the same items, the bias group loaded beside the last block and added to
+    // the rounded sum; the bias pointer restarts at the next row's first column.
+.Lb_item_first:
+    mov $m6, $m11
+    .align 8
+.Lb_item:
+    {
+        mov $m0, $m3
+        f16v4mix $a2:3, $azeros, $azeros              // AACC = 0 ($TAS = 0)
+    }
+    { ld64step $a0:1, $mzero, $m0+=, $m4 ; fnop }    // block 0
+    { rpt $m8, 0 ; fnop }
+    { ld64step $a0:1, $mzero, $m0+=, $m4 ; f16v4acc $a0:1 }
+    { ld64step $a4:5, $mzero, $m6+=, 1 ; f16v4acc $a0:1 }  // the bias; block C - 1
+    { nop ; f16v4gacc $a2:3 }
+    { nop ; f16v4add $a2:3, $a2:3, $a4:5 }
+    { st64step $a2:3, $mzero, $m1+=, 1 ; fnop }
+    add $m3, $m3, 8
+    add $m2, $m2, -1
+    brnz $m2, .Lb_next
+    add $m3, $m3, $m5
+    ld32 $m2, $mvertex_base, $mzero, V_GROUPS
+    ld32 $m6, $mvertex_base, $mzero, V_BIAS
+.Lb_next:
+    add $m7, $m7, -1
+    brnz $m7, .Lb_item
     exitz $mzero
     .size sum_parts_f16, . - sum_parts_f16

@@ -165,6 +165,39 @@ fn a_sum_and_its_bias_add_run_as_one_pass_with_the_same_bits() {
     assert_eq!(fused, apart);
 }
 
+/// A sum of parts (a product's K-chunks) and the bias add after it: the bias is added in the
+/// sum's pass, every output bit as the two ops give apart.
+#[test]
+fn sum_parts_and_its_bias_add_run_as_one_pass_with_the_same_bits() {
+    let (m, c, n) = (6, 5, 64);
+    let mut b = GraphBuilder::new();
+    let parts = b.input("parts", DType::F16, [m, c, n]).unwrap();
+    let bias = b.weight("bias", DType::F32, [n]).unwrap();
+    let s = b.sum_parts("sum", parts).unwrap();
+    let y = b.bias_add("sum.bias", s, bias).unwrap();
+    b.output("y", y).unwrap();
+    let g = b.finish().unwrap();
+    let mut store = WeightStore::new();
+    store.insert("bias", HostTensor::new([n], random(11, n, 2.0)).unwrap());
+    let x: Vec<u8> = random(12, m * c * n, 3.0)
+        .iter()
+        .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
+        .collect();
+    let inputs = vec![("parts".to_string(), x)];
+    let (fused, report) = run_with("small", &g, &store, &inputs, |_| {});
+    assert!(
+        report.rewrites.iter().any(|r| r.contains("one sum_parts")),
+        "{:?}",
+        report.rewrites
+    );
+    assert_bit_exact(&fused);
+    let (apart, _) = run_with("small", &g, &store, &inputs, |o| {
+        o.fuse_bias_adds = false;
+    });
+    assert_bit_exact(&apart);
+    assert_eq!(fused, apart);
+}
+
 /// SRAM-saving plans store a replicated weight once — on the product's grid, K split over the
 /// row blocks, or (`spread_stored`) in the smallest whole K- and column-granule blocks dealt
 /// around the chip's tiles — and gather it into the replicated layout before the product: the

@@ -272,8 +272,11 @@ pub fn compute_calls(
             return Ok((params, calls));
         }
         ComputeKind::SumParts => {
-            let [x] = operands else {
-                return Err("sum_parts has one operand".into());
+            // The parts, and a bias when a bias add was fused into the sum.
+            let (x, bias) = match operands {
+                [x] => (x, false),
+                [x, _] => (x, true),
+                _ => return Err("sum_parts has the parts and at most a bias".into()),
             };
             let (parts, width) = blocks_beside_rows("sum_parts", &map(x)?, &om, 4)?;
             KernelParams::SumParts(tessera_kernels::elementwise::sum_parts::Shape {
@@ -282,6 +285,7 @@ pub fn compute_calls(
                 groups: (width / 4) as usize,
                 part_stride: width as usize,
                 row_stride: (parts * width) as usize,
+                bias,
             })
         }
         ComputeKind::LayerNorm { eps } => {

@@ -196,9 +196,9 @@ impl Lower<'_> {
                 let (p, s) = (*parts, *stats);
                 self.compute(ComputeKind::AttentionCombine, &[p, s], None)?;
             }
-            MidOp::SumParts { x } => {
-                let x = *x;
-                self.compute(ComputeKind::SumParts, &[x], None)?;
+            MidOp::SumParts { x, bias } => {
+                let operands: Vec<MidId> = std::iter::once(*x).chain(*bias).collect();
+                self.compute(ComputeKind::SumParts, &operands, None)?;
             }
             MidOp::Cast { x } => {
                 let x = *x;

@@ -29,7 +29,7 @@
 //! | `Softmax { x, scale }` | → | last dimension whole; row-major; result `RowMajor{4}` |
 //! | `SoftmaxPart { x, scale }` | `[.., K]` → `[.., K + 4]` | x and the result have the same blocks of the leading dimensions, the last whole; x row-major (row % 4 == 0); result `RowMajor{4}` |
 //! | `AttentionCombine { parts, stats }` | `[.., C, R, D]`, `[.., R, C, 2]` → `[.., R, D]` | the result's blocks of the leading dimensions and rows, C and D whole, on the same tiles; parts `RowMajor` aligned to 8s (16: the products' rows), result `RowMajor{8}`, stats dense |
-//! | `SumParts { x }` | `[.., C, D]` → `[.., D]` | x has the result's blocks with C whole inserted before the last dimension, on the same tiles; x and the result `RowMajor{8}` f16 |
+//! | `SumParts { x, bias }` | `[.., C, D]` (and `[D]`) → `[.., D]` | x has the result's blocks with C whole inserted before the last dimension, on the same tiles; x and the result `RowMajor{8}` f16; a bias as `BiasAdd`'s, added to the rounded sums (only from [`rewrite::fuse_bias_adds`]) |
 //! | `LayerNorm { x, gamma, beta, eps }` | → | last dimension whole, dense rows; gamma and beta f32 on `t` |
 //! | `Cast { x }` | → | x has the result's distribution and order (f32 → f16, f16 → FP8) |
 //! | `Output { x, tensor, view }` | x → | the host reads graph output `tensor` (its shape) through `view` |
@@ -109,6 +109,8 @@ pub enum MidOp {
     },
     SumParts {
         x: MidId,
+        /// A bias added to the rounded sums ([`rewrite::fuse_bias_adds`]).
+        bias: Option<MidId>,
     },
     LayerNorm {
         x: MidId,
@@ -154,9 +156,13 @@ impl MidOp {
             | MidOp::Gelu { x }
             | MidOp::Softmax { x, .. }
             | MidOp::SoftmaxPart { x, .. }
-            | MidOp::SumParts { x }
+            | MidOp::SumParts { x, bias: None }
             | MidOp::Cast { x }
             | MidOp::Output { x, .. } => vec![*x],
+            MidOp::SumParts {
+                x,
+                bias: Some(bias),
+            } => vec![*x, *bias],
             MidOp::AttentionCombine { parts, stats } => vec![*parts, *stats],
             MidOp::MatMul { a, b, .. } | MidOp::Add { a, b } => vec![*a, *b],
             MidOp::BiasAdd { x, bias } => vec![*x, *bias],
@@ -173,9 +179,14 @@ impl MidOp {
             | MidOp::Gelu { x }
             | MidOp::Softmax { x, .. }
             | MidOp::SoftmaxPart { x, .. }
-            | MidOp::SumParts { x }
             | MidOp::Cast { x }
             | MidOp::Output { x, .. } => *x = f(*x),
+            MidOp::SumParts { x, bias } => {
+                *x = f(*x);
+                if let Some(bias) = bias {
+                    *bias = f(*bias);
+                }
+            }
             MidOp::AttentionCombine { parts, stats } => {
                 *parts = f(*parts);
                 *stats = f(*stats);

@@ -63,11 +63,12 @@ pub fn fuse_fp8_casts(program: &mut MidProgram) -> RewriteLog {
     log
 }
 
-/// The bias add after a sum of two partial products in one pass: `bias_add(add(a, b), bias)`
-/// becomes `add_bias(a, b, bias)` (the `add_bias_f16` kernel: the same two f16 roundings in
-/// the same order, so every value stays bit for bit what it was), saving a kernel call, a pass
-/// over the rows and the sum's buffer. Applies where the sum has no other reader, is not a
-/// loop's carry and has the bias add's layout.
+/// The bias add after a sum of partial products in the sum's pass: `bias_add(add(a, b), bias)`
+/// becomes `add_bias(a, b, bias)` (the `add_bias_f16` kernel) and `bias_add(sum_parts(x),
+/// bias)` a `sum_parts` with the bias (`sum_parts_f16` adds it to the rounded sums): the same
+/// f16 roundings in the same order, so every value stays bit for bit what it was, saving a
+/// kernel call, a pass over the rows and the sum's buffer. Applies where the sum has no other
+/// reader, is not a loop's carry and has the bias add's layout.
 pub fn fuse_bias_adds(program: &mut MidProgram) -> RewriteLog {
     let mut log = RewriteLog::default();
     let readers = program.readers();
@@ -77,14 +78,22 @@ pub fn fuse_bias_adds(program: &mut MidProgram) -> RewriteLog {
             continue;
         };
         let producer = &program.nodes[x];
-        let MidOp::Add { a, b } = producer.op else {
+        let op = if let MidOp::Add { a, b } = producer.op {
+            MidOp::AddBias { a, b, bias }
+        } else if let MidOp::SumParts { x, bias: None } = producer.op {
+            MidOp::SumParts {
+                x,
+                bias: Some(bias),
+            }
+        } else {
             continue;
         };
         let what = format!(
-            "%{} bias_add `{}` of %{} add `{}`",
+            "%{} bias_add `{}` of %{} {} `{}`",
             id.index(),
             node.label,
             x.index(),
+            producer.op.name(),
             producer.label
         );
         if readers[x.index()].len() != 1 {
@@ -107,8 +116,8 @@ pub fn fuse_bias_adds(program: &mut MidProgram) -> RewriteLog {
             ));
             continue;
         }
-        fused.push((id, MidOp::AddBias { a, b, bias }));
-        log.applied.push(format!("{what}: one add_bias"));
+        log.applied.push(format!("{what}: one {}", op.name()));
+        fused.push((id, op));
     }
     for (id, op) in fused {
         program.nodes[id].op = op;

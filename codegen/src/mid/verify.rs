@@ -417,7 +417,10 @@ impl Checker<'_> {
                     );
                 }
             }
-            MidOp::SumParts { x } => {
+            MidOp::SumParts { x, bias } => {
+                if let Some(bias) = bias {
+                    self.bias_rules(node, self.operand(*bias))?;
+                }
                 let x = self.operand(*x);
                 let rank = node.shape.len();
                 let ok = x.shape.len() == rank + 1 && x.shape[rank] == node.shape[last];

@@ -221,7 +221,7 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
                 parts: *parts,
                 stats: *stats,
             },
-            (Op::SumParts { .. }, [x]) => MidOp::SumParts { x: *x },
+            (Op::SumParts { .. }, [x]) => MidOp::SumParts { x: *x, bias: None },
             (Op::LayerNorm { eps, .. }, [x, gamma, beta]) => MidOp::LayerNorm {
                 x: *x,
                 gamma: *gamma,

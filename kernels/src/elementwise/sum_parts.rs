@@ -1,12 +1,12 @@
 //! `sum_parts_f16`: the C parts of every row summed column by column in f32 and rounded once to
-//! f16 — the partial products of a product split along K added up. The numerics are the
-//! assembly header's.
+//! f16 — the partial products of a product split along K added up — and, with a bias, the
+//! product's bias add in the same pass. The numerics are the assembly header's.
 
 use super::common::{normal_halves, random_bits, worker_cycles, F16_SPECIALS};
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
 use crate::split::{worker_split, WORKERS};
 use crate::{kernel_consts, Kernel};
-use tessera_isa::numerics::{f16_to_f32, f32_add, f32_to_f16};
+use tessera_isa::numerics::{f16_add, f16_to_f32, f32_add, f32_to_f16};
 use tessera_isa::rng::Rng;
 
 pub struct SumParts;
@@ -16,12 +16,13 @@ const V_C: usize = 2;
 const V_GROUPS: usize = 3;
 const V_PART_STRIDE: usize = 4;
 const V_ROW: usize = 5;
-const V_SPLIT: usize = 6;
+const V_SPLIT: usize = 7;
 
 /// The most parts a row may have (a bound on the tables and the test space, not the kernel's).
 pub const MAX_PARTS: usize = 64;
 
-/// The shape of a call: rows, parts per row, groups of 4 columns, and the strides in halves.
+/// The shape of a call: rows, parts per row, groups of 4 columns, the strides in halves, and
+/// whether a bias (f16, one per column) is added to the sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     pub rows: usize,
@@ -29,6 +30,7 @@ pub struct Shape {
     pub groups: usize,
     pub part_stride: usize,
     pub row_stride: usize,
+    pub bias: bool,
 }
 
 impl Shape {
@@ -40,7 +42,13 @@ impl Shape {
             groups,
             part_stride: 4 * groups,
             row_stride: parts * 4 * groups,
+            bias: false,
         }
+    }
+
+    /// The same sums with a bias added.
+    pub fn with_bias(self) -> Shape {
+        Shape { bias: true, ..self }
     }
 
     /// The preconditions of the kernel, or why they fail.
@@ -92,12 +100,32 @@ pub fn sum_column(parts: impl IntoIterator<Item = u16>) -> u16 {
 }
 
 /// A case: `parts` as the kernel reads them (padding holds what it holds).
-fn make_case(name: &str, shape: Shape, parts: &[u16], regions: (Region, Region)) -> Case {
+/// A case: `parts` as the kernel reads them (padding holds what it holds) and, when the shape
+/// has one, the bias (`4 * groups` halves; empty otherwise).
+fn make_case(
+    name: &str,
+    shape: Shape,
+    parts: &[u16],
+    bias: &[u16],
+    regions: (Region, Region),
+) -> Case {
     if let Err(e) = shape.check() {
         panic!("sum_parts case {name}: {e}");
     }
     assert_eq!(parts.len(), shape.parts_halves());
-    let mut vertex = VertexWord::buffer_starts(2);
+    assert_eq!(bias.len(), if shape.bias { 4 * shape.groups } else { 0 });
+    // Buffers: parts, the bias (if any), out.
+    let out = if shape.bias { 2 } else { 1 };
+    let mut vertex = vec![
+        VertexWord::Address {
+            buffer: 0,
+            offset: 0,
+        },
+        VertexWord::Address {
+            buffer: out,
+            offset: 0,
+        },
+    ];
     vertex.extend(
         [
             shape.parts,
@@ -107,25 +135,50 @@ fn make_case(name: &str, shape: Shape, parts: &[u16], regions: (Region, Region))
         ]
         .map(|v| VertexWord::Value(v as u32)),
     );
+    vertex.push(if shape.bias {
+        VertexWord::Address {
+            buffer: 1,
+            offset: 0,
+        }
+    } else {
+        VertexWord::Value(0)
+    });
     for (row, group, count) in shape.split() {
         vertex.extend([row, group, count].map(VertexWord::Value));
     }
     Case {
         kernel: NAME.into(),
         name: format!(
-            "{} rows x {} parts x {} cols (strides {}/{}) {:?}/{:?} {name}",
+            "{} rows x {} parts x {} cols (strides {}/{}){} {:?}/{:?} {name}",
             shape.rows,
             shape.parts,
             4 * shape.groups,
             shape.part_stride,
             shape.row_stride,
+            if shape.bias { " + bias" } else { "" },
             regions.0,
             regions.1,
         ),
-        buffers: vec![
-            Buffer::input("parts", bytes::from_u16(parts), regions.0, None),
-            Buffer::output("out", shape.out_halves() * 2, regions.1, None),
-        ],
+        buffers: [
+            Some(Buffer::input(
+                "parts",
+                bytes::from_u16(parts),
+                regions.0,
+                None,
+            )),
+            shape
+                .bias
+                .then(|| Buffer::input("bias", bytes::from_u16(bias), regions.1, None)),
+            Some(Buffer::output(
+                "out",
+                shape.out_halves() * 2,
+                regions.1,
+                None,
+            )),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
         vertex,
         supervisor_csrs: vec![],
     }
@@ -141,7 +194,12 @@ fn product_case(rng: &mut Rng, name: &str, shape: Shape, place: usize) -> Case {
             parts[at..at + 4 * shape.groups].copy_from_slice(&values);
         }
     }
-    make_case(name, shape, &parts, PLACES[place % PLACES.len()])
+    let bias = if shape.bias {
+        normal_halves(rng, 4 * shape.groups, 0.0, 2.0)
+    } else {
+        Vec::new()
+    };
+    make_case(name, shape, &parts, &bias, PLACES[place % PLACES.len()])
 }
 
 const S: Region = Region::Standard;
@@ -184,6 +242,12 @@ impl Kernel for SumParts {
                 Shape::dense(rows, parts, groups),
                 i,
             ));
+            cases.push(product_case(
+                &mut rng,
+                "product-like",
+                Shape::dense(rows, parts, groups).with_bias(),
+                i + 2,
+            ));
             // Padding between parts and between rows.
             let mut padded = Shape::dense(rows, parts, groups);
             padded.part_stride += 4 * (1 + i % 3);
@@ -198,23 +262,28 @@ impl Kernel for SumParts {
         {
             for (k, &groups) in [1usize, 2, 5].iter().enumerate() {
                 let rows = 1 + (3 * i + k) % 11;
-                cases.push(product_case(
-                    &mut rng,
-                    "sweep",
-                    Shape::dense(rows, parts, groups),
-                    i + k,
-                ));
+                let shape = Shape::dense(rows, parts, groups);
+                let shape = if (i + k) % 2 == 0 {
+                    shape
+                } else {
+                    shape.with_bias()
+                };
+                cases.push(product_case(&mut rng, "sweep", shape, i + k));
             }
         }
         // Edge values (NaN, ±inf, overflow of the f16 range by the sum, subnormals, ±0).
-        let shape = Shape::dense(5, 6, 3);
-        for &place in &PLACES {
-            let parts: Vec<u16> = (0..shape.parts_halves())
-                .map(|_| *rng.pick(&F16_SPECIALS))
-                .collect();
-            cases.push(make_case("edge values", shape, &parts, place));
-            let parts = random_bits(&mut rng, shape.parts_halves());
-            cases.push(make_case("any bits", shape, &parts, place));
+        for shape in [Shape::dense(5, 6, 3), Shape::dense(5, 6, 6).with_bias()] {
+            let cols = if shape.bias { 4 * shape.groups } else { 0 };
+            for &place in &PLACES {
+                let parts: Vec<u16> = (0..shape.parts_halves())
+                    .map(|_| *rng.pick(&F16_SPECIALS))
+                    .collect();
+                let bias: Vec<u16> = (0..cols).map(|_| *rng.pick(&F16_SPECIALS)).collect();
+                cases.push(make_case("edge values", shape, &parts, &bias, place));
+                let parts = random_bits(&mut rng, shape.parts_halves());
+                let bias = random_bits(&mut rng, cols);
+                cases.push(make_case("any bits", shape, &parts, &bias, place));
+            }
         }
         cases
     }
@@ -229,13 +298,16 @@ impl Kernel for SumParts {
         );
         shape.part_stride += 4 * rng.range(0, 2) as usize;
         shape.row_stride = shape.parts * shape.part_stride + 4 * rng.range(0, 1) as usize;
+        shape.bias = rng.range(0, 1) == 1;
         let place = rng.range(0, 3) as usize;
         if rng.next_u32().is_multiple_of(4) {
             let parts = random_bits(&mut rng, shape.parts_halves());
+            let bias = random_bits(&mut rng, if shape.bias { 4 * shape.groups } else { 0 });
             make_case(
                 &format!("random bits seed={seed}"),
                 shape,
                 &parts,
+                &bias,
                 PLACES[place],
             )
         } else {
@@ -247,13 +319,22 @@ impl Kernel for SumParts {
         let shape = shape_of(case);
         let parts = bytes::to_u16(&case.buffer("parts").bytes);
         let cols = 4 * shape.groups;
+        let bias = if shape.bias {
+            bytes::to_u16(&case.buffer("bias").bytes)
+        } else {
+            Vec::new()
+        };
         let mut out = vec![0u16; shape.out_halves()];
         for r in 0..shape.rows {
             for d in 0..cols {
-                out[r * cols + d] = sum_column(
+                let sum = sum_column(
                     (0..shape.parts)
                         .map(|j| parts[r * shape.row_stride + j * shape.part_stride + d]),
                 );
+                out[r * cols + d] = match bias.get(d) {
+                    Some(&b) => f16_add(sum, b),
+                    None => sum,
+                };
             }
         }
         vec![bytes::from_u16(&out)]
@@ -275,12 +356,13 @@ fn shape_of(case: &Case) -> Shape {
         groups,
         part_stride: w(V_PART_STRIDE),
         row_stride: w(V_ROW),
+        bias: case.buffers.iter().any(|b| b.name == "bias"),
     }
 }
 
-/// Bundles per worker, counted from the listing: 30 to set up; per group 3 + (C − 1) + 3 to
-/// sum and store, 5 to step on (3 more at a row's end); the exit (7 for a worker without
-/// groups).
+/// Bundles per worker, counted from the listing: 31 to set up (33 with the bias); per group
+/// 3 + (C − 1) + 3 to sum and store (one more with the bias), 5 to step on (3 more at a row's
+/// end, 4 with the bias); the exit (7 for a worker without groups).
 pub fn estimate(shape: &Shape) -> u64 {
     let c = shape.parts as u64;
     let groups = shape.groups as u32;
@@ -292,14 +374,22 @@ pub fn estimate(shape: &Shape) -> u64 {
         }
         // Row ends crossed: every time the running group reaches `groups`.
         let ends = u64::from((group + count) / groups);
-        *b = 30 + u64::from(count) * (c + 5 + 5) + 3 * ends + 1;
+        let bias = u64::from(shape.bias);
+        *b = 31 + 2 * bias + u64::from(count) * (c + 5 + 5 + bias) + (3 + bias) * ends + 1;
     }
     worker_cycles(&bundles)
 }
 
 /// The case of a compiler call (zeros).
 pub fn compiler_case(shape: Shape) -> Case {
-    make_case("compiled", shape, &vec![0; shape.parts_halves()], (S, S))
+    let bias = vec![0; if shape.bias { 4 * shape.groups } else { 0 }];
+    make_case(
+        "compiled",
+        shape,
+        &vec![0; shape.parts_halves()],
+        &bias,
+        (S, S),
+    )
 }
 
 #[cfg(test)]
