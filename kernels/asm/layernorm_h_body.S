@@ -6,6 +6,8 @@
 //   LOAD_FORMAT, PUT_SCALE     the FP8 format and scale CSRs (nothing for f16)
 //   CONVERT_OUT, STORE_OUT     the finished group's conversion (FP8) and its store
 //   CONVERT_BUNDLES            bundles in CONVERT_OUT
+//   NORM_X, NORM_SPLIT         the vertex words of the normalising pass's x and split table (the
+//                              statistics' own, 0 and 9; the column variants' 24 and 26)
 //
 // Supervisor entry K_SUP ($mvertex_base = the vertex): three worker passes, each followed by
 // `sync 2`, then `br $m10`: the mean partials of layernorm_stats.S (f32, as layernorm_f16), the
@@ -125,8 +127,8 @@ K_NORM:
     { get $m0, $WSR ; fnop }
     { and $m0, $m0, CSR_W_WSR__CTXTID_M1__MASK ; fnop }
     { shl $m1, $m0, 3 ; fnop }
-    { ld32 $m2, $mvertex_base, $m1, V_SPLIT ; fnop }
-    { ld32 $m9, $mvertex_base, $m1, V_SPLIT+1 ; fnop }
+    { ld32 $m2, $mvertex_base, $m1, NORM_SPLIT ; fnop }
+    { ld32 $m9, $mvertex_base, $m1, NORM_SPLIT+1 ; fnop }
     { ld32 $m11, $mvertex_base, $mzero, V_N ; fnop }
     { ld32 $m5, $mvertex_base, $mzero, V_ROWS ; fnop }
     { ld32 $m6, $mvertex_base, $mzero, V_SCRATCH ; fnop }
@@ -137,7 +139,7 @@ K_NORM:
     { shl $m11, $m9, 3 ; fnop }
     { sub $m7, $m7, $m11 ; fnop }                     // 2n - 8 count
     OUT_ADVANCE
-    { ld32 $m1, $mvertex_base, $mzero, V_X ; fnop }
+    { ld32 $m1, $mvertex_base, $mzero, NORM_X ; fnop }
     { add $m1, $m1, $m10 ; fnop }
     LOAD_FORMAT
     { ld32 $m2, $mvertex_base, $mzero, V_GAMMA ; PUT_SCALE }

@@ -25,3 +25,6 @@
 #define CONVERT_OUT
 #define CONVERT_BUNDLES 0
 #define STORE_OUT       st64step $a0:1, $mzero, $m4+=, 1
+// The normalising pass reads x (word 0) and its split (word 9) as the statistics passes do.
+#define NORM_X          0
+#define NORM_SPLIT      9

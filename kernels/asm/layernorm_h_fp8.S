@@ -31,3 +31,6 @@
 #define CONVERT_OUT     { nop ; f16v8tof8 $a0:1, $a0:3 }
 #define CONVERT_BUNDLES 1
 #define STORE_OUT       st32step $a0, $mzero, $m4+=, 1
+// The normalising pass reads x (word 0) and its split (word 9) as the statistics passes do.
+#define NORM_X          0
+#define NORM_SPLIT      9

@@ -299,12 +299,15 @@ pub fn compute_calls(
             } else {
                 LnParams::F32
             };
+            // A result split by columns normalises its block of rows whole beside it.
+            let own = (!out.dist.is_whole(last)).then(|| om.row_elements());
             KernelParams::LayerNorm {
                 rows: rows_of(&om),
                 n: out.dist.shape()[last],
                 eps_bits: eps.to_bits(),
                 params,
                 out: element_out(out.dtype),
+                own,
             }
         }
         ComputeKind::Cast => {

@@ -211,7 +211,13 @@ impl Lower<'_> {
                 eps,
             } => {
                 let (x, g, b) = (*x, *gamma, *beta);
-                self.compute(ComputeKind::LayerNorm { eps: *eps }, &[x, g, b], None)?;
+                let kind = ComputeKind::LayerNorm { eps: *eps };
+                let last = node.layout.dist.rank() - 1;
+                if node.layout.dist.is_whole(last) {
+                    self.compute(kind, &[x, g, b], None)?;
+                } else {
+                    self.layernorm_blocks(kind, [x, g, b])?;
+                }
             }
             MidOp::Output { x, tensor, view } => {
                 let x = *x;
@@ -253,6 +259,47 @@ impl Lower<'_> {
                 .and_then(|(params, _)| params.estimate_cycles().ok())
         };
         matches!((cycles(kind), cycles(instead)), (Some(a), Some(b)) if a < b)
+    }
+
+    /// A LayerNorm over blocks of columns (`layernorm_h_cols_*`): on every tile, the kernel's
+    /// x is the whole rows and its block's x the same buffer from the block's first column.
+    fn layernorm_blocks(
+        &mut self,
+        kind: ComputeKind,
+        [x, gamma, beta]: [MidId; 3],
+    ) -> Result<(), LowerError> {
+        let id = self.node;
+        let out_layout = self.layout(id).clone();
+        let layouts: Vec<&Layout> = [x, gamma, beta].iter().map(|&o| self.layout(o)).collect();
+        let (params, _) =
+            compute_calls(&kind, &out_layout, &layouts).map_err(|e| self.fail(30, e))?;
+        let step = [x, gamma, beta]
+            .iter()
+            .map(|o| self.ready[o.index()])
+            .max()
+            .unwrap_or(0)
+            .max(self.floors[id.index()]);
+        self.fresh_shards(|name| BufferCategory::Tensor(name.to_string()))?;
+        let last = out_layout.dist.rank() - 1;
+        let tiles: Vec<u32> = out_layout.dist.all_tiles().collect();
+        for t in tiles {
+            let block = out_layout
+                .dist
+                .block_on(t)
+                .ok_or_else(|| self.fail(30, format!("tile {t} holds no block")))?;
+            let first = out_layout.dist.block_box(block)[last].start;
+            let xb = self.shard_of(x, t)?;
+            let data = [
+                (xb, 0),
+                (xb, 2 * first),
+                (self.shard_of(gamma, t)?, 0),
+                (self.shard_of(beta, t)?, 0),
+                (self.shard_of(id, t)?, 0),
+            ];
+            self.call(compute_vstep(step), t, params.clone(), &data)?;
+        }
+        self.ready[id.index()] = step;
+        Ok(())
     }
 
     pub(super) fn compute(

@@ -443,7 +443,33 @@ impl Checker<'_> {
             }
             MidOp::LayerNorm { x, gamma, beta, .. } => {
                 let x = self.operand(*x);
-                self.same_layout(70, "x", x)?;
+                let blocks = !node.layout.dist.is_whole(last);
+                if blocks {
+                    // A block of each row's columns: x holds the whole rows on its tiles; the
+                    // blocks are even and of whole groups of 4; the parameters are f16.
+                    let bounds = &node.layout.dist.bounds()[last];
+                    let width = bounds[1] - bounds[0];
+                    let even =
+                        width.is_multiple_of(4) && bounds.windows(2).all(|w| w[1] - w[0] == width);
+                    let want = node
+                        .layout
+                        .dist
+                        .with_trailing_replicated(last, &[node.shape[last]])
+                        .ok();
+                    if want.as_ref() != Some(&x.layout.dist)
+                        || x.shape != node.shape
+                        || !even
+                        || node.layout.order != Order::DENSE
+                        || self.operand(*gamma).dtype() != DType::F16
+                    {
+                        return Err(self.fail(
+                            79,
+                            "a layernorm over blocks of columns reads its rows whole on its tiles, the blocks even, dense and of whole groups of 4, with f16 parameters",
+                        ));
+                    }
+                } else {
+                    self.same_layout(70, "x", x)?;
+                }
                 if !x.layout.dist.is_whole(last) || x.layout.order != Order::DENSE {
                     return Err(self.fail(71, "layernorm needs whole dense rows"));
                 }
@@ -470,6 +496,21 @@ impl Checker<'_> {
                         ));
                     }
                     self.covers(74, what, &p.layout.dist, |o| vec![o[last].clone()])?;
+                    let exact = p
+                        .layout
+                        .shard_map()
+                        .map_err(|e| self.fail(3, e.to_string()))?
+                        .row_elements()
+                        == node
+                            .layout
+                            .shard_map()
+                            .map_err(|e| self.fail(3, e.to_string()))?
+                            .row_elements();
+                    if blocks && !exact {
+                        return Err(
+                            self.fail(68, format!("{what} must hold the block's columns only"))
+                        );
+                    }
                 }
             }
             MidOp::Cast { x } => {

@@ -808,6 +808,61 @@ pub fn strategies(
                 };
                 push_with_gathered(&mut out, pinned, gathered, "params");
             }
+            // With f16 parameters, a row's columns may also be split over tiles, each holding
+            // the whole rows beside its block for the statistics (`layernorm_h_cols_*`): the
+            // statistics repeat on the row's tiles and the normalising splits, where whole rows
+            // leave the normalising on the one tile of a row (the pooling head's one row).
+            if param_dtype == DType::F16 {
+                let mut split: Vec<(String, StrategyKind, Distribution)> = Vec::new();
+                if let Some(l) = followed(*x) {
+                    if !l.dist.is_whole(rank - 1) {
+                        split.push((
+                            "follow x, rows beside".into(),
+                            StrategyKind::Follow,
+                            l.dist.clone(),
+                        ));
+                    }
+                }
+                for d in row_spreads(ctx, &shape, Spread::Elements) {
+                    if !d.is_whole(rank - 1) && !split.iter().any(|(_, _, e)| e == &d) {
+                        split.push((
+                            format!("{}, rows beside", spread_label(&d)),
+                            StrategyKind::Rows,
+                            d,
+                        ));
+                    }
+                }
+                for (label, kind, dist) in split {
+                    // Even blocks of whole groups of 4 (every tile's block is the padded one).
+                    let bounds = &dist.bounds()[rank - 1];
+                    let width = bounds.get(1).copied().unwrap_or(0);
+                    if width == 0
+                        || !width.is_multiple_of(4)
+                        || bounds.windows(2).any(|w| w[1] - w[0] != width)
+                    {
+                        continue;
+                    }
+                    let Ok(rows) = dist.with_trailing_replicated(rank - 1, &[n]) else {
+                        continue;
+                    };
+                    let params =
+                        columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                    let gathered =
+                        gathered_params(ctx, true, &params, Order::DENSE, param_dtype, &[1, 2]);
+                    let pinned = Strategy {
+                        label,
+                        kind,
+                        out: lay(dist, Order::DENSE, dtype),
+                        operands: vec![
+                            lay(rows, Order::DENSE, DType::F16),
+                            lay(params.clone(), Order::DENSE, param_dtype),
+                            lay(params, Order::DENSE, param_dtype),
+                        ],
+                        stored: Vec::new(),
+                    };
+                    push_with_gathered(&mut out, pinned, gathered, "params");
+                }
+            }
         }
         Op::Input { .. }
         | Op::Weight { .. }

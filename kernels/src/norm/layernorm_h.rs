@@ -4,8 +4,11 @@
 //! with f16 out, 5 with FP8, where the f32 steps take 11 and 12). For the LayerNorms whose
 //! output feeds an FP8 product: the FP8 code keeps 3 or 4 significant bits, and the f16 steps'
 //! few roundings of 2^-11 stay far inside one of its roundings.
+//! The column variants (`layernorm_h_cols_*`) take the statistics of whole rows and normalise a
+//! block of their columns: a row split by columns over several tiles.
 //! Source: `kernels/asm/layernorm_stats.S`, then the header `layernorm_h_f16.S` /
-//! `layernorm_h_fp8.S`, then the code they share, `layernorm_h_body.S`.
+//! `layernorm_h_fp8.S` (`layernorm_h_cols_f16.S` / `layernorm_h_cols_fp8.S`), then the code they
+//! share, `layernorm_h_body.S`.
 
 use super::data::{f32s, Dist};
 use super::layernorm::{Fp8Out, LnSpec, RANDOM_DISTS};
@@ -23,19 +26,49 @@ use tessera_isa::numerics::{
 };
 use tessera_isa::rng::Rng;
 
-/// LayerNorm with f16 parameters and f16 (`fp8: false`) or FP8 output.
+/// LayerNorm with f16 parameters and f16 (`fp8: false`) or FP8 output; `cols`: over a block of
+/// each row's columns (the statistics of the whole rows).
 pub struct LayerNormH {
     fp8: bool,
+    cols: bool,
 }
 
-pub static LAYERNORM_H_F16: LayerNormH = LayerNormH { fp8: false };
-pub static LAYERNORM_H_FP8: LayerNormH = LayerNormH { fp8: true };
+pub static LAYERNORM_H_F16: LayerNormH = LayerNormH {
+    fp8: false,
+    cols: false,
+};
+pub static LAYERNORM_H_FP8: LayerNormH = LayerNormH {
+    fp8: true,
+    cols: false,
+};
+pub static LAYERNORM_H_COLS_F16: LayerNormH = LayerNormH {
+    fp8: false,
+    cols: true,
+};
+pub static LAYERNORM_H_COLS_FP8: LayerNormH = LayerNormH {
+    fp8: true,
+    cols: true,
+};
+
+/// The block of columns a column variant normalises: its first column and its width (both
+/// multiples of 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColBlock {
+    pub first: usize,
+    pub width: usize,
+}
 
 /// Vertex words after the shared layout: the deviation word (always 0), then (FP8) the format
 /// and scale CSR values.
 const V_DEV: usize = V_END;
 const V_NFMT: usize = V_END + 1;
 const V_SCL: usize = V_END + 2;
+/// The column variants' words: the block's x, its width, its split.
+const V_X_OWN: usize = V_END + 3;
+const V_N_OWN: usize = V_END + 4;
+/// The block's split table starts here (words 26..37).
+#[cfg(test)]
+const V_SPLIT_OWN: usize = V_END + 5;
 
 const STD: [Region; 4] = [Region::Standard; 4];
 const INTER: [Region; 4] = [Region::Interleaved; 4];
@@ -48,10 +81,11 @@ const MIXED: [Region; 4] = [
 
 impl LayerNormH {
     fn name_str(&self) -> &'static str {
-        if self.fp8 {
-            "layernorm_h_fp8"
-        } else {
-            "layernorm_h_f16"
+        match (self.cols, self.fp8) {
+            (false, false) => "layernorm_h_f16",
+            (false, true) => "layernorm_h_fp8",
+            (true, false) => "layernorm_h_cols_f16",
+            (true, true) => "layernorm_h_cols_fp8",
         }
     }
 
@@ -59,6 +93,22 @@ impl LayerNormH {
     /// FP8 settings exactly when this kernel is FP8, a width that is a multiple of 4, and no
     /// deviation buffer.
     pub fn make_case(&self, spec: LnSpec) -> Case {
+        assert!(
+            !self.cols,
+            "a column variant's case needs its block (make_cols_case)"
+        );
+        self.build_case(spec, None)
+    }
+
+    /// Builds a column variant's case: `spec` as for [`LayerNormH::make_case`] (gamma and beta
+    /// of the whole width), normalising columns `block` of each row; the block's x is its own
+    /// buffer holding x from the block's first column on (rows n apart, as in x).
+    pub fn make_cols_case(&self, spec: LnSpec, block: ColBlock) -> Case {
+        assert!(self.cols, "only the column variants take a block");
+        self.build_case(spec, Some(block))
+    }
+
+    fn build_case(&self, spec: LnSpec, block: Option<ColBlock>) -> Case {
         assert_eq!(spec.fp8.is_some(), self.fp8);
         assert!(
             !spec.dev,
@@ -69,12 +119,26 @@ impl LayerNormH {
         assert_eq!(spec.x.len(), rows * n);
         assert_eq!((spec.gamma.len(), spec.beta.len()), (n, n));
         let halves = |v: &[f32]| v.iter().map(|&g| f32_to_f16(g)).collect::<Vec<_>>();
-        let out_bytes = if self.fp8 { rows * n } else { rows * n * 2 };
+        let ColBlock { first, width } = block.unwrap_or(ColBlock { first: 0, width: n });
+        assert!(
+            first.is_multiple_of(4) && width.is_multiple_of(4) && width >= 4 && first + width <= n,
+            "columns {first}..+{width} of {n}"
+        );
+        let out_bytes = if self.fp8 {
+            rows * width
+        } else {
+            rows * width * 2
+        };
         let [rx, rgb, rout, rscratch] = spec.regions;
-        let buffers = vec![
+        let (gamma, beta) = (
+            halves(&spec.gamma[first..first + width]),
+            halves(&spec.beta[first..first + width]),
+        );
+        // Buffers: x, gamma, beta, out, scratch (vertex words 0..4), then the block's x.
+        let mut buffers = vec![
             Buffer::input("x", bytes::from_u16(&spec.x), rx, None),
-            Buffer::input("gamma", bytes::from_u16(&halves(&spec.gamma)), rgb, None),
-            Buffer::input("beta", bytes::from_u16(&halves(&spec.beta)), rgb, None),
+            Buffer::input("gamma", bytes::from_u16(&gamma), rgb, None),
+            Buffer::input("beta", bytes::from_u16(&beta), rgb, None),
             Buffer::output("out", out_bytes, rout, None),
             Buffer::scratch("scratch", rows * ROW_SCRATCH_BYTES, rscratch),
         ];
@@ -89,13 +153,39 @@ impl LayerNormH {
             "{rows}x{n} {} eps={:e} x:{rx:?} gamma:{rgb:?} out:{rout:?}",
             spec.label, spec.eps
         );
-        if let Some(f) = spec.fp8 {
-            vertex.push(VertexWord::Value(f.format.format_bit() << 1));
-            vertex.push(VertexWord::Value(scale_to_field(f.scl)));
-            if f.nanoo {
-                supervisor_csrs.push((index::FP_ICTL, field::FP_CTL_NANOO));
+        if self.cols {
+            name = format!("{name} cols {first}..+{width}");
+        }
+        match spec.fp8 {
+            Some(f) => {
+                vertex.push(VertexWord::Value(f.format.format_bit() << 1));
+                vertex.push(VertexWord::Value(scale_to_field(f.scl)));
+                if f.nanoo {
+                    supervisor_csrs.push((index::FP_ICTL, field::FP_CTL_NANOO));
+                }
+                name = format!("{name} {} scl={} nanoo={}", f.format.name(), f.scl, f.nanoo);
             }
-            name = format!("{name} {} scl={} nanoo={}", f.format.name(), f.scl, f.nanoo);
+            None if self.cols => vertex.extend([VertexWord::Value(0), VertexWord::Value(0)]),
+            None => {}
+        }
+        if self.cols {
+            // The block's own x: what a compiled call binds to x at the block's offset, as far
+            // as the kernel reads (the last row's block).
+            let own = spec.x[first..first + (rows - 1) * n + width].to_vec();
+            buffers.insert(1, Buffer::input("x_own", bytes::from_u16(&own), rx, None));
+            // Buffer indices after the insertion: x 0, x_own 1, gamma 2, beta 3, out 4, scratch 5.
+            for (word, buffer) in vertex.iter_mut().take(5).zip([0, 2, 3, 4, 5]) {
+                *word = VertexWord::Address { buffer, offset: 0 };
+            }
+            debug_assert_eq!(vertex.len(), V_X_OWN);
+            vertex.push(VertexWord::Address {
+                buffer: 1,
+                offset: 0,
+            });
+            vertex.push(VertexWord::Value(width as u32));
+            for (start, count) in crate::split::worker_split((width / 4) as u32) {
+                vertex.extend([VertexWord::Value(start), VertexWord::Value(count)]);
+            }
         }
         Case {
             kernel: self.name_str().into(),
@@ -143,18 +233,27 @@ impl Kernel for LayerNormH {
     }
 
     fn source(&self) -> &'static str {
-        if self.fp8 {
-            concat!(
+        match (self.cols, self.fp8) {
+            (false, true) => concat!(
                 include_str!("../../asm/layernorm_stats.S"),
                 include_str!("../../asm/layernorm_h_fp8.S"),
                 include_str!("../../asm/layernorm_h_body.S")
-            )
-        } else {
-            concat!(
+            ),
+            (false, false) => concat!(
                 include_str!("../../asm/layernorm_stats.S"),
                 include_str!("../../asm/layernorm_h_f16.S"),
                 include_str!("../../asm/layernorm_h_body.S")
-            )
+            ),
+            (true, true) => concat!(
+                include_str!("../../asm/layernorm_stats.S"),
+                include_str!("../../asm/layernorm_h_cols_fp8.S"),
+                include_str!("../../asm/layernorm_h_body.S")
+            ),
+            (true, false) => concat!(
+                include_str!("../../asm/layernorm_stats.S"),
+                include_str!("../../asm/layernorm_h_cols_f16.S"),
+                include_str!("../../asm/layernorm_h_body.S")
+            ),
         }
     }
 
@@ -163,6 +262,9 @@ impl Kernel for LayerNormH {
     }
 
     fn abi(&self) -> &'static str {
+        if self.cols {
+            return "supervisor; vertex: x (f16 rows x n), gamma, beta (f16[n_own]: the block's), out (rows x n_own, f16 or FP8), scratch (48 B/row), rows, n (% 4 == 0), inv_n (f32), eps (f32), split[6] of n/4 groups, 0, nfmt, scl (0, 0 for f16), x_own (the block's first column of x), n_own (% 4 == 0), split[6] of n_own/4 groups; any region";
+        }
         if self.fp8 {
             "supervisor; vertex: x (f16 rows x n), gamma (f16[n]), beta (f16[n]), out (FP8 rows x n), scratch (48 B/row), rows, n (% 4 == 0), inv_n (f32), eps (f32), split[6] of n/4 groups, 0, nfmt ($FP_NFMT: 2 F143, 0 F152), scl ($FP_SCL); NANOO from $FP_ICTL; any region"
         } else {
@@ -171,6 +273,9 @@ impl Kernel for LayerNormH {
     }
 
     fn cases(&self) -> Vec<Case> {
+        if self.cols {
+            return self.cols_cases();
+        }
         let mut rng = Rng::new(if self.fp8 { 0x1b8 } else { 0x1b16 });
         let fp8 = self.fp8_default();
         let normal = Dist::Normal {
@@ -285,6 +390,12 @@ impl Kernel for LayerNormH {
         let mut spec = self.spec(&mut rng, (rows, n), dist, regions, fp8);
         spec.label = format!("random seed={seed} {}", spec.label);
         spec.eps = *rng.pick(&[1e-6f32, 1e-5, 1e-3]);
+        if self.cols {
+            let groups = n / 4;
+            let width = 4 * rng.range(1, groups as u64) as usize;
+            let first = 4 * rng.range(0, (groups - width / 4) as u64) as usize;
+            return self.make_cols_case(spec, ColBlock { first, width });
+        }
         self.make_case(spec)
     }
 
@@ -292,17 +403,34 @@ impl Kernel for LayerNormH {
     /// from the f16 deviations ([`row_stats_h`]), r16 = f16(rstd); then per element in f16
     /// RNE: d = x − m16; t = d · r16; u = t · gamma; y = u + beta. FP8: f16_to_fp8(y, format,
     /// scl, nanoo).
+    /// The column variants: the statistics of x's rows as above; the affine steps on the
+    /// block's x (`x_own`: its rows n apart) and the block's gamma and beta.
     fn reference(&self, case: &Case) -> Vec<Vec<u8>> {
         let shape = Shape::of(case);
         let x = bytes::to_u16(&case.buffer("x").bytes);
         let gamma = bytes::to_u16(&case.buffer("gamma").bytes);
         let beta = bytes::to_u16(&case.buffer("beta").bytes);
         let fp8 = self.fp8.then(|| Fp8Out::of_case(case, V_NFMT, V_SCL));
+        let own = if self.cols {
+            bytes::to_u16(&case.buffer("x_own").bytes)
+        } else {
+            Vec::new()
+        };
+        let width = if self.cols {
+            case.word(V_N_OWN) as usize
+        } else {
+            shape.n
+        };
         let mut out = Vec::new();
-        for row in x.chunks_exact(shape.n) {
+        for (r, row) in x.chunks_exact(shape.n).enumerate() {
             let (m16, rstd) = row_stats_h(&shape, row);
             let r16 = f32_to_f16(rstd);
-            for (i, &xi) in row.iter().enumerate() {
+            let normalised = if self.cols {
+                &own[r * shape.n..r * shape.n + width]
+            } else {
+                row
+            };
+            for (i, &xi) in normalised.iter().enumerate() {
                 let t = f16_mul(f16_sub(xi, m16), r16);
                 let y = f16_add(f16_mul(t, gamma[i]), beta[i]);
                 match fp8 {
@@ -315,7 +443,133 @@ impl Kernel for LayerNormH {
     }
 
     fn estimate_cycles(&self, case: &Case) -> u64 {
-        estimate(&Shape::of(case), self.fp8)
+        let shape = Shape::of(case);
+        let mut own = shape;
+        if self.cols {
+            own.n = case.word(V_N_OWN) as usize;
+        }
+        estimate(&shape, self.cols.then_some(&own), self.fp8)
+    }
+}
+
+impl LayerNormH {
+    /// The column variants' cases: blocks at the start, the middle and the end of a row, one
+    /// group wide to most of the row, one row and several, every region, FP8 formats and scales,
+    /// and x's block holding other values than x (the statistics must come from x, the affine
+    /// steps from the block).
+    fn cols_cases(&self) -> Vec<Case> {
+        let mut rng = Rng::new(if self.fp8 { 0xc018 } else { 0xc016 });
+        let fp8 = self.fp8_default();
+        let normal = Dist::Normal {
+            mean: 0.2,
+            std: 1.5,
+        };
+        let mut cases = Vec::new();
+        for (i, &(rows, n, first, width)) in [
+            (1usize, 1152usize, 0usize, 32usize),
+            (1, 1152, 1120, 32),
+            (1, 1152, 576, 576),
+            (1, 1152, 4, 1148),
+            (1, 1152, 0, 4),
+            (1, 4352, 128, 128),
+            (2, 1152, 64, 64),
+            (3, 64, 16, 16),
+            (6, 1152, 32, 96),
+            (7, 24, 8, 12),
+            (13, 256, 128, 128),
+            (2, 4352, 4224, 128),
+            (1, 2152, 1000, 1152),
+            (1, 4304, 2152, 2152),
+            (5, 8, 4, 4),
+        ]
+        .iter()
+        .enumerate()
+        {
+            for (j, regions) in [STD, INTER, MIXED].into_iter().enumerate() {
+                let mut spec = self.spec(&mut rng, (rows, n), normal, regions, fp8);
+                spec.label = format!("{} #{}", spec.label, 3 * i + j);
+                cases.push(self.make_cols_case(spec, ColBlock { first, width }));
+            }
+        }
+        for &(rows, n, dist) in &[
+            (1usize, 1152usize, Dist::Constant(0.75)),
+            (1, 1152, Dist::LargeMean),
+            (3, 1152, Dist::Specials),
+            (2, 1152, Dist::Wide),
+            (1, 1152, Dist::AnyBits),
+        ] {
+            for (first, width) in [(0usize, 32usize), (256, 64), (1088, 64)] {
+                let spec = self.spec(&mut rng, (rows, n), dist, STD, fp8);
+                cases.push(self.make_cols_case(spec, ColBlock { first, width }));
+            }
+        }
+        // NaN and inf in the block's gamma and beta; other eps.
+        let mut s = self.spec(&mut rng, (1, 1152), normal, INTER, fp8);
+        s.gamma[35] = f32::NAN;
+        s.gamma[40] = f32::INFINITY;
+        s.beta[33] = f32::NEG_INFINITY;
+        s.label = "NaN/inf in gamma/beta".into();
+        cases.push(self.make_cols_case(
+            s,
+            ColBlock {
+                first: 32,
+                width: 32,
+            },
+        ));
+        for eps in [1e-5f32, 0.25] {
+            let mut s = self.spec(&mut rng, (3, 1152), normal, STD, fp8);
+            s.eps = eps;
+            cases.push(self.make_cols_case(
+                s,
+                ColBlock {
+                    first: 64,
+                    width: 128,
+                },
+            ));
+        }
+        // The block's x differs from x's columns: only the block's own values are normalised.
+        for regions in [STD, INTER] {
+            let spec = self.spec(&mut rng, (2, 1152), normal, regions, fp8);
+            let mut case = self.make_cols_case(
+                spec,
+                ColBlock {
+                    first: 96,
+                    width: 32,
+                },
+            );
+            let own = case
+                .buffers
+                .iter_mut()
+                .find(|b| b.name == "x_own")
+                .expect("the block's x");
+            for (i, b) in own.bytes.iter_mut().enumerate() {
+                *b = b.wrapping_add((i % 7) as u8);
+            }
+            case.name = format!("{} (block unlike x)", case.name);
+            cases.push(case);
+        }
+        if self.fp8 {
+            for format in [Fp8Format::F143, Fp8Format::F152] {
+                for &(scl, nanoo) in &[(0, true), (3, false)] {
+                    let mut s = self.spec(
+                        &mut rng,
+                        (1, 1152),
+                        normal,
+                        INTER,
+                        Some(Fp8Out { format, scl, nanoo }),
+                    );
+                    s.gamma = f32s(&mut rng, 1152, 0.0, 12.0);
+                    cases.push(self.make_cols_case(
+                        s,
+                        ColBlock {
+                            first: 32,
+                            width: 32,
+                        },
+                    ));
+                }
+            }
+        }
+        cases
     }
 }
 
@@ -357,13 +611,15 @@ pub fn row_stats_h(shape: &Shape, row: &[u16]) -> (u16, f32) {
 }
 
 /// Cycle estimate from the loop structure (see [`super::stats::cycles`]): the two statistics
-/// passes, then the normalising pass: 20 (FP8 23) set-up bundles, per row 4 (FP8 5) bundles a
-/// group and 23 around them, 17 for a worker without groups.
-fn estimate(shape: &Shape, fp8: bool) -> u64 {
+/// passes over `shape`, then the normalising pass over `own` (a column variant's block; else
+/// `shape`): 20 (FP8 23; the column variants 2 more) set-up bundles, per row 4 (FP8 5) bundles
+/// a group and 23 around them, 17 for a worker without groups.
+fn estimate(shape: &Shape, own: Option<&Shape>, fp8: bool) -> u64 {
     let f = u64::from(fp8);
+    let c = u64::from(own.is_some());
     let norm = cycles::busiest(
-        shape,
-        20 + 3 * f,
+        own.unwrap_or(shape),
+        20 + 3 * f + 2 * c,
         &|c| if c > 0 { (4 + f) * c + 23 } else { 17 },
         0,
     );
@@ -399,6 +655,44 @@ mod tests {
             dev: false,
             fp8: None,
         }
+    }
+
+    /// The column variants' words sit where their headers read them (`NORM_X` 24, `V_N_OWN`
+    /// 25, `NORM_SPLIT` 26), the block's split covers its groups in order, and x's block is x
+    /// from the block's first column as far as the kernel reads.
+    #[test]
+    fn a_column_case_carries_its_block() {
+        assert_eq!((V_X_OWN, V_N_OWN, V_SPLIT_OWN), (24, 25, 26));
+        for header in [
+            include_str!("../../asm/layernorm_h_cols_f16.S"),
+            include_str!("../../asm/layernorm_h_cols_fp8.S"),
+        ] {
+            assert!(header.contains("#define NORM_X          24"));
+            assert!(header.contains("#define V_N_OWN   25"));
+            assert!(header.contains("#define NORM_SPLIT      26"));
+        }
+        let mut rng = Rng::new(3);
+        let spec = LAYERNORM_H_COLS_F16.spec(&mut rng, (3, 64), Dist::Constant(1.0), STD, None);
+        let x = spec.x.clone();
+        let block = ColBlock {
+            first: 16,
+            width: 24,
+        };
+        let case = LAYERNORM_H_COLS_F16.make_cols_case(spec, block);
+        assert_eq!(case.word(V_N_OWN), 24);
+        let mut next = 0;
+        for w in 0..WORKERS {
+            let (first, count) = (
+                case.word(V_SPLIT_OWN + 2 * w),
+                case.word(V_SPLIT_OWN + 2 * w + 1),
+            );
+            assert_eq!(first, next);
+            next += count;
+        }
+        assert_eq!(next, 6);
+        let own = bytes::to_u16(&case.buffer("x_own").bytes);
+        assert_eq!(own, x[16..16 + 2 * 64 + 24].to_vec());
+        assert_eq!(case.buffer("out").bytes.len(), 3 * 24 * 2);
     }
 
     #[test]

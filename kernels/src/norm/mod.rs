@@ -1,5 +1,6 @@
 //! norm kernels (registered in `crate::all_kernels`): LayerNorm with f16 or FP8 output, with f32
-//! or f16 parameters, and the fused residual add + LayerNorm moments. All three share the statistics passes of
+//! or f16 parameters (the latter also over a block of each row's columns), and the fused
+//! residual add + LayerNorm moments. All three share the statistics passes of
 //! `kernels/asm/layernorm_stats.S` (reference model in [`stats`]).
 
 pub mod add_layernorm_moments;
@@ -17,6 +18,8 @@ pub fn kernels() -> Vec<&'static dyn Kernel> {
         &layernorm::LAYERNORM_FP8,
         &layernorm_h::LAYERNORM_H_F16,
         &layernorm_h::LAYERNORM_H_FP8,
+        &layernorm_h::LAYERNORM_H_COLS_F16,
+        &layernorm_h::LAYERNORM_H_COLS_FP8,
         &add_layernorm_moments::ADD_LAYERNORM_MOMENTS,
     ]
 }

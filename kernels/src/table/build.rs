@@ -45,7 +45,12 @@ impl KernelParams {
                 }
             }
             KernelParams::LayerNorm {
-                rows, n, eps_bits, ..
+                rows,
+                n,
+                eps_bits,
+                params,
+                own,
+                ..
             } => {
                 let eps = f32::from_bits(eps_bits);
                 if rows == 0
@@ -56,6 +61,13 @@ impl KernelParams {
                     return fail(format!(
                         "{rows} rows of {n} (rows > 1 needs n % 4 == 0), eps {eps}"
                     ));
+                }
+                if let Some(w) = own {
+                    if params != LnParams::F16 || n % 4 != 0 || w == 0 || w % 4 != 0 || w > n {
+                        return fail(format!(
+                            "a block of {w} of {n} columns (f16 parameters, both multiples of 4)"
+                        ));
+                    }
                 }
             }
             KernelParams::Softmax {
@@ -236,6 +248,7 @@ impl KernelParams {
                 eps_bits,
                 params,
                 out,
+                own,
             } => {
                 let (rows, n) = (rows as usize, n as usize);
                 let fp8 = match out {
@@ -260,11 +273,23 @@ impl KernelParams {
                     dev: params == LnParams::F32,
                     fp8,
                 };
-                match (params, fp8.is_some()) {
-                    (LnParams::F32, true) => LAYERNORM_FP8.make_case(spec),
-                    (LnParams::F32, false) => LAYERNORM_F16.make_case(spec),
-                    (LnParams::F16, true) => LAYERNORM_H_FP8.make_case(spec),
-                    (LnParams::F16, false) => LAYERNORM_H_F16.make_case(spec),
+                // A block's case: the block at column 0 (a compiled call binds the block's x
+                // to x at the block's offset).
+                let block = own.map(|w| crate::norm::layernorm_h::ColBlock {
+                    first: 0,
+                    width: w as usize,
+                });
+                match (params, fp8.is_some(), block) {
+                    (LnParams::F32, true, _) => LAYERNORM_FP8.make_case(spec),
+                    (LnParams::F32, false, _) => LAYERNORM_F16.make_case(spec),
+                    (LnParams::F16, true, None) => LAYERNORM_H_FP8.make_case(spec),
+                    (LnParams::F16, false, None) => LAYERNORM_H_F16.make_case(spec),
+                    (LnParams::F16, true, Some(b)) => {
+                        crate::norm::layernorm_h::LAYERNORM_H_COLS_FP8.make_cols_case(spec, b)
+                    }
+                    (LnParams::F16, false, Some(b)) => {
+                        crate::norm::layernorm_h::LAYERNORM_H_COLS_F16.make_cols_case(spec, b)
+                    }
                 }
             }
             KernelParams::Softmax {

@@ -33,6 +33,8 @@ pub enum KernelId {
     LayerNormFp8,
     LayerNormHF16,
     LayerNormHFp8,
+    LayerNormHColsF16,
+    LayerNormHColsFp8,
     AddLayerNormMoments,
     SoftmaxF16,
     SoftmaxSegF16,
@@ -75,6 +77,8 @@ impl KernelId {
         KernelId::LayerNormFp8,
         KernelId::LayerNormHF16,
         KernelId::LayerNormHFp8,
+        KernelId::LayerNormHColsF16,
+        KernelId::LayerNormHColsFp8,
         KernelId::AddLayerNormMoments,
         KernelId::GemmFp8,
         KernelId::GemmF16,
@@ -102,6 +106,8 @@ impl KernelId {
             KernelId::LayerNormFp8 => &LAYERNORM_FP8,
             KernelId::LayerNormHF16 => &LAYERNORM_H_F16,
             KernelId::LayerNormHFp8 => &LAYERNORM_H_FP8,
+            KernelId::LayerNormHColsF16 => &crate::norm::layernorm_h::LAYERNORM_H_COLS_F16,
+            KernelId::LayerNormHColsFp8 => &crate::norm::layernorm_h::LAYERNORM_H_COLS_FP8,
             KernelId::AddLayerNormMoments => {
                 &crate::norm::add_layernorm_moments::ADD_LAYERNORM_MOMENTS
             }
@@ -183,13 +189,16 @@ pub struct GemmParams {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum KernelParams {
     Gemm(GemmParams),
-    /// Row LayerNorm over `rows × n` dense f16 (gamma, beta f32 or f16), f16 or FP8 out.
+    /// Row LayerNorm over `rows × n` dense f16 (gamma, beta f32 or f16), f16 or FP8 out; with
+    /// `own`, over a block of that many columns of each row (the statistics of the whole rows;
+    /// f16 parameters only: `layernorm_h_cols_*`).
     LayerNorm {
         rows: u32,
         n: u32,
         eps_bits: u32,
         params: LnParams,
         out: ElementOut,
+        own: Option<u32>,
     },
     /// Row softmax of `rows` rows of `cols` halves, `in_stride` halves apart, scale (f32 bits);
     /// with `segments` > 1 every row is cut into that many segments the workers share
@@ -353,11 +362,15 @@ impl KernelParams {
                     KernelId::GemmF16
                 }
             }
-            KernelParams::LayerNorm { out, params, .. } => match (params, out) {
-                (LnParams::F32, ElementOut::F16) => KernelId::LayerNormF16,
-                (LnParams::F32, ElementOut::Fp8(_)) => KernelId::LayerNormFp8,
-                (LnParams::F16, ElementOut::F16) => KernelId::LayerNormHF16,
-                (LnParams::F16, ElementOut::Fp8(_)) => KernelId::LayerNormHFp8,
+            KernelParams::LayerNorm {
+                out, params, own, ..
+            } => match (params, out, own.is_some()) {
+                (LnParams::F32, ElementOut::F16, _) => KernelId::LayerNormF16,
+                (LnParams::F32, ElementOut::Fp8(_), _) => KernelId::LayerNormFp8,
+                (LnParams::F16, ElementOut::F16, false) => KernelId::LayerNormHF16,
+                (LnParams::F16, ElementOut::Fp8(_), false) => KernelId::LayerNormHFp8,
+                (LnParams::F16, ElementOut::F16, true) => KernelId::LayerNormHColsF16,
+                (LnParams::F16, ElementOut::Fp8(_), true) => KernelId::LayerNormHColsFp8,
             },
             KernelParams::Softmax { segments, .. } => {
                 if *segments > 1 {
@@ -829,6 +842,7 @@ impl KernelParams {
                 eps_bits: 1e-6f32.to_bits(),
                 params: LnParams::F32,
                 out: ElementOut::F16,
+                own: None,
             },
             KernelParams::LayerNorm {
                 rows: 3,
@@ -836,6 +850,7 @@ impl KernelParams {
                 eps_bits: 1e-5f32.to_bits(),
                 params: LnParams::F32,
                 out: ElementOut::Fp8(fp8),
+                own: None,
             },
             KernelParams::LayerNorm {
                 rows: 2,
@@ -843,6 +858,7 @@ impl KernelParams {
                 eps_bits: 1e-6f32.to_bits(),
                 params: LnParams::F16,
                 out: ElementOut::F16,
+                own: None,
             },
             KernelParams::LayerNorm {
                 rows: 3,
@@ -850,6 +866,7 @@ impl KernelParams {
                 eps_bits: 1e-5f32.to_bits(),
                 params: LnParams::F16,
                 out: ElementOut::Fp8(fp8),
+                own: None,
             },
             KernelParams::CastF32F16 { n: 37 },
             KernelParams::CastF16Fp8 { n: 50, out: fp8 },
