@@ -140,42 +140,16 @@ impl Lower<'_> {
             }
             MidOp::Add { a, b } => {
                 let (a, b) = (*a, *b);
-                let slots = self.distinct_slots(&[a, b])?.filter(|&slots| {
-                    self.pays(
-                        &ComputeKind::Add { slots: Some(slots) },
-                        &ComputeKind::Add { slots: None },
-                        &[a, b],
-                    )
-                });
-                let reuse = if slots.is_some() {
-                    None
-                } else if self.in_place(a) {
-                    Some(a)
-                } else if self.in_place(b) {
-                    Some(b)
-                } else {
-                    None
-                };
+                let slots = self.sum_slots([a, b], &[a, b], |slots| ComputeKind::Add { slots })?;
+                let reuse = self.sum_reuse(slots, [a, b]);
                 self.compute(ComputeKind::Add { slots }, &[a, b], reuse)?;
             }
             MidOp::AddBias { a, b, bias } => {
                 let (a, b, bias) = (*a, *b, *bias);
-                let slots = self.distinct_slots(&[a, b])?.filter(|&slots| {
-                    self.pays(
-                        &ComputeKind::AddBias { slots: Some(slots) },
-                        &ComputeKind::AddBias { slots: None },
-                        &[a, b, bias],
-                    )
-                });
-                let reuse = if slots.is_some() {
-                    None
-                } else if self.in_place(a) {
-                    Some(a)
-                } else if self.in_place(b) {
-                    Some(b)
-                } else {
-                    None
-                };
+                let slots = self.sum_slots([a, b], &[a, b, bias], |slots| {
+                    ComputeKind::AddBias { slots }
+                })?;
+                let reuse = self.sum_reuse(slots, [a, b]);
                 self.compute(ComputeKind::AddBias { slots }, &[a, b, bias], reuse)?;
             }
             MidOp::Gelu { x } => {
@@ -259,6 +233,33 @@ impl Lower<'_> {
                 .and_then(|(params, _)| params.estimate_cycles().ok())
         };
         matches!((cycles(kind), cycles(instead)), (Some(a), Some(b)) if a < b)
+    }
+
+    /// The element slots of a sum of `a` and `b` (`kind` with or without them) where its
+    /// paced loop is possible and the kernel's estimate says it pays.
+    fn sum_slots(
+        &self,
+        [a, b]: [MidId; 2],
+        operands: &[MidId],
+        kind: impl Fn(Option<[u8; 3]>) -> ComputeKind,
+    ) -> Result<Option<[u8; 3]>, LowerError> {
+        Ok(self
+            .distinct_slots(&[a, b])?
+            .filter(|&slots| self.pays(&kind(Some(slots)), &kind(None), operands)))
+    }
+
+    /// The operand of a sum whose buffers its result takes over: none with element slots (the
+    /// result has a slot of its own), else `a` or `b` where they may be overwritten.
+    fn sum_reuse(&self, slots: Option<[u8; 3]>, [a, b]: [MidId; 2]) -> Option<MidId> {
+        if slots.is_some() {
+            None
+        } else if self.in_place(a) {
+            Some(a)
+        } else if self.in_place(b) {
+            Some(b)
+        } else {
+            None
+        }
     }
 
     /// A LayerNorm over blocks of columns (`layernorm_h_cols_*`): on every tile, the kernel's

@@ -779,18 +779,45 @@ pub fn strategies(
                     ),
                 ));
             }
-            let mut dists: Vec<(String, StrategyKind, Distribution)> = Vec::new();
-            if let Some(l) = followed(*x) {
-                if l.dist.is_whole(rank - 1) {
-                    dists.push(("follow x".into(), StrategyKind::Follow, l.dist.clone()));
+            // (label, kind, the result's distribution, x's): whole rows, or with f16 parameters
+            // a row's columns split over tiles, each holding the whole rows beside its block for
+            // the statistics (`layernorm_h_cols_*`): the statistics repeat on the row's tiles and
+            // the normalising splits, where whole rows leave the normalising on the one tile of a
+            // row (the pooling head's one row).
+            let mut dists: Vec<(String, StrategyKind, Distribution, Distribution)> = Vec::new();
+            let mut offer = |label: String, kind: StrategyKind, d: Distribution| {
+                if dists.iter().any(|(_, _, e, _)| e == &d) {
+                    return;
                 }
+                if d.is_whole(rank - 1) {
+                    dists.push((label, kind, d.clone(), d));
+                    return;
+                }
+                // Even blocks of whole groups of 4 (every tile's block is the padded one).
+                let bounds = &d.bounds()[rank - 1];
+                let width = bounds.get(1).copied().unwrap_or(0);
+                let even = width > 0
+                    && width.is_multiple_of(4)
+                    && bounds.windows(2).all(|w| w[1] - w[0] == width);
+                if param_dtype != DType::F16 || !even {
+                    return;
+                }
+                if let Ok(rows) = d.with_trailing_replicated(rank - 1, &[n]) {
+                    dists.push((format!("{label}, rows beside"), kind, d, rows));
+                }
+            };
+            if let Some(l) = followed(*x) {
+                offer("follow x".into(), StrategyKind::Follow, l.dist.clone());
             }
             for d in row_spreads(ctx, &shape, Spread::WholeRows) {
-                if !dists.iter().any(|(_, _, e)| e == &d) {
-                    dists.push((format!("rows on {}", d.tile_count()), StrategyKind::Rows, d));
+                offer(format!("rows on {}", d.tile_count()), StrategyKind::Rows, d);
+            }
+            for d in row_spreads(ctx, &shape, Spread::Elements) {
+                if !d.is_whole(rank - 1) {
+                    offer(spread_label(&d), StrategyKind::Rows, d);
                 }
             }
-            for (label, kind, dist) in dists {
+            for (label, kind, dist, x_dist) in dists {
                 let params =
                     columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
                 let gathered =
@@ -798,70 +825,15 @@ pub fn strategies(
                 let pinned = Strategy {
                     label,
                     kind,
-                    out: lay(dist.clone(), Order::DENSE, dtype),
+                    out: lay(dist, Order::DENSE, dtype),
                     operands: vec![
-                        lay(dist, Order::DENSE, DType::F16),
+                        lay(x_dist, Order::DENSE, DType::F16),
                         lay(params.clone(), Order::DENSE, param_dtype),
                         lay(params, Order::DENSE, param_dtype),
                     ],
                     stored: Vec::new(),
                 };
                 push_with_gathered(&mut out, pinned, gathered, "params");
-            }
-            // With f16 parameters, a row's columns may also be split over tiles, each holding
-            // the whole rows beside its block for the statistics (`layernorm_h_cols_*`): the
-            // statistics repeat on the row's tiles and the normalising splits, where whole rows
-            // leave the normalising on the one tile of a row (the pooling head's one row).
-            if param_dtype == DType::F16 {
-                let mut split: Vec<(String, StrategyKind, Distribution)> = Vec::new();
-                if let Some(l) = followed(*x) {
-                    if !l.dist.is_whole(rank - 1) {
-                        split.push((
-                            "follow x, rows beside".into(),
-                            StrategyKind::Follow,
-                            l.dist.clone(),
-                        ));
-                    }
-                }
-                for d in row_spreads(ctx, &shape, Spread::Elements) {
-                    if !d.is_whole(rank - 1) && !split.iter().any(|(_, _, e)| e == &d) {
-                        split.push((
-                            format!("{}, rows beside", spread_label(&d)),
-                            StrategyKind::Rows,
-                            d,
-                        ));
-                    }
-                }
-                for (label, kind, dist) in split {
-                    // Even blocks of whole groups of 4 (every tile's block is the padded one).
-                    let bounds = &dist.bounds()[rank - 1];
-                    let width = bounds.get(1).copied().unwrap_or(0);
-                    if width == 0
-                        || !width.is_multiple_of(4)
-                        || bounds.windows(2).any(|w| w[1] - w[0] != width)
-                    {
-                        continue;
-                    }
-                    let Ok(rows) = dist.with_trailing_replicated(rank - 1, &[n]) else {
-                        continue;
-                    };
-                    let params =
-                        columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
-                    let gathered =
-                        gathered_params(ctx, true, &params, Order::DENSE, param_dtype, &[1, 2]);
-                    let pinned = Strategy {
-                        label,
-                        kind,
-                        out: lay(dist, Order::DENSE, dtype),
-                        operands: vec![
-                            lay(rows, Order::DENSE, DType::F16),
-                            lay(params.clone(), Order::DENSE, param_dtype),
-                            lay(params, Order::DENSE, param_dtype),
-                        ],
-                        stored: Vec::new(),
-                    };
-                    push_with_gathered(&mut out, pinned, gathered, "params");
-                }
             }
         }
         Op::Input { .. }

@@ -51,14 +51,7 @@ fn split_table(rows: usize, cols: usize) -> Vec<(u32, u32, u32)> {
             .map(|&(first, count)| (first, 0, 4 * count))
             .collect();
     }
-    worker_split((rows * cols / 4) as u32)
-        .iter()
-        .map(|&(first, count)| {
-            first
-                .checked_div(per_row)
-                .map_or((0, 0, 0), |row| (row, first % per_row, count))
-        })
-        .collect()
+    super::common::row_group_split(rows, cols)
 }
 
 /// The operands of a case: a, b (`rows × cols` each) and the bias (`cols`).

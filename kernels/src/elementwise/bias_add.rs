@@ -4,7 +4,7 @@ use super::common::{
     halves_with_specials, normal_halves, random_bits, worker_cycles, F16_SPECIALS, REGIONS,
 };
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
-use crate::split::{worker_split, WORKERS};
+use crate::split::WORKERS;
 use crate::{kernel_consts, Kernel};
 use tessera_isa::numerics::f16_add;
 use tessera_isa::rng::Rng;
@@ -40,15 +40,7 @@ impl Placement {
 
 /// Per worker: (first row, first group in the row, groups).
 fn split_table(rows: usize, cols: usize) -> Vec<(u32, u32, u32)> {
-    let per_row = (cols / 4) as u32;
-    worker_split((rows * cols / 4) as u32)
-        .iter()
-        .map(|&(first, count)| {
-            first
-                .checked_div(per_row)
-                .map_or((0, 0, 0), |row| (row, first % per_row, count))
-        })
-        .collect()
+    super::common::row_group_split(rows, cols)
 }
 
 fn make_case(

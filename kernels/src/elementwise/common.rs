@@ -140,3 +140,18 @@ pub fn worker_cycles(bundles: &[u64; WORKERS]) -> u64 {
         .unwrap_or(0);
     last_exit + 7
 }
+
+/// A row-major elementwise kernel's split table: per worker (first row, first group of 4 in
+/// that row, groups), the `rows * cols / 4` groups cut in order (`bias_add_f16`,
+/// `add_bias_f16`).
+pub fn row_group_split(rows: usize, cols: usize) -> Vec<(u32, u32, u32)> {
+    let per_row = (cols / 4) as u32;
+    crate::split::worker_split((rows * cols / 4) as u32)
+        .iter()
+        .map(|&(first, count)| {
+            first
+                .checked_div(per_row)
+                .map_or((0, 0, 0), |row| (row, first % per_row, count))
+        })
+        .collect()
+}
