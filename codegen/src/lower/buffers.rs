@@ -2,7 +2,7 @@
 //! from every kernel operand bound to them, and the kernel calls that bind them.
 
 use super::steps::NO_STEP;
-use super::{copies, Lower, LowerError};
+use super::{copies, Lower, LowerError, LowerFailure};
 use crate::mid::MidId;
 use crate::tile::{BufferCategory, BufferDecl, BufferId, KernelCall, RegionRequirement};
 use std::sync::Arc;
@@ -80,7 +80,7 @@ impl Lower<'_> {
                 .name
                 .clone();
             return Err(self.fail(
-                10,
+                LowerFailure::BufferConflict,
                 format!(
                     "buffer `{name}` on tile {tile} cannot also be `{}` of a call",
                     spec.name
@@ -108,7 +108,9 @@ impl Lower<'_> {
             dst: 0,
             bytes,
         }];
-        for params in copies::copy_params(&run, 4).map_err(|e| self.fail(41, e))? {
+        for params in
+            copies::copy_params(&run, 4).map_err(|e| self.fail(LowerFailure::CopyTable, e))?
+        {
             self.call(vstep, tile, params, &[(from, 0), (to, 0)])?;
         }
         Ok(())
@@ -145,7 +147,9 @@ impl Lower<'_> {
         data: &[(BufferId, u32)],
     ) -> Result<(), LowerError> {
         let params = Arc::new(params);
-        let spec = params.spec().map_err(|e| self.fail(12, e.to_string()))?;
+        let spec = params
+            .spec()
+            .map_err(|e| self.fail(LowerFailure::KernelCall, e.to_string()))?;
         let mut bindings = Vec::with_capacity(spec.operands.len());
         let mut next = data.iter();
         let label = self.label().to_string();
@@ -171,7 +175,7 @@ impl Lower<'_> {
             } else {
                 let (b, offset) = *next.next().ok_or_else(|| {
                     self.fail(
-                        13,
+                        LowerFailure::OperandCount,
                         format!(
                             "`{}` has more operands than the op binds",
                             params.id().name()
@@ -193,7 +197,7 @@ impl Lower<'_> {
         }
         if next.next().is_some() {
             return Err(self.fail(
-                13,
+                LowerFailure::OperandCount,
                 format!(
                     "`{}` has fewer operands than the op binds",
                     params.id().name()
@@ -201,7 +205,7 @@ impl Lower<'_> {
             ));
         }
         let call = KernelCall::new(params, bindings, Arc::from(label.as_str()))
-            .map_err(|e| self.fail(12, e.to_string()))?;
+            .map_err(|e| self.fail(LowerFailure::KernelCall, e.to_string()))?;
         self.calls.push((vstep, tile, call));
         let ops = self.step_ops.entry(vstep).or_default();
         if ops.last().map(String::as_str) != Some(label.as_str()) {
@@ -211,10 +215,12 @@ impl Lower<'_> {
     }
 
     pub(super) fn shard_of(&self, id: MidId, tile: u32) -> Result<BufferId, LowerError> {
-        self.shard[id.index()]
-            .get(&tile)
-            .copied()
-            .ok_or_else(|| self.fail(3, format!("%{} has no shard on tile {tile}", id.index())))
+        self.shard[id.index()].get(&tile).copied().ok_or_else(|| {
+            self.fail(
+                LowerFailure::NoShard,
+                format!("%{} has no shard on tile {tile}", id.index()),
+            )
+        })
     }
 
     /// A fresh buffer for this node's shard on every tile of its layout.

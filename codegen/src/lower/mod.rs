@@ -50,15 +50,86 @@ use crate::tile::{BufferId, KernelCall, Program, StepKind, SymbolicTransfer};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use steps::late_steps;
 
-/// Why lowering failed: the op and the reason.
+/// What failed, one variant per kind of failure; its code (`E-LOWER-0nn`) follows from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LowerFailure {
+    /// A tile of the layout is outside the machine.
+    TileOutside,
+    /// A value's layout has no shard map.
+    ShardMap,
+    /// A value has no shard on a tile that needs it.
+    NoShard,
+    /// A buffer cannot also meet a call's region, slot or alignment.
+    BufferConflict,
+    /// A kernel call's parameters are refused, or its call cannot be built.
+    KernelCall,
+    /// The op binds more or fewer buffers than the kernel takes.
+    OperandCount,
+    /// An input's pieces cannot be placed.
+    InputPieces,
+    /// A weight the program reads is not in the store.
+    MissingWeight,
+    /// A weight's shards cannot be cut.
+    WeightShards,
+    /// An output's pieces cannot be read back.
+    OutputPieces,
+    /// A loop's per-iteration weights do not stack.
+    LayeredWeights,
+    /// A compute op's kernel call cannot be derived from its layouts.
+    ComputeCall,
+    /// A redistribution's staging or send buffer is missing on a tile.
+    ExchangeBuffer,
+    /// A copy's runs make no copy kernel call.
+    CopyTable,
+    /// A tile copies from two buffers without room for one table.
+    CopyRoom,
+    /// A redistribution has no planned movement.
+    NoMovement,
+    /// A loop's work runs past the loop's last step.
+    LoopOverrun,
+}
+
+impl LowerFailure {
+    /// The code printed as `E-LOWER-0nn`.
+    pub fn code(self) -> u32 {
+        match self {
+            LowerFailure::TileOutside => 1,
+            LowerFailure::ShardMap => 2,
+            LowerFailure::NoShard => 3,
+            LowerFailure::BufferConflict => 10,
+            LowerFailure::KernelCall => 12,
+            LowerFailure::OperandCount => 13,
+            LowerFailure::InputPieces => 20,
+            LowerFailure::MissingWeight => 21,
+            LowerFailure::WeightShards => 22,
+            LowerFailure::OutputPieces => 23,
+            LowerFailure::LayeredWeights => 24,
+            LowerFailure::ComputeCall => 30,
+            LowerFailure::ExchangeBuffer => 40,
+            LowerFailure::CopyTable => 41,
+            LowerFailure::CopyRoom => 42,
+            LowerFailure::NoMovement => 43,
+            LowerFailure::LoopOverrun => 50,
+        }
+    }
+}
+
+/// Why lowering failed: the kind of failure, the op and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("E-LOWER-{code:03} %{node} {op} `{label}`: {reason}")]
+#[error("E-LOWER-{:03} %{node} {op} `{label}`: {reason}", failure.code())]
 pub struct LowerError {
-    pub code: u32,
+    pub failure: LowerFailure,
     pub node: usize,
     pub op: &'static str,
     pub label: String,
     pub reason: String,
+}
+
+impl LowerError {
+    /// The failure's code (`E-LOWER-0nn`).
+    pub fn code(&self) -> u32 {
+        self.failure.code()
+    }
 }
 
 /// The lowered program and what each step holds (for reports and the profile).
@@ -124,10 +195,10 @@ struct Lower<'a> {
 }
 
 impl Lower<'_> {
-    fn fail(&self, code: u32, reason: impl Into<String>) -> LowerError {
+    fn fail(&self, failure: LowerFailure, reason: impl Into<String>) -> LowerError {
         let node = &self.mid.nodes[self.node];
         LowerError {
-            code,
+            failure,
             node: self.node.index(),
             op: node.op.name(),
             label: node.label.clone(),
@@ -146,7 +217,7 @@ impl Lower<'_> {
     fn map(&self, id: MidId) -> Result<ShardMap, LowerError> {
         self.layout(id)
             .shard_map()
-            .map_err(|e| self.fail(2, e.to_string()))
+            .map_err(|e| self.fail(LowerFailure::ShardMap, e.to_string()))
     }
 }
 
@@ -173,7 +244,7 @@ pub fn lower_with(
                 return Ok(None);
             };
             let fail = |reason: String| LowerError {
-                code: 2,
+                failure: LowerFailure::ShardMap,
                 node: id.index(),
                 op: node.op.name(),
                 label: node.label.clone(),
@@ -223,9 +294,10 @@ pub fn lower_with(
         lowering.node = id;
         for t in node.layout.dist.all_tiles() {
             if t >= tiles {
-                return Err(
-                    lowering.fail(1, format!("tile {t} is outside the {tiles}-tile machine"))
-                );
+                return Err(lowering.fail(
+                    LowerFailure::TileOutside,
+                    format!("tile {t} is outside the {tiles}-tile machine"),
+                ));
             }
         }
         lowering.lower_node()?;
@@ -261,7 +333,7 @@ impl Lower<'_> {
             .unwrap_or(0);
         if used > vstep {
             return Err(self.fail(
-                50,
+                LowerFailure::LoopOverrun,
                 format!("the loop's work reaches virtual step {used}, past its last ({vstep})"),
             ));
         }
@@ -291,4 +363,47 @@ pub fn exchange_steps(program: &Program) -> Vec<(usize, usize, String)> {
             StepKind::Compute { .. } => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of failure has its own code, and the message leads with it.
+    #[test]
+    fn failures_print_their_own_codes() {
+        let all = [
+            LowerFailure::TileOutside,
+            LowerFailure::ShardMap,
+            LowerFailure::NoShard,
+            LowerFailure::BufferConflict,
+            LowerFailure::KernelCall,
+            LowerFailure::OperandCount,
+            LowerFailure::InputPieces,
+            LowerFailure::MissingWeight,
+            LowerFailure::WeightShards,
+            LowerFailure::OutputPieces,
+            LowerFailure::LayeredWeights,
+            LowerFailure::ComputeCall,
+            LowerFailure::ExchangeBuffer,
+            LowerFailure::CopyTable,
+            LowerFailure::CopyRoom,
+            LowerFailure::NoMovement,
+            LowerFailure::LoopOverrun,
+        ];
+        let codes: std::collections::BTreeSet<u32> = all.iter().map(|f| f.code()).collect();
+        assert_eq!(codes.len(), all.len());
+        let e = LowerError {
+            failure: LowerFailure::NoMovement,
+            node: 7,
+            op: "redistribute",
+            label: "fc1.in".into(),
+            reason: "no planned movement".into(),
+        };
+        assert_eq!(e.code(), 43);
+        assert_eq!(
+            e.to_string(),
+            "E-LOWER-043 %7 redistribute `fc1.in`: no planned movement"
+        );
+    }
 }

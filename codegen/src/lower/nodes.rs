@@ -3,7 +3,7 @@
 
 use super::calls::{compute_calls, ComputeKind};
 use super::steps::compute_vstep;
-use super::{host, Lower, LowerError};
+use super::{host, Lower, LowerError, LowerFailure};
 use crate::layout::{Layout, ShardMap};
 use crate::mid::{MidId, MidOp};
 use crate::redist::segments::zero_padding;
@@ -31,7 +31,8 @@ impl Lower<'_> {
                     );
                     self.shard[id.index()].insert(t, b);
                 }
-                let pieces = host::input_pieces(&layout, view).map_err(|e| self.fail(20, e))?;
+                let pieces = host::input_pieces(&layout, view)
+                    .map_err(|e| self.fail(LowerFailure::InputPieces, e))?;
                 let plan = HostTensorPlan {
                     name: tensor.clone(),
                     dtype: host::host_dtype(layout.dtype).into(),
@@ -67,11 +68,14 @@ impl Lower<'_> {
                 let mut per_iteration = Vec::with_capacity(names.len());
                 for name in &names {
                     let data = self.store.get(name).ok_or_else(|| {
-                        self.fail(21, format!("weight `{name}` is not in the store"))
+                        self.fail(
+                            LowerFailure::MissingWeight,
+                            format!("weight `{name}` is not in the store"),
+                        )
                     })?;
                     per_iteration.push(
                         host::weight_shards(name, data, view, &layout)
-                            .map_err(|e| self.fail(22, e.to_string()))?,
+                            .map_err(|e| self.fail(LowerFailure::WeightShards, e.to_string()))?,
                     );
                 }
                 let bytes = self.map(id)?.buffer_bytes();
@@ -79,7 +83,7 @@ impl Lower<'_> {
                 let layered = names.len() > 1;
                 let total = stride.checked_mul(names.len() as u32).ok_or_else(|| {
                     self.fail(
-                        24,
+                        LowerFailure::LayeredWeights,
                         format!("{} slices of {stride} bytes overflow", names.len()),
                     )
                 })?;
@@ -88,7 +92,10 @@ impl Lower<'_> {
                         let mut all = Vec::with_capacity(total as usize);
                         for slices in &per_iteration {
                             let slice = slices.get(block).ok_or_else(|| {
-                                self.fail(24, "iterations have different block counts")
+                                self.fail(
+                                    LowerFailure::LayeredWeights,
+                                    "iterations have different block counts",
+                                )
                             })?;
                             all.extend_from_slice(slice);
                             all.resize(all.len().next_multiple_of(stride as usize), 0);
@@ -118,7 +125,7 @@ impl Lower<'_> {
                 let dm = self.map(id)?;
                 let movement = self.movements[id.index()]
                     .take()
-                    .ok_or_else(|| self.fail(43, "no planned movement"))?;
+                    .ok_or_else(|| self.fail(LowerFailure::NoMovement, "no planned movement"))?;
                 self.lower_movement(x, &movement, dm.buffer_bytes(), dm.element_bytes())?;
             }
             MidOp::MatMul { a, b, precision } => {
@@ -196,7 +203,8 @@ impl Lower<'_> {
             MidOp::Output { x, tensor, view } => {
                 let x = *x;
                 let layout = self.layout(x).clone();
-                let pieces = host::output_pieces(&layout, view).map_err(|e| self.fail(23, e))?;
+                let pieces = host::output_pieces(&layout, view)
+                    .map_err(|e| self.fail(LowerFailure::OutputPieces, e))?;
                 let mut plan_pieces = Vec::with_capacity(pieces.len());
                 for (tile, _, offset, tensor_offset, bytes) in pieces {
                     let buffer = self.shard_of(x, tile)?;
@@ -272,8 +280,8 @@ impl Lower<'_> {
         let id = self.node;
         let out_layout = self.layout(id).clone();
         let layouts: Vec<&Layout> = [x, gamma, beta].iter().map(|&o| self.layout(o)).collect();
-        let (params, _) =
-            compute_calls(&kind, &out_layout, &layouts).map_err(|e| self.fail(30, e))?;
+        let (params, _) = compute_calls(&kind, &out_layout, &layouts)
+            .map_err(|e| self.fail(LowerFailure::ComputeCall, e))?;
         let step = [x, gamma, beta]
             .iter()
             .map(|o| self.ready[o.index()])
@@ -284,10 +292,12 @@ impl Lower<'_> {
         let last = out_layout.dist.rank() - 1;
         let tiles: Vec<u32> = out_layout.dist.all_tiles().collect();
         for t in tiles {
-            let block = out_layout
-                .dist
-                .block_on(t)
-                .ok_or_else(|| self.fail(30, format!("tile {t} holds no block")))?;
+            let block = out_layout.dist.block_on(t).ok_or_else(|| {
+                self.fail(
+                    LowerFailure::ComputeCall,
+                    format!("tile {t} holds no block"),
+                )
+            })?;
             let first = out_layout.dist.block_box(block)[last].start;
             let xb = self.shard_of(x, t)?;
             let data = [
@@ -312,8 +322,8 @@ impl Lower<'_> {
         let id = self.node;
         let out_layout = self.layout(id).clone();
         let layouts: Vec<&Layout> = operands.iter().map(|&o| self.layout(o)).collect();
-        let (params, calls) =
-            compute_calls(&kind, &out_layout, &layouts).map_err(|e| self.fail(30, e))?;
+        let (params, calls) = compute_calls(&kind, &out_layout, &layouts)
+            .map_err(|e| self.fail(LowerFailure::ComputeCall, e))?;
         let step = operands
             .iter()
             .map(|o| self.ready[o.index()])

@@ -3,7 +3,7 @@
 //! and destination-side copies.
 
 use super::steps::{compute_vstep, exchange_vstep};
-use super::{copies, Lower, LowerError};
+use super::{copies, Lower, LowerError, LowerFailure};
 use crate::mid::MidId;
 use crate::redist::after::{behind_covers, tile_copies};
 use crate::redist::{Buf, Movement};
@@ -105,14 +105,18 @@ impl Lower<'_> {
                     None => me.shard_of(x, tile),
                 },
                 Buf::Dest => me.shard_of(id, tile),
-                Buf::Staging => staging
-                    .get(&tile)
-                    .copied()
-                    .ok_or_else(|| me.fail(40, format!("no staging buffer on tile {tile}"))),
-                Buf::Send => send
-                    .get(&tile)
-                    .copied()
-                    .ok_or_else(|| me.fail(40, format!("no send buffer on tile {tile}"))),
+                Buf::Staging => staging.get(&tile).copied().ok_or_else(|| {
+                    me.fail(
+                        LowerFailure::ExchangeBuffer,
+                        format!("no staging buffer on tile {tile}"),
+                    )
+                }),
+                Buf::Send => send.get(&tile).copied().ok_or_else(|| {
+                    me.fail(
+                        LowerFailure::ExchangeBuffer,
+                        format!("no send buffer on tile {tile}"),
+                    )
+                }),
             }
         };
         for copy in &movement.before {
@@ -127,8 +131,8 @@ impl Lower<'_> {
                 && copy.to == Buf::Send
                 && self.program.tiles[copy.tile as usize].buffers[from.0 as usize].slot
                     == Some(tessera_kernels::gemm::SLOT_C);
-            for mut params in
-                copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))?
+            for mut params in copies::copy_params(&copy.runs, element)
+                .map_err(|e| self.fail(LowerFailure::CopyTable, e))?
             {
                 if paced_send && copies::is_progression(&params) {
                     if let tessera_kernels::table::KernelParams::CopyRuns { slots, .. } =
@@ -174,7 +178,7 @@ impl Lower<'_> {
         // Destination-side copies: one table per tile (see `redist::after`).
         let per_tile = tile_copies(movement, &both).map_err(|tile| {
             self.fail(
-                42,
+                LowerFailure::CopyRoom,
                 format!("tile {tile} copies from two buffers without room"),
             )
         })?;
@@ -193,13 +197,16 @@ impl Lower<'_> {
                         dst: b.base,
                         bytes: b.hi - b.lo,
                     }];
-                    for params in copies::copy_params(&pre, 4).map_err(|e| self.fail(41, e))? {
+                    for params in copies::copy_params(&pre, 4)
+                        .map_err(|e| self.fail(LowerFailure::CopyTable, e))?
+                    {
                         self.call(compute_vstep(after), tile, params, &[(src, 0), (bigger, 0)])?;
                     }
                     bigger
                 }
             };
-            let calls = copies::copy_params(&copy.runs, element).map_err(|e| self.fail(41, e))?;
+            let calls = copies::copy_params(&copy.runs, element)
+                .map_err(|e| self.fail(LowerFailure::CopyTable, e))?;
             // Into a product's panels from the exchange's staging: a paced copy if asked for.
             let paced = self.options.paced_copies
                 && from != dest
