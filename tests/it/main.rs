@@ -13,6 +13,7 @@ mod kernels_gemm;
 mod kernels_movement;
 mod kernels_norm;
 mod layer_loop;
+mod mid_verify;
 mod npy_roundtrip;
 mod profile_browser;
 mod testdata_manifest;

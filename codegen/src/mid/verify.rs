@@ -7,15 +7,201 @@ use crate::graph::DType;
 use crate::layout::{Distribution, Order};
 use std::ops::Range;
 
+/// What is malformed, one variant per rule; its code (`E-MID-0nn`) is its discriminant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum MidFailure {
+    /// An operand is defined after its user.
+    OperandOrder = 1,
+    /// The layout is for another shape than the value's.
+    LayoutShape = 2,
+    /// A layout has no shard map.
+    ShardMap = 3,
+    /// A value other than an output or a loop's carry is never read.
+    Unused = 4,
+    /// An input's or weight's view does not produce the value's shape.
+    ViewShape = 10,
+    /// A redistribution's view does not map its operand to its result.
+    RedistributeView = 11,
+    /// A redistribution changes the element type.
+    RedistributeConverts = 12,
+    /// An output's view does not read its operand's shape.
+    OutputView = 13,
+    /// A product's operands and result differ in rank or have rank < 2.
+    MatMulRank = 20,
+    /// A product's shapes do not chain.
+    MatMulShapes = 21,
+    /// A product's element types are not its precision's.
+    MatMulTypes = 22,
+    /// A product's operands or result are not in the orders the AMP kernels read and write.
+    MatMulOrders = 23,
+    /// A product's A is not blocked as its result's rows need.
+    MatMulA = 24,
+    /// A product's B is not blocked as its result's columns need.
+    MatMulB = 25,
+    /// A product's padded blocks disagree.
+    MatMulPadding = 26,
+    /// A bias add's x has not the result's layout.
+    BiasAddLayout = 30,
+    /// A bias is not f16.
+    BiasType = 31,
+    /// A bias add's x is not row-major.
+    BiasXOrder = 32,
+    /// A bias add's rows are not of whole 4s, or the bias not of the row length.
+    BiasRows = 33,
+    /// A bias is not blocked as the result's columns.
+    BiasCover = 34,
+    /// A bias shard is not as long as the rows it adds to.
+    BiasShard = 35,
+    /// A fused add's a has not the result's layout.
+    AddBiasA = 36,
+    /// A fused add's b has not the result's layout.
+    AddBiasB = 37,
+    /// A fused add works on other than f16.
+    AddBiasTypes = 38,
+    /// A bias add works on other than f16.
+    BiasAddTypes = 39,
+    /// An add's a has not the result's layout.
+    AddA = 40,
+    /// An add's b has not the result's layout.
+    AddB = 41,
+    /// An add works on other than f16.
+    AddTypes = 42,
+    /// A GELU's x has not the result's layout.
+    GeluLayout = 50,
+    /// A GELU's types are not f16 in, f16 or FP8 out.
+    GeluTypes = 51,
+    /// A softmax's scale is not finite and positive.
+    SoftmaxScale = 60,
+    /// A softmax changes the distribution or splits rows.
+    SoftmaxRows = 61,
+    /// A softmax's x is not row-major.
+    SoftmaxXOrder = 62,
+    /// A softmax's rows or types are not the kernel's.
+    SoftmaxTypes = 63,
+    /// A partial softmax's scale is not finite and positive.
+    SoftmaxPartScale = 64,
+    /// A partial softmax's result is not as wide as its exponentials, or splits rows.
+    SoftmaxPartWidth = 65,
+    /// A partial softmax's x is not row-major.
+    SoftmaxPartXOrder = 66,
+    /// A partial softmax's rows or types are not the kernel's.
+    SoftmaxPartTypes = 67,
+    /// An attention combine's parts and statistics do not fit its result.
+    CombineShapes = 68,
+    /// An attention combine's parts or statistics are not blocked as its result.
+    CombineLayout = 69,
+    /// A whole-row LayerNorm's x has not the result's layout.
+    LayerNormLayout = 70,
+    /// A LayerNorm's x is not in whole dense rows.
+    LayerNormRows = 71,
+    /// A LayerNorm's types are not f16 in, f16 or FP8 out.
+    LayerNormTypes = 72,
+    /// A LayerNorm's gamma or beta is not a dense vector of the row length the kernel reads.
+    LayerNormParams = 73,
+    /// A LayerNorm's gamma or beta is not blocked as the result's columns.
+    LayerNormParamCover = 74,
+    /// An attention combine's orders or types are not the kernel's.
+    CombineOrders = 75,
+    /// A sum of parts does not take [.., C, D] to [.., D].
+    SumPartsShapes = 76,
+    /// A sum's parts are not blocked as its result, with all parts.
+    SumPartsLayout = 77,
+    /// A sum of parts reads or writes other than f16 rows of 8s.
+    SumPartsOrders = 78,
+    /// A LayerNorm over column blocks breaks the rules of its kernel.
+    LayerNormBlocks = 79,
+    /// A cast's x has not the result's layout.
+    CastLayout = 80,
+    /// No kernel casts between the types.
+    CastTypes = 81,
+    /// A column-block LayerNorm's gamma or beta holds more than the block's columns.
+    LayerNormBlockParams = 82,
+    /// A loop's body, carry or readers are malformed.
+    Loop = 90,
+}
+
+impl MidFailure {
+    /// Every failure, in code order.
+    pub const ALL: [MidFailure; 54] = [
+        MidFailure::OperandOrder,
+        MidFailure::LayoutShape,
+        MidFailure::ShardMap,
+        MidFailure::Unused,
+        MidFailure::ViewShape,
+        MidFailure::RedistributeView,
+        MidFailure::RedistributeConverts,
+        MidFailure::OutputView,
+        MidFailure::MatMulRank,
+        MidFailure::MatMulShapes,
+        MidFailure::MatMulTypes,
+        MidFailure::MatMulOrders,
+        MidFailure::MatMulA,
+        MidFailure::MatMulB,
+        MidFailure::MatMulPadding,
+        MidFailure::BiasAddLayout,
+        MidFailure::BiasType,
+        MidFailure::BiasXOrder,
+        MidFailure::BiasRows,
+        MidFailure::BiasCover,
+        MidFailure::BiasShard,
+        MidFailure::AddBiasA,
+        MidFailure::AddBiasB,
+        MidFailure::AddBiasTypes,
+        MidFailure::BiasAddTypes,
+        MidFailure::AddA,
+        MidFailure::AddB,
+        MidFailure::AddTypes,
+        MidFailure::GeluLayout,
+        MidFailure::GeluTypes,
+        MidFailure::SoftmaxScale,
+        MidFailure::SoftmaxRows,
+        MidFailure::SoftmaxXOrder,
+        MidFailure::SoftmaxTypes,
+        MidFailure::SoftmaxPartScale,
+        MidFailure::SoftmaxPartWidth,
+        MidFailure::SoftmaxPartXOrder,
+        MidFailure::SoftmaxPartTypes,
+        MidFailure::CombineShapes,
+        MidFailure::CombineLayout,
+        MidFailure::LayerNormLayout,
+        MidFailure::LayerNormRows,
+        MidFailure::LayerNormTypes,
+        MidFailure::LayerNormParams,
+        MidFailure::LayerNormParamCover,
+        MidFailure::CombineOrders,
+        MidFailure::SumPartsShapes,
+        MidFailure::SumPartsLayout,
+        MidFailure::SumPartsOrders,
+        MidFailure::LayerNormBlocks,
+        MidFailure::CastLayout,
+        MidFailure::CastTypes,
+        MidFailure::LayerNormBlockParams,
+        MidFailure::Loop,
+    ];
+
+    /// The code printed as `E-MID-0nn`.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
 /// Why a distributed-level program is malformed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("E-MID-{code:03} %{node} {op} `{label}`: {reason}")]
+#[error("E-MID-{:03} %{node} {op} `{label}`: {reason}", failure.code())]
 pub struct MidVerifyError {
-    pub code: u32,
+    pub failure: MidFailure,
     pub node: usize,
     pub op: &'static str,
     pub label: String,
     pub reason: String,
+}
+
+impl MidVerifyError {
+    /// The failure's code (`E-MID-0nn`).
+    pub fn code(&self) -> u32 {
+        self.failure.code()
+    }
 }
 
 /// The box of `dist`'s block on `tile`.
@@ -33,10 +219,10 @@ impl Checker<'_> {
         &self.program.nodes[self.id]
     }
 
-    fn fail(&self, code: u32, reason: impl Into<String>) -> MidVerifyError {
+    fn fail(&self, failure: MidFailure, reason: impl Into<String>) -> MidVerifyError {
         let node = self.node();
         MidVerifyError {
-            code,
+            failure,
             node: self.id.index(),
             op: node.op.name(),
             label: node.label.clone(),
@@ -51,7 +237,7 @@ impl Checker<'_> {
     /// `operand` has a block on every tile of the result, with the box `want(result box)`.
     fn covers(
         &self,
-        code: u32,
+        failure: MidFailure,
         what: &str,
         operand: &Distribution,
         want: impl Fn(&[Range<u32>]) -> Vec<Range<u32>>,
@@ -66,37 +252,44 @@ impl Checker<'_> {
                 Some(got) if got == expected => {}
                 Some(got) => {
                     return Err(self.fail(
-                        code,
+                        failure,
                         format!(
                             "on tile {tile} {what} has block {got:?}, the op needs {expected:?}"
                         ),
                     ))
                 }
-                None => return Err(self.fail(code, format!("{what} has no block on tile {tile}"))),
+                None => {
+                    return Err(self.fail(failure, format!("{what} has no block on tile {tile}")))
+                }
             }
         }
         Ok(())
     }
 
-    /// A softmax kernel's rows: `x` f16 row-major with rows of a multiple of 4 (code `code`
-    /// when not row-major, `code + 1` otherwise), the result f16 in rows of 4s.
+    /// A softmax kernel's rows: `x` f16 row-major with rows of a multiple of 4 (`order` when
+    /// not row-major, `types` otherwise), the result f16 in rows of 4s.
     /// `x` f16 rows of a multiple of 4 halves, the result f16 rows of 4s (or AMP panels, where
     /// `panels` allows them).
-    fn softmax_rows(&self, code: u32, x: &MidNode, panels: bool) -> Result<(), MidVerifyError> {
+    fn softmax_rows(
+        &self,
+        (order, types): (MidFailure, MidFailure),
+        x: &MidNode,
+        panels: bool,
+    ) -> Result<(), MidVerifyError> {
         let Order::RowMajor { align } = x.layout.order else {
-            return Err(self.fail(code, "x must be row-major"));
+            return Err(self.fail(order, "x must be row-major"));
         };
         let stride = x
             .layout
             .shard_map()
-            .map_err(|e| self.fail(3, e.to_string()))?
+            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
             .row_elements();
         let node = self.node();
         let out_ok = node.layout.order == (Order::RowMajor { align: 4 })
             || (panels && node.layout.order == Order::Panels);
         if stride % 4 != 0 || !out_ok || x.dtype() != DType::F16 || node.dtype() != DType::F16 {
             return Err(self.fail(
-                code + 1,
+                types,
                 format!(
                     "f16 rows of a multiple of 4 in (align {align}), rows of 4s out{}",
                     if panels { " or AMP panels" } else { "" }
@@ -106,14 +299,19 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn same_layout(&self, code: u32, what: &str, x: &MidNode) -> Result<(), MidVerifyError> {
+    fn same_layout(
+        &self,
+        failure: MidFailure,
+        what: &str,
+        x: &MidNode,
+    ) -> Result<(), MidVerifyError> {
         let out = self.node();
         if x.layout.dist != out.layout.dist
             || x.layout.order != out.layout.order
             || x.shape != out.shape
         {
             return Err(self.fail(
-                code,
+                failure,
                 format!("{what} must have the result's distribution, order and shape"),
             ));
         }
@@ -126,34 +324,36 @@ impl Checker<'_> {
         let node = self.node();
         let last = node.shape.len() - 1;
         if bias.dtype() != DType::F16 {
-            return Err(self.fail(31, "the bias is f16"));
+            return Err(self.fail(MidFailure::BiasType, "the bias is f16"));
         }
         let Order::RowMajor { .. } = x.layout.order else {
-            return Err(self.fail(32, "x must be row-major"));
+            return Err(self.fail(MidFailure::BiasXOrder, "x must be row-major"));
         };
         let row = node
             .layout
             .shard_map()
-            .map_err(|e| self.fail(3, e.to_string()))?
+            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
             .row_elements();
         if row % 4 != 0 || bias.shape != [node.shape[last]] {
             return Err(self.fail(
-                33,
+                MidFailure::BiasRows,
                 format!(
                     "rows of {row} elements (need a multiple of 4), bias {:?}",
                     bias.shape
                 ),
             ));
         }
-        self.covers(34, "bias", &bias.layout.dist, |o| vec![o[last].clone()])?;
+        self.covers(MidFailure::BiasCover, "bias", &bias.layout.dist, |o| {
+            vec![o[last].clone()]
+        })?;
         let bias_row = bias
             .layout
             .shard_map()
-            .map_err(|e| self.fail(3, e.to_string()))?
+            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
             .row_elements();
         if bias_row != row || !matches!(bias.layout.order, Order::RowMajor { .. }) {
             return Err(self.fail(
-                35,
+                MidFailure::BiasShard,
                 format!("the bias shard holds {bias_row} values, rows hold {row}"),
             ));
         }
@@ -165,14 +365,14 @@ impl Checker<'_> {
         for operand in node.op.operands() {
             if operand.index() >= self.id.index() {
                 return Err(self.fail(
-                    1,
+                    MidFailure::OperandOrder,
                     format!("operand %{} is not defined before use", operand.index()),
                 ));
             }
         }
         if node.layout.dist.shape() != node.shape.as_slice() {
             return Err(self.fail(
-                2,
+                MidFailure::LayoutShape,
                 format!(
                     "the layout is for {:?}, the value is {:?}",
                     node.layout.dist.shape(),
@@ -182,13 +382,16 @@ impl Checker<'_> {
         }
         node.layout
             .shard_map()
-            .map_err(|e| self.fail(3, e.to_string()))?;
+            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?;
         let rank = node.shape.len();
         let last = rank - 1;
         match &node.op {
             MidOp::Input { view, .. } | MidOp::Weight { view, .. } => {
                 if view.shape() != node.shape.as_slice() {
-                    return Err(self.fail(10, "the view does not produce the value's shape"));
+                    return Err(self.fail(
+                        MidFailure::ViewShape,
+                        "the view does not produce the value's shape",
+                    ));
                 }
             }
             MidOp::Redistribute { x, view } => {
@@ -197,7 +400,7 @@ impl Checker<'_> {
                     || view.shape() != node.shape.as_slice()
                 {
                     return Err(self.fail(
-                        11,
+                        MidFailure::RedistributeView,
                         format!(
                             "the view maps {:?} from {:?}, the operand is {:?}",
                             view.shape(),
@@ -207,18 +410,27 @@ impl Checker<'_> {
                     ));
                 }
                 if x.dtype() != node.dtype() {
-                    return Err(self.fail(12, "a redistribution does not convert"));
+                    return Err(self.fail(
+                        MidFailure::RedistributeConverts,
+                        "a redistribution does not convert",
+                    ));
                 }
             }
             MidOp::Output { x, view, .. } => {
                 if view.source_shape() != self.operand(*x).shape.as_slice() {
-                    return Err(self.fail(13, "the output view does not read the operand's shape"));
+                    return Err(self.fail(
+                        MidFailure::OutputView,
+                        "the output view does not read the operand's shape",
+                    ));
                 }
             }
             MidOp::MatMul { a, b, precision } => {
                 let (a, b) = (self.operand(*a), self.operand(*b));
                 if rank < 2 || a.shape.len() != rank || b.shape.len() != rank {
-                    return Err(self.fail(20, "operands and result must have the same rank ≥ 2"));
+                    return Err(self.fail(
+                        MidFailure::MatMulRank,
+                        "operands and result must have the same rank ≥ 2",
+                    ));
                 }
                 let (m, k, n) = (a.shape[rank - 2], a.shape[last], b.shape[last]);
                 if b.shape[rank - 2] != k
@@ -228,7 +440,7 @@ impl Checker<'_> {
                     || b.shape[..rank - 2] != node.shape[..rank - 2]
                 {
                     return Err(self.fail(
-                        21,
+                        MidFailure::MatMulShapes,
                         format!("{:?} × {:?} → {:?}", a.shape, b.shape, node.shape),
                     ));
                 }
@@ -238,7 +450,7 @@ impl Checker<'_> {
                 };
                 if !dtypes_ok || node.dtype() != DType::F16 {
                     return Err(self.fail(
-                        22,
+                        MidFailure::MatMulTypes,
                         format!(
                             "{precision:?} matmul of {} × {} → {}",
                             a.dtype(),
@@ -265,16 +477,16 @@ impl Checker<'_> {
                     || node.layout.order != (Order::RowMajor { align: 16 })
                 {
                     return Err(self.fail(
-                        23,
+                        MidFailure::MatMulOrders,
                         "a in panels or in rows of whole K-blocks, b in $CWEI order, the result row-major in 16s",
                     ));
                 }
-                self.covers(24, "a", &a.layout.dist, |o| {
+                self.covers(MidFailure::MatMulA, "a", &a.layout.dist, |o| {
                     let mut want = o.to_vec();
                     want[last] = 0..k;
                     want
                 })?;
-                self.covers(25, "b", &b.layout.dist, |o| {
+                self.covers(MidFailure::MatMulB, "b", &b.layout.dist, |o| {
                     let mut want = o.to_vec();
                     want[rank - 2] = 0..k;
                     want
@@ -290,66 +502,73 @@ impl Checker<'_> {
                     || pb[..rank - 2] != po[..rank - 2]
                 {
                     return Err(self.fail(
-                        26,
+                        MidFailure::MatMulPadding,
                         format!("padded blocks a {pa:?}, b {pb:?}, result {po:?} disagree"),
                     ));
                 }
             }
             MidOp::BiasAdd { x, bias } => {
                 let (x, bias) = (self.operand(*x), self.operand(*bias));
-                self.same_layout(30, "x", x)?;
+                self.same_layout(MidFailure::BiasAddLayout, "x", x)?;
                 if x.dtype() != DType::F16 || node.dtype() != DType::F16 {
-                    return Err(self.fail(31, "bias_add works on f16"));
+                    return Err(self.fail(MidFailure::BiasAddTypes, "bias_add works on f16"));
                 }
                 self.bias_rules(x, bias)?;
             }
             MidOp::AddBias { a, b, bias } => {
                 let (a, b, bias) = (self.operand(*a), self.operand(*b), self.operand(*bias));
-                self.same_layout(36, "a", a)?;
-                self.same_layout(37, "b", b)?;
+                self.same_layout(MidFailure::AddBiasA, "a", a)?;
+                self.same_layout(MidFailure::AddBiasB, "b", b)?;
                 if a.dtype() != DType::F16 || b.dtype() != DType::F16 || node.dtype() != DType::F16
                 {
-                    return Err(self.fail(38, "add_bias works on f16"));
+                    return Err(self.fail(MidFailure::AddBiasTypes, "add_bias works on f16"));
                 }
                 self.bias_rules(a, bias)?;
             }
             MidOp::Add { a, b } => {
                 let (a, b) = (self.operand(*a), self.operand(*b));
-                self.same_layout(40, "a", a)?;
-                self.same_layout(41, "b", b)?;
+                self.same_layout(MidFailure::AddA, "a", a)?;
+                self.same_layout(MidFailure::AddB, "b", b)?;
                 if a.dtype() != DType::F16 || b.dtype() != DType::F16 || node.dtype() != DType::F16
                 {
-                    return Err(self.fail(42, "add works on f16"));
+                    return Err(self.fail(MidFailure::AddTypes, "add works on f16"));
                 }
             }
             MidOp::Gelu { x } => {
                 let x = self.operand(*x);
-                self.same_layout(50, "x", x)?;
+                self.same_layout(MidFailure::GeluLayout, "x", x)?;
                 if x.dtype() != DType::F16 || !(node.dtype() == DType::F16 || node.dtype().is_fp8())
                 {
-                    return Err(self.fail(51, "gelu takes f16 and gives f16 or FP8"));
+                    return Err(
+                        self.fail(MidFailure::GeluTypes, "gelu takes f16 and gives f16 or FP8")
+                    );
                 }
             }
             MidOp::Softmax { x, scale } => {
                 let x = self.operand(*x);
                 if !(scale.is_finite() && *scale > 0.0) {
                     return Err(self.fail(
-                        60,
+                        MidFailure::SoftmaxScale,
                         format!("scale {scale} (the kernel takes a finite scale > 0)"),
                     ));
                 }
                 if x.layout.dist != node.layout.dist || !x.layout.dist.is_whole(last) {
-                    return Err(
-                        self.fail(61, "softmax keeps the distribution and needs whole rows")
-                    );
+                    return Err(self.fail(
+                        MidFailure::SoftmaxRows,
+                        "softmax keeps the distribution and needs whole rows",
+                    ));
                 }
-                self.softmax_rows(62, x, false)?;
+                self.softmax_rows(
+                    (MidFailure::SoftmaxXOrder, MidFailure::SoftmaxTypes),
+                    x,
+                    false,
+                )?;
             }
             MidOp::SoftmaxPart { x, scale } => {
                 let x = self.operand(*x);
                 if !(scale.is_finite() && *scale > 0.0) {
                     return Err(self.fail(
-                        64,
+                        MidFailure::SoftmaxPartScale,
                         format!("scale {scale} (the kernel takes a finite scale > 0)"),
                     ));
                 }
@@ -357,12 +576,16 @@ impl Checker<'_> {
                 let same = x.layout.dist.with_trailing(last, &[w]).ok();
                 if node.shape[last] != w || same.as_ref() != Some(&node.layout.dist) {
                     return Err(self.fail(
-                        65,
+                        MidFailure::SoftmaxPartWidth,
                         "softmax_part keeps the leading blocks and needs whole rows, as wide out as \
                          its exponentials in whole blocks of 16 and 4 more",
                     ));
                 }
-                self.softmax_rows(66, x, *scale == 1.0)?;
+                self.softmax_rows(
+                    (MidFailure::SoftmaxPartXOrder, MidFailure::SoftmaxPartTypes),
+                    x,
+                    *scale == 1.0,
+                )?;
             }
             MidOp::AttentionCombine { parts, stats } => {
                 let (p, s) = (self.operand(*parts), self.operand(*stats));
@@ -376,7 +599,7 @@ impl Checker<'_> {
                     && p.shape[rank - 2] == s.shape[rank - 1];
                 if !ok {
                     return Err(self.fail(
-                        68,
+                        MidFailure::CombineShapes,
                         "parts [.., C, R, D] and stats [.., R, C, 2] for [.., R, D]",
                     ));
                 }
@@ -400,7 +623,7 @@ impl Checker<'_> {
                 for (what, x, want) in wants {
                     if want.as_ref() != Some(&x.layout.dist) {
                         return Err(self.fail(
-                            69,
+                            MidFailure::CombineLayout,
                             format!("{what} must have the result's leading blocks and rows, whole blocks, on its tiles"),
                         ));
                     }
@@ -412,9 +635,10 @@ impl Checker<'_> {
                     || s.layout.order != Order::DENSE
                     || [p.dtype(), s.dtype(), node.dtype()] != [DType::F16; 3]
                 {
-                    return Err(
-                        self.fail(75, "f16 parts and result in rows of 8s, dense f16 stats")
-                    );
+                    return Err(self.fail(
+                        MidFailure::CombineOrders,
+                        "f16 parts and result in rows of 8s, dense f16 stats",
+                    ));
                 }
             }
             MidOp::SumParts { x, bias } => {
@@ -425,12 +649,15 @@ impl Checker<'_> {
                 let rank = node.shape.len();
                 let ok = x.shape.len() == rank + 1 && x.shape[rank] == node.shape[last];
                 if !ok {
-                    return Err(self.fail(76, "sum_parts takes [.., C, D] to [.., D]"));
+                    return Err(self.fail(
+                        MidFailure::SumPartsShapes,
+                        "sum_parts takes [.., C, D] to [.., D]",
+                    ));
                 }
                 let want = node.layout.dist.with_whole_dim(last, x.shape[last]).ok();
                 if want.as_ref() != Some(&x.layout.dist) {
                     return Err(self.fail(
-                        77,
+                        MidFailure::SumPartsLayout,
                         "sum_parts' parts must have the result's blocks with all parts, on its tiles",
                     ));
                 }
@@ -438,7 +665,10 @@ impl Checker<'_> {
                     || node.layout.order != (Order::RowMajor { align: 8 })
                     || [x.dtype(), node.dtype()] != [DType::F16; 2]
                 {
-                    return Err(self.fail(78, "sum_parts reads and writes f16 in rows of 8s"));
+                    return Err(self.fail(
+                        MidFailure::SumPartsOrders,
+                        "sum_parts reads and writes f16 in rows of 8s",
+                    ));
                 }
             }
             MidOp::LayerNorm { x, gamma, beta, .. } => {
@@ -463,19 +693,25 @@ impl Checker<'_> {
                         || self.operand(*gamma).dtype() != DType::F16
                     {
                         return Err(self.fail(
-                            79,
+                            MidFailure::LayerNormBlocks,
                             "a layernorm over blocks of columns reads its rows whole on its tiles, the blocks even, dense and of whole groups of 4, with f16 parameters",
                         ));
                     }
                 } else {
-                    self.same_layout(70, "x", x)?;
+                    self.same_layout(MidFailure::LayerNormLayout, "x", x)?;
                 }
                 if !x.layout.dist.is_whole(last) || x.layout.order != Order::DENSE {
-                    return Err(self.fail(71, "layernorm needs whole dense rows"));
+                    return Err(self.fail(
+                        MidFailure::LayerNormRows,
+                        "layernorm needs whole dense rows",
+                    ));
                 }
                 if x.dtype() != DType::F16 || !(node.dtype() == DType::F16 || node.dtype().is_fp8())
                 {
-                    return Err(self.fail(72, "layernorm takes f16 and gives f16 or FP8"));
+                    return Err(self.fail(
+                        MidFailure::LayerNormTypes,
+                        "layernorm takes f16 and gives f16 or FP8",
+                    ));
                 }
                 let param_dtype = self.operand(*gamma).dtype();
                 for (what, p) in [("gamma", *gamma), ("beta", *beta)] {
@@ -491,38 +727,41 @@ impl Checker<'_> {
                         || p.layout.order != Order::DENSE
                     {
                         return Err(self.fail(
-                            73,
+                            MidFailure::LayerNormParams,
                             format!("{what} must be a dense vector of the row length, f32, or f16 where it is a multiple of 4, of the same type as gamma"),
                         ));
                     }
-                    self.covers(74, what, &p.layout.dist, |o| vec![o[last].clone()])?;
+                    self.covers(MidFailure::LayerNormParamCover, what, &p.layout.dist, |o| {
+                        vec![o[last].clone()]
+                    })?;
                     let exact = p
                         .layout
                         .shard_map()
-                        .map_err(|e| self.fail(3, e.to_string()))?
+                        .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
                         .row_elements()
                         == node
                             .layout
                             .shard_map()
-                            .map_err(|e| self.fail(3, e.to_string()))?
+                            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
                             .row_elements();
                     if blocks && !exact {
-                        return Err(
-                            self.fail(68, format!("{what} must hold the block's columns only"))
-                        );
+                        return Err(self.fail(
+                            MidFailure::LayerNormBlockParams,
+                            format!("{what} must hold the block's columns only"),
+                        ));
                     }
                 }
             }
             MidOp::Cast { x } => {
                 let x = self.operand(*x);
-                self.same_layout(80, "x", x)?;
+                self.same_layout(MidFailure::CastLayout, "x", x)?;
                 let ok = matches!(
                     (x.dtype(), node.dtype()),
                     (DType::F32, DType::F16) | (DType::F16, DType::Fp8 { .. })
                 );
                 if !ok {
                     return Err(self.fail(
-                        81,
+                        MidFailure::CastTypes,
                         format!("no kernel casts {} to {}", x.dtype(), node.dtype()),
                     ));
                 }
@@ -544,7 +783,7 @@ pub fn verify(program: &MidProgram) -> Result<(), MidVerifyError> {
             && readers[id.index()].is_empty()
             && carry != Some(id)
         {
-            return Err(Checker { program, id }.fail(4, "the value is never used"));
+            return Err(Checker { program, id }.fail(MidFailure::Unused, "the value is never used"));
         }
     }
     if let Some(l) = &program.looped {
@@ -557,7 +796,7 @@ pub fn verify(program: &MidProgram) -> Result<(), MidVerifyError> {
 /// the carried value's shape and layout; nothing after the body reads the carried value (the
 /// carry overwrites it: after the loop, body values hold their last iteration's).
 fn verify_loop(program: &MidProgram, l: &super::MidLoop) -> Result<(), MidVerifyError> {
-    let fail = |id: MidId, reason: String| Checker { program, id }.fail(90, reason);
+    let fail = |id: MidId, reason: String| Checker { program, id }.fail(MidFailure::Loop, reason);
     let carry = l.carry;
     if l.count == 0 || l.first >= l.end || l.end > program.nodes.len() {
         return Err(fail(
@@ -606,4 +845,27 @@ fn verify_loop(program: &MidProgram, l: &super::MidLoop) -> Result<(), MidVerify
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_have_distinct_codes_in_order_and_print_them() {
+        let codes: Vec<u32> = MidFailure::ALL.iter().map(|f| f.code()).collect();
+        assert!(codes.windows(2).all(|w| w[0] < w[1]), "{codes:?}");
+        let e = MidVerifyError {
+            failure: MidFailure::SumPartsOrders,
+            node: 12,
+            op: "sum_parts",
+            label: "head.fc2.sum".into(),
+            reason: "sum_parts reads and writes f16 in rows of 8s".into(),
+        };
+        assert_eq!(e.code(), 78);
+        assert_eq!(
+            e.to_string(),
+            "E-MID-078 %12 sum_parts `head.fc2.sum`: sum_parts reads and writes f16 in rows of 8s"
+        );
+    }
 }

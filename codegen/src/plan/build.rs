@@ -251,15 +251,19 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
         ));
     }
     program.looped = looped;
-    verify(&program)
-        .map_err(|e| PlanError::NothingFits(format!("the built program is malformed: {e}")))?;
+    verify(&program).map_err(|source| PlanError::Malformed {
+        stage: "built",
+        source,
+    })?;
     let mut log = fuse_fp8_casts(&mut program);
     if planned.fuse_bias_adds {
         let biases = fuse_bias_adds(&mut program);
         log.applied.extend(biases.applied);
         log.refused.extend(biases.refused);
     }
-    verify(&program)
-        .map_err(|e| PlanError::NothingFits(format!("the rewritten program is malformed: {e}")))?;
+    verify(&program).map_err(|source| PlanError::Malformed {
+        stage: "rewritten",
+        source,
+    })?;
     Ok((program, log))
 }

@@ -138,6 +138,15 @@ pub enum PlanError {
         /// The first few refusals (the search stops collecting after a handful).
         reasons: Vec<prune::Prune>,
     },
+    /// The distributed-level program built from the chosen plan breaks an invariant: a bug
+    /// of the planner or of a rewrite, not of the input.
+    #[error("E-PLAN-005 the {stage} program is malformed")]
+    Malformed {
+        /// "built" (straight from the choices) or "rewritten" (after the mid rewrites).
+        stage: &'static str,
+        #[source]
+        source: crate::mid::verify::MidVerifyError,
+    },
 }
 
 impl PlanError {
