@@ -19,6 +19,10 @@ use tessera_codegen::plan::PlanOptions;
 use tessera_models::pixels::PixelValues;
 use tessera_models::siglip::graph::{EncoderKParts, MAX_KEY_BLOCKS, MAX_K_PARTS};
 
+/// The largest `--max-expansions`: more than any model's search spends (So400m/14 with 27
+/// layers spends a few thousand).
+const MAX_EXPANSIONS: usize = 100_000_000;
+
 /// Which model, how to run it, and the planner's bounds.
 #[derive(Args, Clone)]
 pub struct ModelArgs {
@@ -50,6 +54,11 @@ pub struct ModelArgs {
     /// Planner: grid shapes tried per matrix product.
     #[arg(long)]
     grids: Option<usize>,
+    /// Planner: after this many expansions (a plan state costed with one strategy) the rest
+    /// of the ops are planned greedily from the best state, bounding the search's time; the
+    /// plan report says where the limit ran out.
+    #[arg(long)]
+    max_expansions: Option<usize>,
     /// Planner: fix an op's strategy, `OP=STRATEGY` as the plan report prints them (repeatable),
     /// e.g. `--force "layer0.qkv=grid 27x48 cols/72 rows/16"`.
     #[arg(long)]
@@ -119,6 +128,11 @@ impl ModelArgs {
         if let Some(g) = self.grids {
             if g == 0 || g > 64 {
                 bail!("--grids {g}: expected 1..=64");
+            }
+        }
+        if let Some(m) = self.max_expansions {
+            if m > MAX_EXPANSIONS {
+                bail!("--max-expansions {m}: expected 0..={MAX_EXPANSIONS}");
             }
         }
         if let Some(k) = &self.k_parts {
@@ -195,6 +209,7 @@ impl ModelArgs {
             }
             options.grids_per_product = g;
         }
+        options.limits.max_expansions = self.max_expansions;
         options.sram_saving = self.sram_saving;
         options.layer_loop = !self.unroll;
         // Developer diagnostics, on standard error: stage timings (`TESSERA_TIMING`), the beam

@@ -633,3 +633,37 @@ fn planning_reports_every_op_and_the_candidates_costed() {
     assert!(seen.windows(2).all(|w| w[0].costed <= w[1].costed));
     assert!(seen[1].costed > 0 && seen[1].costed <= planned.report.expansions);
 }
+
+/// A search bounded by `SearchLimits::max_expansions` plans the ops after the limit from its
+/// best state alone, says so in its stop reason, and the plan still runs bit-exactly; without
+/// the limit the same search plans every op with the whole beam.
+#[test]
+fn an_expansion_limit_plans_the_rest_greedily_and_says_so() {
+    use tessera_codegen::plan::StopReason;
+    let (g, store, inputs) = matmul_with_bias(64, 96, 64, 5);
+    let (results, report) = run_with("small", &g, &store, &inputs, |o| {
+        o.limits.max_expansions = Some(1);
+    });
+    assert_bit_exact(&results);
+    let StopReason::ExpansionLimit {
+        ops,
+        limit,
+        full_beam,
+        ..
+    } = report.stop
+    else {
+        panic!("{}", report.text());
+    };
+    assert_eq!((limit, full_beam), (1, 1), "{}", report.text());
+    assert!(ops > full_beam, "{}", report.text());
+    expect_test::expect![[r#"
+        planned all 2 compute ops; the limit of 1 expansions ran out after 1 of them with a beam of 8, the other 1 planned greedily from the best state"#]]
+    .assert_eq(&report.stop.to_string());
+    let (_, unbounded) = run_with("small", &g, &store, &inputs, |_| {});
+    assert!(
+        matches!(unbounded.stop, StopReason::Planned { .. }),
+        "{}",
+        unbounded.text()
+    );
+    assert!(unbounded.expansions > report.expansions);
+}

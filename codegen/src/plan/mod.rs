@@ -36,6 +36,16 @@ use std::fmt::Write;
 use std::sync::Arc;
 use strategy::{strategies, Ctx, Strategy};
 
+/// Bounds on the work of one search, beside the beam's width. Deterministic: counted in
+/// expansions (a state expanded by one strategy, costed), not in time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchLimits {
+    /// Once this many expansions are spent, the remaining ops are planned greedily: the beam
+    /// keeps only its best state, so each op costs one state's strategies
+    /// ([`StopReason::ExpansionLimit`]). `None`: no limit.
+    pub max_expansions: Option<usize>,
+}
+
 /// Search bounds.
 #[derive(Clone, Debug)]
 pub struct PlanOptions {
@@ -81,6 +91,8 @@ pub struct PlanOptions {
     /// Run the bias add after a sum of two partial products in the sum's pass
     /// ([`crate::mid::rewrite::fuse_bias_adds`]; the values are the same bits either way).
     pub fuse_bias_adds: bool,
+    /// Bounds on the search's work ([`SearchLimits`]); none by default.
+    pub limits: SearchLimits,
     /// Diagnostic lines (timings, the beam, one op's pricing); off by default.
     pub trace: crate::trace::Trace,
 }
@@ -106,6 +118,7 @@ impl PlanOptions {
             fuse_bias_adds: true,
             layer_loop: false,
             spread_stored: None,
+            limits: SearchLimits::default(),
             trace: crate::trace::Trace::default(),
         }
     }
@@ -266,6 +279,14 @@ pub enum StopReason {
         beam: usize,
         sram_saving: bool,
     },
+    /// Every compute op was planned, but [`SearchLimits::max_expansions`] ran out after the
+    /// first `full_beam` of them: the rest were planned from the best state alone.
+    ExpansionLimit {
+        ops: usize,
+        beam: usize,
+        limit: usize,
+        full_beam: usize,
+    },
 }
 
 impl std::fmt::Display for StopReason {
@@ -284,6 +305,16 @@ impl std::fmt::Display for StopReason {
                 } else {
                     ""
                 }
+            ),
+            StopReason::ExpansionLimit {
+                ops,
+                beam,
+                limit,
+                full_beam,
+            } => write!(
+                f,
+                "planned all {ops} compute ops; the limit of {limit} expansions ran out after {full_beam} of them with a beam of {beam}, the other {} planned greedily from the best state",
+                ops - full_beam
             ),
         }
     }
@@ -611,9 +642,18 @@ pub fn plan_with_progress(
         .filter(|(h, _)| compute_kind(&graph, *h).is_some())
         .count();
     let mut ops_done = 0;
+    // The ops planned with the whole beam before the expansion limit ran out.
+    let mut limited_after: Option<usize> = None;
     for (h, _) in graph.nodes.iter() {
         if compute_kind(&graph, h).is_none() {
             continue;
+        }
+        if let Some(limit) = options.limits.max_expansions {
+            if report.expansions >= limit {
+                limited_after.get_or_insert(ops_done);
+                // The beam is in rank order: its best state goes on alone.
+                beam.truncate(1);
+            }
         }
         progress(SearchProgress {
             ops_done,
@@ -732,7 +772,12 @@ pub fn plan_with_progress(
         }
         next.sort_by_key(|(order, s)| (s.rank(), *order));
         let before = next.len();
-        beam = select(next, options.beam, |s| signature(s, &live_after, h.index()));
+        let width = if limited_after.is_some() {
+            1
+        } else {
+            options.beam
+        };
+        beam = select(next, width, |s| signature(s, &live_after, h.index()));
         report.dropped_by_beam += before - beam.len();
     }
     beam.truncate(options.finalists);
@@ -751,10 +796,18 @@ pub fn plan_with_progress(
         })
         .collect();
     report.finalists = beam.iter().map(|s| s.cost).collect();
-    report.stop = StopReason::Planned {
-        ops: tried_per_op.len(),
-        beam: options.beam,
-        sram_saving: options.sram_saving,
+    report.stop = match (limited_after, options.limits.max_expansions) {
+        (Some(full_beam), Some(limit)) => StopReason::ExpansionLimit {
+            ops: tried_per_op.len(),
+            beam: options.beam,
+            limit,
+            full_beam,
+        },
+        _ => StopReason::Planned {
+            ops: tried_per_op.len(),
+            beam: options.beam,
+            sram_saving: options.sram_saving,
+        },
     };
     let finalists = beam
         .iter()
