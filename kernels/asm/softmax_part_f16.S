@@ -21,7 +21,10 @@
 //   l   = E + O: E the f32 sum of the even columns' e in order, O of the odd ones
 //   l16 = f16(l)
 // At s == 1 (the scale folded into the queries) t = f16(x - m16) and l = (S0 + S2) + (S1 + S3),
-// S_k the f32 sum of the columns c % 4 == k in column order (see the unit loop below).
+// S_k the f32 sum in column order of the columns accumulator AACC[2k] takes: in the fast path's
+// whole blocks of four regular groups (the first 16 floor((g - 1) / 4) columns, g = the row's
+// groups of 4), those with (c % 8) / 2 == k (one f16v8acc a pair of groups); past them, those
+// with c % 4 == k (one f16v4acc a group). See the unit loops below.
 // Specials: a NaN or +inf in a row makes its e NaN as softmax_f16 does; a row of -inf only has
 // m = -inf and e = NaN (attention scores are finite).
 //
@@ -54,25 +57,27 @@
     { st64step $azeros, $mzero, $m1+=, 1 ; fnop }
 .endm
 
-// unit_blocks COUNT: the unit loop's whole blocks of four regular groups, `rpt COUNT` of 16
-// bundles (see 2' below): each group's e is summed and stored one group late, the block's last
-// group through $m2, the others at the block's base $m1, which then moves on by P.
+// unit_blocks COUNT: the fast path's whole blocks of four regular groups, `rpt COUNT` of 14
+// bundles (see 2'' below). The groups go in pairs: each group's x is loaded into $a6:7, the
+// pair's e land in $a0:1 and $a2:3 and are summed by one f16v8acc at the next pair's start
+// (AACC[0], [2], [4], [6] take the pair's columns 0-1, 2-3, 4-5, 6-7 in order); every e is
+// stored as soon as it is complete except the block's last, stored at the next block's start
+// through $m2 (the junk slot of worker scratch before the first block); $m1, the block's base,
+// then moves on by P.
 .macro unit_blocks count
-    { rpt \count, 15 ; fnop }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m2, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { add $m2, $m1, 24 ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 0 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { rpt \count, 13 ; fnop }
+    { ld64step $a6:7, $mzero, $m0+=, 1 ; f16v8acc $a0:3 }
+    { st64 $a2:3, $m2, $mzero, 0 ; f16v4sub $a0:1, $a6:7, $a4:5 }
+    { ld64step $a6:7, $mzero, $m0+=, 1 ; f16v2exp $a0, $a0 }
+    { add $m2, $m1, 24 ; f16v2exp $a1, $a1 }
+    { st64 $a0:1, $m1, $mzero, 0 ; f16v4sub $a2:3, $a6:7, $a4:5 }
     { nop ; f16v2exp $a2, $a2 }
     { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 1 ; f16v4sub $a2:3, $a0:1, $a4:5 }
-    { nop ; f16v2exp $a2, $a2 }
-    { nop ; f16v2exp $a3, $a3 }
-    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4acc $a2:3 }
-    { st64 $a2:3, $m1, $mzero, 2 ; f16v4sub $a2:3, $a0:1, $a4:5 }
+    { ld64step $a6:7, $mzero, $m0+=, 1 ; f16v8acc $a0:3 }
+    { st64 $a2:3, $m1, $mzero, 1 ; f16v4sub $a0:1, $a6:7, $a4:5 }
+    { ld64step $a6:7, $mzero, $m0+=, 1 ; f16v2exp $a0, $a0 }
+    { nop ; f16v2exp $a1, $a1 }
+    { st64 $a0:1, $m1, $mzero, 2 ; f16v4sub $a2:3, $a6:7, $a4:5 }
     { add $m1, $m1, $m4 ; f16v2exp $a2, $a2 }
     { nop ; f16v2exp $a3, $a3 }
 .endm
@@ -93,6 +98,8 @@ softmax_part_masks:                                   // by cols % 4: keep (2 wo
     .int 0x0000ffff, 0x00000000, 0xfc000000, 0xfc00fc00
     .int 0xffffffff, 0x00000000, 0x00000000, 0xfc00fc00
     .int 0xffffffff, 0x0000ffff, 0x00000000, 0xfc000000
+softmax_part_zeros:                                   // the pairs' registers before a row
+    .int 0x00000000, 0x00000000
 
     .section .text.softmax_part_f16
     .globl softmax_part_f16
@@ -240,25 +247,21 @@ softmax_part_f16:
     { st64 $azeros, $m1, $mzero, 3 ; fnop }
     { bri .Lp_sum ; fnop }
 
-    // 2'. s == 1 (the scale folded into the queries): t = f16(x - m16) (`f16v4sub`), e =
+    // 2'. s == 1 (the scale folded into the queries) with g < 4 groups (no whole block of four
+    // regular groups; g >= 4 takes the fast path): t = f16(x - m16) (`f16v4sub`), e =
     // f16v2exp(t), the e summed in the accumulators, column c into AACC[2 (c % 4)] (f32, in
-    // column order), l = (S0 + S2) + (S1 + S3). The g - 1 regular groups go a block of four
-    // groups at a time, 16 bundles a block: each group's e is summed and stored one group late,
-    // the block's last group through $m2 (the junk slot of worker scratch before the first
-    // block), the others at the block's base $m1, which then moves on by P. The rest of the
-    // last block (its regular groups, the masked group, the zero groups) follows one group at a
-    // time.
+    // column order), l = (S0 + S2) + (S1 + S3). The regular groups, the masked group and the
+    // zero groups follow one group at a time.
     .align 8
 .Lp_unit:
     { mov $m1, $m5 ; mov $a4, $a8 }
     { mov $m0, $m3 ; mov $a5, $a8 }                  // (m16, m16, m16, m16)
     { add $m2, $mworker_base, 8 ; sort4x32lo $a2:3, $azeros, $azeros }  // junk slot, e = 0
     { add $m11, $m8, -1 ; setzi $a6, 8 }
-    { shr $m11, $m11, 2 ; uput $FP_CLR, $a6 }        // accumulators = 0; whole blocks
+    { shr $m11, $m11, 2 ; uput $FP_CLR, $a6 }        // accumulators = 0; whole blocks: none
     { brz $m11, .Lu_tail ; fnop }
-    unit_blocks $m11
 .Lu_tail:
-    { add $m11, $m8, -1 ; f16v4acc $a2:3 }           // the last whole block's last group
+    { add $m11, $m8, -1 ; f16v4acc $a2:3 }           // e = 0 (no block before)
     { st64 $a2:3, $m2, $mzero, 0 ; fnop }
     and $m2, $m11, 3                                  // regular groups of the last block
     brz $m2, .Lu_masked
@@ -286,7 +289,8 @@ softmax_part_f16:
 
     // 2''. The fast unit path, per row: the last group masked in registers ($a8:9, lanes >=
     // cols made -inf by and/or with the set-up's masks) is the maximum's first operand, and
-    // the exponentials' last group; m16 = max (s = 1) without the f32 round trip; the counts
+    // the exponentials' last group; m16 = max (s = 1) without the f32 round trip; the whole
+    // blocks of four regular groups in pairs of groups (`unit_blocks`); the counts
     // of the row's parts from worker scratch (word 0: the last block's regular groups, word
     // 1: its zero groups); the next row's pointers beside the sums. Same values, bit for bit,
     // as the paths above. Registers: $m8 whole blocks, $m9 the last group's offset, $m10 g - 3,
@@ -300,16 +304,16 @@ softmax_part_f16:
     { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4max $a2:3, $a8:9, $a0:1 }
     { rpt $m10, 0 ; fnop }
     { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4max $a2:3, $a2:3, $a0:1 }
-    { nop ; f16v4max $a2:3, $a2:3, $a0:1 }
-    { nop ; f16v2max $a2, $a2, $a3 }
-    { nop ; swap16 $a3, $a2 }
-    { mov $m1, $m5 ; f16v2max $a4, $a2, $a3 }         // (m16, m16)
-    { mov $m0, $m3 ; mov $a5, $a4 }
-    { add $m2, $mworker_base, 8 ; sort4x32lo $a2:3, $azeros, $azeros }  // junk slot, e = 0
-    { brz $m8, .Lf_tail ; uput $FP_CLR, $a6 }
+    { setzi $m11, softmax_part_zeros ; f16v4max $a2:3, $a2:3, $a0:1 }
+    { ld64 $a0:1, $m11, $mzero, 0 ; f16v2max $a2, $a2, $a3 }  // e = 0 for the first f16v8acc
+    { mov $m1, $m5 ; swap16 $a3, $a2 }
+    { mov $m0, $m3 ; f16v2max $a4, $a2, $a3 }         // (m16, m16)
+    { ld64 $a2:3, $m11, $mzero, 0 ; mov $a5, $a4 }    // and the first junk store
+    { add $m2, $mworker_base, 8 ; uput $FP_CLR, $a6 }  // junk slot
+    { brz $m8, .Lf_tail ; fnop }
     unit_blocks $m8
 .Lf_tail:
-    { ld32 $m11, $mworker_base, $mzero, 0 ; f16v4acc $a2:3 }  // the last whole block's last group
+    { ld32 $m11, $mworker_base, $mzero, 0 ; f16v8acc $a0:3 }  // the last whole block's last pair
     { st64 $a2:3, $m2, $mzero, 0 ; fnop }
     { brz $m11, .Lf_masked ; fnop }
 .Lf_rest:
