@@ -44,6 +44,10 @@
 #define K_GROUPS_TEXT   .text.gelu_fp8_groups
 #define K_SIGM_CONSTS   gelu_fp8_sigm_consts
 #define K_SIGM_CONSTS_DATA .data.gelu_fp8_sigm_consts
+// A worker's run of groups is long (all its groups): runs of 2^PAIR_SHIFT groups or more go a
+// pair of groups at a time (one f16v8tof8 a pair: 15 bundles where two groups take 16).
+#define K_PAIRS         1
+#define PAIR_SHIFT      5
 // The FP8 format and scale, in and out; B goes to $TAS beside the second load.
 #define LOAD_POINTERS                                                 \
     ld32 $a1, $mvertex_base, $mzero, V_NFMT ;                         \

@@ -167,3 +167,6 @@ gelu_fp8_panels:
 #define K_GROUPS_TEXT   .text.gelu_fp8_panels_groups
 #define K_SIGM_CONSTS   gelu_fp8_panels_sigm_consts
 #define K_SIGM_CONSTS_DATA .data.gelu_fp8_panels_sigm_consts
+// Runs end at K-blocks (8 groups at most where m_padded > 1): one group at a time.
+#define K_PAIRS         0
+#define PAIR_SHIFT      5

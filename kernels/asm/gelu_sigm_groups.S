@@ -19,8 +19,8 @@
 // -0 (x < 0); +inf -> +inf; -inf -> 0 * -inf = NaN; -0 -> -0.
 //
 // K_GROUPS: converts $m2 groups of 4 halves from $m0 to 4 FP8 codes each at $m1 (both advance);
-// returns to $m10. Clobbers $m4, $a0..$a5, $a8..$a11; needs $a6:7 finite (the callers zero
-// them: the junk half of the conversion quad) and $FP_NFMT / $FP_SCL set.
+// returns to $m10. Clobbers $m4, $m11, $a0..$a5, $a8..$a13 (and $a6:7 with K_PAIRS); needs
+// $a4:7 finite (the callers zero them: the first conversion's junk) and $FP_NFMT / $FP_SCL set.
 // Loop: one group per 8-bundle rpt iteration, the aux pipeline busy in every bundle. Iteration i
 // loads group i, converts and stores group i - 1 (the first store of a call writes junk to the
 // first output word with a zero increment, $m4 = 0, and the second overwrites it), and leaves
@@ -44,6 +44,46 @@ K_GROUPS:
     setzi $m4, K_SIGM_CONSTS
     { ld64 $a8:9, $m4, $mzero, 0 ; fnop }
     { ld64 $a10:11, $m4, $mzero, 1 ; fnop }
+.if K_PAIRS
+    // Runs of at least 2^PAIR_SHIFT groups go a pair of groups at a time, 15 bundles a pair:
+    // x of A in $a0:1 and of B in $a12:13, their chains in $a2:3 and $a6:7, r of A and B in
+    // $a4:5 and $a6:7, converted together by the next pair's first bundle and stored by its
+    // third and fourth (junk at first, step 0). The odd last group goes through the one-group
+    // loop.
+    { shr $m11, $m2, PAIR_SHIFT ; fnop }
+    { brz $m11, .Lsigm_single ; fnop }
+    { shr $m11, $m2, 1 ; fnop }                       // pairs
+    { and $m2, $m2, 1 ; fnop }                        // the odd last group
+    { setzi $m4, 0 ; fnop }
+    { rpt $m11, 14 ; fnop }
+    {
+        ld64step $a0:1, $mzero, $m0+=, 1              // x of A
+        f16v8tof8 $a4:5, $a4:7                        // the previous pair's codes in $a4:5
+    }
+    { ld64step $a12:13, $mzero, $m0+=, 1 ; f16v4mul $a2:3, $a0:1, $a0:1 }  // x of B; s of A
+    {
+        st32step $a4, $mzero, $m1+=, $m4              // the previous pair's A (junk at
+        f16v4mul $a6:7, $a12:13, $a12:13              // first, step 0); s of B
+    }
+    { st32step $a5, $mzero, $m1+=, $m4 ; f16v4mul $a2:3, $a2:3, $a8:9 }  // its B; q of A
+    { setzi $m4, 1 ; f16v4mul $a6:7, $a6:7, $a8:9 }   // q of B
+    { nop ; f16v4add $a2:3, $a2:3, $a10:11 }          // p
+    { nop ; f16v4add $a6:7, $a6:7, $a10:11 }
+    { nop ; f16v4mul $a2:3, $a2:3, $a0:1 }            // w
+    { nop ; f16v4mul $a6:7, $a6:7, $a12:13 }
+    { nop ; f16v2sigm $a2, $a2 }                      // g
+    { nop ; f16v2sigm $a3, $a3 }
+    { nop ; f16v2sigm $a6, $a6 }
+    { nop ; f16v2sigm $a7, $a7 }
+    { nop ; f16v4mul $a4:5, $a2:3, $a0:1 }            // r of A
+    { nop ; f16v4mul $a6:7, $a6:7, $a12:13 }          // r of B
+    { nop ; f16v8tof8 $a4:5, $a4:7 }                  // the last pair
+    { st32step $a4, $mzero, $m1+=, 1 ; sort4x32lo $a6:7, $azeros, $azeros }
+    { st32step $a5, $mzero, $m1+=, 1 ; fnop }
+    // The one-group loop's first conversion is junk: zeros, not the codes read as halves.
+    { brz $m2, .Lsigm_done ; sort4x32lo $a4:5, $azeros, $azeros }
+.endif
+.Lsigm_single:
     { setzi $m4, 0 ; fnop }
     { rpt $m2, 7 ; fnop }
     {

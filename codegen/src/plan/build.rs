@@ -160,7 +160,7 @@ pub fn build(planned: &Planned, index: usize) -> Result<(MidProgram, RewriteLog)
                     // The host reads it back from one tile, dense.
                     let shape = value_dims(&planned.graph, form.base);
                     let dist = Distribution::replicated(shape, vec![0])
-                        .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                        .map_err(|e| PlanError::layout(graph, h, "the output's host copy", e))?;
                     let want = Layout {
                         dist,
                         order: Order::DENSE,

@@ -42,10 +42,10 @@ pub fn forms(graph: &Graph) -> Result<Vec<Form>, PlanError> {
                       view: Result<View, crate::layout::LayoutError>|
          -> Result<Form, PlanError> {
             let inner: &Form = &out[x.index()];
-            let view = view.map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+            let view = view.map_err(|e| PlanError::layout(graph, h, "its view", e))?;
             let composed = view
                 .then(&inner.view)
-                .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                .map_err(|e| PlanError::layout(graph, h, "its view of its operand's base", e))?;
             Ok(Form {
                 base: inner.base,
                 kind: inner.kind,

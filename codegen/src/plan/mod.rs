@@ -125,7 +125,7 @@ impl PlanOptions {
 }
 
 /// Why planning failed: the op it failed at and why (typed, never a panic).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlanError {
     #[error("E-PLAN-001 {op} `{label}` (%{node}): {reason}")]
     Op {
@@ -160,9 +160,44 @@ pub enum PlanError {
         #[source]
         source: crate::mid::verify::MidVerifyError,
     },
+    /// An op's layout or view cannot be formed (a view that does not compose, a distribution
+    /// the layout refuses): the sizes of the graph, not of the machine.
+    #[error("E-PLAN-006 {op} `{label}` (%{node}): {what}")]
+    Layout {
+        node: usize,
+        op: &'static str,
+        label: String,
+        /// What was being formed.
+        what: &'static str,
+        #[source]
+        source: crate::layout::LayoutError,
+    },
+    /// The graph's repeats cannot be inlined into one graph (or a loop of one).
+    #[error("E-PLAN-007 the graph's repeats cannot be inlined")]
+    Inline {
+        #[source]
+        source: crate::graph::VerifyError,
+    },
 }
 
 impl PlanError {
+    /// [`PlanError::Layout`] at op `h`.
+    pub fn layout(
+        graph: &Graph,
+        h: ValueHandle,
+        what: &'static str,
+        source: crate::layout::LayoutError,
+    ) -> PlanError {
+        let node = &graph.nodes[h];
+        PlanError::Layout {
+            node: h.index(),
+            op: node.op.mnemonic(),
+            label: node.label.clone(),
+            what,
+            source,
+        }
+    }
+
     pub fn op(graph: &Graph, h: ValueHandle, reason: impl Into<String>) -> PlanError {
         let node = &graph.nodes[h];
         PlanError::Op {
@@ -576,7 +611,7 @@ pub fn plan_with_progress(
         } else {
             crate::graph::inline_repeats
         };
-        inline(graph).map_err(|e| PlanError::NothingFits(e.to_string()))?
+        inline(graph).map_err(|source| PlanError::Inline { source })?
     } else {
         graph.clone()
     };

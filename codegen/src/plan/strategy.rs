@@ -401,8 +401,9 @@ pub fn strategies(
                 let base = ctx.forms[b.index()].base;
                 let start = ctx.stored_bases.get(base.index()).copied().unwrap_or(0);
                 Some(
-                    stored_spread(&b_dims, kg, 16, ctx.tiles, start)
-                        .map_err(|e| PlanError::op(graph, h, e.to_string()))?,
+                    stored_spread(&b_dims, kg, 16, ctx.tiles, start).map_err(|e| {
+                        PlanError::layout(graph, h, "the weight's stored spread", e)
+                    })?,
                 )
             } else {
                 None
@@ -479,7 +480,7 @@ pub fn strategies(
                             continue;
                         }
                         let grid = product_grid(&shape, k, lead, tm, tn, rg, cg, kg)
-                            .map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                            .map_err(|e| PlanError::layout(graph, h, "a product grid", e))?;
                         let (l, cm, cn) = grid.counts;
                         let label = format!(
                             "grid {}{cm}x{cn} cols/{cg} rows/{rg}",
@@ -534,8 +535,8 @@ pub fn strategies(
             needs_f16(graph, h, *x, "x")?;
             let dists = row_op_layouts(ctx, &shape, followed(*x), dtype, Spread::Elements);
             for (label, kind, dist, order) in dists {
-                let bias_dist =
-                    columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                let bias_dist = columns_of(&dist)
+                    .map_err(|e| PlanError::layout(graph, h, "the bias's columns", e))?;
                 let is_weight = ctx.forms[bias.index()].kind == BaseKind::Weight;
                 let gathered = gathered_params(ctx, is_weight, &bias_dist, order, DType::F16, &[1]);
                 let pinned = Strategy {
@@ -818,8 +819,8 @@ pub fn strategies(
                 }
             }
             for (label, kind, dist, x_dist) in dists {
-                let params =
-                    columns_of(&dist).map_err(|e| PlanError::op(graph, h, e.to_string()))?;
+                let params = columns_of(&dist)
+                    .map_err(|e| PlanError::layout(graph, h, "the parameters' columns", e))?;
                 let gathered =
                     gathered_params(ctx, true, &params, Order::DENSE, param_dtype, &[1, 2]);
                 let pinned = Strategy {

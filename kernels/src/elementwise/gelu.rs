@@ -466,11 +466,18 @@ impl Kernel for Gelu {
         } else {
             (6, 8, 2)
         };
+        // gelu_fp8 (K_PAIRS): two more bundles to choose; runs of PAIR_MIN groups or more go
+        // a pair at a time: 10 to the rpt, 15 a pair, 4 after it, and for an odd count the
+        // one-group loop's set-up, its group and epilogue (12).
+        const PAIR_MIN: u64 = 32;
+        let pairs = self.0 == Output::Fp8;
         let chain = |groups: u64| {
             if groups == 0 {
                 2
+            } else if pairs && groups >= PAIR_MIN {
+                10 + 15 * (groups / 2) + 4 + 12 * (groups % 2) + 1
             } else {
-                setup + per_group * groups + epilogue + 1
+                setup + per_group * groups + epilogue + 1 + 2 * u64::from(pairs)
             }
         };
         match self.0 {
