@@ -41,6 +41,7 @@
 //! `Output` is unused.
 
 pub mod dump;
+pub mod failure;
 pub mod rewrite;
 pub mod verify;
 
