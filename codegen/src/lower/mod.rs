@@ -123,6 +123,10 @@ pub struct LowerError {
     pub op: &'static str,
     pub label: String,
     pub reason: String,
+    /// The layout error behind a failure to resolve a layout, kept whole (not flattened into
+    /// `reason`).
+    #[source]
+    pub layout: Option<crate::layout::LayoutError>,
 }
 
 impl LowerError {
@@ -203,6 +207,21 @@ impl Lower<'_> {
             op: node.op.name(),
             label: node.label.clone(),
             reason: reason.into(),
+            layout: None,
+        }
+    }
+
+    /// [`Lower::fail`] for a layout that cannot be resolved: what was being resolved, and the
+    /// layout's own error as the source.
+    fn fail_layout(
+        &self,
+        failure: LowerFailure,
+        what: &str,
+        source: crate::layout::LayoutError,
+    ) -> LowerError {
+        LowerError {
+            layout: Some(source),
+            ..self.fail(failure, what)
         }
     }
 
@@ -217,7 +236,7 @@ impl Lower<'_> {
     fn map(&self, id: MidId) -> Result<ShardMap, LowerError> {
         self.layout(id)
             .shard_map()
-            .map_err(|e| self.fail(LowerFailure::ShardMap, e.to_string()))
+            .map_err(|e| self.fail_layout(LowerFailure::ShardMap, "the value's shard map", e))
     }
 }
 
@@ -243,18 +262,22 @@ pub fn lower_with(
             let MidOp::Redistribute { x, view } = &node.op else {
                 return Ok(None);
             };
-            let fail = |reason: String| LowerError {
+            let fail = |what: &str, source| LowerError {
                 failure: LowerFailure::ShardMap,
                 node: id.index(),
                 op: node.op.name(),
                 label: node.label.clone(),
-                reason,
+                reason: what.to_string(),
+                layout: Some(source),
             };
             let sm = mid.nodes[*x]
                 .layout
                 .shard_map()
-                .map_err(|e| fail(e.to_string()))?;
-            let dm = node.layout.shard_map().map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| fail("the operand's shard map", e))?;
+            let dm = node
+                .layout
+                .shard_map()
+                .map_err(|e| fail("the result's shard map", e))?;
             Ok(Some(plan_movement_with(
                 &Side {
                     dist: &mid.nodes[*x].layout.dist,
@@ -399,11 +422,28 @@ mod tests {
             op: "redistribute",
             label: "fc1.in".into(),
             reason: "no planned movement".into(),
+            layout: None,
         };
         assert_eq!(e.code(), 43);
         assert_eq!(
             e.to_string(),
             "E-LOWER-043 %7 redistribute `fc1.in`: no planned movement"
+        );
+        // A layout failure keeps the layout's error as its source, out of its own text.
+        let e = LowerError {
+            failure: LowerFailure::ShardMap,
+            reason: "the value's shard map".into(),
+            layout: Some(crate::layout::LayoutError::TooLarge { bytes: 1 << 40 }),
+            ..e
+        };
+        assert_eq!(
+            e.to_string(),
+            "E-LOWER-002 %7 redistribute `fc1.in`: the value's shard map"
+        );
+        let source = std::error::Error::source(&e).map(|s| s.to_string());
+        assert_eq!(
+            source.as_deref(),
+            Some("E-LAYOUT-006 a shard of 1099511627776 bytes is too large")
         );
     }
 }
