@@ -35,6 +35,14 @@ impl Checker<'_> {
         }
     }
 
+    /// Elements of one row of `x`'s shards (its shard map's row length).
+    fn row_elements(&self, x: &MidNode) -> Result<u32, MidVerifyError> {
+        x.layout
+            .shard_map()
+            .map(|m| m.row_elements())
+            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))
+    }
+
     fn operand(&self, id: MidId) -> &MidNode {
         &self.program.nodes[id]
     }
@@ -84,11 +92,7 @@ impl Checker<'_> {
         let Order::RowMajor { align } = x.layout.order else {
             return Err(self.fail(order, "x must be row-major"));
         };
-        let stride = x
-            .layout
-            .shard_map()
-            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
-            .row_elements();
+        let stride = self.row_elements(x)?;
         let node = self.node();
         let out_ok = node.layout.order == (Order::RowMajor { align: 4 })
             || (panels && node.layout.order == Order::Panels);
@@ -134,11 +138,7 @@ impl Checker<'_> {
         let Order::RowMajor { .. } = x.layout.order else {
             return Err(self.fail(MidFailure::BiasXOrder, "x must be row-major"));
         };
-        let row = node
-            .layout
-            .shard_map()
-            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
-            .row_elements();
+        let row = self.row_elements(node)?;
         if row % 4 != 0 || bias.shape != [node.shape[last]] {
             return Err(self.fail(
                 MidFailure::BiasRows,
@@ -151,11 +151,7 @@ impl Checker<'_> {
         self.covers(MidFailure::BiasCover, "bias", &bias.layout.dist, |o| {
             vec![o[last].clone()]
         })?;
-        let bias_row = bias
-            .layout
-            .shard_map()
-            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
-            .row_elements();
+        let bias_row = self.row_elements(bias)?;
         if bias_row != row || !matches!(bias.layout.order, Order::RowMajor { .. }) {
             return Err(self.fail(
                 MidFailure::BiasShard,
@@ -539,16 +535,7 @@ impl Checker<'_> {
                     self.covers(MidFailure::LayerNormParamCover, what, &p.layout.dist, |o| {
                         vec![o[last].clone()]
                     })?;
-                    let exact = p
-                        .layout
-                        .shard_map()
-                        .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
-                        .row_elements()
-                        == node
-                            .layout
-                            .shard_map()
-                            .map_err(|e| self.fail(MidFailure::ShardMap, e.to_string()))?
-                            .row_elements();
+                    let exact = self.row_elements(p)? == self.row_elements(node)?;
                     if blocks && !exact {
                         return Err(self.fail(
                             MidFailure::LayerNormBlockParams,
