@@ -289,6 +289,64 @@ fn values_projected_transposed_run_bit_exactly() {
     check(&outcome, &interpreted, 0.15, 8e-2);
 }
 
+/// With key blocks and the QKV product split along K, the values' partials are summed on their
+/// own into `$CWEI` order (`add_cwei_f16`, `Precision::values_summed_as_weights`, the default):
+/// each key block padded to whole K-blocks in the sum's operands, no pad of the values after
+/// it, the planner's sum in weight order; bit-exact and within the FP8 tolerances, with the
+/// head, at batch 2.
+#[test]
+fn values_summed_as_weights_run_bit_exactly() {
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
+    let spec = RunSpec {
+        k_parts: Some(EncoderKParts {
+            qkv: 2,
+            ..EncoderKParts::NONE
+        }),
+        ..checkpoint_spec(Some(2))
+    };
+    let graph = tower_graph(&model, &spec).unwrap();
+    let graph = tessera_codegen::graph::inline_repeats(&graph).unwrap();
+    let labels: Vec<&str> = graph.nodes.iter().map(|(_, n)| n.label.as_str()).collect();
+    for layer in 0..2 {
+        for label in ["v.sum0.0", "qk.sum0.0", "v.part1.pad"] {
+            let label = format!("layer{layer}.{label}");
+            assert!(labels.contains(&label.as_str()), "{label} missing");
+        }
+    }
+    assert!(
+        !labels.iter().any(|l| l.ends_with(".v.pad")),
+        "no pad of the values after their sum"
+    );
+    let (machine, _, compiled) = compile("small", &model, &spec);
+    let value_sums: Vec<_> = compiled
+        .mid
+        .nodes
+        .iter()
+        .filter(|(_, n)| n.label.ends_with("v.sum0.0"))
+        .collect();
+    assert!(!value_sums.is_empty());
+    for (_, n) in value_sums {
+        assert!(
+            matches!(n.op, tessera_codegen::mid::MidOp::Add { .. })
+                && n.layout.order == tessera_codegen::layout::Order::Cwei,
+            "{}: the values summed in $CWEI order",
+            n.label
+        );
+    }
+    let outcome = run_and_check(
+        &machine,
+        &model,
+        &spec,
+        &compiled,
+        &pixels,
+        RunRecording::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (_, interpreted) = run("small", &model, &spec, &pixels);
+    check(&outcome, &interpreted, 0.15, 8e-2);
+}
+
 #[test]
 fn a_112_pixel_tower_in_transformers_layout_runs_on_ipu21() {
     // 112×112 pixels (64 tokens), hidden 256, 4 heads, 2 layers, batch 2, with the head: written

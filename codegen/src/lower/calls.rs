@@ -173,9 +173,40 @@ pub fn compute_calls(
             cols: om.row_elements(),
             slots,
         },
-        ComputeKind::Add { slots } => KernelParams::ResidualAdd {
-            n: elements(&om),
-            slots,
+        ComputeKind::Add { slots } => match (om.order, operands.first().map(|l| l.order)) {
+            // Element by element in one order.
+            (order, Some(a)) if a == order => KernelParams::ResidualAdd {
+                n: elements(&om),
+                slots,
+            },
+            // Row-major blocks of 16 columns in, `$CWEI` out (`add_cwei_f16`).
+            (Order::Cwei, _) => {
+                let padded = om.padded();
+                let dense_rows = |l: &Layout| {
+                    map(l).is_ok_and(|m| {
+                        matches!(m.order, Order::RowMajor { .. })
+                            && m.padded() == padded
+                            && m.row_elements() == padded[last]
+                    })
+                };
+                if rank != 2
+                    || padded[last] != tessera_kernels::elementwise::add_cwei::COLUMNS as u32
+                    || slots.is_some()
+                    || !operands.iter().all(|l| dense_rows(l))
+                {
+                    return Err(format!(
+                        "an add into $CWEI order takes row-major blocks of [rows, 16] to a \
+                         [rows, 16] block, not {padded:?} (rank {rank})"
+                    ));
+                }
+                KernelParams::AddCwei { rows: padded[0] }
+            }
+            (Order::RowMajor { .. } | Order::Panels, _) => {
+                return Err(format!(
+                    "an add into {:?} order reads its operands in that order",
+                    om.order
+                ))
+            }
         },
         ComputeKind::AddBias { slots } => KernelParams::AddBias {
             rows: rows_of(&om),

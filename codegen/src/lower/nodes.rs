@@ -4,7 +4,7 @@
 use super::calls::{compute_calls, ComputeKind};
 use super::steps::compute_vstep;
 use super::{host, Lower, LowerError, LowerFailure};
-use crate::layout::{Layout, ShardMap};
+use crate::layout::{Layout, Order, ShardMap};
 use crate::mid::{MidId, MidOp};
 use crate::redist::segments::zero_padding;
 use crate::tile::{BufferCategory, BufferId, HostPiecePlan, HostTensorPlan};
@@ -147,8 +147,15 @@ impl Lower<'_> {
             }
             MidOp::Add { a, b } => {
                 let (a, b) = (*a, *b);
-                let slots = self.sum_slots([a, b], &[a, b], |slots| ComputeKind::Add { slots })?;
-                let reuse = self.sum_reuse(slots, [a, b]);
+                // A sum written as AMP weights transposes on the way: a buffer of its own.
+                let (slots, reuse) =
+                    if node.layout.order == Order::Cwei && self.layout(a).order != Order::Cwei {
+                        (None, None)
+                    } else {
+                        let slots =
+                            self.sum_slots([a, b], &[a, b], |slots| ComputeKind::Add { slots })?;
+                        (slots, self.sum_reuse(slots, [a, b]))
+                    };
                 self.compute(ComputeKind::Add { slots }, &[a, b], reuse)?;
             }
             MidOp::AddBias { a, b, bias } => {

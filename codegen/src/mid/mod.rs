@@ -23,7 +23,7 @@
 //! | `Redistribute { x, view }` | x → | result element `i` is `x[view(i)]`: any distributions, orders, tiles (same dtype) |
 //! | `MatMul { a, b }` | `[.., M, K]` × `[.., K, N]` → `[.., M, N]` | `t` holds `a` rows × all K in `Panels`, `b` all K × its columns in `Cwei`; result `RowMajor{16}` f16; FP8×FP8 or f16×f16 |
 //! | `BiasAdd { x, bias }` | `[.., N]`, `[N]` → | `bias` on `t` covers `t`'s columns (f16, row-major); x row-major with a row of a multiple of 4 |
-//! | `Add { a, b }` | same shapes → | `a` and `b` have the result's layout |
+//! | `Add { a, b }` | same shapes → | `a` and `b` have the result's layout; or, a result in `Cwei` (rank 2, blocks of 16 columns): its distribution in dense rows (`add_cwei_f16`) |
 //! | `AddBias { a, b, bias }` | `[.., N]` twice, `[N]` → | `a` and `b` as `Add`'s, `bias` as `BiasAdd`'s: `(a + b) + bias`, two f16 roundings (only from [`rewrite::fuse_bias_adds`]) |
 //! | `Gelu { x }` | → | x has the result's layout (result f16 or FP8) |
 //! | `Softmax { x, scale }` | → | last dimension whole; row-major; result `RowMajor{4}` |

@@ -110,6 +110,11 @@ pub fn fuse_bias_adds(program: &mut MidProgram) -> RewriteLog {
                 .push(format!("{what}: the sum is the loop's carry"));
             continue;
         }
+        if producer.layout.order == crate::layout::Order::Cwei {
+            log.refused
+                .push(format!("{what}: the sum is written in $CWEI order"));
+            continue;
+        }
         if producer.layout != node.layout {
             log.refused.push(format!(
                 "{what}: the sum and the bias add have different layouts"

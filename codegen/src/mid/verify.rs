@@ -127,6 +127,33 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// An operand of a sum written as AMP weights (`Add` with a `Cwei` result): the result's
+    /// distribution and shape, rank 2, in dense rows of one 16-column block.
+    fn rows_into_cwei(
+        &self,
+        failure: MidFailure,
+        what: &str,
+        x: &MidNode,
+    ) -> Result<(), MidVerifyError> {
+        let out = self.node();
+        let one_block = out.layout.dist.padded_box().last() == Some(&16);
+        if x.layout.dist != out.layout.dist
+            || x.layout.order != Order::DENSE
+            || x.shape != out.shape
+            || out.shape.len() != 2
+            || !one_block
+        {
+            return Err(self.fail(
+                failure,
+                format!(
+                    "{what} of a sum into $CWEI order must be dense rows with the result's \
+                     distribution and shape, rank 2, in blocks of 16 columns"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The bias of `BiasAdd` and `AddBias`: f16 `[N]` for a row-major `x` with the result's
     /// layout, each tile's shard covering that tile's columns and as long as its rows.
     fn bias_rules(&self, x: &MidNode, bias: &MidNode) -> Result<(), MidVerifyError> {
@@ -328,8 +355,14 @@ impl Checker<'_> {
             }
             MidOp::Add { a, b } => {
                 let (a, b) = (self.operand(*a), self.operand(*b));
-                self.same_layout(MidFailure::AddA, "a", a)?;
-                self.same_layout(MidFailure::AddB, "b", b)?;
+                // Element by element in the result's order, or rows into `$CWEI` order.
+                if node.layout.order == Order::Cwei && a.layout.order != Order::Cwei {
+                    self.rows_into_cwei(MidFailure::AddA, "a", a)?;
+                    self.rows_into_cwei(MidFailure::AddB, "b", b)?;
+                } else {
+                    self.same_layout(MidFailure::AddA, "a", a)?;
+                    self.same_layout(MidFailure::AddB, "b", b)?;
+                }
                 if a.dtype() != DType::F16 || b.dtype() != DType::F16 || node.dtype() != DType::F16
                 {
                     return Err(self.fail(MidFailure::AddTypes, "add works on f16"));

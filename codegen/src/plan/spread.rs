@@ -120,6 +120,36 @@ pub fn block_spreads(shape: &[u32], tiles: u32, granule: u32) -> Vec<Distributio
     out
 }
 
+/// Most row-block counts [`weight_block_spreads`] offers.
+const WEIGHT_BLOCK_ROW_CHOICES: usize = 2;
+
+/// `[R, N]` (both multiples of 16) as blocks of 16 columns × an even share of the rows in whole
+/// 16s: the most row blocks dividing `R / 16` that fit the tiles beside every column block, and
+/// the next fewer. Each block is then one AMP channel block over whole K-blocks, so a sum
+/// written in `$CWEI` order (`add_cwei_f16`) is what a product reading it as B takes, in one
+/// run per block. Other shapes: none.
+pub fn weight_block_spreads(shape: &[u32], tiles: u32) -> Vec<Distribution> {
+    const BLOCK: u32 = 16;
+    let &[r, n] = shape else {
+        return Vec::new();
+    };
+    if r == 0 || n == 0 || !r.is_multiple_of(BLOCK) || !n.is_multiple_of(BLOCK) {
+        return Vec::new();
+    }
+    let (k_blocks, tc) = (r / BLOCK, n / BLOCK);
+    let most = tiles / tc;
+    (1..=k_blocks.min(most))
+        .rev()
+        .filter(|tr| k_blocks.is_multiple_of(*tr))
+        .take(WEIGHT_BLOCK_ROW_CHOICES)
+        .filter_map(|tr| {
+            let bounds = vec![even_bounds(r, tr, BLOCK), even_bounds(n, tc, BLOCK)];
+            let grid = TileGrid::new(vec![tr, tc], 0);
+            Distribution::on_grid(shape.to_vec(), bounds, &grid, &[Some(0), Some(1)]).ok()
+        })
+        .collect()
+}
+
 /// The three distributions of a product `[.., M, K] × [.., K, N] → [.., M, N]` on a grid of
 /// `lead` blocks of the leading dimensions (flattened, outermost first) × `tm` row blocks × `tn`
 /// column blocks (rows in multiples of `rg`, columns of `cg`): the result in blocks; `a` its

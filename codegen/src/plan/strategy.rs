@@ -8,13 +8,13 @@
 //! | matmul `[M,K]×[K,N]` | grids of row × column blocks (a few shapes ranked by a quick model, columns in 16s or in whole heads), operands `Panels` and `Cwei` |
 //! | batched matmul `[B,M,K]×[B,K,N]` | (batch entries × query blocks) grids; for few rows (M ≤ 128), (batch entries × column blocks) grids; (batch entries × row × column blocks) grids ranked as plain products' |
 //! | bias add, add, gelu, cast | follow the operand's layout; rows over the chip; rows × column blocks of 32 when the rows are fewer than the tiles |
-//! | add (2-D) | also blocks of several rows × 16s of columns (`blocks 6x240 on 1440`): a K-split product's sum in the blocks its consumers gather from in long runs |
+//! | add (2-D) | also blocks of several rows × 16s of columns (`blocks 6x240 on 1440`): a K-split product's sum in the blocks its consumers gather from in long runs; and blocks of 16s of rows × 16 columns written in `$CWEI` order (`blocks 18x80 on 1440 cwei`): a sum a product reads as its weights |
 //! | softmax, layernorm | follow when rows are whole; rows over the chip |
 
 use super::forms::{BaseKind, Form};
 use super::spread::{
     block_spreads, columns_of, product_grid, row_column_spread, rows, stored_bases, stored_once,
-    stored_spread,
+    stored_spread, weight_block_spreads,
 };
 use super::{value_dims, PlanError};
 use crate::graph::op::view_op;
@@ -583,6 +583,17 @@ pub fn strategies(
                     kind,
                     out: l.clone(),
                     operands: vec![l.clone(), l],
+                    stored: Vec::new(),
+                });
+            }
+            // The sum written as AMP weights from rows (`add_cwei_f16`): a product reading it
+            // as its B takes each block whole.
+            for d in weight_block_spreads(&shape, ctx.tiles) {
+                out.push(Strategy {
+                    label: format!("{} cwei", spread_label(&d)),
+                    kind: StrategyKind::Rows,
+                    out: lay(d.clone(), Order::Cwei, DType::F16),
+                    operands: vec![lay(d.clone(), Order::DENSE, DType::F16); 2],
                     stored: Vec::new(),
                 });
             }

@@ -4,6 +4,7 @@
 //! the FP8 GEMMs read.
 
 mod add_bias;
+pub mod add_cwei;
 pub mod attention_combine;
 mod bias_add;
 mod cast_panels;
@@ -17,6 +18,7 @@ pub mod sum_parts;
 use crate::Kernel;
 
 pub use add_bias::AddBias;
+pub use add_cwei::AddCwei;
 pub use attention_combine::AttentionCombine;
 pub use bias_add::BiasAdd;
 pub use cast_panels::{CastPanels, Source as CastSource};
@@ -30,6 +32,7 @@ pub use sum_parts::SumParts;
 pub fn kernels() -> Vec<&'static dyn Kernel> {
     vec![
         &AddBias,
+        &AddCwei,
         &BiasAdd,
         &CastPanels,
         &Gelu(GeluOutput::F16),

@@ -126,6 +126,11 @@ impl KernelParams {
                     return fail(format!("{rows} rows of {cols} (needs cols % 4 == 0)"));
                 }
             }
+            KernelParams::AddCwei { rows } => {
+                if rows == 0 || rows % crate::elementwise::add_cwei::ROW_MULTIPLE as u32 != 0 {
+                    return fail(format!("{rows} rows of 16 (needs rows % 16 == 0)"));
+                }
+            }
             KernelParams::ResidualAdd { n, slots } => {
                 if let Some(reason) = slots.and_then(distinctness) {
                     return fail(reason);
@@ -219,6 +224,7 @@ impl KernelParams {
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::AddBias { .. }
+            | KernelParams::AddCwei { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. } => Ok(self.build()),
         }
@@ -338,6 +344,9 @@ impl KernelParams {
             }
             KernelParams::AddBias { rows, cols, slots } => {
                 crate::elementwise::add_bias_case(rows as usize, cols as usize, slots)
+            }
+            KernelParams::AddCwei { rows } => {
+                crate::elementwise::add_cwei::compiler_case(rows as usize)
             }
             KernelParams::ResidualAdd { n, slots } => crate::residual_add_case(n as usize, slots),
             KernelParams::Gelu { n, out } => match out {

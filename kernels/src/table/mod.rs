@@ -43,6 +43,7 @@ pub enum KernelId {
     SumPartsF16,
     BiasAddF16,
     AddBiasF16,
+    AddCweiF16,
     ResidualAddF16,
     GeluF16,
     GeluFp8,
@@ -64,6 +65,7 @@ impl KernelId {
         KernelId::PanelizeFp8,
         KernelId::BiasAddF16,
         KernelId::AddBiasF16,
+        KernelId::AddCweiF16,
         KernelId::CastF16Fp8Panels,
         KernelId::GeluF16,
         KernelId::GeluFp8,
@@ -118,6 +120,7 @@ impl KernelId {
             KernelId::SumPartsF16 => &SumParts,
             KernelId::BiasAddF16 => &BiasAdd,
             KernelId::AddBiasF16 => &AddBias,
+            KernelId::AddCweiF16 => &crate::elementwise::AddCwei,
             KernelId::ResidualAddF16 => &crate::residual_add::ResidualAdd,
             KernelId::GeluF16 => &GELU_F16,
             KernelId::GeluFp8 => &GELU_FP8,
@@ -242,6 +245,12 @@ pub enum KernelParams {
         /// Element slots of a, b and out (three different ones): the two-bundle-per-group
         /// loops; `None`: four bundles a group, anywhere.
         slots: Option<[u8; 3]>,
+    },
+    /// `out = a + b` over `rows × 16` halves (rows % 16 == 0), out in `$CWEI` order over
+    /// `[rows, 16]` (`add_cwei_f16`): a K-split product's partial sums laid out as the weights
+    /// of the product that reads them.
+    AddCwei {
+        rows: u32,
     },
     /// `out = a + b` over `n` halves.
     ResidualAdd {
@@ -384,6 +393,7 @@ impl KernelParams {
             KernelParams::SumParts(_) => KernelId::SumPartsF16,
             KernelParams::BiasAdd { .. } => KernelId::BiasAddF16,
             KernelParams::AddBias { .. } => KernelId::AddBiasF16,
+            KernelParams::AddCwei { .. } => KernelId::AddCweiF16,
             KernelParams::ResidualAdd { .. } => KernelId::ResidualAddF16,
             KernelParams::Gelu { out, .. } => match out {
                 ElementOut::F16 => KernelId::GeluF16,
@@ -522,6 +532,7 @@ impl KernelParams {
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::AddBias { .. }
+            | KernelParams::AddCwei { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
             | KernelParams::CopyRuns { .. }
@@ -545,6 +556,7 @@ impl KernelParams {
             | KernelParams::SoftmaxPart { .. }
             | KernelParams::AttentionCombine(_)
             | KernelParams::SumParts(_)
+            | KernelParams::AddCwei { .. }
             | KernelParams::Gelu { .. }
             | KernelParams::CopyRuns { .. }
             | KernelParams::Gather { .. }
@@ -568,6 +580,7 @@ impl KernelParams {
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::AddBias { .. }
+            | KernelParams::AddCwei { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
             | KernelParams::CastF32F16 { .. }
@@ -765,6 +778,7 @@ impl KernelParams {
             | KernelParams::SumParts(_)
             | KernelParams::BiasAdd { .. }
             | KernelParams::AddBias { .. }
+            | KernelParams::AddCwei { .. }
             | KernelParams::ResidualAdd { .. }
             | KernelParams::Gelu { .. }
             | KernelParams::CastF32F16 { .. }
@@ -812,6 +826,7 @@ impl KernelParams {
                 out: ElementOut::Fp8(fp8),
             },
             KernelParams::ResidualAdd { n: 64, slots: None },
+            KernelParams::AddCwei { rows: 48 },
             KernelParams::BiasAdd {
                 rows: 3,
                 cols: 24,

@@ -75,6 +75,13 @@ pub struct Precision {
     /// ~9k, and the tokens travel to it as a second operand. The built-in model: 110,785 cropped
     /// against 102,576.
     pub values_transposed: bool,
+    /// With key blocks and the QKV product split along K: the values' partial products summed
+    /// on their own, each key block's rows padded to whole AMP K-blocks, and written by the sum
+    /// in `$CWEI` order (`add_cwei_f16`), the order the products with the blocks' exponentials
+    /// read them, so the values travel as whole blocks and are not transposed on the way; the
+    /// value bias goes through the output projection on the host
+    /// ([`super::derived::OUT_BIAS_FOLDED`]). Default true; see [`Precision::values_summed_as_weights_for`].
+    pub values_summed_as_weights: bool,
     /// With key blocks and padded heads, the blocks combined over each head's own width, not
     /// its padding (the context products' padding columns sliced away before the combine), so
     /// the combine, the merge of the heads and the output projection (the checkpoint's weight,
@@ -105,6 +112,7 @@ impl Default for Precision {
             k_parts: None,
             key_blocks: None,
             values_transposed: false,
+            values_summed_as_weights: true,
             combine_head_width: true,
             pooling_key_blocks: true,
             head_scores_by_token: true,
@@ -120,6 +128,25 @@ impl Precision {
             fp8_attention_projections: false,
             ..Precision::default()
         }
+    }
+
+    /// Whether a layer of `config` over `tokens` keys at `batch` images sums its values as AMP
+    /// weights ([`Precision::values_summed_as_weights`]): key blocks, no key chunks, the values
+    /// not projected transposed, and the QKV product split along K (else there is no sum).
+    pub fn values_summed_as_weights_for(
+        &self,
+        config: &SiglipVisionConfig,
+        tokens: usize,
+        batch: usize,
+    ) -> bool {
+        self.values_summed_as_weights
+            && !self.values_transposed
+            && key_chunks(self, tokens).is_none()
+            && self.key_blocks_for(tokens) > 1
+            && {
+                let parts = self.k_parts_for(config, batch).qkv;
+                parts > 1 && config.hidden_size.is_multiple_of(parts)
+            }
     }
 
     /// [`Precision::k_parts`], or the split [`EncoderKParts::for_config`] picks for `batch`
@@ -536,6 +563,7 @@ fn layer(
         && precision.combine_head_width
         && width > hd
         && hd.is_multiple_of(8);
+    let values_as_weights = precision.values_summed_as_weights_for(config, tokens, batch);
     let context = if blocks > 1 {
         let dims = (batch * heads, tokens, width);
         let context = blocked_attention(
@@ -544,7 +572,7 @@ fn layer(
             dims,
             blocks,
             scale,
-            precision.values_transposed,
+            precision.values_transposed || values_as_weights,
             if combined { hd } else { width },
         )?;
         b.merge_heads("context.merge", context, heads)?
@@ -562,7 +590,7 @@ fn layer(
         Dense {
             label: "out_proj",
             weight: names::OUT_WEIGHT,
-            bias: if precision.values_transposed {
+            bias: if precision.values_transposed || values_as_weights {
                 super::derived::OUT_BIAS_FOLDED
             } else {
                 names::OUT_BIAS
@@ -584,7 +612,7 @@ fn layer(
         Dense {
             label: "out_proj",
             weight: super::derived::OUT_WEIGHT_HEADS,
-            bias: if precision.values_transposed && blocks > 1 {
+            bias: if (precision.values_transposed && blocks > 1) || values_as_weights {
                 super::derived::OUT_BIAS_FOLDED
             } else {
                 names::OUT_BIAS

@@ -138,6 +138,26 @@ pub(super) fn k_split_product(
     w: ValueHandle,
     parts: usize,
 ) -> Result<ValueHandle, GraphError> {
+    let k = b
+        .ty(input)
+        .and_then(|t| t.shape.dims().last().copied())
+        .unwrap_or(0);
+    if parts <= 1 || !k.is_multiple_of(parts) {
+        return b.matmul(label, input, w);
+    }
+    let terms = k_split_terms(b, label, input, w, parts)?;
+    sum_terms(b, label, terms)
+}
+
+/// The partial products of `a [rows, k] · w [k, n]` with K split into `parts` chunks (which
+/// must divide K) that run as the batch entries of one product: `parts` values `[rows, n]`.
+pub(super) fn k_split_terms(
+    b: &mut GraphBuilder,
+    label: &str,
+    input: ValueHandle,
+    w: ValueHandle,
+    parts: usize,
+) -> Result<Vec<ValueHandle>, GraphError> {
     let dims = |v: ValueHandle| b.ty(v).map_or(vec![0, 0], |t| t.shape.dims().to_vec());
     let (ad, wd) = (dims(input), dims(w));
     let (rows, k) = match ad.split_last() {
@@ -145,20 +165,25 @@ pub(super) fn k_split_product(
         None => (0, 0),
     };
     let n = wd.last().copied().unwrap_or(0);
-    if parts <= 1 || !k.is_multiple_of(parts) {
-        return b.matmul(label, input, w);
-    }
-    let kc = k / parts;
+    let kc = k / parts.max(1);
     let a = b.reshape(&format!("{label}.a.chunks"), input, [rows, parts, kc])?;
     let a = b.transpose(&format!("{label}.a.t"), a, &[1, 0, 2])?;
     let w = b.reshape(&format!("{label}.w.parts"), w, [parts, kc, n])?;
     let p = b.batched_matmul(&format!("{label}.parts"), a, w)?;
-    let mut terms: Vec<ValueHandle> = (0..parts)
+    (0..parts)
         .map(|i| {
             let s = b.slice(&format!("{label}.part{i}"), p, 0, i, i + 1)?;
             b.reshape(&format!("{label}.part{i}.rows"), s, [rows, n])
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// Terms summed as a tree of adds (`{label}.sum{level}.{j}`), each level pairing neighbours.
+pub(super) fn sum_terms(
+    b: &mut GraphBuilder,
+    label: &str,
+    mut terms: Vec<ValueHandle>,
+) -> Result<ValueHandle, GraphError> {
     let mut level = 0;
     while terms.len() > 1 {
         let mut next = Vec::new();

@@ -1,13 +1,14 @@
 //! The encoder's query, key and value projections in their graph forms: one product with the
-//! heads padded to whole AMP blocks (the default), or the values projected transposed (with
-//! key blocks, [`Precision::values_transposed`]; the chunked context,
-//! [`Precision::key_chunked_context`]).
+//! heads padded to whole AMP blocks, with K split its values summed as AMP weights
+//! ([`Precision::values_summed_as_weights`], the default with key blocks), or the values
+//! projected transposed (with key blocks, [`Precision::values_transposed`]; the chunked
+//! context, [`Precision::key_chunked_context`]).
 
 use tessera_codegen::graph::{DType, GraphBuilder, GraphError, ValueHandle};
 
 use super::config::SiglipVisionConfig;
 use super::graph::{Dense, Precision};
-use super::k_split::{k_split_linear, k_split_product};
+use super::k_split::{k_split_linear, k_split_product, k_split_terms, sum_terms};
 use super::weights::names;
 
 /// Q, K and V (`[batch · heads, tokens, width]`, V transposed in the chunked form and in key
@@ -94,6 +95,60 @@ pub(super) fn qkv_projections(
         let vt = k_split_product(b, "v.t", wvt, xt, parts)?;
         let vt = b.reshape("v.t.blocks", vt, [heads, hp, batch, blocks, kp])?;
         let v = b.transpose("v.blocks", vt, &[2, 0, 3, 4, 1])?;
+        let v = b.reshape("v.parts", v, [batch * heads * blocks, kp, hp])?;
+        let q = b.slice("q", qk, 1, 0, w)?;
+        let k = b.slice("k", qk, 1, w, 2 * w)?;
+        let q = b.split_heads("q.heads", q, heads, batch)?;
+        let k = b.split_heads("k.heads", k, heads, batch)?;
+        (q, k, v)
+    } else if precision.values_summed_as_weights_for(config, tokens, batch) {
+        // The padded heads' product split along K; the queries' and keys' partial products
+        // summed with their bias, the values' on their own: each key block's rows padded to
+        // whole AMP K-blocks and the sum written in `$CWEI` order (`add_cwei_f16`), as the
+        // products with the exponentials read them. The value bias is folded into the output
+        // projection's (the probabilities of a row sum to one).
+        let qkv_heads = Dense {
+            weight: super::derived::QKV_WEIGHT_HEADS,
+            bias: super::derived::QKV_BIAS_HEADS,
+            out_features: 3 * heads * hp,
+            ..qkv_layer
+        };
+        let w = heads * hp;
+        let parts = precision.k_parts_for(config, batch).qkv;
+        let (input, weight) = qkv_heads.operands(b, precision, prefix, h)?;
+        let terms = k_split_terms(b, "qkv", input, weight, parts)?;
+        let qk_terms = terms
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| b.slice(&format!("qk.part{i}"), t, 1, 0, 2 * w))
+            .collect::<Result<Vec<_>, _>>()?;
+        let qk = sum_terms(b, "qk", qk_terms)?;
+        let bias = b.weight(
+            &format!("{prefix}{}", super::derived::QKV_BIAS_HEADS),
+            DType::F32,
+            [3 * w],
+        )?;
+        let bias = b.slice("qk.bias.cols", bias, 0, 0, 2 * w)?;
+        let qk = b.bias_add("qk.bias", qk, bias)?;
+        let kc = tokens / blocks;
+        let kp = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
+        let v_terms = terms
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let v = b.slice(&format!("v.part{i}"), t, 1, 2 * w, 3 * w)?;
+                let v = b.reshape(&format!("v.part{i}.blocks"), v, [batch * blocks, kc, w])?;
+                let v = if kp > kc {
+                    b.pad(&format!("v.part{i}.pad"), v, 1, kp)?
+                } else {
+                    v
+                };
+                b.reshape(&format!("v.part{i}.rows"), v, [batch * blocks * kp, w])
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let v = sum_terms(b, "v", v_terms)?;
+        let v = b.reshape("v.blocks", v, [batch, blocks, kp, heads, hp])?;
+        let v = b.transpose("v.heads", v, &[0, 3, 1, 2, 4])?;
         let v = b.reshape("v.parts", v, [batch * heads * blocks, kp, hp])?;
         let q = b.slice("q", qk, 1, 0, w)?;
         let k = b.slice("k", qk, 1, w, 2 * w)?;
