@@ -11,7 +11,7 @@
 use crate::redist::Run;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use tessera_kernels::movement::{Element, GatherWord, Granule, Lane, Run as TableRun};
+use tessera_kernels::movement::{Element, GatherWord, Granule, Lane, Run as TableRun, RunSource};
 use tessera_kernels::table::KernelParams;
 
 use super::copy_estimates::estimated;
@@ -138,6 +138,10 @@ pub fn is_progression(params: &KernelParams) -> bool {
         })
 }
 
+/// Most rows a one-run copy repeated by its outer loop is unrolled into a table of (12 bytes a
+/// row; the STRIDED loops read two entries of it).
+const MAX_UNROLLED_ROWS: usize = 128;
+
 /// Most calls a table is cut into by [`progressions`].
 const MAX_PROGRESSIONS: usize = 4;
 /// Fewest runs of the longest progression for a cut to pay.
@@ -224,7 +228,6 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
         // Merge runs contiguous on both sides, then fold repeats into the outer loop.
         let mut merged: Vec<TableRun> = Vec::with_capacity(whole.len());
         for r in whole {
-            use tessera_kernels::movement::RunSource;
             if let Some(last) = merged.last_mut() {
                 let contiguous = last.dst + last.bytes == r.dst
                     && match (last.src, r.src) {
@@ -272,7 +275,7 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
                 slots: None,
             };
             let parts: Vec<KernelParams> = progressions(&table).into_iter().map(call).collect();
-            let whole = call(table);
+            let whole = call(table.clone());
             // The cut only where the estimates say its calls are faster than the one (estimated
             // from the tables alone: a template case per candidate would be kept for the run).
             let cycles = |c: &KernelParams| {
@@ -280,8 +283,45 @@ pub fn copy_params(runs: &[Run], element_bytes: u32) -> Result<Vec<KernelParams>
                     .and_then(|spec| tessera_kernels::movement::copy_runs_estimate(&spec).ok())
                     .unwrap_or(u64::MAX)
             };
+            // One run repeated by the outer loop (rows of a block) pays the loop's overhead
+            // per row; the same rows as one progression of runs go through the STRIDED loops,
+            // which have none. Taken where the estimates favour it and the table stays small.
+            let unrolled = (table.len() == 1
+                && piece.outer >= 2
+                && piece.outer <= MAX_UNROLLED_ROWS
+                && ds >= 0)
+                .then(|| {
+                    let runs: Vec<TableRun> = (0..piece.outer as i64)
+                        .map(|o| {
+                            let (first, (o_src, o_dst)) = (&table[0], (o * ds, o * dd));
+                            let dst = (i64::from(first.dst) + o_dst) as u32;
+                            match first.src {
+                                RunSource::Offset(src) => TableRun::copy(
+                                    (i64::from(src) + o_src) as u32,
+                                    dst,
+                                    first.bytes,
+                                ),
+                                RunSource::Zeros => TableRun::zeros(dst, first.bytes),
+                            }
+                        })
+                        .collect();
+                    KernelParams::CopyRuns {
+                        runs: Arc::new(runs),
+                        outer: 1,
+                        src_stride: 0,
+                        dst_stride: 0,
+                        granule: if eight {
+                            Granule::Word8
+                        } else {
+                            Granule::Word4
+                        },
+                        slots: None,
+                    }
+                });
             if parts.len() > 1 && parts.iter().map(cycles).sum::<u64>() < cycles(&whole) {
                 calls.extend(parts);
+            } else if let Some(u) = unrolled.filter(|u| cycles(u) < cycles(&whole)) {
+                calls.push(u);
             } else {
                 calls.push(whole);
             }
@@ -725,5 +765,29 @@ mod tests {
             })
             .collect();
         assert_eq!(copy_params(&zigzag, 1).unwrap().len(), 1);
+    }
+
+    /// A block's rows out of wider rows (61 rows of 32 bytes at a 128-byte stride, a sum's
+    /// operand from a product's block on the same tile): one run the outer loop repeats pays
+    /// the loop's overhead per row, so the copy becomes one progression of 61 runs where the
+    /// kernel's estimate favours it, copying exactly the same bytes.
+    #[test]
+    fn rows_repeated_by_the_outer_loop_unroll_into_a_progression() {
+        let runs: Vec<Run> = (0..61u32)
+            .map(|r| Run {
+                src: Some(128 * r + 64),
+                dst: 32 * r,
+                bytes: 32,
+            })
+            .collect();
+        let calls = copy_params(&runs, 2).unwrap();
+        let [KernelParams::CopyRuns {
+            runs: table, outer, ..
+        }] = &calls[..]
+        else {
+            panic!("{calls:?}")
+        };
+        assert_eq!((table.len(), *outer), (61, 1));
+        assert_eq!(written(&calls), expected(&runs));
     }
 }
