@@ -85,8 +85,12 @@ pub fn row_column_spread(
 }
 
 /// Row counts of the blocks [`block_spreads`] tries: the row blocks of the products' grids
-/// (a K-split product's sum in the blocks its consumers read as the unsplit product wrote them).
-pub const BLOCK_ROW_COUNTS: [u32; 4] = [3, 6, 12, 24];
+/// (a K-split product's sum in the blocks its consumers read as the unsplit product wrote them),
+/// and 9, So400m's key blocks of 81 tokens: the queries' and keys' sum in 9 × 160 blocks puts a
+/// head's keys of one key block on one tile (one layer with the head at batch 1: 304,129 →
+/// 301,937 cropped; its operands' exchange 5.0k → 6.0k, the sums' step 4.4k → 3.5k, the q/k/v
+/// exchange 11.7k → 11.1k estimated).
+pub const BLOCK_ROW_COUNTS: [u32; 5] = [3, 6, 9, 12, 24];
 
 /// `[R, N]` as blocks of rows × columns: for each row-block count `tr` of [`BLOCK_ROW_COUNTS`]
 /// below `R`, the rows in `tr` even blocks and `N` in as many column blocks of whole `granule`s
