@@ -446,6 +446,45 @@ mod tests {
         assert!(block_spreads(&[3, 64], 1472, 16).is_empty());
     }
 
+    proptest::proptest! {
+        /// Weight-block spreads of any `[16a, 16b]` on any chip: every block exactly 16
+        /// columns and the same whole number of 16-row K-blocks, one block a tile within the
+        /// tiles, covering the value once; other shapes give none.
+        #[test]
+        fn weight_block_spreads_are_even_whole_amp_blocks(
+            a in 1u32..200,
+            b in 1u32..120,
+            tiles in 1u32..2000,
+            odd in 1u32..16,
+        ) {
+            let shape = [16 * a, 16 * b];
+            let spreads = weight_block_spreads(&shape, tiles);
+            proptest::prop_assert!(spreads.len() <= WEIGHT_BLOCK_ROW_CHOICES);
+            proptest::prop_assert_eq!(spreads.is_empty(), b > tiles);
+            for d in &spreads {
+                let first = d.block_box(0);
+                let rows = first[0].end - first[0].start;
+                proptest::prop_assert!(rows % 16 == 0);
+                let mut tiles_used: Vec<u32> = d.all_tiles().collect();
+                proptest::prop_assert!(tiles_used.iter().all(|&t| t < tiles));
+                let n = tiles_used.len();
+                tiles_used.sort_unstable();
+                tiles_used.dedup();
+                proptest::prop_assert_eq!(tiles_used.len(), n);
+                let mut covered = 0u64;
+                for block in 0..d.block_count() {
+                    let bx = d.block_box(block);
+                    proptest::prop_assert_eq!(bx[0].end - bx[0].start, rows);
+                    proptest::prop_assert_eq!(bx[1].end - bx[1].start, 16);
+                    covered += u64::from(rows) * 16;
+                }
+                proptest::prop_assert_eq!(covered, u64::from(shape[0]) * u64::from(shape[1]));
+            }
+            proptest::prop_assert!(weight_block_spreads(&[16 * a + odd, 16 * b], tiles).is_empty());
+            proptest::prop_assert!(weight_block_spreads(&[16 * a, 16 * b, 16], tiles).is_empty());
+        }
+    }
+
     #[test]
     fn stored_weights_take_the_smallest_blocks_and_start_at_their_share() {
         // Every tile holds at most one block, and blocks never exceed the tiles.
