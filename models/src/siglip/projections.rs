@@ -62,24 +62,13 @@ pub(super) fn qkv_projections(
         // `vᵀ = W_vᵀ xᵀ`, the tokens of each key block padded to its exponentials' width, so
         // every block's values reach `$CWEI` order in words; the value bias is folded into the
         // output projection's (the probabilities of a row sum to one).
-        let qkv_heads = Dense {
-            weight: super::derived::QKV_WEIGHT_HEADS,
-            bias: super::derived::QKV_BIAS_HEADS,
-            out_features: 3 * heads * hp,
-            ..qkv_layer
-        };
+        let qkv_heads = padded_heads(qkv_layer, heads * hp);
         let w = heads * hp;
         let parts = precision.k_parts_for(config, batch).qkv;
         let (input, weight) = qkv_heads.operands(b, precision, prefix, h)?;
         let wqk = b.slice("qk.weight", weight, 1, 0, 2 * w)?;
         let qk = k_split_product(b, "qk", input, wqk, parts)?;
-        let bias = b.weight(
-            &format!("{prefix}{}", super::derived::QKV_BIAS_HEADS),
-            DType::F32,
-            [3 * w],
-        )?;
-        let bias = b.slice("qk.bias.cols", bias, 0, 0, 2 * w)?;
-        let qk = b.bias_add("qk.bias", qk, bias)?;
+        let qk = qk_bias_add(b, prefix, qk, w)?;
         let kc = tokens / blocks;
         let kp = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
         let xb = b.reshape("v.x.blocks", input, [batch * blocks, kc, d])?;
@@ -96,10 +85,7 @@ pub(super) fn qkv_projections(
         let vt = b.reshape("v.t.blocks", vt, [heads, hp, batch, blocks, kp])?;
         let v = b.transpose("v.blocks", vt, &[2, 0, 3, 4, 1])?;
         let v = b.reshape("v.parts", v, [batch * heads * blocks, kp, hp])?;
-        let q = b.slice("q", qk, 1, 0, w)?;
-        let k = b.slice("k", qk, 1, w, 2 * w)?;
-        let q = b.split_heads("q.heads", q, heads, batch)?;
-        let k = b.split_heads("k.heads", k, heads, batch)?;
+        let (q, k) = queries_and_keys(b, qk, w, (heads, batch))?;
         (q, k, v)
     } else if precision.values_summed_as_weights_for(config, tokens, batch) {
         // The padded heads' product split along K; the queries' and keys' partial products
@@ -107,12 +93,7 @@ pub(super) fn qkv_projections(
         // whole AMP K-blocks and the sum written in `$CWEI` order (`add_cwei_f16`), as the
         // products with the exponentials read them. The value bias is folded into the output
         // projection's (the probabilities of a row sum to one).
-        let qkv_heads = Dense {
-            weight: super::derived::QKV_WEIGHT_HEADS,
-            bias: super::derived::QKV_BIAS_HEADS,
-            out_features: 3 * heads * hp,
-            ..qkv_layer
-        };
+        let qkv_heads = padded_heads(qkv_layer, heads * hp);
         let w = heads * hp;
         let parts = precision.k_parts_for(config, batch).qkv;
         let (input, weight) = qkv_heads.operands(b, precision, prefix, h)?;
@@ -123,13 +104,7 @@ pub(super) fn qkv_projections(
             .map(|(i, &t)| b.slice(&format!("qk.part{i}"), t, 1, 0, 2 * w))
             .collect::<Result<Vec<_>, _>>()?;
         let qk = sum_terms(b, "qk", qk_terms)?;
-        let bias = b.weight(
-            &format!("{prefix}{}", super::derived::QKV_BIAS_HEADS),
-            DType::F32,
-            [3 * w],
-        )?;
-        let bias = b.slice("qk.bias.cols", bias, 0, 0, 2 * w)?;
-        let qk = b.bias_add("qk.bias", qk, bias)?;
+        let qk = qk_bias_add(b, prefix, qk, w)?;
         let kc = tokens / blocks;
         let kp = tessera_codegen::graph::op::softmax_part_exp_columns(kc);
         let v_terms = terms
@@ -150,20 +125,12 @@ pub(super) fn qkv_projections(
         let v = b.reshape("v.blocks", v, [batch, blocks, kp, heads, hp])?;
         let v = b.transpose("v.heads", v, &[0, 3, 1, 2, 4])?;
         let v = b.reshape("v.parts", v, [batch * heads * blocks, kp, hp])?;
-        let q = b.slice("q", qk, 1, 0, w)?;
-        let k = b.slice("k", qk, 1, w, 2 * w)?;
-        let q = b.split_heads("q.heads", q, heads, batch)?;
-        let k = b.split_heads("k.heads", k, heads, batch)?;
+        let (q, k) = queries_and_keys(b, qk, w, (heads, batch))?;
         (q, k, v)
     } else {
         // Every head padded to whole AMP channel blocks, the attention scale in the queries
         // (`derived::QKV_WEIGHT_HEADS`).
-        let qkv_heads = Dense {
-            weight: super::derived::QKV_WEIGHT_HEADS,
-            bias: super::derived::QKV_BIAS_HEADS,
-            out_features: 3 * heads * hp,
-            ..qkv_layer
-        };
+        let qkv_heads = padded_heads(qkv_layer, heads * hp);
         let qkv = k_split_linear(
             b,
             precision,
@@ -182,4 +149,46 @@ pub(super) fn qkv_projections(
         (q, k, v)
     };
     Ok((q, k, v))
+}
+
+/// The fused QKV layer over the padded heads' weights (`derived::QKV_WEIGHT_HEADS`: every head
+/// padded to whole AMP channel blocks, the attention scale in the queries), `w` columns a
+/// third.
+fn padded_heads(qkv_layer: Dense, w: usize) -> Dense {
+    Dense {
+        weight: super::derived::QKV_WEIGHT_HEADS,
+        bias: super::derived::QKV_BIAS_HEADS,
+        out_features: 3 * w,
+        ..qkv_layer
+    }
+}
+
+/// The queries' and keys' bias (the first two thirds of the padded heads' bias) added to `qk`.
+fn qk_bias_add(
+    b: &mut GraphBuilder,
+    prefix: &str,
+    qk: ValueHandle,
+    w: usize,
+) -> Result<ValueHandle, GraphError> {
+    let bias = b.weight(
+        &format!("{prefix}{}", super::derived::QKV_BIAS_HEADS),
+        DType::F32,
+        [3 * w],
+    )?;
+    let bias = b.slice("qk.bias.cols", bias, 0, 0, 2 * w)?;
+    b.bias_add("qk.bias", qk, bias)
+}
+
+/// Q and K split into heads from `qk` (`[rows, 2w]`, the queries then the keys).
+fn queries_and_keys(
+    b: &mut GraphBuilder,
+    qk: ValueHandle,
+    w: usize,
+    (heads, batch): (usize, usize),
+) -> Result<(ValueHandle, ValueHandle), GraphError> {
+    let q = b.slice("q", qk, 1, 0, w)?;
+    let k = b.slice("k", qk, 1, w, 2 * w)?;
+    let q = b.split_heads("q.heads", q, heads, batch)?;
+    let k = b.split_heads("k.heads", k, heads, batch)?;
+    Ok((q, k))
 }
