@@ -43,9 +43,10 @@ impl EncoderKParts {
     /// batch 1, peak SRAM 409 → 289 KiB; estimated at batch 2 643,775 → 600,657; in 3 or 4
     /// 364,442 / 366,682 estimated at batch 1 against 357,403 in 2). The built-in tower (hidden 256, MLP 1024, 256
     /// tokens) is too small: fc2 in 2 makes it 173,832 against 166,114. Above
-    /// [`MAX_SPLIT_BATCH`] images nothing is split.
+    /// [`MAX_SPLIT_BATCH`] images only the QKV projection is split, and above
+    /// [`MAX_QKV_SPLIT_BATCH`] nothing.
     pub fn for_config(config: &SiglipVisionConfig, batch: usize) -> EncoderKParts {
-        if batch > MAX_SPLIT_BATCH {
+        if batch > MAX_QKV_SPLIT_BATCH {
             return EncoderKParts::NONE;
         }
         let (d, f, t) = (
@@ -62,8 +63,15 @@ impl EncoderKParts {
                 .find(|&p| p <= most && k.is_multiple_of(p) && k / p >= MIN_SPLIT_CHUNK)
                 .unwrap_or(1)
         };
+        let qkv = parts(d, 3 * d, 2);
+        if batch > MAX_SPLIT_BATCH {
+            return EncoderKParts {
+                qkv,
+                ..EncoderKParts::NONE
+            };
+        }
         EncoderKParts {
-            qkv: parts(d, 3 * d, 2),
+            qkv,
             out_proj: parts(d, d, 2),
             fc1: parts(d, f, 2),
             fc2: parts(f, d, 4),
@@ -98,6 +106,13 @@ impl EncoderKParts {
 /// `E-PLAN-004 batched_matmul layer0.fc2.parts: no strategy fits`, 306,629 bytes over on a
 /// tile); batches 1 and 2 are measured faster split.
 pub const MAX_SPLIT_BATCH: usize = 2;
+
+/// Most images per run [`EncoderKParts::for_config`] splits the QKV projection for (the other
+/// products up to [`MAX_SPLIT_BATCH`]): split, its values' partials are summed as AMP weights
+/// (`Precision::values_summed_as_weights`). One So400m/14 layer with the head at batch 4,
+/// estimated: 1,241,265 cycles unsplit, 1,183,870 with the QKV projection in 2 (its product's
+/// weights gathered; compile 388 s → 145 s).
+pub const MAX_QKV_SPLIT_BATCH: usize = 4;
 
 /// Fewest K elements per chunk [`EncoderKParts::for_config`] makes.
 pub const MIN_SPLIT_CHUNK: usize = 512;
@@ -219,6 +234,13 @@ mod tests {
         assert_eq!(EncoderKParts::for_config(&so400m, 2), p);
         assert_eq!(
             EncoderKParts::for_config(&so400m, MAX_SPLIT_BATCH + 1),
+            EncoderKParts {
+                qkv: 2,
+                ..EncoderKParts::NONE
+            }
+        );
+        assert_eq!(
+            EncoderKParts::for_config(&so400m, MAX_QKV_SPLIT_BATCH + 1),
             EncoderKParts::NONE
         );
         for d in (64..=2048).step_by(64) {
