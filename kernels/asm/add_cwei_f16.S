@@ -22,37 +22,56 @@
 // rows' words as transpose4x4_f16 does, and stored at out + (g / 4) * 512 + (4q + c) * 32 +
 // (g % 4) * 8. All offsets within a group are immediates: the a and b rows at
 // g * 128 + i * 32 + q * 8, the output quads at (g / 4) * 512 + (g % 4) * 8 + q * 128 + c * 32.
-// Per group: 6 bundles of offsets, four blocks of 18 bundles (8 loads, 4 adds, 8 sorts, 4
-// stores), 1 bundle of loop; 8 bundles of set-up, 1 to exit.
+// The blocks of a group are software-pipelined: a block's first loads run beside the previous
+// block's last sorts and stores, as soon as the registers they fill are free, so a block costs
+// 15 bundles (12 adds and sorts in the aux slots, 8 loads and 4 stores in the main ones).
+// Per group: 3 bundles of prologue, 10 + 3 * 15 for the blocks, 6 of epilogue (the last
+// block's sorts and stores, the next group's offsets beside them), 5 of offsets and loop;
+// 16 bundles of set-up, 1 to exit.
 // Registers: $m0 a, $m1 b, $m2 out, $m3 g, $m4 groups left - 1, $m5 a/b offset, $m6 output
-// offset, $m7 temp. ARF: $a0..$a7 the block's rows (sums), $a8..$a13 b's rows, then the quads.
+// offset, $m7 and $m8 temps. ARF: $a0..$a7 the block's rows (sums), $a8..$a13 b's rows, then
+// the quads ($a8:9, $a10:11, $a12:13, $a2:3).
 
 #define V_A      0
 #define V_B      1
 #define V_OUT    2
 #define V_SPLIT  4
 
-// cwei_block Q: the 4 x 4 block of columns 4Q .. 4Q + 3 of the group at $m5 (a, b) and $m6
-// (out): 18 bundles.
-.macro cwei_block q
-    { ld64 $a0:1, $m0, $m5, 0 + \q ; fnop }
+// The steps of the block of columns 4Q .. 4Q + 3 of the group at $m5 (a, b) and $m6 (out).
+// block_head Q: the first loads (B0, B1, A0) of the group's first block.
+.macro block_head q
     { ld64 $a8:9, $m1, $m5, 0 + \q ; fnop }
-    { ld64 $a2:3, $m0, $m5, 4 + \q ; f16v4add $a0:1, $a0:1, $a8:9 }
     { ld64 $a10:11, $m1, $m5, 4 + \q ; fnop }
-    { ld64 $a4:5, $m0, $m5, 8 + \q ; f16v4add $a2:3, $a2:3, $a10:11 }
-    { ld64 $a12:13, $m1, $m5, 8 + \q ; fnop }
+    { ld64 $a0:1, $m0, $m5, 0 + \q ; fnop }
+.endm
+
+// block_body Q: from the first add to the first store (10 bundles); S3 of the block before
+// (its quad 3, $a2:3, at output immediate P) rides in the first bundle when PREV is 1.
+.macro block_body q, prev, p
+    .if \prev
+    { st64 $a2:3, $m2, $m6, \p ; f16v4add $a0:1, $a0:1, $a8:9 }
+    .else
+    { nop ; f16v4add $a0:1, $a0:1, $a8:9 }
+    .endif
+    { ld64 $a2:3, $m0, $m5, 4 + \q ; fnop }
+    { ld64 $a12:13, $m1, $m5, 8 + \q ; f16v4add $a2:3, $a2:3, $a10:11 }
+    { ld64 $a4:5, $m0, $m5, 8 + \q ; fnop }
     { ld64 $a6:7, $m0, $m5, 12 + \q ; f16v4add $a4:5, $a4:5, $a12:13 }
     { ld64 $a8:9, $m1, $m5, 12 + \q ; fnop }
     { nop ; f16v4add $a6:7, $a6:7, $a8:9 }
     { nop ; sort4x16lo $a8, $a0, $a2 }
     { nop ; sort4x16lo $a9, $a4, $a6 }
     { st64 $a8:9, $m2, $m6, 16 * \q + 0 ; sort4x16hi $a10, $a0, $a2 }
-    { nop ; sort4x16hi $a11, $a4, $a6 }
+.endm
+
+// block_turn Q, N: block Q's last sorts and stores S1, S2 beside block N's first loads (5
+// bundles; S3 of block Q goes with block N's first add).
+.macro block_turn q, n
+    { ld64 $a8:9, $m1, $m5, 0 + \n ; sort4x16hi $a11, $a4, $a6 }
     { st64 $a10:11, $m2, $m6, 16 * \q + 4 ; sort4x16lo $a12, $a1, $a3 }
-    { nop ; sort4x16lo $a13, $a5, $a7 }
+    { ld64 $a10:11, $m1, $m5, 4 + \n ; sort4x16lo $a13, $a5, $a7 }
     { st64 $a12:13, $m2, $m6, 16 * \q + 8 ; sort4x16hi $a2, $a1, $a3 }
-    { nop ; sort4x16hi $a3, $a5, $a7 }
-    { st64 $a2:3, $m2, $m6, 16 * \q + 12 ; fnop }
+    { ld64 $a0:1, $m0, $m5, 0 + \n ; sort4x16hi $a3, $a5, $a7 }
 .endm
 
     .section .text.add_cwei_f16
@@ -71,18 +90,32 @@ add_cwei_f16:
     { ld32 $m1, $mvertex_base, $mzero, V_B ; fnop }
     { ld32 $m2, $mvertex_base, $mzero, V_OUT ; fnop }
     { add $m4, $m4, -1 ; fnop }
-.Lgroup:
     { shl $m5, $m3, 7 ; fnop }                             // g * 128
     { shr $m6, $m3, 2 ; fnop }
     { shl $m6, $m6, 9 ; fnop }                             // (g / 4) * 512
     { and $m7, $m3, 3 ; fnop }
     { shl $m7, $m7, 3 ; fnop }
     { add $m6, $m6, $m7 ; fnop }                           // + (g % 4) * 8
-    cwei_block 0
-    cwei_block 1
-    cwei_block 2
-    cwei_block 3
-    { add $m3, $m3, 1 ; fnop }
+.Lgroup:
+    block_head 0
+    block_body 0, 0, 0
+    block_turn 0, 1
+    block_body 1, 1, 12
+    block_turn 1, 2
+    block_body 2, 1, 28
+    block_turn 2, 3
+    block_body 3, 1, 44
+    // Block 3's last sorts and stores; the next group's a/b offset and (g + 1) / 4 beside them.
+    { add $m3, $m3, 1 ; sort4x16hi $a11, $a4, $a6 }
+    { st64 $a10:11, $m2, $m6, 16 * 3 + 4 ; sort4x16lo $a12, $a1, $a3 }
+    { shl $m5, $m3, 7 ; sort4x16lo $a13, $a5, $a7 }
+    { st64 $a12:13, $m2, $m6, 16 * 3 + 8 ; sort4x16hi $a2, $a1, $a3 }
+    { shr $m8, $m3, 2 ; sort4x16hi $a3, $a5, $a7 }
+    { st64 $a2:3, $m2, $m6, 16 * 3 + 12 ; fnop }
+    { shl $m8, $m8, 9 ; fnop }
+    { and $m7, $m3, 3 ; fnop }
+    { shl $m7, $m7, 3 ; fnop }
+    { add $m6, $m8, $m7 ; fnop }
     { brnzdec $m4, .Lgroup ; fnop }
 .Lexit:
     exitz $mzero

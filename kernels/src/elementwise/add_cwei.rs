@@ -132,13 +132,14 @@ impl Kernel for AddCwei {
         vec![bytes::from_u16(&add_cwei(&a, &b))]
     }
 
-    /// Bundles per worker, counted from the code: 10 to set up (6 for a worker without
-    /// groups), 80 a group of 4 rows (6 of offsets, four blocks of 18, 2 of loop), 1 to exit.
+    /// Bundles per worker, counted from the code: 16 to set up (6 for a worker without
+    /// groups), 69 a group of 4 rows (3 of prologue, four pipelined blocks of 10 + 3 × 15, 6 of
+    /// epilogue, 5 of offsets and loop), 1 to exit.
     fn estimate_cycles(&self, case: &Case) -> u64 {
         let mut bundles = [0u64; WORKERS];
         for (w, b) in bundles.iter_mut().enumerate() {
             let groups = u64::from(case.word(V_SPLIT + 2 * w + 1));
-            *b = if groups == 0 { 7 } else { 10 + 80 * groups + 1 };
+            *b = if groups == 0 { 7 } else { 16 + 69 * groups + 1 };
         }
         worker_cycles(&bundles)
     }
