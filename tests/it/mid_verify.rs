@@ -75,3 +75,35 @@ fn each_broken_rule_is_refused_with_its_own_failure() {
         "{e}"
     );
 }
+
+/// A sum written as AMP weights (`add_cwei_f16`): planned (forced) it verifies with dense-row
+/// operands; an operand in another order, or a result whose blocks are not 16 columns, is
+/// refused as the add's operand rule.
+#[test]
+fn a_sum_into_cwei_order_takes_dense_rows_of_one_channel_block() {
+    let mut b = GraphBuilder::new();
+    let x = b.input("x", DType::F16, [64, 32]).unwrap();
+    let y = b.input("y", DType::F16, [64, 32]).unwrap();
+    let s = b.add("sum", x, y).unwrap();
+    b.output("s", s).unwrap();
+    let graph: Graph = b.finish().unwrap();
+    let machine = MachineDescription::builtin("small").unwrap();
+    let target = target_of(&machine);
+    let mut options = PlanOptions::for_target(&target);
+    options.force = vec![("sum".into(), "blocks 4x2 on 8 cwei".into())];
+    let planned =
+        tessera_codegen::plan::plan(&graph, &target, &options).unwrap_or_else(|e| panic!("{e}"));
+    let (mid, _) = tessera_codegen::plan::build::build(&planned, 0).unwrap();
+    verify(&mid).unwrap();
+    let add = first(&mid, |op| matches!(op, MidOp::Add { .. }));
+    assert_eq!(mid.nodes[add].layout.order, Order::Cwei);
+    let MidOp::Add { a, .. } = mid.nodes[add].op else {
+        unreachable!()
+    };
+
+    let mut broken = mid.clone();
+    broken.nodes[a].layout.order = Order::RowMajor { align: 32 };
+    let e = verify(&broken).unwrap_err();
+    assert_eq!(e.failure, MidFailure::AddA, "{e}");
+    assert!(e.to_string().contains("sum into $CWEI order"), "{e}");
+}

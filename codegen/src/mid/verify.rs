@@ -108,17 +108,19 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// Whether `x` has the result's distribution and shape, in `order`.
+    fn blocks_of_result(&self, x: &MidNode, order: Order) -> bool {
+        let out = self.node();
+        x.layout.dist == out.layout.dist && x.layout.order == order && x.shape == out.shape
+    }
+
     fn same_layout(
         &self,
         failure: MidFailure,
         what: &str,
         x: &MidNode,
     ) -> Result<(), MidVerifyError> {
-        let out = self.node();
-        if x.layout.dist != out.layout.dist
-            || x.layout.order != out.layout.order
-            || x.shape != out.shape
-        {
+        if !self.blocks_of_result(x, self.node().layout.order) {
             return Err(self.fail(
                 failure,
                 format!("{what} must have the result's distribution, order and shape"),
@@ -137,12 +139,7 @@ impl Checker<'_> {
     ) -> Result<(), MidVerifyError> {
         let out = self.node();
         let one_block = out.layout.dist.padded_box().last() == Some(&16);
-        if x.layout.dist != out.layout.dist
-            || x.layout.order != Order::DENSE
-            || x.shape != out.shape
-            || out.shape.len() != 2
-            || !one_block
-        {
+        if !self.blocks_of_result(x, Order::DENSE) || out.shape.len() != 2 || !one_block {
             return Err(self.fail(
                 failure,
                 format!(
