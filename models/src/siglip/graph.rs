@@ -97,6 +97,11 @@ pub struct Precision {
     /// product's rows, streaming through each weight load), each block's then transposed to
     /// heads × tokens; else `W_sᵀ xᵀ` with the tokens as the weights.
     pub head_scores_by_token: bool,
+    /// The final LayerNorm (`post_layernorm`) with f16 gamma and beta (`layernorm_h_*`: the
+    /// affine steps in f16, a few roundings of 2^-11 beside the FP8 products' 2^-4), so that
+    /// the planner may split each row's columns over tiles; with f32 parameters a row is
+    /// normalised whole on one tile by one worker. Default true.
+    pub f16_post_layernorm: bool,
 }
 
 impl Default for Precision {
@@ -116,6 +121,7 @@ impl Default for Precision {
             combine_head_width: true,
             pooling_key_blocks: true,
             head_scores_by_token: true,
+            f16_post_layernorm: true,
         }
     }
 }
@@ -371,7 +377,7 @@ pub fn vision_tower(
         "post_layernorm",
         "",
         (names::POST_LN_WEIGHT, names::POST_LN_BIAS),
-        (h, false),
+        (h, precision.f16_post_layernorm),
     )?;
     let hidden = b.reshape("last_hidden_state.view", post, [n, t, d])?;
     b.output("last_hidden_state", hidden)?;
@@ -435,19 +441,20 @@ pub(super) fn linear(
     b.bias_add(&format!("{}.bias", layer.label), y, bias)
 }
 
-/// A LayerNorm over the hidden width; `feeds_fp8`: its output is the input of FP8 products
-/// only, so its gamma and beta are f16 where the width is whole groups of 4 (the f16 affine
-/// kernels, `layernorm_h_*`: the FP8 cast keeps 3 or 4 significant bits), else f32.
+/// A LayerNorm over the hidden width; `f16_params`: its gamma and beta are f16 where the width
+/// is whole groups of 4 (the f16 affine kernels, `layernorm_h_*`, which may split a row's
+/// columns over tiles), else f32. The layers' LayerNorms take f16 parameters where they feed
+/// FP8 products only (the FP8 cast keeps 3 or 4 significant bits).
 pub(super) fn layer_norm(
     b: &mut GraphBuilder,
     config: &SiglipVisionConfig,
     label: &str,
     prefix: &str,
     (gamma, beta): (&str, &str),
-    (x, feeds_fp8): (ValueHandle, bool),
+    (x, f16_params): (ValueHandle, bool),
 ) -> Result<ValueHandle, GraphError> {
     let d = config.hidden_size;
-    let params = if feeds_fp8 && d.is_multiple_of(4) {
+    let params = if f16_params && d.is_multiple_of(4) {
         DType::F16
     } else {
         DType::F32
