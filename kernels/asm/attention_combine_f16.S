@@ -18,7 +18,9 @@
 // Layout: `parts` rows `row_stride` halves apart, the C blocks of a row `part_stride` halves
 // apart (% 8 == 0), each block 8 * pairs halves long (the padding columns of a block are
 // combined like the others); rows outer (a row's blocks side by side) or blocks outer (a
-// block's rows side by side, as the context products write them); `stats` rows `stats_row` halves apart, C (m16, l16) pairs dense;
+// block's rows side by side, as the context products write them); `stats` rows `stats_row` halves apart, block j's
+// (m16, l16) pair `2 * stats_step` halves after block j - 1's (1: a row's pairs dense; the rows
+// of one block together, as the softmax parts' statistics arrive, with the rows' count);
 // `out` rows of 8 * pairs halves, dense.
 //
 // Worker kernel (all six workers share the vertex). Vertex state (32-bit words):
@@ -31,7 +33,8 @@
 //   6: row_stride  halves from one `parts` row to the next (% 4 == 0)
 //   7: stats_row   halves from one `stats` row to the next (% 2 == 0)
 //   8: K           bits of a pair index (pairs <= 2^K)
-//   9 + 2w: worker w's first unit packed as (row << K) | pair, 10 + 2w: its number of units
+//   9: stats_step  32-bit words from one block's (m16, l16) to the next (>= 1)
+//   10 + 2w: worker w's first unit packed as (row << K) | pair, 11 + 2w: its number of units
 // The work is split in units of one pair of one row (row-major), so a few rows with many
 // columns still keep all six workers busy; a worker computes the factors of every row it
 // touches (its first and last rows may be shared with its neighbours).
@@ -45,8 +48,8 @@
 // a quad, each group's returns the group before it); the AACC is zeroed (with $TAS = 0)
 // around a pair or quad.
 // Registers: $m0 parts, $m1 out, $m2 pairs left in the row (then its odd pair), $m3 the
-// pair's first block, $m4 8-byte steps from B of a block to A of the next, $m5 the first pair
-// of the row (bytes), then quads left, $m6 stats row, $m7 units left, $m8 C, $m9 factors (and
+// pair's first block (in steps 1 and 2: the statistics' step), $m4 8-byte steps from B of a
+// block to A of the next, $m5 the first pair of the row (bytes), then quads left, $m6 stats row, $m7 units left, $m8 C, $m9 factors (and
 // the first row), $m10 parts row, $m11 temp (in the quads: 8-byte steps from D of a block to A
 // of the next). ARF: $a0:3 values, $a5 L then 1 / L, $a6 1.0 (set per row), the sums: of a
 // pair's A and B $a8:9 and $a10:11, of a quad's A, B, C, D $a4:5, $a6:7, $a8:9, $a10:11; $a12
@@ -61,7 +64,8 @@
 #define V_ROW         6
 #define V_STATS_ROW   7
 #define V_K           8
-#define V_SPLIT       9
+#define V_STATS_STEP  9
+#define V_SPLIT       10
 
     .section .text.attention_combine_f16
     .globl attention_combine_f16
@@ -114,15 +118,16 @@ attention_combine_f16:
 
 .Lc_row:
     // 1. M = max_j m_j (the low halves; the high ones take the max of the l_j, unused).
+    ld32 $m3, $mvertex_base, $mzero, V_STATS_STEP
     mov $m0, $m6
     {
-        ld32step $a2, $mzero, $m0+=, 1
+        ld32step $a2, $mzero, $m0+=, $m3
         setzi $a6, 0x3c00                             // 1.0 (low half)
     }
     add $m11, $m8, -1
     .align 8
     { rpt $m11, 1 ; fnop }
-    { ld32step $a0, $mzero, $m0+=, 1 ; fnop }
+    { ld32step $a0, $mzero, $m0+=, $m3 ; fnop }
     { nop ; f16v2max $a2, $a2, $a0 }
     { nop ; f16tof32 $a3, $a2 }                       // M
 
@@ -133,7 +138,7 @@ attention_combine_f16:
         mov $a5, $azero
     }
     rpt $m8, 5
-    { ld32step $a0, $mzero, $m0+=, 1 ; fnop }
+    { ld32step $a0, $mzero, $m0+=, $m3 ; fnop }
     { nop ; f16v2tof32 $a0:1, $a0 }                   // (m_j, l_j)
     { nop ; f32sub $a0, $a0, $a3 }
     { nop ; f32exp $a0, $a0 }                         // g_j

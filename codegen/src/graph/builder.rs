@@ -227,7 +227,7 @@ impl GraphBuilder {
         self.push(Op::SoftmaxPart { x, scale }, label)
     }
 
-    /// The key blocks of an attention combined: `parts [..., C, R, D]`, `stats [..., R, C, 2]` →
+    /// The key blocks of an attention combined: `parts [..., C, R, D]`, `stats [..., C, R, 2]` →
     /// `[..., R, D]` (see [`Op::AttentionCombine`]).
     pub fn attention_combine(
         &mut self,

@@ -219,19 +219,20 @@ fn eval_graph(
                 out
             }
             Op::AttentionCombine { parts, stats } => {
-                // parts [..., C, R, D], stats [..., R, C, 2].
+                // parts [..., C, R, D], stats [..., C, R, 2].
                 let dims = shape(*parts).dims();
                 let n = dims.len();
                 let (c, r, d) = (dims[n - 3], dims[n - 2], dims[n - 1]);
                 let (p, s) = (&vals[parts.index()], &vals[stats.index()]);
                 let mut out = Vec::with_capacity(ty.shape.numel());
-                for (lp, ls) in p.chunks(c * r * d).zip(s.chunks(r * c * 2)) {
-                    for (row, rs) in ls.chunks(2 * c).enumerate() {
-                        let big_m = (0..c).map(|j| rs[2 * j]).fold(f32::NEG_INFINITY, f32::max);
+                for (lp, ls) in p.chunks(c * r * d).zip(s.chunks(c * r * 2)) {
+                    for row in 0..r {
+                        let stat = |j: usize, k: usize| ls[(j * r + row) * 2 + k];
+                        let big_m = (0..c).map(|j| stat(j, 0)).fold(f32::NEG_INFINITY, f32::max);
                         let w: Vec<f64> = (0..c)
-                            .map(|j| (rs[2 * j] as f64 - big_m as f64).exp())
+                            .map(|j| (stat(j, 0) as f64 - big_m as f64).exp())
                             .collect();
-                        let total: f64 = (0..c).map(|j| w[j] * rs[2 * j + 1] as f64).sum();
+                        let total: f64 = (0..c).map(|j| w[j] * stat(j, 1) as f64).sum();
                         let part = |j: usize, k: usize| lp[(j * r + row) * d + k] as f64;
                         out.extend(
                             (0..d)

@@ -90,7 +90,8 @@ pub enum Op {
     SoftmaxPart { x: ValueHandle, scale: f32 },
     /// The key blocks of an attention combined: `parts [..., C, R, D]` (block j's exponentials
     /// times its values, a block's R rows together as its product writes them) and
-    /// `stats [..., R, C, 2]` (each row's blocks' (max, sum) from `SoftmaxPart`) → `[..., R, D]`.
+    /// `stats [..., C, R, 2]` (each block's rows' (max, sum) from `SoftmaxPart`, likewise
+    /// together as each block's part writes them) → `[..., R, D]`.
     AttentionCombine {
         parts: ValueHandle,
         stats: ValueHandle,

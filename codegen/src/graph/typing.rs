@@ -417,20 +417,15 @@ pub fn infer(graph: &Graph, op: &Op, label: &str) -> Result<TensorType, GraphErr
                     return Err(GraphError::Rank {
                         site,
                         operand,
-                        expected: "≥ 3 ([..., C, R, D], [..., R, C, 2])",
+                        expected: "≥ 3 ([..., C, R, D], [..., C, R, 2])",
                         shape: t.shape.clone(),
                     });
                 }
             }
             let (p, s) = (tp.shape.dims(), ts.shape.dims());
             let rank = p.len();
-            // parts [..., C, R, D], stats [..., R, C, 2].
-            if s.len() != rank
-                || s[..rank - 3] != p[..rank - 3]
-                || s[rank - 3] != p[rank - 2]
-                || s[rank - 2] != p[rank - 3]
-                || s[rank - 1] != 2
-            {
+            // parts [..., C, R, D], stats [..., C, R, 2].
+            if s.len() != rank || s[..rank - 1] != p[..rank - 1] || s[rank - 1] != 2 {
                 return Err(GraphError::ShapeMismatch {
                     site,
                     rule: ShapeRule::CombineStats,

@@ -275,8 +275,8 @@ pub fn compute_calls(
             let [parts, stats] = operands else {
                 return Err("attention_combine has two operands".into());
             };
-            // parts [.., C, R, D] (a block's rows together), stats [.., R, C, 2], out [.., R, D]:
-            // one call per entry of the leading dimensions.
+            // parts [.., C, R, D] and stats [.., C, R, 2] (a block's rows together), out
+            // [.., R, D]: one call per entry of the leading dimensions.
             let (pm, sm) = (map(parts)?, map(stats)?);
             let (pp, op) = (pm.padded(), om.padded());
             let n = pp.len();
@@ -296,7 +296,8 @@ pub fn compute_calls(
                     pairs: (width / 8) as usize,
                     part_stride: (rows * row) as usize,
                     row_stride: row as usize,
-                    stats_row: (blocks * sm.row_elements()) as usize,
+                    stats_row: sm.row_elements() as usize,
+                    stats_block: (sm.padded()[n - 2] * sm.row_elements()) as usize,
                 },
             );
             let calls = op[..op.len() - 2].iter().product::<u32>().max(1);

@@ -425,13 +425,12 @@ impl Checker<'_> {
                     && p.shape.len() == rank + 1
                     && s.shape.len() == rank + 1
                     && p.shape[rank - 1..] == node.shape[rank - 2..]
-                    && s.shape[rank - 2] == node.shape[rank - 2]
-                    && s.shape[rank] == 2
-                    && p.shape[rank - 2] == s.shape[rank - 1];
+                    && s.shape[..rank] == p.shape[..rank]
+                    && s.shape[rank] == 2;
                 if !ok {
                     return Err(self.fail(
                         MidFailure::CombineShapes,
-                        "parts [.., C, R, D] and stats [.., R, C, 2] for [.., R, D]",
+                        "parts [.., C, R, D] and stats [.., C, R, 2] for [.., R, D]",
                     ));
                 }
                 let c = p.shape[rank - 2];
@@ -447,7 +446,8 @@ impl Checker<'_> {
                         // A row's statistics whole on each of its column blocks.
                         node.layout
                             .dist
-                            .with_trailing_replicated(last, &[c, 2])
+                            .with_trailing_replicated(last, &[2])
+                            .and_then(|s| s.with_whole_dim(rank - 2, c))
                             .ok(),
                     ),
                 ];

@@ -717,7 +717,9 @@ pub fn strategies(
             let blocks = pd[pd.len() - 3];
             // Whole rows, or rows × column blocks where the rows alone leave tiles idle (the
             // pooling head: a few rows of the hidden width); a row's statistics go whole to each
-            // of its column blocks.
+            // of its column blocks. Statistics `[.., C, R, 2]` with the parts' blocks of rows, as
+            // each block's softmax part writes them: a sender's rows for one tile are one run
+            // and the kernel reads them where they land (`stats_block`).
             let mut dists: Vec<(String, StrategyKind, Distribution)> = Vec::new();
             for d in row_spreads(ctx, &shape, Spread::Elements) {
                 dists.push((spread_label(&d), StrategyKind::Rows, d));
@@ -725,7 +727,8 @@ pub fn strategies(
             for (label, kind, dist) in dists {
                 let (Ok(p), Ok(s)) = (
                     dist.with_whole_dim(rank - 2, blocks),
-                    dist.with_trailing_replicated(rank - 1, &[blocks, 2]),
+                    dist.with_trailing_replicated(rank - 1, &[2])
+                        .and_then(|s| s.with_whole_dim(rank - 2, blocks)),
                 ) else {
                     continue;
                 };

@@ -20,13 +20,16 @@ const V_PART_STRIDE: usize = 5;
 const V_ROW: usize = 6;
 const V_STATS_ROW: usize = 7;
 const V_K: usize = 8;
-const V_SPLIT: usize = 9;
+const V_STATS_STEP: usize = 9;
+const V_SPLIT: usize = 10;
 
 /// The most key blocks a row may have (the factors fill a worker's 256-byte scratch).
 pub const MAX_BLOCKS: usize = 32;
 
 /// The shape of a call: rows, blocks per row, pairs of groups of 4 columns, and the strides in
-/// halves.
+/// halves. The statistics of row r's block j are at `r · stats_row + j · stats_block`: a row's
+/// pairs dense (`stats_block` 2, as a transpose gathers them) or a block's rows together
+/// (`stats_row` 2, as each block's softmax part writes them and the exchange delivers them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     pub rows: usize,
@@ -35,6 +38,7 @@ pub struct Shape {
     pub part_stride: usize,
     pub row_stride: usize,
     pub stats_row: usize,
+    pub stats_block: usize,
 }
 
 impl Shape {
@@ -51,14 +55,18 @@ impl Shape {
                 || self.row_stride >= self.blocks * self.part_stride
                 || (self.row_stride >= cols && self.part_stride >= self.rows * self.row_stride))
             && self.stats_row.is_multiple_of(2)
-            && (self.rows == 1 || self.stats_row >= 2 * self.blocks);
+            && self.stats_block.is_multiple_of(2)
+            && self.stats_block >= 2
+            && (self.rows == 1
+                || (self.stats_row >= self.blocks * self.stats_block)
+                || (self.stats_row >= 2 && self.stats_block >= self.rows * self.stats_row));
         if ok {
             Ok(())
         } else {
             Err(format!(
                 "{self:?}: needs 1..={MAX_BLOCKS} blocks, part_stride % 8 == 0 and >= 8 * pairs, \
                  row strides covering a row (rows outer) or part strides covering the rows \
-                 (blocks outer)"
+                 (blocks outer), even statistics strides, likewise"
             ))
         }
     }
@@ -68,7 +76,7 @@ impl Shape {
     }
 
     fn stats_halves(&self) -> usize {
-        (self.rows - 1) * self.stats_row + 2 * self.blocks
+        (self.rows - 1) * self.stats_row + (self.blocks - 1) * self.stats_block + 2
     }
 
     fn out_halves(&self) -> usize {
@@ -76,18 +84,18 @@ impl Shape {
     }
 }
 
-/// One row as the kernel evaluates it (the assembly header's numerics): `stats` holds the C
-/// `(m16, l16)` pairs, `parts[j]` block j's `cols` values.
-pub fn combine_row(stats: &[u16], parts: &[&[u16]]) -> Vec<u16> {
+/// One row as the kernel evaluates it (the assembly header's numerics): `stats[j]` is block
+/// j's `(m16, l16)` pair, `parts[j]` its `cols` values.
+pub fn combine_row(stats: &[[u16; 2]], parts: &[&[u16]]) -> Vec<u16> {
     let c = parts.len();
-    let m = |j: usize| stats[2 * j];
+    let m = |j: usize| stats[j][0];
     let big_m = (1..c).fold(m(0), |acc, j| f16_max(acc, m(j)));
     let big_m = f16_to_f32(big_m);
     let g: Vec<f32> = (0..c)
         .map(|j| f32_exp(f32_sub(f16_to_f32(m(j)), big_m)))
         .collect();
     let total = (0..c).fold(0.0f32, |acc, j| {
-        f32_add(acc, f32_mul(f16_to_f32(stats[2 * j + 1]), g[j]))
+        f32_add(acc, f32_mul(f16_to_f32(stats[j][1]), g[j]))
     });
     let q = f32_oox(total);
     let a: Vec<f32> = g
@@ -129,6 +137,7 @@ fn make_case(
             shape.row_stride,
             shape.stats_row,
             index_bits(shape.pairs as u32) as usize,
+            shape.stats_block / 2,
         ]
         .map(|v| VertexWord::Value(v as u32)),
     );
@@ -140,13 +149,14 @@ fn make_case(
     Case {
         kernel: NAME.into(),
         name: format!(
-            "{} rows x {} blocks x {} cols (strides {}/{}/{}) {:?}/{:?}/{:?} {name}",
+            "{} rows x {} blocks x {} cols (strides {}/{}/{}/{}) {:?}/{:?}/{:?} {name}",
             shape.rows,
             shape.blocks,
             8 * shape.pairs,
             shape.part_stride,
             shape.row_stride,
             shape.stats_row,
+            shape.stats_block,
             regions.0,
             regions.1,
             regions.2
@@ -170,8 +180,9 @@ fn attention_case(rng: &mut Rng, name: &str, shape: Shape, keys: f64, place: usi
     for r in 0..shape.rows {
         for j in 0..shape.blocks {
             let l = 1.0 + rng.unit() * (keys - 1.0);
-            stats[r * shape.stats_row + 2 * j] = h(rng.normal(3.0, 2.5));
-            stats[r * shape.stats_row + 2 * j + 1] = h(l);
+            let s = r * shape.stats_row + j * shape.stats_block;
+            stats[s] = h(rng.normal(3.0, 2.5));
+            stats[s + 1] = h(l);
             let at = r * shape.row_stride + j * shape.part_stride;
             let values = normal_halves(rng, 8 * shape.pairs, 0.0, 0.5 * l);
             parts[at..at + 8 * shape.pairs].copy_from_slice(&values);
@@ -193,6 +204,7 @@ fn dense(rows: usize, blocks: usize, pairs: usize) -> Shape {
         part_stride: 8 * pairs,
         row_stride: blocks * 8 * pairs,
         stats_row: 2 * blocks,
+        stats_block: 2,
     }
 }
 
@@ -207,6 +219,17 @@ fn blocks_outer(rows: usize, blocks: usize, pairs: usize) -> Shape {
         part_stride: rows * row,
         row_stride: row,
         stats_row: 2 * blocks,
+        stats_block: 2,
+    }
+}
+
+/// [`blocks_outer`] with the statistics also a block's rows together (`[C, rows, 2]`), as the
+/// softmax parts' statistics arrive at the combine's tile.
+fn stats_blocks_outer(rows: usize, blocks: usize, pairs: usize) -> Shape {
+    Shape {
+        stats_row: 2,
+        stats_block: 2 * rows,
+        ..blocks_outer(rows, blocks, pairs)
     }
 }
 
@@ -216,7 +239,7 @@ impl Kernel for AttentionCombine {
         source: include_str!("../../asm/attention_combine_f16.S"),
         entry_kind: Worker,
         abi: "vertex: parts, stats ((m16, l16) per block), out, C (1..=32), pairs, part_stride (% 8 == 0), \
-              row_stride, stats_row (halves), K (bits of a pair index), split[6] over units of one pair of one row (first packed (row << K) | pair); parts rows outer or blocks outer; \
+              row_stride, stats_row (halves), K (bits of a pair index), stats_step (words between a row's blocks' pairs), split[6] over units of one pair of one row (first packed (row << K) | pair); parts rows outer or blocks outer; \
               out rows of 8 * pairs halves, dense; any region",
     }
 
@@ -255,6 +278,23 @@ impl Kernel for AttentionCombine {
                 blocks_outer(rows, blocks, pairs),
                 keys,
                 i + 2,
+            ));
+            cases.push(attention_case(
+                &mut rng,
+                "statistics blocks outer",
+                stats_blocks_outer(rows, blocks, pairs),
+                keys,
+                i + 3,
+            ));
+            // A block's rows of statistics with a gap after them.
+            let mut gapped = stats_blocks_outer(rows, blocks, pairs);
+            gapped.stats_block += 6;
+            cases.push(attention_case(
+                &mut rng,
+                "statistics gapped",
+                gapped,
+                keys,
+                i,
             ));
         }
         // Rows that leave workers idle or unequal, from one block to the most, short and long
@@ -296,8 +336,10 @@ impl Kernel for AttentionCombine {
         );
         shape.part_stride += 8 * rng.range(0, 1) as usize;
         shape.row_stride = shape.blocks * shape.part_stride + 4 * rng.range(0, 1) as usize;
-        if rng.next_u32().is_multiple_of(3) {
-            shape = blocks_outer(shape.rows, shape.blocks, shape.pairs);
+        match rng.next_u32() % 6 {
+            0 | 1 => shape = blocks_outer(shape.rows, shape.blocks, shape.pairs),
+            2 => shape = stats_blocks_outer(shape.rows, shape.blocks, shape.pairs),
+            _ => {}
         }
         let place = rng.range(0, 3) as usize;
         if rng.next_u32().is_multiple_of(4) {
@@ -334,7 +376,13 @@ impl Kernel for AttentionCombine {
                     &parts[at..at + cols]
                 })
                 .collect();
-            let row = combine_row(&stats[r * shape.stats_row..], &blocks);
+            let pairs: Vec<[u16; 2]> = (0..shape.blocks)
+                .map(|j| {
+                    let at = r * shape.stats_row + j * shape.stats_block;
+                    [stats[at], stats[at + 1]]
+                })
+                .collect();
+            let row = combine_row(&pairs, &blocks);
             out[r * cols..(r + 1) * cols].copy_from_slice(&row);
         }
         vec![bytes::from_u16(&out)]
@@ -361,6 +409,7 @@ fn shape_of(case: &Case) -> Shape {
         part_stride: w(V_PART_STRIDE),
         row_stride: w(V_ROW),
         stats_row: w(V_STATS_ROW),
+        stats_block: 2 * w(V_STATS_STEP),
     }
 }
 
@@ -406,7 +455,7 @@ mod tests {
     fn blocks_combine_to_the_softmax_weighted_sum() {
         // Two blocks with maxima 0 and −1 (natural log units), sums 2 and 3: weights 1 and
         // e^-1, so out = (p0 + e^-1 p1) / (2 + 3 e^-1).
-        let stats = [h(0.0), h(2.0), h(-1.0), h(3.0)];
+        let stats = [[h(0.0), h(2.0)], [h(-1.0), h(3.0)]];
         let p0 = [h(1.0), h(2.0), h(0.0), h(-4.0)];
         let p1 = [h(3.0), h(0.0), h(1.0), h(2.0)];
         let out = combine_row(&stats, &[&p0, &p1]);

@@ -155,8 +155,8 @@ pub(super) fn blocked_attention(
     if out_width < d {
         parts = b.slice("context.parts.cols", parts, 3, 0, out_width)?;
     }
+    // The statistics likewise a block's rows together, as each block's part writes them.
     let stats = b.reshape("probs.stats.blocks", stats, [n, blocks, t, 2])?;
-    let stats = b.transpose("probs.stats.rows", stats, &[0, 2, 1, 3])?;
     b.attention_combine("context", parts, stats)
 }
 

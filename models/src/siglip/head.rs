@@ -287,8 +287,8 @@ fn pool_block_parts(
     let parts = b.transpose("head.pooled.parts.bt", parts, &[1, 0, 2, 3])?;
     let parts = b.reshape("head.pooled.parts.rows", parts, [blocks, n * heads, d])?;
     let stats = b.reshape("head.probs.stats.blocks", stats, [n, blocks, heads, 2])?;
-    let stats = b.transpose("head.probs.stats.bt", stats, &[0, 2, 1, 3])?;
-    let stats = b.reshape("head.probs.stats.rows", stats, [n * heads, blocks, 2])?;
+    let stats = b.transpose("head.probs.stats.bt", stats, &[1, 0, 2, 3])?;
+    let stats = b.reshape("head.probs.stats.rows", stats, [blocks, n * heads, 2])?;
     let pooled = b.attention_combine("head.pooled", parts, stats)?;
     b.reshape("head.pooled.heads", pooled, [n, heads, d])
 }
