@@ -547,3 +547,52 @@ fn sums_and_bias_adds_take_the_one_bundle_loop_where_it_pays() {
     assert!(fast > 0, "no sum or bias add in element slots");
     assert_runs_bit_exactly(&machine, &model, &spec, &compiled, &pixels);
 }
+
+/// A product split along K with its result in panels of 16 columns (`PlanOptions::
+/// panel_results`, here forced with `--force "OP=LABEL out panels"`): one `gemm_*` call per
+/// column block, the same A, each block's `$CWEI` blocks of B and its panel of the result; the
+/// sums read a column block's rows as one run. The run stays bit-exact, every product of the
+/// split in panels.
+#[test]
+fn split_products_with_results_in_panels_run_bit_exactly() {
+    use tessera_codegen::layout::order::Order;
+    use tessera_codegen::mid::MidOp;
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    let pixels = pixels_of(&testdata("vision-f32/pixel_values.npy"));
+    let spec = k_split_spec();
+    let (_, graph, first) = compile("small", &model, &spec);
+    let machine = MachineDescription::builtin("small").unwrap();
+    let mut options = PlanOptions::for_target(&tessera::target::target_of(&machine));
+    for split in ["qkv", "fc1"] {
+        let op = format!("layer0.{split}.parts");
+        let (_, _, label, _) = first
+            .report
+            .ops
+            .iter()
+            .find(|(name, ..)| *name == op)
+            .unwrap_or_else(|| panic!("{op} in the plan"));
+        let label = label.trim_end_matches(" out panels");
+        options.force.push((op, format!("{label} out panels")));
+    }
+    let compiled = compile_graph(&machine, &graph, &model.store, &options, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let nodes = &compiled.mid.nodes;
+    let in_panels: Vec<&str> = nodes
+        .iter()
+        .filter_map(|(_, n)| {
+            let MidOp::MatMul { .. } = n.op else {
+                return None;
+            };
+            (n.layout.order == Order::Panels).then_some(n.label.as_str())
+        })
+        .collect();
+    for split in ["qkv", "fc1"] {
+        assert!(
+            in_panels
+                .iter()
+                .any(|l| *l == format!("layer0.{split}.parts")),
+            "layer0.{split}.parts in panels: {in_panels:?}"
+        );
+    }
+    assert_runs_bit_exactly(&machine, &model, &spec, &compiled, &pixels);
+}

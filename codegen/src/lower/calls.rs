@@ -124,6 +124,24 @@ fn softmax_segments(rows: u32, cols: u32) -> u32 {
         .map_or(1, |(_, n)| n)
 }
 
+/// Columns of a product's panel, the AMP's output channels.
+const PANEL_COLUMNS: u32 = 16;
+
+/// For a product whose result is in panels (`[..][nb][m][16 columns]`, the rows of each column
+/// block together): its column blocks per leading entry, one `gemm_*` call each (the same A,
+/// block `nb` of B's `$CWEI` blocks, panel `nb` of the result). `None` for a product in rows
+/// and for other kinds.
+pub fn column_panels(kind: &ComputeKind, out: &Layout) -> Option<u32> {
+    let ComputeKind::MatMul { .. } = kind else {
+        return None;
+    };
+    if out.order != Order::Panels {
+        return None;
+    }
+    let om = map(out).ok()?;
+    Some(om.padded()[om.rank() - 1].div_ceil(PANEL_COLUMNS).max(1))
+}
+
 /// The call every tile of `out` makes for `kind`, and how many times.
 pub fn compute_calls(
     kind: &ComputeKind,
@@ -155,17 +173,21 @@ pub fn compute_calls(
                 Order::Panels => 0,
                 Order::Cwei => return Err("a matmul's A is rows or panels, not $CWEI".into()),
             };
+            // A result in panels: one call per column block ([`column_panels`]), each writing
+            // its block's rows as one panel.
+            let n = om.padded()[last];
+            let panels = column_panels(kind, out).unwrap_or(1);
             let params = KernelParams::Gemm(GemmParams {
                 fp8,
                 m: om.padded()[rank - 2],
                 k,
-                n: om.padded()[last],
+                n: n / panels,
                 a_format,
                 b_format,
                 scale: if fp8 { a_scale + b_scale } else { 0 },
                 a_row_bytes,
             });
-            let calls = om.padded()[..rank - 2].iter().product::<u32>().max(1);
+            let calls = om.padded()[..rank - 2].iter().product::<u32>().max(1) * panels;
             return Ok((params, calls));
         }
         ComputeKind::BiasAdd { slots } => KernelParams::BiasAdd {

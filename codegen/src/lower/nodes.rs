@@ -344,13 +344,26 @@ impl Lower<'_> {
             }
             None => self.fresh_shards(|name| BufferCategory::Tensor(name.to_string()))?,
         }
-        // Byte strides of one leading-dimension slice (matmuls loop over them).
+        // Byte strides of one leading-dimension slice (matmuls loop over them); a product in
+        // panels makes one call per column block: the same A, the block's `$CWEI` blocks of B
+        // and its panel of the result (`calls::column_panels`).
+        let panels = super::calls::column_panels(&kind, &out_layout).unwrap_or(1);
         let slice = |m: &ShardMap| m.bytes() / calls.max(1);
-        let mut strides: Vec<u32> = Vec::with_capacity(operands.len() + 1);
-        for &o in operands {
-            strides.push(slice(&self.map(o)?));
+        // Per buffer (operands, then the result): bytes per leading entry and per column block.
+        let mut strides: Vec<(u32, u32)> = Vec::with_capacity(operands.len() + 1);
+        for (i, &o) in operands.iter().enumerate() {
+            let map = self.map(o)?;
+            strides.push(match (panels, i) {
+                (1, _) => (slice(&map), 0),
+                (_, 0) => (map.bytes() / (calls / panels).max(1), 0),
+                (_, _) => {
+                    let lead = map.bytes() / (calls / panels).max(1);
+                    (lead, lead / panels)
+                }
+            });
         }
-        strides.push(slice(&self.map(id)?));
+        let result = slice(&self.map(id)?);
+        strides.push((result * panels, result));
         let tiles: Vec<u32> = out_layout.dist.all_tiles().collect();
         for t in tiles {
             let mut buffers: Vec<BufferId> = Vec::with_capacity(operands.len() + 1);
@@ -362,7 +375,7 @@ impl Lower<'_> {
                 let data: Vec<(BufferId, u32)> = buffers
                     .iter()
                     .zip(&strides)
-                    .map(|(&b, &s)| (b, if calls > 1 { k * s } else { 0 }))
+                    .map(|(&b, &(outer, inner))| (b, (k / panels) * outer + (k % panels) * inner))
                     .collect();
                 self.call(compute_vstep(step), t, params.clone(), &data)?;
             }

@@ -297,13 +297,15 @@ impl Checker<'_> {
                     }
                     Order::Cwei => false,
                 };
-                if !a_ok
-                    || b.layout.order != Order::Cwei
-                    || node.layout.order != (Order::RowMajor { align: 16 })
-                {
+                // The result in rows, or in panels of 16 columns (one call per column block).
+                let out_ok = matches!(
+                    node.layout.order,
+                    Order::RowMajor { align: 16 } | Order::Panels
+                );
+                if !a_ok || b.layout.order != Order::Cwei || !out_ok {
                     return Err(self.fail(
                         MidFailure::MatMulOrders,
-                        "a in panels or in rows of whole K-blocks, b in $CWEI order, the result row-major in 16s",
+                        "a in panels or in rows of whole K-blocks, b in $CWEI order, the result row-major in 16s or in panels",
                     ));
                 }
                 self.covers(MidFailure::MatMulA, "a", &a.layout.dist, |o| {

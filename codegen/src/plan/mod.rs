@@ -18,6 +18,7 @@ mod expand;
 pub mod forms;
 mod memory;
 pub mod prune;
+mod refine;
 pub mod spread;
 pub mod strategy;
 
@@ -91,6 +92,9 @@ pub struct PlanOptions {
     /// Run the bias add after a sum of two partial products in the sum's pass
     /// ([`crate::mid::rewrite::fuse_bias_adds`]; the values are the same bits either way).
     pub fuse_bias_adds: bool,
+    /// After the search, write split products' results in panels of 16 columns where the
+    /// plan's cost says so ([`refine::Replay::panels`]).
+    pub panel_results: bool,
     /// Bounds on the search's work ([`SearchLimits`]); none by default.
     pub limits: SearchLimits,
     /// Diagnostic lines (timings, the beam, one op's pricing); off by default.
@@ -116,6 +120,7 @@ impl PlanOptions {
             softmax_part_panels: true,
             products_read_rows: true,
             fuse_bias_adds: true,
+            panel_results: true,
             layer_loop: false,
             spread_stored: None,
             limits: SearchLimits::default(),
@@ -646,7 +651,7 @@ pub fn plan_with_progress(
         },
     };
     let moves = MoveCache::new(route_policy(options.sram_saving), options.sram_saving);
-    let mut beam = vec![State {
+    let empty = State {
         cost: 0,
         layouts: vec![None; graph.nodes.len()],
         choices: Vec::new(),
@@ -655,7 +660,8 @@ pub fn plan_with_progress(
         program: Arc::new(vec![0; target.tiles as usize]),
         own_weights: 0,
         pending: Arc::new(std::collections::BTreeMap::new()),
-    }];
+    };
+    let mut beam = vec![empty.clone()];
     let lookahead = Lookahead {
         readers: view_readers(&graph, &forms),
         weights_after: weights_to_come(&graph, &forms, target.tiles),
@@ -702,11 +708,22 @@ pub fn plan_with_progress(
             .iter()
             .find(|(op, _)| *op == graph.nodes[h].label)
             .map(|(_, s)| s.as_str());
+        // A forced result in panels ([`refine::panel_twin`]) names a twin the search does not
+        // offer: the op's strategies then come with their twins.
+        let twins = forced.is_some_and(|f| f.ends_with(refine::PANELS_SUFFIX));
         let per_state: Vec<Vec<Arc<Strategy>>> = beam
             .iter()
             .map(|state| {
-                strategies(&ctx, h, &|v| state.layouts[v.index()].clone())
-                    .map(|list| list.into_iter().map(Arc::new).collect())
+                strategies(&ctx, h, &|v| state.layouts[v.index()].clone()).map(|list| {
+                    let extra: Vec<Strategy> = if twins {
+                        list.iter()
+                            .filter_map(|s| refine::panel_twin(&graph, h, s))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    list.into_iter().chain(extra).map(Arc::new).collect()
+                })
             })
             .collect::<Result<_, _>>()?;
         // A forced op expands only the strategy with that label; the lists stay whole, as the
@@ -816,6 +833,19 @@ pub fn plan_with_progress(
         report.dropped_by_beam += before - beam.len();
     }
     beam.truncate(options.finalists);
+    if options.panel_results && !beam.is_empty() {
+        let replay = refine::Replay {
+            graph: &graph,
+            forms: &forms,
+            target,
+            budgets: (sram_budget, options.interleaved_budget),
+            moves: &moves,
+            lookahead: &lookahead,
+            trace: &options.trace,
+        };
+        let (refined, _) = replay.panels(&empty, beam[0].clone());
+        beam[0] = refined;
+    }
     let best = &beam[0];
     report.ops = best
         .choices
