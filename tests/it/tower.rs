@@ -596,3 +596,25 @@ fn split_products_with_results_in_panels_run_bit_exactly() {
     }
     assert_runs_bit_exactly(&machine, &model, &spec, &compiled, &pixels);
 }
+
+/// The refinements after the search (`codegen/src/plan/refine.rs`: another strategy for a sum,
+/// the later ops replayed by label; split products' results in panels) keep a change only
+/// where the plan's cost falls: the refined plan never costs more than the search's own.
+#[test]
+fn refinements_after_the_search_never_raise_the_plan_cost() {
+    use tessera_codegen::plan::plan;
+    let model = Model::load(&testdata("vision-f32"), None).unwrap();
+    for (spec, machine) in [(k_split_spec(), "small"), (checkpoint_spec(None), "ipu21")] {
+        let graph = tower_graph(&model, &spec).unwrap();
+        let target = tessera::target::target_of(&MachineDescription::builtin(machine).unwrap());
+        let on = PlanOptions::for_target(&target);
+        let off = PlanOptions {
+            refine_sums: false,
+            panel_results: false,
+            ..on.clone()
+        };
+        let cost = |o: &PlanOptions| plan(&graph, &target, o).unwrap().report.finalists[0];
+        let (refined, searched) = (cost(&on), cost(&off));
+        assert!(refined <= searched, "{machine}: {refined} > {searched}");
+    }
+}

@@ -95,6 +95,9 @@ pub struct PlanOptions {
     /// After the search, write split products' results in panels of 16 columns where the
     /// plan's cost says so ([`refine::Replay::panels`]).
     pub panel_results: bool,
+    /// After the search, give element-wise sums another of their strategies where the plan's
+    /// cost says so, the later ops replayed by label ([`refine::Replay::sums`]).
+    pub refine_sums: bool,
     /// Bounds on the search's work ([`SearchLimits`]); none by default.
     pub limits: SearchLimits,
     /// Diagnostic lines (timings, the beam, one op's pricing); off by default.
@@ -121,6 +124,7 @@ impl PlanOptions {
             products_read_rows: true,
             fuse_bias_adds: true,
             panel_results: true,
+            refine_sums: true,
             layer_loop: false,
             spread_stored: None,
             limits: SearchLimits::default(),
@@ -402,6 +406,8 @@ pub struct PlanReport {
     /// What the compiler did before this search gave a plan that fits.
     pub fallbacks: Vec<Fallback>,
     pub rewrites: Vec<String>,
+    /// The ops whose strategy the refinements after the search changed (`refine.rs`).
+    pub refined: Vec<String>,
 }
 
 impl PlanReport {
@@ -420,6 +426,9 @@ impl PlanReport {
                 .collect::<String>()
         );
         let _ = writeln!(out, "finalists (estimated cycles): {:?}", self.finalists);
+        if !self.refined.is_empty() {
+            let _ = writeln!(out, "refined after the search: {}", self.refined.join(", "));
+        }
         let _ = writeln!(
             out,
             "{:>10} {:>6}  {:<28} strategy",
@@ -833,18 +842,32 @@ pub fn plan_with_progress(
         report.dropped_by_beam += before - beam.len();
     }
     beam.truncate(options.finalists);
-    if options.panel_results && !beam.is_empty() {
-        let replay = refine::Replay {
-            graph: &graph,
-            forms: &forms,
-            target,
-            budgets: (sram_budget, options.interleaved_budget),
-            moves: &moves,
-            lookahead: &lookahead,
-            trace: &options.trace,
-        };
-        let (refined, _) = replay.panels(&empty, beam[0].clone());
+    let forced: Vec<ValueHandle> = graph
+        .nodes
+        .iter()
+        .filter(|(_, n)| options.force.iter().any(|(op, _)| *op == n.label))
+        .map(|(h, _)| h)
+        .collect();
+    let replay = refine::Replay {
+        ctx: &ctx,
+        forced: &forced,
+        graph: &graph,
+        forms: &forms,
+        target,
+        budgets: (sram_budget, options.interleaved_budget),
+        moves: &moves,
+        lookahead: &lookahead,
+        trace: &options.trace,
+    };
+    if options.refine_sums && !beam.is_empty() {
+        let (refined, changed) = replay.sums(&empty, beam[0].clone());
         beam[0] = refined;
+        report.refined.extend(changed);
+    }
+    if options.panel_results && !beam.is_empty() {
+        let (refined, changed) = replay.panels(&empty, beam[0].clone());
+        beam[0] = refined;
+        report.refined.extend(changed);
     }
     let best = &beam[0];
     report.ops = best

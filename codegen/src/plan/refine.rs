@@ -1,16 +1,21 @@
-//! After the search, refinements of the best plan that its beam does not reach on its own: a
-//! split product's result written in panels of 16 columns ([`panel_twin`]), kept where the
-//! whole plan's cost, replayed op by op with the search's own costing, is lower.
+//! After the search, refinements of the best plan that its beam does not reach on its own, each
+//! kept where the whole plan's cost, replayed op by op with the search's own costing, is lower:
 //!
-//! Offered to the search as strategies of their own, the panels changed which states the beam
-//! kept (So400m/14 with the head, batch 1, estimated 302,285 → 308,344: LayerNorms whole on
-//! 368 tiles); applied to the search's best plan they change only themselves.
+//! * [`Replay::sums`]: another strategy for an element-wise sum (the sums of a product's K
+//!   chunks), the later ops replayed by their chosen labels (a `follow x` follows the new
+//!   layout). The beam drops such plans where the sum's own cost looks high: So400m/14 with the
+//!   head at batch 2 kept fc1's sum in `blocks 24x61` (its GELU on rows of 72, 24.6k) where
+//!   `rows on 1458` costs 38k less in all.
+//! * [`Replay::panels`]: a split product's result written in panels of 16 columns
+//!   ([`panel_twin`]). Offered to the search as strategies of their own, the panels changed
+//!   which states the beam kept (batch 1, estimated 302,285 → 308,344: LayerNorms whole on 368
+//!   tiles); applied to the search's best plan they change only themselves.
 
 use std::sync::Arc;
 
 use super::expand::{expand, Lookahead};
 use super::forms::Form;
-use super::strategy::{Strategy, StrategyKind};
+use super::strategy::{strategies, Ctx, Strategy, StrategyKind};
 use super::{Choice, MoveCache, State};
 use crate::graph::{Graph, Op, ValueHandle};
 use crate::layout::{Layout, Order};
@@ -18,6 +23,11 @@ use crate::target::Target;
 
 /// Columns of a panel: one AMP output channel block of f16 results.
 const PANEL_COLUMNS: u32 = 16;
+
+/// Least fall in the plan's cost a refinement keeps: below it the cost model's own error
+/// decides (at batch 1 a changed `embeddings` sum priced 157 cycles cheaper estimated 331
+/// dearer after lowering).
+const MIN_GAIN: u64 = 500;
 
 /// The end of a panel twin's label: `--force "OP=LABEL out panels"` picks it.
 pub(super) const PANELS_SUFFIX: &str = " out panels";
@@ -51,6 +61,9 @@ pub(super) fn panel_twin(graph: &Graph, op: ValueHandle, s: &Strategy) -> Option
 
 /// What replaying a plan needs: the search's graph, costing and budgets.
 pub(super) struct Replay<'a> {
+    pub ctx: &'a Ctx<'a>,
+    /// Ops whose strategy the caller fixed (`--force`): never changed.
+    pub forced: &'a [ValueHandle],
     pub graph: &'a Graph,
     pub forms: &'a [Form],
     pub target: &'a Target,
@@ -83,6 +96,102 @@ impl Replay<'_> {
         Some(state)
     }
 
+    /// One op expanded from `state` by `strategy`; `None` where it does not fit.
+    fn step(&self, state: &State, op: ValueHandle, strategy: &Arc<Strategy>) -> Option<State> {
+        expand(
+            self.graph,
+            self.forms,
+            self.target,
+            self.budgets,
+            self.moves,
+            self.lookahead,
+            state,
+            op,
+            strategy,
+            self.trace,
+        )
+        .ok()
+    }
+
+    /// The states before each op of `best` and after the last, replayed from `start`.
+    fn prefixes(&self, start: &State, best: &State) -> Option<Vec<State>> {
+        let mut states = vec![start.clone()];
+        for c in &best.choices {
+            let next = self.step(states.last()?, c.op, &c.strategy)?;
+            states.push(next);
+        }
+        Some(states)
+    }
+
+    /// From `state` (before op `at + 1` of `best`), the later ops of `best` replayed by their
+    /// chosen labels: each takes the strategy with its label among those generated for the
+    /// replayed state (a `follow x` follows the layout before it), or its chosen strategy
+    /// where none has that label.
+    fn replay_by_label(&self, mut state: State, best: &State, at: usize) -> Option<State> {
+        for c in &best.choices[at + 1..] {
+            let generated = strategies(self.ctx, c.op, &|v| state.layouts[v.index()].clone()).ok();
+            let pick = generated
+                .into_iter()
+                .flatten()
+                .find(|s| s.label == c.strategy.label)
+                .map(Arc::new)
+                .unwrap_or_else(|| c.strategy.clone());
+            state = self.step(&state, c.op, &pick)?;
+        }
+        Some(state)
+    }
+
+    /// `best` with each element-wise sum (`Op::Add`) given the strategy, among those the
+    /// search generated for it, that lowers the plan's cost with the later ops replayed by
+    /// label ([`Replay::replay_by_label`]); one op at a time in plan order, each kept change
+    /// staying for the next. Returns the refined plan and the labels of the changed ops.
+    pub(super) fn sums(&self, start: &State, best: State) -> (State, Vec<String>) {
+        let mut best = best;
+        let mut changed = Vec::new();
+        let Some(mut states) = self.prefixes(start, &best) else {
+            return (best, changed);
+        };
+        for at in 0..best.choices.len() {
+            let Choice { op, strategy, .. } = &best.choices[at];
+            let op = *op;
+            if !matches!(self.graph.nodes[op].op, Op::Add { .. }) || self.forced.contains(&op) {
+                continue;
+            }
+            let before = &states[at];
+            let Ok(alternatives) = strategies(self.ctx, op, &|v| before.layouts[v.index()].clone())
+            else {
+                continue;
+            };
+            let mut improved: Option<State> = None;
+            for alternative in alternatives {
+                if alternative.label == strategy.label {
+                    continue;
+                }
+                let Some(first) = self.step(before, op, &Arc::new(alternative)) else {
+                    continue;
+                };
+                let Some(done) = self.replay_by_label(first, &best, at) else {
+                    continue;
+                };
+                let bar = improved
+                    .as_ref()
+                    .map_or(best.cost.saturating_sub(MIN_GAIN), |s| s.cost);
+                if done.cost < bar {
+                    improved = Some(done);
+                }
+            }
+            if let Some(state) = improved {
+                changed.push(self.graph.nodes[op].label.clone());
+                best = state;
+                match self.prefixes(start, &best) {
+                    Some(s) => states = s,
+                    None => break,
+                }
+            }
+        }
+        (best, changed)
+    }
+
     /// `best` with each split product's result in panels where that lowers the plan's cost,
     /// one product at a time in plan order (each kept change stays for the next); `start` is
     /// the search's empty plan. Returns the refined plan and the labels of the changed ops.
@@ -101,7 +210,7 @@ impl Replay<'_> {
                 .collect();
             choices[i].1 = Arc::new(twin);
             if let Some(state) = self.run(start, &choices) {
-                if state.cost < best.cost {
+                if state.cost < best.cost.saturating_sub(MIN_GAIN) {
                     changed.push(self.graph.nodes[state.choices[i].op].label.clone());
                     best = state;
                 }
