@@ -95,8 +95,9 @@ pub struct PlanOptions {
     /// After the search, write split products' results in panels of 16 columns where the
     /// plan's cost says so ([`refine::Replay::panels`]).
     pub panel_results: bool,
-    /// After the search, give element-wise sums another of their strategies where the plan's
-    /// cost says so, the later ops replayed by label ([`refine::Replay::sums`]).
+    /// After the search, give element-wise ops (sums, bias adds, LayerNorms, GELU) another of
+    /// their strategies where the plan's cost says so, the later ops replayed by label
+    /// ([`refine::Replay::sums`]).
     pub refine_sums: bool,
     /// Bounds on the search's work ([`SearchLimits`]); none by default.
     pub limits: SearchLimits,

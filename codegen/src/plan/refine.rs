@@ -1,11 +1,11 @@
 //! After the search, refinements of the best plan that its beam does not reach on its own, each
 //! kept where the whole plan's cost, replayed op by op with the search's own costing, is lower:
 //!
-//! * [`Replay::sums`]: another strategy for an element-wise sum (the sums of a product's K
-//!   chunks), the later ops replayed by their chosen labels (a `follow x` follows the new
-//!   layout). The beam drops such plans where the sum's own cost looks high: So400m/14 with the
-//!   head at batch 2 kept fc1's sum in `blocks 24x61` (its GELU on rows of 72, 24.6k) where
-//!   `rows on 1458` costs 38k less in all.
+//! * [`Replay::sums`]: another strategy for an element-wise op (the sums of a product's K
+//!   chunks, bias adds, LayerNorms, GELU), the later ops replayed by their chosen labels (a
+//!   `follow x` follows the new layout). The beam drops such plans where the op's own cost
+//!   looks high: So400m/14 with the head at batch 2 kept fc1's sum in `blocks 24x61` (its GELU
+//!   on rows of 72, 24.6k) where `rows on 1458` costs 38k less in all.
 //! * [`Replay::panels`]: a split product's result written in panels of 16 columns
 //!   ([`panel_twin`]). Offered to the search as strategies of their own, the panels changed
 //!   which states the beam kept (batch 1, estimated 302,285 → 308,344: LayerNorms whole on 368
@@ -57,6 +57,35 @@ pub(super) fn panel_twin(graph: &Graph, op: ValueHandle, s: &Strategy) -> Option
         },
         ..s.clone()
     })
+}
+
+/// The ops [`Replay::sums`] tries other strategies for: the element-wise ones whose layout
+/// decides their neighbours' (products keep the search's grids, attention its layouts).
+fn refinable(op: &Op) -> bool {
+    match op {
+        Op::Add { .. }
+        | Op::BiasAdd { .. }
+        | Op::LayerNorm { .. }
+        | Op::Gelu { .. }
+        | Op::SumParts { .. } => true,
+        Op::MatMul { .. }
+        | Op::BatchedMatMul { .. }
+        | Op::Softmax { .. }
+        | Op::SoftmaxPart { .. }
+        | Op::AttentionCombine { .. }
+        | Op::Cast { .. }
+        | Op::Input { .. }
+        | Op::Weight { .. }
+        | Op::Reshape { .. }
+        | Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::Pad { .. }
+        | Op::SplitHeads { .. }
+        | Op::MergeHeads { .. }
+        | Op::Broadcast { .. }
+        | Op::Repeat { .. }
+        | Op::Output { .. } => false,
+    }
 }
 
 /// What replaying a plan needs: the search's graph, costing and budgets.
@@ -141,7 +170,7 @@ impl Replay<'_> {
         Some(state)
     }
 
-    /// `best` with each element-wise sum (`Op::Add`) given the strategy, among those the
+    /// `best` with each element-wise op ([`refinable`]) given the strategy, among those the
     /// search generated for it, that lowers the plan's cost with the later ops replayed by
     /// label ([`Replay::replay_by_label`]); one op at a time in plan order, each kept change
     /// staying for the next. Returns the refined plan and the labels of the changed ops.
@@ -154,7 +183,7 @@ impl Replay<'_> {
         for at in 0..best.choices.len() {
             let Choice { op, strategy, .. } = &best.choices[at];
             let op = *op;
-            if !matches!(self.graph.nodes[op].op, Op::Add { .. }) || self.forced.contains(&op) {
+            if !refinable(&self.graph.nodes[op].op) || self.forced.contains(&op) {
                 continue;
             }
             let before = &states[at];
