@@ -108,19 +108,7 @@ impl Replay<'_> {
     fn run(&self, start: &State, choices: &[(ValueHandle, Arc<Strategy>)]) -> Option<State> {
         let mut state = start.clone();
         for (op, strategy) in choices {
-            state = expand(
-                self.graph,
-                self.forms,
-                self.target,
-                self.budgets,
-                self.moves,
-                self.lookahead,
-                &state,
-                *op,
-                strategy,
-                self.trace,
-            )
-            .ok()?;
+            state = self.step(&state, *op, strategy)?;
         }
         Some(state)
     }
