@@ -274,7 +274,8 @@ impl MemoryLayout {
         if addr < self.base || u64::from(addr) + u64::from(size) > u64::from(self.end) {
             return Err(MemoryFault::OutOfRange { addr, size });
         }
-        if !addr.is_multiple_of(size) {
+        // `size` is a power of two: a mask, not a division (this check runs on every access).
+        if addr & (size - 1) != 0 {
             return Err(MemoryFault::Misaligned { addr, size });
         }
         if size == MAX_ACCESS_BYTES && !self.is_interleaved(addr) {

@@ -87,6 +87,9 @@ pub struct RunReport {
     pub supersteps: u64,
     /// Running tiles × cycles after start-up: the work the simulator did, for throughput figures.
     pub tile_cycles: u64,
+    /// Rounds the simulator ran: each runs every tile as far as the words it may receive are
+    /// known (see [`exchange`]); a host-speed figure, not the chip's.
+    pub rounds: u64,
     pub profile: Profile,
 }
 
@@ -340,6 +343,7 @@ impl Chip {
             cropped_cycles: cropped,
             supersteps: syncs.released,
             tile_cycles: running * (total - startup),
+            rounds: syncs.rounds,
             profile,
         })
     }
@@ -362,9 +366,10 @@ impl Chip {
             released: 0,
             last_arrival_end: 0,
             releases: Vec::new(),
+            rounds: 0,
         };
         loop {
-            self.run_phase(
+            totals.rounds += self.run_phase(
                 pool,
                 limit,
                 options.max_cycles,
@@ -481,7 +486,8 @@ impl Chip {
         }
     }
 
-    /// Runs rounds until every tile halted or waits at the sync and every word has arrived.
+    /// Runs rounds until every tile halted or waits at the sync and every word has arrived;
+    /// returns the number of rounds.
     fn run_phase(
         &mut self,
         pool: &rayon::ThreadPool,
@@ -492,8 +498,10 @@ impl Chip {
             &mut [Vec<crate::tile::PairSelection>],
         ),
         progress: &mut [u64],
-    ) -> Result<(), SimError> {
+    ) -> Result<u64, SimError> {
+        let mut rounds = 0;
         loop {
+            rounds += 1;
             let mut all_parked = true;
             for loaded in &self.tiles {
                 let parked = loaded.tile.is_parked();
@@ -542,7 +550,7 @@ impl Chip {
                 }
             }
             if all_parked {
-                return Ok(());
+                return Ok(rounds);
             }
         }
     }
@@ -553,4 +561,6 @@ struct SyncTotals {
     last_arrival_end: u64,
     /// The cycle every global sync released at, in order.
     releases: Vec<u64>,
+    /// Rounds run over all phases.
+    rounds: u64,
 }

@@ -187,7 +187,8 @@ fn advance<E: ExecEnv, const L: usize>(
     x: &[f32; L],
     format: LaneFormat,
 ) {
-    let mut local = PhaseLanes::default();
+    // An environment without a cache decodes into `local`, made only then (512 bytes a call).
+    let mut local = None;
     let cached = env
         .cwei_lanes()
         .is_some_and(|cache| cache.phases[p].format == Some(format));
@@ -195,12 +196,13 @@ fn advance<E: ExecEnv, const L: usize>(
         let cwei = *env.cwei();
         match env.cwei_lanes() {
             Some(cache) => cache.phases[p].decode(&cwei, p, format),
-            None => local.decode(&cwei, p, format),
+            None => local.insert(PhaseLanes::default()).decode(&cwei, p, format),
         }
     }
-    let lanes = match env.cwei_lanes() {
-        Some(cache) => &cache.phases[p].lanes,
-        None => &local.lanes,
+    let lanes = match (env.cwei_lanes(), &local) {
+        (Some(cache), _) => &cache.phases[p].lanes,
+        (None, Some(local)) => &local.lanes,
+        (None, None) => unreachable!("an environment without a cache decodes into `local`"),
     };
     let amp = out.amp(ctx);
     start_group(amp, p, channels);
