@@ -14,6 +14,11 @@
 //! A loop's steps run once per iteration, a binding into a layered buffer reading that
 //! iteration's slice ([`Program::binding_offset`]).
 //!
+//! Memory: a buffer with contents reads them where the program holds them, and one never
+//! written reads a shared block of zeros, until its first write makes it its own. [`execute`]
+//! also releases every buffer after its last use (the output pieces' buffers are kept), so the
+//! executor holds the live buffers only, not a second copy of every tile's data.
+//!
 //! Buffers that share memory in a placement are separate here, so a difference from the
 //! simulator points at the placement, the schedule or the code, not at the plan. A kernel
 //! reference given a malformed case may panic (kernel code, not input checking); cases built by
@@ -22,6 +27,7 @@
 use crate::place::root;
 use crate::tile::verify::{verify, TileVerifyError};
 use crate::tile::{BufferId, HostTensorPlan, Program, StepKind};
+use std::borrow::Cow;
 use tessera_isa::image::Dtype;
 use tessera_kernels::Role;
 
@@ -63,16 +69,31 @@ fn tensor_bytes(plan: &HostTensorPlan) -> Result<usize, RefExecError> {
         .ok_or_else(|| fail("its size overflows".into()))
 }
 
+/// Zeros that buffers never written read (up to this size; larger ones get their own).
+static ZEROS: [u8; 1 << 20] = [0; 1 << 20];
+
+/// The bytes of a buffer never written: `len` zeros, shared when small enough.
+fn zeros(len: usize) -> Cow<'static, [u8]> {
+    match ZEROS.get(..len) {
+        Some(zeros) => Cow::Borrowed(zeros),
+        None => Cow::Owned(vec![0; len]),
+    }
+}
+
 /// A program being executed: the bytes of every buffer of every tile.
 pub struct RefExec<'a> {
     program: &'a Program,
     /// Per tile: buffer → its alias root.
     roots: Vec<Vec<usize>>,
-    /// Per tile, per root: the bytes (empty for non-roots).
-    memory: Vec<Vec<Vec<u8>>>,
+    /// Per tile, per root: the bytes (empty for non-roots and released roots); borrowed from
+    /// the program's contents or [`ZEROS`] until first written.
+    memory: Vec<Vec<Cow<'a, [u8]>>>,
     /// The steps as they run: (step, iteration).
     sequence: Vec<(usize, u32)>,
     next_step: usize,
+    /// Per position of `sequence`: the (tile, root) pairs no later step touches, released after
+    /// it runs (empty when not releasing; see [`RefExec::release_dead_buffers`]).
+    releases: Vec<Vec<(u32, usize)>>,
 }
 
 impl<'a> RefExec<'a> {
@@ -89,16 +110,23 @@ impl<'a> RefExec<'a> {
             let tile_roots: Vec<usize> = (0..tile.buffers.len())
                 .map(|i| root(tile, BufferId(i as u32)).0 as usize)
                 .collect();
-            let mut bytes: Vec<Vec<u8>> = vec![Vec::new(); tile.buffers.len()];
+            let mut sizes = vec![0usize; tile.buffers.len()];
             for (i, buffer) in tile.buffers.iter().enumerate() {
                 let r = tile_roots[i];
-                if bytes[r].len() < buffer.bytes as usize {
-                    bytes[r].resize(buffer.bytes as usize, 0);
-                }
+                sizes[r] = sizes[r].max(buffer.bytes as usize);
             }
+            let mut bytes: Vec<Cow<'a, [u8]>> = sizes.iter().map(|&len| zeros(len)).collect();
             for (i, buffer) in tile.buffers.iter().enumerate() {
                 if let Some(contents) = &buffer.contents {
-                    bytes[tile_roots[i]][..contents.len()].copy_from_slice(contents);
+                    let r = tile_roots[i];
+                    let whole = contents.len() == sizes[r];
+                    match (whole, &bytes[r]) {
+                        // The root's whole contents: read in place.
+                        (true, Cow::Borrowed(current)) if current.iter().all(|&b| b == 0) => {
+                            bytes[r] = Cow::Borrowed(contents.as_slice());
+                        }
+                        _ => bytes[r].to_mut()[..contents.len()].copy_from_slice(contents),
+                    }
                 }
             }
             roots.push(tile_roots);
@@ -110,6 +138,7 @@ impl<'a> RefExec<'a> {
             memory,
             sequence: program.executed_steps(),
             next_step: 0,
+            releases: Vec::new(),
         };
         exec.write_inputs(inputs)?;
         Ok(exec)
@@ -167,7 +196,68 @@ impl<'a> RefExec<'a> {
 
     fn bytes_mut(&mut self, tile: u32, buffer: BufferId, offset: u32, len: usize) -> &mut [u8] {
         let r = self.roots[tile as usize][buffer.0 as usize];
-        &mut self.memory[tile as usize][r][offset as usize..offset as usize + len]
+        &mut self.memory[tile as usize][r].to_mut()[offset as usize..offset as usize + len]
+    }
+
+    /// From now on, releases each buffer after the last step that reads or writes it (an
+    /// output piece's buffer is kept): [`RefExec::buffer`] must not be asked for a released
+    /// one. What [`execute`] does, so that the executor holds only live buffers.
+    pub fn release_dead_buffers(&mut self) {
+        let program = self.program;
+        // The last position of each step in the sequence.
+        let mut last_run = vec![None; program.steps.len()];
+        for (position, &(step, _)) in self.sequence.iter().enumerate() {
+            if let Some(last) = last_run.get_mut(step) {
+                *last = Some(position);
+            }
+        }
+        // Per tile, per root: the last position that touches it (`usize::MAX`: kept).
+        let mut last_use: Vec<Vec<Option<usize>>> = self
+            .memory
+            .iter()
+            .map(|roots| vec![None; roots.len()])
+            .collect();
+        let mut touch = |tile: u32, buffer: BufferId, position: usize| {
+            let r = self.roots[tile as usize][buffer.0 as usize];
+            let last = &mut last_use[tile as usize][r];
+            *last = Some(last.map_or(position, |l: usize| l.max(position)));
+        };
+        for (step, kind) in program.steps.iter().enumerate() {
+            let Some(position) = last_run[step] else {
+                continue;
+            };
+            match kind {
+                StepKind::Compute { .. } => {
+                    for tile in &program.tiles {
+                        for call in tile.calls.get(step).into_iter().flatten() {
+                            for &(buffer, _) in &call.bindings {
+                                touch(tile.tile, buffer, position);
+                            }
+                        }
+                    }
+                }
+                StepKind::Exchange { phase, .. } => {
+                    for transfer in program.phases.get(*phase).into_iter().flatten() {
+                        touch(transfer.sender, transfer.source.0, position);
+                        for &(tile, buffer, _) in &transfer.deliveries {
+                            touch(tile, buffer, position);
+                        }
+                    }
+                }
+            }
+        }
+        for piece in program.outputs.iter().flat_map(|o| &o.pieces) {
+            touch(piece.tile, piece.buffer, usize::MAX);
+        }
+        let mut releases = vec![Vec::new(); self.sequence.len()];
+        for (tile, roots) in last_use.iter().enumerate() {
+            for (r, last) in roots.iter().enumerate() {
+                if let Some(list) = last.and_then(|position| releases.get_mut(position)) {
+                    list.push((tile as u32, r));
+                }
+            }
+        }
+        self.releases = releases;
     }
 
     /// The current bytes of a buffer (`None` if it does not exist).
@@ -180,6 +270,19 @@ impl<'a> RefExec<'a> {
             .get(buffer.0 as usize)?
             .bytes as usize;
         Some(self.bytes(tile, buffer, 0, bytes))
+    }
+
+    /// Bytes the executor holds of its own: buffers written so far and not released (those
+    /// read in place from the program's contents or the shared zeros count nothing).
+    pub fn held_bytes(&self) -> usize {
+        self.memory
+            .iter()
+            .flatten()
+            .map(|bytes| match bytes {
+                Cow::Owned(bytes) => bytes.len(),
+                Cow::Borrowed(_) => 0,
+            })
+            .sum()
     }
 
     /// Steps run so far (a loop's steps once per iteration).
@@ -198,6 +301,9 @@ impl<'a> RefExec<'a> {
         match kind {
             StepKind::Compute { .. } => self.compute(step, iteration)?,
             StepKind::Exchange { phase, .. } => self.exchange(*phase),
+        }
+        for &(tile, r) in self.releases.get(self.next_step).into_iter().flatten() {
+            self.memory[tile as usize][r] = Cow::Borrowed(&[]);
         }
         self.next_step += 1;
         Ok(true)
@@ -271,7 +377,7 @@ impl<'a> RefExec<'a> {
 /// `roots` by buffer); `at` gives the offset a binding means in this iteration.
 fn compute_tile(
     tile: &crate::tile::TileProgram,
-    memory: &mut [Vec<u8>],
+    memory: &mut [Cow<'_, [u8]>],
     roots: &[usize],
     step: usize,
     at: &dyn Fn(BufferId, u32) -> u32,
@@ -329,7 +435,7 @@ fn compute_tile(
             }
             let (id, offset) = call.bindings[k];
             let (r, bytes) = range(id, offset, result.len());
-            memory[r][bytes].copy_from_slice(result);
+            memory[r].to_mut()[bytes].copy_from_slice(result);
         }
     }
     Ok(())
@@ -341,6 +447,7 @@ pub fn execute<N: AsRef<str>, B: AsRef<[u8]>>(
     inputs: &[(N, B)],
 ) -> Result<Vec<(String, Vec<u8>)>, RefExecError> {
     let mut exec = RefExec::new(program, inputs)?;
+    exec.release_dead_buffers();
     while exec.step()? {}
     exec.outputs()
 }

@@ -149,18 +149,16 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         report.cropped_cycles,
         seconds(report.cropped_cycles)
     );
-    println!(
-        "supersteps:     {:>12} ({} simulator rounds)",
-        report.supersteps, report.rounds
-    );
+    println!("supersteps:     {:>12}", report.supersteps);
     let bundles: u64 = report.profile.bundles.iter().sum();
     let per_second = |count: u64| count as f64 / elapsed.as_secs_f64().max(1e-9) / 1e6;
     println!(
-        "host: {:.2} s, {:.1} M tile-cycles/s, {} bundles issued ({:.1} M/s)",
+        "host: {:.2} s, {:.1} M tile-cycles/s, {} bundles issued ({:.1} M/s), {} simulator rounds",
         elapsed.as_secs_f64(),
         per_second(report.tile_cycles),
         bundles,
-        per_second(bundles)
+        per_second(bundles),
+        report.rounds
     );
     println!();
     print!("{}", report::memory_summary(&report.profile));

@@ -141,3 +141,50 @@ fn a_loop_emits_code_vertex_state_and_exchange_programs_once() {
         .sum();
     assert_eq!(five.estimate.cycles - three.estimate.cycles, 2 * body);
 }
+
+/// The plan's reference executor releases each buffer after its last step (as `execute` runs
+/// it): the outputs are the same bytes as when it keeps every buffer, over a loop whose
+/// buffers are used once per layer, and what it holds at the end is the outputs' buffers only.
+#[test]
+fn the_reference_executor_releasing_dead_buffers_gives_the_same_outputs() {
+    use tessera_codegen::refexec::RefExec;
+    let machine = MachineDescription::builtin("small").unwrap();
+    let model = model(3);
+    let compiled = compiled(&machine, &model, true);
+    let program = &compiled.lowered.program;
+    let pixels = synthetic_pixels(&model.config, 2, 5);
+    let input: Vec<u8> = pixels.data().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let inputs = [("pixel_values", input)];
+    let run = |release: bool| {
+        let mut exec = RefExec::new(program, &inputs).unwrap();
+        if release {
+            exec.release_dead_buffers();
+        }
+        let mut peak = 0;
+        while exec.step().unwrap() {
+            peak = peak.max(exec.held_bytes());
+        }
+        (exec.outputs().unwrap(), peak, exec.held_bytes())
+    };
+    let (kept, kept_peak, kept_end) = run(false);
+    let (released, released_peak, released_end) = run(true);
+    assert_eq!(kept, released);
+    let output_bytes: usize = program
+        .outputs
+        .iter()
+        .flat_map(|o| &o.pieces)
+        .map(|p| p.bytes as usize)
+        .sum();
+    assert!(
+        released_peak < kept_peak,
+        "peak {released_peak} bytes releasing, {kept_peak} keeping"
+    );
+    assert!(
+        released_end < kept_end && released_end >= output_bytes,
+        "at the end {released_end} bytes releasing ({kept_end} keeping, outputs {output_bytes})"
+    );
+    assert_eq!(
+        tessera_codegen::refexec::execute(program, &inputs).unwrap(),
+        released
+    );
+}

@@ -467,8 +467,10 @@ impl Chip {
                 loaded.tile.exchange_csr_writes.clear();
                 loaded.tile.release_global_sync(release);
             }
+            // Released, not only cleared: a tile's largest phase would otherwise hold its
+            // capacity for the whole run (a word is 24 bytes here).
             for words in &mut sent {
-                words.clear();
+                *words = Vec::new();
             }
             for selections in &mut pair_selections {
                 selections.clear();
