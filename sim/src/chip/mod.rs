@@ -172,21 +172,24 @@ impl Chip {
         self.load_shared_image(Arc::new(image.clone()))
     }
 
-    /// Loads `image`: checks it was built for this machine, decodes each distinct code blob once,
-    /// and builds every tile of the image with its segments, decoded and write-protected code,
-    /// worker bases and output watches.
+    /// Loads `image`: checks it was built for this machine, decodes once each code blob that
+    /// several code segments hold (the kernels), and builds every tile of the image with its
+    /// segments, write-protected code (a blob only one segment holds is decoded when fetched:
+    /// see [`crate::tile::CodeCache`]), worker bases and output watches.
     pub fn load_shared_image(&mut self, image: Arc<Image>) -> Result<(), SimError> {
         image.check_machine(&self.machine.fingerprint())?;
         image.validate()?;
         self.decoded.clear();
+        let mut uses: HashMap<BlobId, usize> = HashMap::new();
         for tile in &image.tiles {
             for segment in tile.segments.iter().filter(|s| s.category.is_code()) {
                 if let Some(blob) = segment.blob {
-                    self.decoded
-                        .entry(blob)
-                        .or_insert_with(|| decode_words(image.blob(blob)));
+                    *uses.entry(blob).or_default() += 1;
                 }
             }
+        }
+        for (&blob, _) in uses.iter().filter(|(_, &count)| count > 1) {
+            self.decoded.insert(blob, decode_words(image.blob(blob)));
         }
         self.image = Some(image);
         self.instantiate()
@@ -219,11 +222,18 @@ impl Chip {
                 }
             }
             for segment in tile_image.segments.iter().filter(|s| s.category.is_code()) {
-                let slots = match segment.blob.and_then(|blob| self.decoded.get(&blob)) {
-                    Some(slots) => Arc::clone(slots),
-                    None => decode_words(&vec![0u8; segment.size as usize]),
-                };
-                tile.load_decoded_code(segment.address, slots)?;
+                match segment.blob {
+                    Some(blob) => match self.decoded.get(&blob) {
+                        Some(slots) => {
+                            tile.load_decoded_code(segment.address, Arc::clone(slots))?
+                        }
+                        None => tile.load_raw_code(segment.address, Arc::from(image.blob(blob)))?,
+                    },
+                    None => tile.load_raw_code(
+                        segment.address,
+                        Arc::from(vec![0u8; segment.size as usize]),
+                    )?,
+                }
             }
             if let Some(bases) = tile_image.worker_bases {
                 for (worker, base) in bases.into_iter().enumerate() {

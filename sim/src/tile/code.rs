@@ -1,8 +1,17 @@
-//! Pre-decoded code: every bundle of a tile's code ranges decoded once at load, so the hot loop
-//! never decodes. Writes to code are refused by memory protection, which keeps this cache valid.
+//! Decoded code. Writes to code are refused by memory protection, which keeps every decoded
+//! bundle valid for the whole run.
 //!
-//! Decoded ranges are reference-counted: a chip whose tiles load the same code blob decodes it
-//! once and shares the result ([`CodeCache::insert_shared`]), so a 1472-tile chip holds one copy.
+//! A range comes in one of two forms:
+//! - **decoded at load**, every word's slot at once and reference-counted: a chip whose tiles
+//!   load the same code blob (the kernels) decodes it once and shares the result
+//!   ([`CodeCache::insert_shared`]), so the hot worker loops never decode;
+//! - **decoded when fetched** ([`CodeCache::insert_raw`]): the range keeps its bytes (4 per word
+//!   instead of a slot's 80) and a fetch decodes the bundle into a small direct-mapped table of
+//!   recent slots ([`RECENT_SLOTS`] per tile). For code only one tile runs, mostly straight
+//!   lines (its supervisor and exchange programs): eager slots for them were most of a chip's
+//!   host memory after loading.
+//!
+//! Both give the same slot for every address ([`CodeCache::peek`] decodes without the table).
 
 use std::sync::Arc;
 use tessera_isa::inst::emit::{decode_bundle, DecodeError};
@@ -40,13 +49,50 @@ pub enum CodeSlot {
 /// Decoded words of one code range, one slot per word from the range start.
 pub type DecodedRange = Arc<[CodeSlot]>;
 
-/// A piece of one decoded range: `[start, end)` holds the range's slots from `first` on.
+/// What a piece holds for its words.
+#[derive(Clone, Debug)]
+enum PieceCode {
+    /// A slot per word, decoded at load.
+    Decoded(DecodedRange),
+    /// The range's bytes, decoded word by word when fetched.
+    Raw(Arc<[u8]>),
+}
+
+impl PieceCode {
+    fn words(&self) -> usize {
+        match self {
+            PieceCode::Decoded(slots) => slots.len(),
+            PieceCode::Raw(bytes) => bytes.len() / 4,
+        }
+    }
+}
+
+/// A piece of one range: `[start, end)` holds the range's words from `first` on.
 #[derive(Clone, Debug)]
 struct CodePiece {
     start: u32,
     end: u32,
     first: usize,
-    slots: DecodedRange,
+    code: PieceCode,
+}
+
+/// Slots of the direct-mapped table of bundles decoded at fetch (per tile: 512 × 88 bytes).
+pub const RECENT_SLOTS: usize = 512;
+
+/// The slot of the word at `word` of `bytes` (which holds whole words), as [`decode_words`]
+/// decodes it: a bundle may take the next word too.
+fn decode_at(bytes: &[u8], word: usize) -> CodeSlot {
+    let words: Vec<u32> = bytes
+        .get(4 * word..)
+        .unwrap_or_default()
+        .chunks_exact(4)
+        .take(2)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    match decode_bundle(&words) {
+        Ok((bundle, used)) => CodeSlot::Bundle(describe(bundle, used as u32 * 4)),
+        Err(error) => CodeSlot::Invalid(error),
+    }
 }
 
 /// Decoded bundles of a tile's code ranges. A later range shadows an earlier one where they
@@ -62,7 +108,10 @@ pub struct CodeCache {
     /// Sorted by start, disjoint.
     pieces: Vec<CodePiece>,
     /// The piece of the last hit (an index into `pieces`, possibly stale).
-    last: std::cell::Cell<usize>,
+    last: usize,
+    /// Bundles of raw pieces decoded at fetch: slot `(pc / 4) % RECENT_SLOTS` holds the pc it
+    /// was decoded for (`u32::MAX`: none) and its slot. Made at the first such fetch.
+    recent: Vec<(u32, CodeSlot)>,
 }
 
 /// Decodes every word of `bytes` (the memory at some address) as the start of a bundle.
@@ -85,7 +134,8 @@ impl CodeCache {
         CodeCache {
             base,
             pieces: Vec::new(),
-            last: std::cell::Cell::new(0),
+            last: 0,
+            recent: Vec::new(),
         }
     }
 
@@ -96,10 +146,19 @@ impl CodeCache {
 
     /// Adds an already decoded range at `start` (from [`decode_words`] of the bytes there).
     pub fn insert_shared(&mut self, start: u32, slots: DecodedRange) {
-        if start < self.base || slots.is_empty() {
+        self.insert(start, PieceCode::Decoded(slots));
+    }
+
+    /// Adds a range at `start` decoded when fetched: `bytes` (whole words) is the memory there.
+    pub fn insert_raw(&mut self, start: u32, bytes: Arc<[u8]>) {
+        self.insert(start, PieceCode::Raw(bytes));
+    }
+
+    fn insert(&mut self, start: u32, code: PieceCode) {
+        if start < self.base || code.words() == 0 {
             return;
         }
-        let end = start.saturating_add((slots.len() as u32).saturating_mul(4));
+        let end = start.saturating_add((code.words() as u32).saturating_mul(4));
         // What the new range leaves visible of the older pieces: the parts outside it.
         let mut pieces = Vec::with_capacity(self.pieces.len() + 2);
         for piece in self.pieces.drain(..) {
@@ -125,38 +184,70 @@ impl CodeCache {
             start,
             end,
             first: 0,
-            slots,
+            code,
         });
         pieces.sort_by_key(|p| p.start);
         self.pieces = pieces;
-        self.last.set(0);
+        self.last = 0;
+        // A raw piece's earlier bundles may be shadowed now: forget every decoded one.
+        self.recent.clear();
     }
 
+    /// The piece holding `pc` (an index into `pieces`), trying the last hit's first.
     #[inline]
-    pub fn get(&self, pc: u32) -> &CodeSlot {
+    fn piece_of(&self, pc: u32) -> Option<usize> {
+        let hit = |piece: &CodePiece| pc >= piece.start && pc < piece.end;
+        match self.pieces.get(self.last) {
+            Some(piece) if hit(piece) => Some(self.last),
+            _ => {
+                let index = self.pieces.partition_point(|p| p.end <= pc);
+                self.pieces.get(index).filter(|p| hit(p)).map(|_| index)
+            }
+        }
+    }
+
+    /// The slot of the bundle at `pc`.
+    #[inline]
+    pub fn get(&mut self, pc: u32) -> &CodeSlot {
         static NOT_CODE: CodeSlot = CodeSlot::NotCode;
         if !pc.is_multiple_of(4) {
             return &NOT_CODE;
         }
-        let hit = |piece: &CodePiece| pc >= piece.start && pc < piece.end;
-        let index = match self.pieces.get(self.last.get()) {
-            Some(piece) if hit(piece) => self.last.get(),
-            _ => {
-                let index = self.pieces.partition_point(|p| p.end <= pc);
-                match self.pieces.get(index) {
-                    Some(piece) if hit(piece) => {
-                        self.last.set(index);
-                        index
-                    }
-                    _ => return &NOT_CODE,
-                }
-            }
+        let Some(index) = self.piece_of(pc) else {
+            return &NOT_CODE;
         };
+        self.last = index;
         let piece = &self.pieces[index];
-        piece
-            .slots
-            .get(piece.first + ((pc - piece.start) / 4) as usize)
-            .unwrap_or(&NOT_CODE)
+        let word = piece.first + ((pc - piece.start) / 4) as usize;
+        match &piece.code {
+            PieceCode::Decoded(slots) => slots.get(word).unwrap_or(&NOT_CODE),
+            PieceCode::Raw(bytes) => {
+                if self.recent.is_empty() {
+                    self.recent = vec![(u32::MAX, CodeSlot::NotCode); RECENT_SLOTS];
+                }
+                let entry = &mut self.recent[(pc / 4) as usize % RECENT_SLOTS];
+                if entry.0 != pc {
+                    *entry = (pc, decode_at(bytes, word));
+                }
+                &entry.1
+            }
+        }
+    }
+
+    /// The slot of the bundle at `pc`, as [`CodeCache::get`] gives it, without touching the
+    /// table of recent bundles (for messages about a tile).
+    pub fn peek(&self, pc: u32) -> CodeSlot {
+        if !pc.is_multiple_of(4) {
+            return CodeSlot::NotCode;
+        }
+        let Some(piece) = self.piece_of(pc).map(|index| &self.pieces[index]) else {
+            return CodeSlot::NotCode;
+        };
+        let word = piece.first + ((pc - piece.start) / 4) as usize;
+        match &piece.code {
+            PieceCode::Decoded(slots) => slots.get(word).cloned().unwrap_or(CodeSlot::NotCode),
+            PieceCode::Raw(bytes) => decode_at(bytes, word),
+        }
     }
 }
 
@@ -287,5 +378,62 @@ mod tests {
             matches!(cache.get(BASE + 0x102), CodeSlot::NotCode),
             "a misaligned pc is not code"
         );
+    }
+
+    /// The same ranges inserted raw (decoded when fetched) and decoded at load give the same
+    /// slot at every address, in any fetch order: across shadowed pieces, two-word bundles at a
+    /// piece's edge, undecodable words, and addresses that share a slot of the recent table.
+    #[test]
+    fn ranges_decoded_when_fetched_match_ranges_decoded_at_load() {
+        use tessera_isa::asm::{assemble, LayoutOptions};
+        const BASE: u32 = 0x4C000;
+        let object = assemble(
+            &[(
+                "code.S",
+                "    .section .text, \"ax\", @progbits
+    .align 8
+f:
+    setzi $m1, 0x1234
+    { ld64step $a0:1, $mzero, $m0+=, 1 ; f16v4mul $a2:3, $a0:1, $a4:5 }
+    add $m2, $m1, 3
+    sendpicp 42, 0x50084, 1, 1600, 0, 0x15000
+    brnzdec $m1, f
+    exitz $mzero
+",
+            )],
+            &LayoutOptions::default(),
+        )
+        .expect("assembles");
+        let code = object.sections[0].bytes.clone();
+        // Code, then words that decode to nothing.
+        let mut bytes = code.clone();
+        bytes.extend([0xff; 16]);
+        let ranges: [(u32, Vec<u8>); 3] = [
+            (0x100, bytes.clone()),
+            (0x100 + 8, code.clone()),
+            (0x100 + 4 * RECENT_SLOTS as u32, bytes.clone()),
+        ];
+        let mut decoded = CodeCache::new(BASE, 0x4000);
+        let mut raw = CodeCache::new(BASE, 0x4000);
+        for (offset, bytes) in &ranges {
+            decoded.insert_shared(BASE + offset, decode_words(bytes));
+            raw.insert_raw(BASE + offset, Arc::from(bytes.as_slice()));
+        }
+        let describe = |slot: &CodeSlot| format!("{slot:?}");
+        let offsets: Vec<u32> = (0..0x100 + 4 * RECENT_SLOTS as u32 + 0x100)
+            .step_by(4)
+            .collect();
+        let jumps = offsets.iter().map(|o| (o * 37) % offsets.len() as u32 * 4);
+        for offset in offsets
+            .iter()
+            .copied()
+            .chain(offsets.iter().rev().copied())
+            .chain(jumps)
+        {
+            let pc = BASE + offset;
+            let want = describe(decoded.get(pc));
+            assert_eq!(describe(raw.get(pc)), want, "{offset:#x}");
+            assert_eq!(describe(&raw.peek(pc)), want, "{offset:#x}");
+        }
     }
 }

@@ -87,7 +87,7 @@ type ExchangeCsr = (u8, u32);
 /// The decoded bundle at `pc` of tile `tile`'s code, or the error a fetch there raises.
 #[inline]
 fn fetch(
-    code: &CodeCache,
+    code: &mut CodeCache,
     tile: u32,
     context: ContextKind,
     pc: u32,
@@ -377,7 +377,7 @@ impl Tile {
 
     /// The bundle at `pc` in assembly form, between backticks (or why there is none).
     fn instruction_at(&self, pc: u32) -> String {
-        match self.code.get(pc) {
+        match self.code.peek(pc) {
             CodeSlot::Bundle(decoded) => format!(
                 "`{}`",
                 tessera_isa::asm::print::format_bundle(decoded.bundle())
@@ -410,6 +410,20 @@ impl Tile {
             });
         }
         Ok(())
+    }
+
+    /// Marks `[start, start + len)` as code, decoded when fetched (code only this tile runs;
+    /// see [`CodeCache::insert_raw`]), and write-protects it; `bytes` is the memory there.
+    pub fn load_raw_code(&mut self, start: u32, bytes: Arc<[u8]>) -> Result<(), SimError> {
+        let len = u32::try_from(bytes.len() / 4 * 4).unwrap_or(u32::MAX);
+        self.check_executable(start, len)?;
+        self.code.insert_raw(start, bytes);
+        self.memory
+            .protect(start..start.saturating_add(len))
+            .map_err(|e| SimError::Load {
+                tile: self.id,
+                message: e.to_string(),
+            })
     }
 
     /// Marks `[start, start + len)` as code: decodes it and write-protects it.
@@ -659,9 +673,21 @@ impl Tile {
         cycle: u64,
         trap: Trap,
     ) -> SimError {
+        Tile::trap_at(self.id, context, pc, decoded, cycle, trap)
+    }
+
+    /// [`Tile::trap`] of tile `tile`, for a caller that holds a borrow of the code cache.
+    fn trap_at(
+        tile: u32,
+        context: &'static str,
+        pc: u32,
+        decoded: &DecodedBundle,
+        cycle: u64,
+        trap: Trap,
+    ) -> SimError {
         SimError::Trap {
             site: TrapSite {
-                tile: self.id,
+                tile,
                 context,
                 pc,
                 instruction: tessera_isa::asm::print::format_bundle(decoded.bundle()),
@@ -696,7 +722,9 @@ impl Tile {
     fn issue_supervisor(&mut self, cycle: u64) -> Result<(), SimError> {
         const CONTEXT: &str = "supervisor";
         let pc = self.supervisor.pc;
-        let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
+        // A copy: the borrow of the code cache must not outlive the fetch.
+        let fetched = *fetch(&mut self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
+        let decoded = &fetched;
         let hazard = decoded.reads_m & self.load_pending;
         if hazard != 0 {
             let ready =
@@ -914,7 +942,6 @@ impl Tile {
                 pc,
             );
             if let Err(trap) = sent {
-                let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
                 return Err(self.trap(CONTEXT, pc, decoded, cycle, trap));
             }
             next = next.max(cycle + words as u64);
@@ -931,7 +958,6 @@ impl Tile {
                 self.tiles,
             );
             if let Err(kind) = written {
-                let decoded = fetch(&self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
                 return Err(self.trap(CONTEXT, pc, decoded, cycle, kind.into()));
             }
             self.port_dirty = true;

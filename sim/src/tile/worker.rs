@@ -54,7 +54,7 @@ impl Tile {
         let kind = self.workers[worker].kind;
         let pc = self.workers[worker].pc;
         // Borrowed from the code cache (a field the issue does not change), not copied.
-        let decoded = fetch(&self.code, self.id, kind, pc, cycle)?;
+        let decoded = fetch(&mut self.code, self.id, kind, pc, cycle)?;
         let outcome = {
             let (fp_infmt, fp_iscl) = (
                 self.supervisor.csr[index::FP_INFMT as usize],
@@ -71,7 +71,9 @@ impl Tile {
             );
             step_prepared(&decoded.prepared, &mut self.workers[worker], &mut env)
         };
-        let outcome = outcome.map_err(|trap| self.trap(kind.name(), pc, decoded, cycle, trap))?;
+        let id = self.id;
+        let outcome =
+            outcome.map_err(|trap| Tile::trap_at(id, kind.name(), pc, decoded, cycle, trap))?;
         self.counters.bundles += 1;
         self.counters.worker_bundles += 1;
         self.workers[worker].pc = outcome.next_pc;
@@ -126,7 +128,8 @@ impl Tile {
             | Effect::SendOn { .. }
             | Effect::CsrWritten { .. }) => {
                 // The table restricts these effects to the supervisor.
-                return Err(self.trap(
+                return Err(Tile::trap_at(
+                    self.id,
                     kind.name(),
                     pc,
                     decoded,
