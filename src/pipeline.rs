@@ -259,8 +259,18 @@ impl Outcome {
 
 /// The process's peak resident set so far, in bytes (Linux `VmHWM`; `None` elsewhere).
 pub fn peak_memory_bytes() -> Option<u64> {
+    process_status_bytes("VmHWM:")
+}
+
+/// The process's resident set now, in bytes (Linux `VmRSS`; `None` elsewhere).
+pub fn resident_memory_bytes() -> Option<u64> {
+    process_status_bytes("VmRSS:")
+}
+
+/// A `kB` figure of `/proc/self/status`, in bytes.
+fn process_status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

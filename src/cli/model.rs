@@ -218,7 +218,16 @@ impl ModelArgs {
         let timing = std::env::var_os("TESSERA_TIMING").is_some();
         let beam = std::env::var_os("TESSERA_PLAN_DEBUG").is_some();
         if timing || beam || op.is_some() {
-            let mut trace = tessera_codegen::trace::Trace::to(|line| eprintln!("{line}"));
+            // With stage timings, each line says how much memory the process holds then.
+            let mut trace = tessera_codegen::trace::Trace::to(move |line| {
+                match timing
+                    .then(tessera::pipeline::resident_memory_bytes)
+                    .flatten()
+                {
+                    Some(bytes) => eprintln!("{line} [resident {} MiB]", bytes >> 20),
+                    None => eprintln!("{line}"),
+                }
+            });
             (trace.timing, trace.beam, trace.op) = (timing, beam, op);
             options.trace = trace;
         }
@@ -433,8 +442,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if std::env::var_os("TESSERA_TIMING").is_some() {
         if let Some(bytes) = tessera::pipeline::peak_memory_bytes() {
             eprintln!(
-                "[memory] peak resident after compiling: {:.0} MiB",
-                bytes as f64 / (1 << 20) as f64
+                "[memory] peak resident after compiling: {:.0} MiB (resident now {:.0} MiB)",
+                bytes as f64 / (1 << 20) as f64,
+                tessera::pipeline::resident_memory_bytes().unwrap_or(0) as f64 / (1 << 20) as f64
             );
         }
     }
