@@ -10,12 +10,21 @@ median of 5 after a warm-up) with the same thread counts, when torch and transfo
 installed, and prints the ratios: whole command / PyTorch and simulation alone / PyTorch, and
 the 1-vs-2-thread scaling.
 
-Workloads:
+Workloads (each measured as users run it: a checkpoint as transformers writes it, the
+attention-pooling head included):
   builtin   `tessera run` with no arguments: the built-in SigLIP tower (batch 2); its PyTorch
             twin is `tessera model make --preset small` (the same seeded weights).
-  so400m    one So400m/14 layer at 378x378, no head, batch 1 (`tessera model make --preset
-            so400m-378 --layers 1 --no-head`), the newest workload the compiler runs. Its
-            compile alone takes about a minute and the whole command a few.
+  so400m    one So400m/14 layer at 378x378 (729 tokens) with the head, batch 1 (`tessera model
+            make --preset so400m-378 --layers 1`). Compile about a minute, the whole command a
+            few minutes with 2 threads.
+  so400m-27 all 27 So400m/14 layers with the head, batch 1: the whole tower. Tens of minutes
+            per thread count; run it alone (`--workloads so400m-27 --threads 2`).
+  so400m-no-head  the one-layer workload without the head (`--no-head`), as issue 13 measured.
+
+Per run it reports the wall time, the compile / simulate / references split, CPU time, peak
+RSS, the simulator's tile-cycles per second (running tiles x simulated cycles per second of
+simulation), the cropped cycles and bit-exactness; then the ratios to the PyTorch forward at
+the same thread count: whole command, and simulation + references (issue 33's goal: 20x).
 
 Usage:
   scripts/speed.py [--tessera target/release/tessera] [--workloads builtin,so400m]
@@ -45,9 +54,21 @@ WORKLOADS = {
         "batch": 2,
     },
     "so400m": {
+        "make": ["--preset", "so400m-378", "--layers", "1"],
+        "run": [],
+        "describe": "one So400m/14 layer at 378x378 (729 tokens) with the head, batch 1",
+        "batch": 1,
+    },
+    "so400m-27": {
+        "make": ["--preset", "so400m-378"],
+        "run": [],
+        "describe": "27 So400m/14 layers at 378x378 with the head (the whole tower), batch 1",
+        "batch": 1,
+    },
+    "so400m-no-head": {
         "make": ["--preset", "so400m-378", "--layers", "1", "--no-head"],
         "run": ["--no-head"],
-        "describe": "one So400m/14 layer at 378x378 (729 tokens), no head, batch 1",
+        "describe": "one So400m/14 layer at 378x378, no head, batch 1",
         "batch": 1,
     },
 }
@@ -73,6 +94,9 @@ def run_tessera(tessera, args, threads):
             simulate_s=float(host.group(2)),
             references_s=float(host.group(3)),
         )
+    speed = re.search(r"\(([\d.]+) M tile-cycles/s", out)
+    if speed:
+        figures["mtile_cycles_per_s"] = float(speed.group(1))
     cycles = re.search(r"cropped (\d+)", out)
     if cycles:
         figures["cropped_cycles"] = int(cycles.group(1))
@@ -158,28 +182,36 @@ def report(results, thread_counts):
         print(f"\n{name}: {entry['describe']}")
         print(
             f"  {'threads':>7} {'wall s':>8} {'compile':>8} {'simulate':>8} {'refs':>7} "
-            f"{'CPU s':>7} {'peak MiB':>8} {'cycles':>9} {'exact':>5} {'torch s':>8} "
-            f"{'x cmd':>6} {'x sim':>6}"
+            f"{'CPU s':>7} {'peak MiB':>8} {'Mtc/s':>6} {'cycles':>9} {'exact':>5} "
+            f"{'torch s':>8} {'x cmd':>6} {'x sim+refs':>10}"
         )
         torch_s = entry["torch_s"] or {}
         for threads in thread_counts:
             t = entry["tessera"][threads]
             torch_t = torch_s.get(threads)
-            ratio = lambda v: f"{v / torch_t:6.0f}" if torch_t and v is not None else f"{'-':>6}"
+            ratio = lambda v, w: f"{v / torch_t:{w}.0f}" if torch_t and v is not None else f"{'-':>{w}}"
+            sim_refs = (
+                t["simulate_s"] + t["references_s"]
+                if "simulate_s" in t and "references_s" in t
+                else None
+            )
             print(
                 f"  {threads:>7} {t['wall_s']:8.2f} {t.get('compile_s', 0):8.2f} "
                 f"{t.get('simulate_s', 0):8.2f} {t.get('references_s', 0):7.2f} "
                 f"{t.get('cpu_s', 0):7.1f} {t.get('peak_rss_mib', 0):8.0f} "
+                f"{t.get('mtile_cycles_per_s', 0):6.0f} "
                 f"{t.get('cropped_cycles', 0):9d} {'yes' if t['bit_exact'] else 'NO':>5} "
-                f"{torch_t if torch_t else float('nan'):8.3f} {ratio(t['wall_s'])} "
-                f"{ratio(t.get('simulate_s'))}"
+                f"{torch_t if torch_t else float('nan'):8.3f} {ratio(t['wall_s'], 6)} "
+                f"{ratio(sim_refs, 10)}"
             )
         if len(thread_counts) >= 2:
             one, two = (entry["tessera"][t] for t in thread_counts[:2])
             print(
                 f"  {thread_counts[0]} -> {thread_counts[1]} threads: whole command "
                 f"{one['wall_s'] / two['wall_s']:.2f}x, simulation "
-                f"{one.get('simulate_s', 0) / max(two.get('simulate_s', 0), 1e-9):.2f}x; "
+                f"{one.get('simulate_s', 0) / max(two.get('simulate_s', 0), 1e-9):.2f}x, "
+                f"references "
+                f"{one.get('references_s', 0) / max(two.get('references_s', 0), 1e-9):.2f}x; "
                 f"cycles and outputs identical: "
                 f"{'yes' if one.get('cropped_cycles') == two.get('cropped_cycles') and one['bit_exact'] and two['bit_exact'] else 'NO'}"
             )

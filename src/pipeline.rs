@@ -246,6 +246,9 @@ pub struct Outcome {
     /// Per output: error against the host f32 reference.
     pub errors: Vec<(String, ErrorReport)>,
     pub reference_seconds: f64,
+    /// Of those, the plan's reference executor and the host f32 reference (run side by side).
+    pub plan_reference_seconds: f64,
+    pub host_reference_seconds: f64,
     /// The process's peak resident memory (`VmHWM`) after each stage of the run: the image
     /// loaded on the chip, the simulation, the references (empty where the host does not say).
     pub peak_memory: Vec<(&'static str, u64)>,
@@ -283,7 +286,7 @@ fn halves_to_f32(bytes: &[u8]) -> Vec<f32> {
 }
 
 /// What a run records beside its outputs and cycles.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub struct RunRecording<'a> {
     /// Host threads of the simulation (`None`: one per core).
     pub threads: Option<usize>,
@@ -292,6 +295,20 @@ pub struct RunRecording<'a> {
     /// Record every worker's kernel span (for a profile page or trace; a many-layer run makes
     /// tens of millions of them).
     pub kernel_spans: bool,
+    /// The simulator's shortcuts ([`RunOptions::fast_paths`]); they change no result.
+    pub fast_paths: bool,
+}
+
+impl Default for RunRecording<'_> {
+    /// One thread per core, no progress, no kernel spans, the fast paths on.
+    fn default() -> Self {
+        RunRecording {
+            threads: None,
+            progress: None,
+            kernel_spans: false,
+            fast_paths: true,
+        }
+    }
 }
 
 /// Simulates `compiled` on `pixels`, and compares the outputs with the plan's reference and the
@@ -331,6 +348,7 @@ pub fn run_and_check(
             max_cycles: 20_000_000_000,
             progress: recording.progress,
             record_kernel_spans: recording.kernel_spans,
+            fast_paths: recording.fast_paths,
         },
     )?;
     let simulate_seconds = started.elapsed().as_secs_f64();
@@ -338,9 +356,17 @@ pub fn run_and_check(
     drop(chip);
     let started = Instant::now();
     // The two references are independent (and each parallel inside): run them side by side.
-    let (expected, host) = rayon::join(
-        || tessera_codegen::refexec::execute(&compiled.lowered.program, &inputs),
-        || reference_tower(&model.config, &model.store, pixels, spec.layers, spec.head),
+    let ((expected, plan_reference_seconds), (host, host_reference_seconds)) = rayon::join(
+        || {
+            let started = Instant::now();
+            let expected = tessera_codegen::refexec::execute(&compiled.lowered.program, &inputs);
+            (expected, started.elapsed().as_secs_f64())
+        },
+        || {
+            let started = Instant::now();
+            let host = reference_tower(&model.config, &model.store, pixels, spec.layers, spec.head);
+            (host, started.elapsed().as_secs_f64())
+        },
     );
     let expected = expected.context("the plan's reference")?;
     let host = host?;
@@ -379,6 +405,8 @@ pub fn run_and_check(
         mismatches,
         errors,
         reference_seconds,
+        plan_reference_seconds,
+        host_reference_seconds,
         peak_memory,
     })
 }

@@ -267,6 +267,9 @@ pub struct RunSummary {
     pub estimate: u64,
     pub supersteps: u64,
     pub running_tiles: usize,
+    /// Running tiles × cycles the simulator advanced, and the bundles its tiles issued.
+    pub tile_cycles: u64,
+    pub bundles: u64,
     /// Per output: (name, max abs, relative rms, values).
     pub errors: Vec<(String, f64, f64, usize)>,
     pub mismatches: Vec<(String, usize)>,
@@ -276,6 +279,9 @@ pub struct RunSummary {
     pub compile_seconds: f64,
     pub simulate_seconds: f64,
     pub reference_seconds: f64,
+    /// The plan's reference executor and the host f32 reference, side by side in those.
+    pub plan_reference_seconds: f64,
+    pub host_reference_seconds: f64,
     /// The layers' loop, when the layers ran as one.
     pub layer_loop: Option<LoopSummary>,
 }
@@ -345,6 +351,8 @@ impl RunSummary {
             estimate: compiled.estimate.cycles,
             supersteps: report.supersteps,
             running_tiles: compiled.back.report.running_tiles.len(),
+            tile_cycles: report.tile_cycles,
+            bundles: report.profile.bundles.iter().sum(),
             errors: outcome
                 .errors
                 .iter()
@@ -355,6 +363,8 @@ impl RunSummary {
             compile_seconds,
             simulate_seconds: outcome.simulate_seconds,
             reference_seconds: outcome.reference_seconds,
+            plan_reference_seconds: outcome.plan_reference_seconds,
+            host_reference_seconds: outcome.host_reference_seconds,
             layer_loop: LoopSummary::new(compiled, &report.profile, peak_sram.0),
             peak_sram,
         }
@@ -368,8 +378,12 @@ impl RunSummary {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "simulated in {:.2} s: {} supersteps on {} tiles",
-            self.simulate_seconds, self.supersteps, self.running_tiles
+            "simulated in {:.2} s: {} supersteps on {} tiles ({:.1} M tile-cycles/s, {:.1} M bundles/s)",
+            self.simulate_seconds,
+            self.supersteps,
+            self.running_tiles,
+            self.tile_cycles as f64 / self.simulate_seconds.max(1e-9) / 1e6,
+            self.bundles as f64 / self.simulate_seconds.max(1e-9) / 1e6
         );
         let gap = (self.estimate as f64 - self.cropped as f64) / self.cropped.max(1) as f64 * 100.0;
         let _ = writeln!(
@@ -427,8 +441,12 @@ impl RunSummary {
         let _ = writeln!(out, "bit-exact vs the plan's reference (kernel references on the same tile program): {exact}");
         let _ = writeln!(
             out,
-            "host time: compile {:.2} s, simulate {:.2} s, references {:.2} s",
-            self.compile_seconds, self.simulate_seconds, self.reference_seconds
+            "host time: compile {:.2} s, simulate {:.2} s, references {:.2} s (plan's {:.2} s beside host f32 {:.2} s)",
+            self.compile_seconds,
+            self.simulate_seconds,
+            self.reference_seconds,
+            self.plan_reference_seconds,
+            self.host_reference_seconds
         );
         out
     }
@@ -470,9 +488,13 @@ impl RunSummary {
                 "compile_s": self.compile_seconds,
                 "simulate_s": self.simulate_seconds,
                 "reference_s": self.reference_seconds,
+                "plan_reference_s": self.plan_reference_seconds,
+                "host_reference_s": self.host_reference_seconds,
             },
             "supersteps": self.supersteps,
             "running_tiles": self.running_tiles,
+            "tile_cycles": self.tile_cycles,
+            "bundles": self.bundles,
             "layer_loop": self.layer_loop.as_ref().map(|l| json!({
                 "iterations": l.iterations,
                 "steps": l.steps,

@@ -87,6 +87,7 @@ fn check_image(image: &Image) {
             max_cycles: MAX_CYCLES,
             progress: None,
             record_kernel_spans: true,
+            fast_paths: true,
         };
         let _ = chip.run(&inputs, &options);
     }

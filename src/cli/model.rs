@@ -468,6 +468,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             progress: Some(&progress),
             // Kernel spans only feed the profile page and the trace.
             kernel_spans: args.profile.is_some(),
+            fast_paths: true,
         },
     )?;
     bar.finish_and_clear();

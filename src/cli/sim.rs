@@ -48,6 +48,10 @@ pub struct RunArgs {
     /// Stop with an error after this many cycles past start-up.
     #[arg(long, default_value_t = 1_000_000_000)]
     max_cycles: u64,
+    /// Take the general path for every bundle: no worker-only issue loop, no AMP weight lanes
+    /// kept between bundles. Slower; the results and cycles are the same (a check of that).
+    #[arg(long)]
+    no_fast_paths: bool,
     /// Write the per-tile SRAM report as JSON.
     #[arg(long, value_name = "FILE.json")]
     memory_report: Option<PathBuf>,
@@ -119,6 +123,7 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         progress: Some(&progress),
         // Kernel spans only feed the profile page and the trace.
         record_kernel_spans: args.profile.is_some(),
+        fast_paths: !args.no_fast_paths,
     };
     let started = Instant::now();
     let result = run_image(&machine, &image, &inputs, &options);

@@ -62,6 +62,11 @@ pub struct RunOptions<'a> {
     /// Record every worker's run for the profile's kernel spans. A front end that writes no
     /// profile page or trace turns it off: a many-layer run makes tens of millions of them.
     pub record_kernel_spans: bool,
+    /// The simulator's shortcuts that change no result: a tile whose supervisor cannot issue
+    /// runs its workers without re-examining the supervisor and the exchange port per bundle,
+    /// and the AMP keeps its decoded `$CWEI` lanes between bundles. Off, every bundle takes the
+    /// general path — for tests that prove the shortcuts change no bit and no cycle.
+    pub fast_paths: bool,
 }
 
 impl Default for RunOptions<'_> {
@@ -71,6 +76,7 @@ impl Default for RunOptions<'_> {
             max_cycles: 1_000_000_000,
             progress: None,
             record_kernel_spans: true,
+            fast_paths: true,
         }
     }
 }
@@ -283,6 +289,7 @@ impl Chip {
         let limit = startup.saturating_add(options.max_cycles);
         for loaded in &mut self.tiles {
             loaded.tile.record_spans = options.record_kernel_spans;
+            loaded.tile.fast_paths = options.fast_paths;
             loaded.tile.advance_to(startup);
             loaded.record.span(PhaseKind::Startup, 0, startup);
             if let Some(entry) = loaded.entry {

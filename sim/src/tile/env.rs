@@ -37,6 +37,8 @@ pub struct TileEnv<'a> {
     fp_infmt: u32,
     fp_iscl: u32,
     watch: &'a mut WriteWatch,
+    /// Whether the AMP may keep its decoded lanes (`cwei_lanes`); off, it decodes per bundle.
+    amp_lanes: bool,
 }
 
 impl<'a> TileEnv<'a> {
@@ -60,7 +62,15 @@ impl<'a> TileEnv<'a> {
             fp_infmt,
             fp_iscl,
             watch,
+            amp_lanes: true,
         }
+    }
+
+    /// This environment with the AMP's kept lanes offered (`true`, the default) or not.
+    #[inline]
+    pub fn with_amp_lanes(mut self, amp_lanes: bool) -> Self {
+        self.amp_lanes = amp_lanes;
+        self
     }
 }
 
@@ -103,7 +113,7 @@ impl ExecEnv for TileEnv<'_> {
     }
 
     fn cwei_lanes(&mut self) -> Option<&mut CweiLanes> {
-        Some(&mut self.weights.lanes)
+        self.amp_lanes.then_some(&mut self.weights.lanes)
     }
 
     /// Workers read only `$FP_INFMT` and `$FP_ISCL` (the AMP's FP8 configuration); their values

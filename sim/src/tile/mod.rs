@@ -241,6 +241,8 @@ pub struct Tile {
     pub spans: Vec<WorkerSpan>,
     /// Whether worker exits are recorded in `spans`.
     pub record_spans: bool,
+    /// Whether the shortcuts of [`crate::chip::RunOptions::fast_paths`] are taken.
+    pub fast_paths: bool,
     pub outbox: Vec<OutgoingWord>,
     pub exchange_csr_writes: Vec<ExchangeCsrWrite>,
     pub counters: TileCounters,
@@ -290,6 +292,7 @@ impl Tile {
             repeat_rounds: machine.worker.repeat_rounds.into(),
             spans: Vec::new(),
             record_spans: true,
+            fast_paths: true,
             outbox: Vec::new(),
             exchange_csr_writes: Vec::new(),
             counters: TileCounters::default(),
@@ -502,7 +505,8 @@ impl Tile {
         loop {
             // The supervisor does not issue while it waits or halted, nor while all six
             // workers hold the slots.
-            if self.running_mask != 0
+            if self.fast_paths
+                && self.running_mask != 0
                 && (self.status != SupervisorStatus::Running || self.running_mask == ALL_WORKERS)
             {
                 self.run_workers_only(limit)?;

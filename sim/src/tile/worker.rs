@@ -68,7 +68,8 @@ impl Tile {
                 fp_infmt,
                 fp_iscl,
                 &mut self.watch,
-            );
+            )
+            .with_amp_lanes(self.fast_paths);
             step_prepared(&decoded.prepared, &mut self.workers[worker], &mut env)
         };
         let id = self.id;

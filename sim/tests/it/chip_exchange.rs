@@ -52,6 +52,7 @@ pub(super) fn run(
         max_cycles: 10_000_000,
         progress: None,
         record_kernel_spans: true,
+        fast_paths: true,
     };
     chip.run(inputs, &options)
 }
