@@ -114,8 +114,23 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
     );
     bar.enable_steady_tick(Duration::from_millis(120));
     bar.set_message("loading");
+    // With TESSERA_TIMING, each superstep also says the memory the process holds then.
+    let timing = std::env::var_os("TESSERA_TIMING").is_some();
     let progress = |p: &RunProgress| {
-        bar.set_message(format!("superstep {} at cycle {}", p.supersteps, p.cycle))
+        bar.set_message(format!("superstep {} at cycle {}", p.supersteps, p.cycle));
+        if let Some(bytes) = timing
+            .then(tessera::pipeline::resident_memory_bytes)
+            .flatten()
+        {
+            bar.suspend(|| {
+                eprintln!(
+                    "[memory] superstep {} at cycle {}: resident {} MiB",
+                    p.supersteps,
+                    p.cycle,
+                    bytes >> 20
+                )
+            });
+        }
     };
     let options = RunOptions {
         threads: args.threads,
