@@ -222,10 +222,10 @@ pub fn output_array(image: &Image, name: &str, bytes: &[u8]) -> Result<NpyArray>
     )?)
 }
 
-/// Loads `image` on a chip of `machine` and runs it with `.npy` inputs.
+/// Loads `image` on a chip of `machine` (shared, not copied) and runs it with `.npy` inputs.
 pub fn run_image(
     machine: &MachineDescription,
-    image: &Image,
+    image: &std::sync::Arc<Image>,
     inputs: &[(String, NpyArray)],
     options: &RunOptions,
 ) -> Result<RunReport> {
@@ -234,7 +234,7 @@ pub fn run_image(
         bytes.push((name.as_str(), input_bytes(image, name, array)?));
     }
     let mut chip = Chip::new(machine)?;
-    chip.load_image(image)?;
+    chip.load_shared_image(std::sync::Arc::clone(image))?;
     Ok(chip.run(&bytes, options)?)
 }
 

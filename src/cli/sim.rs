@@ -69,7 +69,7 @@ fn split_assignment(text: &str) -> Result<(&str, &str)> {
 }
 
 fn run_command(args: RunArgs) -> Result<ExitCode> {
-    let image = Image::read(&args.image)?;
+    let image = std::sync::Arc::new(Image::read(&args.image)?);
     let machine_name = args
         .machine
         .clone()
