@@ -10,7 +10,9 @@
 //! Criterion's throughput figure ("elem/s") is tile-cycles per second: running tiles × cycles
 //! after start-up. Each iteration runs the loaded image from scratch (tile set-up included).
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion};
+
+mod common;
 use tessera::pipeline::{compile_graph, synthetic_pixels, tower_graph, Model, RunSpec};
 use tessera::sim::rotate::{rotate_image, rotate_input};
 use tessera::sim::{Chip, MachineDescription, RunOptions};
@@ -37,23 +39,13 @@ fn chip_rotate(c: &mut Criterion) {
         probe.total_cycles,
         probe.tile_cycles
     );
-    let mut group = c.benchmark_group("chip_rotate_ipu21");
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(probe.tile_cycles));
-    for threads in [1usize, 2] {
-        group.bench_with_input(
-            BenchmarkId::new("threads", threads),
-            &threads,
-            |b, &threads| {
-                let options = RunOptions {
-                    threads: Some(threads),
-                    ..RunOptions::default()
-                };
-                b.iter(|| chip.run(&inputs, &options).expect("run"));
-            },
-        );
-    }
-    group.finish();
+    common::run_by_threads(
+        c,
+        "chip_rotate_ipu21",
+        probe.tile_cycles,
+        &mut chip,
+        &inputs,
+    );
 }
 
 fn chip_model(c: &mut Criterion) {
@@ -83,23 +75,7 @@ fn chip_model(c: &mut Criterion) {
         "built-in SigLIP tower on ipu21: {} cropped cycles, {} tile-cycles per run",
         probe.cropped_cycles, probe.tile_cycles
     );
-    let mut group = c.benchmark_group("chip_model_ipu21");
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(probe.tile_cycles));
-    for threads in [1usize, 2] {
-        group.bench_with_input(
-            BenchmarkId::new("threads", threads),
-            &threads,
-            |b, &threads| {
-                let options = RunOptions {
-                    threads: Some(threads),
-                    ..RunOptions::default()
-                };
-                b.iter(|| chip.run(&inputs, &options).expect("run"));
-            },
-        );
-    }
-    group.finish();
+    common::run_by_threads(c, "chip_model_ipu21", probe.tile_cycles, &mut chip, &inputs);
 }
 
 criterion_group!(benches, chip_rotate, chip_model);

@@ -8,7 +8,9 @@
 //! with 1 and 2 host threads: one run of the loaded image (tile set-up included); throughput in
 //! tile-cycles per second.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion};
+
+mod common;
 use tessera::pipeline::compile_graph;
 use tessera::random_graph::random;
 use tessera::sim::{Chip, MachineDescription, RunOptions};
@@ -48,7 +50,7 @@ fn so400m_fc1(c: &mut Criterion) {
         .iter()
         .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
         .collect();
-    let inputs = [("x".to_string(), input)];
+    let inputs = [("x", input)];
     let mut chip = Chip::new(&machine).expect("chip");
     chip.load_image(&compiled.back.image).expect("load");
     let probe = chip.run(&inputs, &RunOptions::default()).expect("run");
@@ -67,23 +69,7 @@ fn so400m_fc1(c: &mut Criterion) {
         if exact { "yes" } else { "NO" }
     );
     assert!(exact, "the simulated product differs from its reference");
-    let mut group = c.benchmark_group("so400m_fc1_ipu21");
-    group.sample_size(10);
-    group.throughput(Throughput::Elements(probe.tile_cycles));
-    for threads in [1usize, 2] {
-        group.bench_with_input(
-            BenchmarkId::new("threads", threads),
-            &threads,
-            |b, &threads| {
-                let options = RunOptions {
-                    threads: Some(threads),
-                    ..RunOptions::default()
-                };
-                b.iter(|| chip.run(&inputs, &options).expect("run"));
-            },
-        );
-    }
-    group.finish();
+    common::run_by_threads(c, "so400m_fc1_ipu21", probe.tile_cycles, &mut chip, &inputs);
 }
 
 criterion_group!(benches, so400m_fc1);

@@ -433,12 +433,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         tessera::pipeline::use_host_threads(threads)?;
     }
     let machine = MachineDescription::load(&args.model.machine)?;
-    let model = args.model.model()?;
+    let mut model = args.model.model()?;
     let pixels = load_pixels(&args, &model)?;
     let spec = args.model.spec(&model, pixels.batch())?;
     header(&model, &spec, &machine);
     let (compiled, compile_seconds) = compile_with_progress(&args.model, &model, &spec, &machine)?;
     print_plan(&compiled, compile_seconds);
+    // The image holds its own copies of the weights the graph reads; the host reference reads
+    // only the checkpoint's tensors.
+    tessera_models::siglip::remove_derived_weights(&model.config, &mut model.store);
     if std::env::var_os("TESSERA_TIMING").is_some() {
         if let Some(bytes) = tessera::pipeline::peak_memory_bytes() {
             eprintln!(

@@ -356,6 +356,43 @@ pub fn add_derived_weights(
     Ok(())
 }
 
+/// Removes from `store` every weight [`add_derived_weights`] adds, and returns the bytes their
+/// values held. A compiled program holds its own copies of the weights it reads, so a run drops
+/// these before simulating: the host reference reads only the checkpoint's tensors.
+pub fn remove_derived_weights(config: &SiglipVisionConfig, store: &mut WeightStore) -> usize {
+    let mut names: Vec<String> = vec![PATCH_WEIGHT_PADDED.to_string()];
+    for i in 0..config.num_hidden_layers {
+        let prefix = super::graph::layer_prefix(i);
+        names.extend(
+            [
+                OUT_BIAS_FOLDED,
+                QKV_WEIGHT_HEADS,
+                QKV_BIAS_HEADS,
+                OUT_WEIGHT_HEADS,
+                FC1_WEIGHT_PADDED,
+                FC1_BIAS_PADDED,
+                FC2_WEIGHT_PADDED,
+            ]
+            .map(|name| format!("{prefix}{name}")),
+        );
+    }
+    names.extend(
+        [
+            HEAD_SCORE_WEIGHT,
+            HEAD_OUT_BIAS_FOLDED,
+            HEAD_FC1_WEIGHT_PADDED,
+            HEAD_FC1_BIAS_PADDED,
+            HEAD_FC2_WEIGHT_PADDED,
+        ]
+        .map(String::from),
+    );
+    names
+        .iter()
+        .filter_map(|name| store.remove(name))
+        .map(|tensor| tensor.data.len() * std::mem::size_of::<f32>())
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,6 +568,32 @@ mod tests {
         store.remove(names::HEAD_K_WEIGHT);
         let e = add_derived_weights(&config, &mut store).unwrap_err();
         assert!(e.to_string().contains(names::HEAD_K_WEIGHT), "{e}");
+    }
+
+    /// Removing the derived weights leaves exactly the checkpoint's tensors, with their values,
+    /// and says how many bytes went.
+    #[test]
+    fn removing_the_derived_weights_leaves_the_checkpoint() {
+        let mut config = SiglipVisionConfig::tiny();
+        config.intermediate_size = 100;
+        let original = synthetic_weights(&config, &WeightSelection::full(&config), 3);
+        let mut store = original.clone();
+        add_derived_weights(&config, &mut store).unwrap();
+        let added: usize = store
+            .iter()
+            .filter(|(name, _)| !original.contains(name))
+            .map(|(_, t)| t.data.len() * 4)
+            .sum();
+        assert!(added > 0 && store.len() > original.len());
+        assert_eq!(remove_derived_weights(&config, &mut store), added);
+        assert_eq!(store.len(), original.len());
+        for (name, tensor) in original.iter() {
+            assert_eq!(
+                store.get(name).map(|t| &t.data),
+                Some(&tensor.data),
+                "{name}"
+            );
+        }
     }
 
     /// The padded MLP computes what the checkpoint's does, in f64 from the definition

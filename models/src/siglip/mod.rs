@@ -18,7 +18,7 @@ pub use checkpoint::{
     load_checkpoint, read_config, Checkpoint, CheckpointError, CheckpointInfo, SourceDtype,
 };
 pub use config::{ConfigError, HiddenAct, SiglipVisionConfig};
-pub use derived::add_derived_weights;
+pub use derived::{add_derived_weights, remove_derived_weights};
 pub use graph::{
     encoder, encoder_layer, encoder_layer_with, encoder_with, layer_prefix, mlp_block,
     mlp_block_with, vision_tower, ModelGraphError, Precision, TowerSpec,

@@ -27,7 +27,7 @@ use crate::machine::MachineDescription;
 use crate::memory::MemoryLayout;
 use crate::profile::{PhaseKind, Profile};
 use crate::tile::{
-    decode_words, DecodedRange, ExchangeView, SupervisorStatus, Tile, TileStatus, WORKERS,
+    decode_words, DecodedRange, ExchangeView, RawCode, SupervisorStatus, Tile, TileStatus, WORKERS,
 };
 use rayon::prelude::*;
 use record::{TileRecord, Totals};
@@ -233,11 +233,14 @@ impl Chip {
                         Some(slots) => {
                             tile.load_decoded_code(segment.address, Arc::clone(slots))?
                         }
-                        None => tile.load_raw_code(segment.address, Arc::from(image.blob(blob)))?,
+                        None => tile.load_raw_code(
+                            segment.address,
+                            RawCode::Blob(Arc::clone(&image), blob),
+                        )?,
                     },
                     None => tile.load_raw_code(
                         segment.address,
-                        Arc::from(vec![0u8; segment.size as usize]),
+                        RawCode::Bytes(Arc::from(vec![0u8; segment.size as usize])),
                     )?,
                 }
             }

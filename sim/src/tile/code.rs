@@ -5,15 +5,17 @@
 //! - **decoded at load**, every word's slot at once and reference-counted: a chip whose tiles
 //!   load the same code blob (the kernels) decodes it once and shares the result
 //!   ([`CodeCache::insert_shared`]), so the hot worker loops never decode;
-//! - **decoded when fetched** ([`CodeCache::insert_raw`]): the range keeps its bytes (4 per word
-//!   instead of a slot's 80) and a fetch decodes the bundle into a small direct-mapped table of
+//! - **decoded when fetched** ([`CodeCache::insert_raw`]): the range reads its bytes where they
+//!   already are (the loaded image's blob, [`RawCode`]: no copy per tile) and a fetch decodes the bundle into a small direct-mapped table of
 //!   recent slots ([`RECENT_SLOTS`] per tile). For code only one tile runs, mostly straight
 //!   lines (its supervisor and exchange programs): eager slots for them were most of a chip's
 //!   host memory after loading.
 //!
 //! Both give the same slot for every address ([`CodeCache::peek`] decodes without the table).
 
+use std::fmt;
 use std::sync::Arc;
+use tessera_isa::image::{BlobId, Image};
 use tessera_isa::inst::emit::{decode_bundle, DecodeError};
 use tessera_isa::inst::{Access, Bundle, OperandKind};
 use tessera_isa::semantics::PreparedBundle;
@@ -49,20 +51,49 @@ pub enum CodeSlot {
 /// Decoded words of one code range, one slot per word from the range start.
 pub type DecodedRange = Arc<[CodeSlot]>;
 
+/// The bytes of a range decoded when fetched, shared with whoever else holds them.
+#[derive(Clone)]
+pub enum RawCode {
+    /// A blob of a loaded image (the image is shared, not copied).
+    Blob(Arc<Image>, BlobId),
+    /// Bytes of their own.
+    Bytes(Arc<[u8]>),
+}
+
+impl RawCode {
+    /// The code bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            RawCode::Blob(image, blob) => image.blob(*blob),
+            RawCode::Bytes(bytes) => bytes,
+        }
+    }
+}
+
+impl fmt::Debug for RawCode {
+    /// The length only: a blob's image is the whole program.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RawCode::Blob(_, blob) => write!(f, "Blob({blob:?}, {} bytes)", self.bytes().len()),
+            RawCode::Bytes(bytes) => write!(f, "Bytes({} bytes)", bytes.len()),
+        }
+    }
+}
+
 /// What a piece holds for its words.
 #[derive(Clone, Debug)]
 enum PieceCode {
     /// A slot per word, decoded at load.
     Decoded(DecodedRange),
     /// The range's bytes, decoded word by word when fetched.
-    Raw(Arc<[u8]>),
+    Raw(RawCode),
 }
 
 impl PieceCode {
     fn words(&self) -> usize {
         match self {
             PieceCode::Decoded(slots) => slots.len(),
-            PieceCode::Raw(bytes) => bytes.len() / 4,
+            PieceCode::Raw(code) => code.bytes().len() / 4,
         }
     }
 }
@@ -150,8 +181,8 @@ impl CodeCache {
     }
 
     /// Adds a range at `start` decoded when fetched: `bytes` (whole words) is the memory there.
-    pub fn insert_raw(&mut self, start: u32, bytes: Arc<[u8]>) {
-        self.insert(start, PieceCode::Raw(bytes));
+    pub fn insert_raw(&mut self, start: u32, code: RawCode) {
+        self.insert(start, PieceCode::Raw(code));
     }
 
     fn insert(&mut self, start: u32, code: PieceCode) {
@@ -221,13 +252,13 @@ impl CodeCache {
         let word = piece.first + ((pc - piece.start) / 4) as usize;
         match &piece.code {
             PieceCode::Decoded(slots) => slots.get(word).unwrap_or(&NOT_CODE),
-            PieceCode::Raw(bytes) => {
+            PieceCode::Raw(code) => {
                 if self.recent.is_empty() {
                     self.recent = vec![(u32::MAX, CodeSlot::NotCode); RECENT_SLOTS];
                 }
                 let entry = &mut self.recent[(pc / 4) as usize % RECENT_SLOTS];
                 if entry.0 != pc {
-                    *entry = (pc, decode_at(bytes, word));
+                    *entry = (pc, decode_at(code.bytes(), word));
                 }
                 &entry.1
             }
@@ -246,7 +277,7 @@ impl CodeCache {
         let word = piece.first + ((pc - piece.start) / 4) as usize;
         match &piece.code {
             PieceCode::Decoded(slots) => slots.get(word).cloned().unwrap_or(CodeSlot::NotCode),
-            PieceCode::Raw(bytes) => decode_at(bytes, word),
+            PieceCode::Raw(code) => decode_at(code.bytes(), word),
         }
     }
 }
@@ -417,7 +448,7 @@ f:
         let mut raw = CodeCache::new(BASE, 0x4000);
         for (offset, bytes) in &ranges {
             decoded.insert_shared(BASE + offset, decode_words(bytes));
-            raw.insert_raw(BASE + offset, Arc::from(bytes.as_slice()));
+            raw.insert_raw(BASE + offset, RawCode::Bytes(Arc::from(bytes.as_slice())));
         }
         let describe = |slot: &CodeSlot| format!("{slot:?}");
         let offsets: Vec<u32> = (0..0x100 + 4 * RECENT_SLOTS as u32 + 0x100)

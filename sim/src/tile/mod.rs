@@ -31,7 +31,7 @@ mod incoming;
 mod watch;
 mod worker;
 
-pub use code::{decode_words, CodeCache, CodeSlot, DecodedBundle, DecodedRange};
+pub use code::{decode_words, CodeCache, CodeSlot, DecodedBundle, DecodedRange, RawCode};
 pub use incoming::{AcceptedRun, ExchangeView, IncomingPort, MuxSwitch, PairSelection};
 pub use watch::WriteWatch;
 
@@ -417,10 +417,10 @@ impl Tile {
 
     /// Marks `[start, start + len)` as code, decoded when fetched (code only this tile runs;
     /// see [`CodeCache::insert_raw`]), and write-protects it; `bytes` is the memory there.
-    pub fn load_raw_code(&mut self, start: u32, bytes: Arc<[u8]>) -> Result<(), SimError> {
-        let len = u32::try_from(bytes.len() / 4 * 4).unwrap_or(u32::MAX);
+    pub fn load_raw_code(&mut self, start: u32, code: RawCode) -> Result<(), SimError> {
+        let len = u32::try_from(code.bytes().len() / 4 * 4).unwrap_or(u32::MAX);
         self.check_executable(start, len)?;
-        self.code.insert_raw(start, bytes);
+        self.code.insert_raw(start, code);
         self.memory
             .protect(start..start.saturating_add(len))
             .map_err(|e| SimError::Load {
