@@ -13,15 +13,25 @@ impl Tile {
         decoded: &DecodedBundle,
         cycle: u64,
     ) -> Result<(u32, u32), SimError> {
-        self.outgoing.ok_or_else(|| {
-            self.trap(
-                "supervisor",
-                pc,
-                decoded,
-                cycle,
-                tessera_isa::semantics::TrapKind::InvalidOperation { what }.into(),
-            )
-        })
+        self.outgoing
+            .ok_or_else(|| self.invalid_operation(what, pc, decoded, cycle))
+    }
+
+    /// The trap of a supervisor bundle at `pc` that the machine refuses (`what` says why).
+    fn invalid_operation(
+        &self,
+        what: &'static str,
+        pc: u32,
+        decoded: &DecodedBundle,
+        cycle: u64,
+    ) -> SimError {
+        self.trap(
+            "supervisor",
+            pc,
+            decoded,
+            cycle,
+            tessera_isa::semantics::TrapKind::InvalidOperation { what }.into(),
+        )
     }
 
     /// The cycle at which every register of `registers` (all with a pending load) is ready; forgets
@@ -118,15 +128,11 @@ impl Tile {
             Effect::None => {}
             Effect::Launch { entry, vertex_base } => {
                 let Some(worker) = self.slots.iter().position(|s| !s.running) else {
-                    return Err(self.trap(
-                        CONTEXT,
+                    return Err(self.invalid_operation(
+                        "run with every worker busy",
                         pc,
                         decoded,
                         cycle,
-                        tessera_isa::semantics::TrapKind::InvalidOperation {
-                            what: "run with every worker busy",
-                        }
-                        .into(),
                     ));
                 };
                 let worker_base = self.supervisor.csr[index::WORKER0_BASE as usize + worker];
@@ -139,15 +145,11 @@ impl Tile {
             } => {
                 if self.any_worker_running() {
                     self.supervisor.csr[index::SSR as usize] |= csr::field::SSR_RAERR;
-                    return Err(self.trap(
-                        CONTEXT,
+                    return Err(self.invalid_operation(
+                        "runall while a worker is active ($SSR.RAERR)",
                         pc,
                         decoded,
                         cycle,
-                        tessera_isa::semantics::TrapKind::InvalidOperation {
-                            what: "runall while a worker is active ($SSR.RAERR)",
-                        }
-                        .into(),
                     ));
                 }
                 for worker in 0..WORKERS {
