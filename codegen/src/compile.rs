@@ -296,8 +296,10 @@ fn compile_with(
                                 transfers: lowered.program.resolve_phase(phase, &placeholder),
                             }
                             .load();
+                            let paired = back.report.phase_paired.get(phase).copied();
                             options.trace.line(&format!(
-                                "  phase {phase}: scheduled in {cycles} cycles ({load})"
+                                "  phase {phase}: scheduled in {cycles} cycles ({load}; {} paired)",
+                                paired.unwrap_or(0)
                             ));
                         }
                     }

@@ -170,6 +170,9 @@ pub struct EmitReport {
     pub distinct_programs: usize,
     /// Schedule length in cycles of every exchange phase, in phase order.
     pub phase_cycles: Vec<u32>,
+    /// Transfers of every exchange phase that go as paired 64-bit items
+    /// ([`crate::exchange::schedule::Width::Paired`]), in phase order.
+    pub phase_paired: Vec<usize>,
     /// The supervisor program text of the lowest running tile (tile 0 when it runs).
     pub sample_program: Option<(u32, String)>,
     /// Per tile, per call in step and call order: its vertex record `[start, end)` (a worker
@@ -718,6 +721,16 @@ fn emit_with(
         vertex_bytes,
         distinct_programs: ordered.len(),
         phase_cycles: frame.schedules.iter().map(|s| s.length).collect(),
+        phase_paired: frame
+            .schedules
+            .iter()
+            .map(|s| {
+                s.widths
+                    .iter()
+                    .filter(|&&w| w == crate::exchange::schedule::Width::Paired)
+                    .count()
+            })
+            .collect(),
         sample_program,
     };
     Ok(Emitted { image, report })

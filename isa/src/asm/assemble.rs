@@ -613,7 +613,7 @@ pub fn expects_message(mnemonic: &str) -> String {
         })
         .collect();
     let mut message = format!("`{mnemonic}` expects: {}", forms.join(" or "));
-    for form in forms_for(mnemonic) {
+    for form in forms_for(mnemonic).filter(|form| form.listed) {
         let target = form.target_mnemonic(mnemonic);
         if INSTRUCTIONS
             .iter()

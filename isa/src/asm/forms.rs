@@ -9,6 +9,8 @@
 
 use super::expr::Expr;
 use super::parser::{InstStmt, Operand, OperandValue, RegMark, RegOperand};
+use super::stmt::Broadcast;
+use crate::csr::CsrSpace;
 use crate::inst::{Access, InstDesc, OperandKind};
 use crate::registers::{RegisterFile, A_ZERO, A_ZEROS_LOW};
 use crate::table::Family;
@@ -56,6 +58,9 @@ pub struct Form {
     pub row: fn(&InstDesc) -> bool,
     /// The row's operands from the written ones, or `None` when the form does not apply.
     pub rewrite: fn(&[Operand]) -> Option<Vec<Operand>>,
+    /// Whether an operand error names it as a shorthand of the mnemonic (not for other
+    /// spellings of one operand, which would follow every error of many mnemonics).
+    pub listed: bool,
 }
 
 /// Every form, tried in this order.
@@ -68,6 +73,7 @@ pub const FORMS: &[Form] = &[
         target: None,
         row: base_delta_offset_row,
         rewrite: insert_zero_delta,
+        listed: true,
     },
     Form {
         name: "implied zero delta, register offset",
@@ -77,6 +83,7 @@ pub const FORMS: &[Form] = &[
         target: None,
         row: base_delta_register_offset_row,
         rewrite: insert_zero_delta_before_register,
+        listed: true,
     },
     Form {
         name: "move an ARF pair",
@@ -86,6 +93,7 @@ pub const FORMS: &[Form] = &[
         target: Some("or64"),
         row: |row| row.mnemonic == "or64",
         rewrite: move_pair,
+        listed: true,
     },
     Form {
         name: "zero a register",
@@ -95,6 +103,7 @@ pub const FORMS: &[Form] = &[
         target: Some("or"),
         row: |row| row.mnemonic == "or",
         rewrite: zero_single,
+        listed: true,
     },
     Form {
         name: "zero a pair",
@@ -104,6 +113,66 @@ pub const FORMS: &[Form] = &[
         target: Some("or64"),
         row: |row| row.mnemonic == "or64",
         rewrite: zero_pair_alone,
+        listed: true,
+    },
+    Form {
+        name: "move an ARF register into the MRF",
+        written: "mov $mD, $aS",
+        means: "atom $mD, $aS (ASM-DOC `mov.md`: `mov` compiles to `or` or `atom`) [C]",
+        mnemonic: Some("mov"),
+        target: Some("atom"),
+        row: |row| row.mnemonic == "atom",
+        rewrite: mrf_from_arf,
+        listed: true,
+    },
+    Form {
+        name: "read an upper-space CSR with get",
+        written: "get $aD, $CSR",
+        means: "uget $aD, $CSR: the one instruction that reads an upper-space (worker FP) CSR into the ARF; PopLibs writes `get $a6, $TAS` (`vectorInnerAdd_half.S`) and Graphcore's assembler builds it [I]",
+        mnemonic: Some("get"),
+        target: Some("uget"),
+        row: |row| row.mnemonic == "uget",
+        rewrite: upper_csr_read,
+        listed: true,
+    },
+    Form {
+        name: "write an upper-space CSR with put",
+        written: "put $CSR, $aS",
+        means: "uput $CSR, $aS, the counterpart of `get $aD, $CSR` [I]",
+        mnemonic: Some("put"),
+        target: Some("uput"),
+        row: |row| row.mnemonic == "uput",
+        rewrite: upper_csr_write,
+        listed: true,
+    },
+    Form {
+        name: "`$azero` where an MRF register is read",
+        written: "{op} ..., $azero, ...",
+        means: "{op} ..., $mzero, ...: `$azero` and `$mzero` are both register 15 of their file and read 0; PopLibs writes `ld32 $aD, $mBase, $azero, imm` (`NonLinearityGrad1D_gelu.S`) and Graphcore's assembler builds it [I]",
+        mnemonic: None,
+        target: None,
+        row: |row| {
+            row.operands
+                .iter()
+                .skip(1)
+                .any(|o| o.kind == OperandKind::MReg && o.access == Access::Read)
+        },
+        rewrite: azero_as_mzero,
+        listed: false,
+    },
+    Form {
+        name: "broadcast spellings `:B` and `:BL`",
+        written: "{op} $aD, $aS:B, ... / {op} $aD, $aS:BL, ...",
+        means: "the one broadcast of the register's low element, encoding 0b10 in bits [19:18] for f16 (`:BL`, LLVM-TD-W `*_aaal`) and f32 (`:B`) alike: PopLibs writes `f16v4mul ..., $x:B, ...` (`OuterProduct.S`) and `f32v2mul ..., $x:BL, ...` (`TruncatedNormal.S`) [I]",
+        mnemonic: None,
+        target: None,
+        row: |row| {
+            row.operands
+                .iter()
+                .any(|o| matches!(o.kind, OperandKind::ABroadcast | OperandKind::ABroadcastLo))
+        },
+        rewrite: swap_low_broadcast,
+        listed: false,
     },
 ];
 
@@ -266,6 +335,68 @@ fn zero_single(written: &[Operand]) -> Option<Vec<Operand>> {
         value: OperandValue::Expr(Expr::Num(0, dst.pos)),
     };
     Some(vec![dst.clone(), source, imm])
+}
+
+fn is_single(op: &Operand, file: RegisterFile) -> bool {
+    matches!(&op.value, OperandValue::Reg(r) if r.file == file && r.width == 1 && r.mark == RegMark::Plain && r.broadcast.is_none())
+}
+
+/// `$mD, $aS` as written.
+fn mrf_from_arf(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [dst, src] = written else {
+        return None;
+    };
+    (is_single(dst, RegisterFile::M) && is_single(src, RegisterFile::A)).then(|| written.to_vec())
+}
+
+fn is_upper_csr(op: &Operand) -> bool {
+    matches!(&op.value, OperandValue::Csr(csr) if csr.space == CsrSpace::Upper)
+}
+
+/// `$aD, $CSR` (an upper-space CSR) as written.
+fn upper_csr_read(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [dst, csr] = written else {
+        return None;
+    };
+    (is_single(dst, RegisterFile::A) && is_upper_csr(csr)).then(|| written.to_vec())
+}
+
+/// `$CSR, $aS` (an upper-space CSR) as written.
+fn upper_csr_write(written: &[Operand]) -> Option<Vec<Operand>> {
+    let [csr, src] = written else {
+        return None;
+    };
+    (is_upper_csr(csr) && is_single(src, RegisterFile::A)).then(|| written.to_vec())
+}
+
+/// Every `$azero` after the first operand as `$mzero`; `None` when there is none.
+fn azero_as_mzero(written: &[Operand]) -> Option<Vec<Operand>> {
+    let mut out = written.to_vec();
+    let mut changed = false;
+    for op in out.iter_mut().skip(1) {
+        if matches!(&op.value, OperandValue::Reg(r) if *r == A_ZERO_REG) {
+            op.value = OperandValue::Reg(M_ZERO);
+            changed = true;
+        }
+    }
+    changed.then_some(out)
+}
+
+/// Every `:B` as `:BL` and every `:BL` as `:B`; `None` when there is neither.
+fn swap_low_broadcast(written: &[Operand]) -> Option<Vec<Operand>> {
+    let mut out = written.to_vec();
+    let mut changed = false;
+    for op in &mut out {
+        if let OperandValue::Reg(r) = &mut op.value {
+            r.broadcast = match r.broadcast {
+                Some(Broadcast::Word) => Some(Broadcast::Low),
+                Some(Broadcast::Low) => Some(Broadcast::Word),
+                other @ (Some(Broadcast::High) | None) => other,
+            };
+            changed |= r.broadcast != Some(Broadcast::High) && r.broadcast.is_some();
+        }
+    }
+    changed.then_some(out)
 }
 
 /// The forms that can apply to an instruction written with `mnemonic`.

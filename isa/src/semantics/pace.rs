@@ -5,17 +5,27 @@
 //! bits per address: `0b00` = one atom, `0b01/0b10/0b11` = signed 10-bit field 0/1/2 of
 //! `$mStride` (bits \[9:0\], \[19:10\], \[29:20\]) in atoms, a field value 0 meaning no increment.
 //!
-//! Project assumption \[A\] (the packing is not public): each address is stored as an 18-bit
-//! index of 64-bit atoms (byte address >> 3, so 2 MiB of byte space), and
+//! The packing \[I\], from how PopLibs reads packed pairs back (`ADDRESS_BITS` =
+//! `TMEM_BYTE_MAX_ADDRESS_WIDTH`, whose value is \[A\]):
 //!
 //! ```text
-//! lo = A0[17:0] | A2[13:0]  << 18
-//! hi = A1[17:0] | A2[17:14] << 18
+//! lo = A0 | A2 << ADDRESS_BITS                        (A2's low 32 − ADDRESS_BITS bits)
+//! hi = A1 | (A2 >> (32 − ADDRESS_BITS)) << ADDRESS_BITS
 //! ```
 //!
-//! `tapack` traps `InvalidOperation` when an address is not 8-byte aligned or does not fit in
-//! 21 bits. After the accesses, the pair is rebuilt from the incremented atom indices, which
-//! wrap at 18 bits.
+//! * The ASM-DOC pages of `ld2x64pace` and `ldst64pace`: the pair's lower register provides the
+//!   first load address "directly", the upper register the second; the store address "is split
+//!   across the upper bits of both registers".
+//! * `binaryOps2D.S` rebuilds the store address from a packed pair as
+//!   `(hi >> W) << (32 − W) | lo >> W`, `W = TMEM_BYTE_MAX_ADDRESS_WIDTH`; `ScaledAdd2D_half.S`
+//!   packs `tapack $triPtr, $data, $dataB, $mzero` "to copy the 2 addresses into working
+//!   registers" and then loads and stores through the two registers as plain byte addresses.
+//!
+//! So A0 and A1 are byte addresses in the low `ADDRESS_BITS` bits of their registers and a pair
+//! packed with A2 = 0 holds two plain addresses. The width is 21 here \[A\]: tile memory ends
+//! below 2 MiB (`0xE8000` on the ipu21). `tapack` traps `InvalidOperation` when an address does
+//! not fit it; an address need not be aligned to be packed (the 64-bit access that uses it traps
+//! if it is not). An increment moves an address within its field, wrapping at 2^21 \[A\].
 //!
 //! Immediate bit order: `ld2x64pace` imm4 — \[1:0\] address 0 (first load), \[3:2\] address 1
 //! (second load); `ldst64pace` imm4 — \[1:0\] the load (address 0), \[3:2\] the store (address 2);
@@ -32,33 +42,40 @@ use super::state::ContextState;
 use super::{ExecEnv, Trap, TrapKind};
 use crate::inst::Inst;
 
-const ATOM_MASK: u32 = (1 << 18) - 1;
+/// Bits of each packed byte address (`TMEM_BYTE_MAX_ADDRESS_WIDTH`) \[A\].
+pub const ADDRESS_BITS: u32 = 21;
 
-/// The three atom indices of a packed pair.
+const ADDRESS_MASK: u32 = (1 << ADDRESS_BITS) - 1;
+
+/// The three byte addresses of a packed pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Packed {
-    pub atoms: [u32; 3],
+    pub addresses: [u32; 3],
 }
 
 impl Packed {
     pub fn unpack(lo: u32, hi: u32) -> Packed {
-        let a2 = ((lo >> 18) & 0x3fff) | ((hi >> 18) & 0xf) << 14;
+        let a2 = (lo >> ADDRESS_BITS) | (hi >> ADDRESS_BITS) << (32 - ADDRESS_BITS);
         Packed {
-            atoms: [lo & ATOM_MASK, hi & ATOM_MASK, a2],
+            addresses: [lo & ADDRESS_MASK, hi & ADDRESS_MASK, a2 & ADDRESS_MASK],
         }
     }
 
     pub fn pack(self) -> (u32, u32) {
-        let [a0, a1, a2] = self.atoms;
-        (a0 | (a2 & 0x3fff) << 18, a1 | (a2 >> 14) << 18)
+        let [a0, a1, a2] = self.addresses;
+        (
+            a0 | a2 << ADDRESS_BITS,
+            a1 | (a2 >> (32 - ADDRESS_BITS)) << ADDRESS_BITS,
+        )
     }
 
     /// Byte address of address `i`.
     pub fn byte(self, i: usize) -> u32 {
-        self.atoms[i] << 3
+        self.addresses[i]
     }
 
-    /// Post-increments address `i` by the stride `select` picks (2 bits) from `$mStride`.
+    /// Post-increments address `i` by the stride `select` picks (2 bits) from `$mStride`, in
+    /// 8-byte atoms.
     pub fn advance(&mut self, i: usize, select: u32, stride_reg: u32) {
         let step = match select & 3 {
             0 => 1,
@@ -67,30 +84,25 @@ impl Packed {
                 ((raw << 22) as i32) >> 22
             }
         };
-        self.atoms[i] = (self.atoms[i] as i32).wrapping_add(step) as u32 & ATOM_MASK;
+        self.addresses[i] =
+            (self.addresses[i] as i32).wrapping_add(step.wrapping_mul(8)) as u32 & ADDRESS_MASK;
     }
 }
 
 /// `tapack $mD:D+1, $mA0, $mA1, $mA2`.
 pub(super) fn tapack(inst: &Inst, ctx: &mut ContextState) -> Result<(), Trap> {
-    let mut atoms = [0u32; 3];
-    for (i, atom) in atoms.iter_mut().enumerate() {
-        let address = ctx.read_m(inst.reg(i + 1));
-        if address & 7 != 0 {
+    let mut addresses = [0u32; 3];
+    for (i, address) in addresses.iter_mut().enumerate() {
+        let value = ctx.read_m(inst.reg(i + 1));
+        if value & !ADDRESS_MASK != 0 {
             return Err(TrapKind::InvalidOperation {
-                what: "tapack address is not 8-byte aligned",
+                what: "tapack address does not fit TMEM_BYTE_MAX_ADDRESS_WIDTH (21 bits)",
             }
             .into());
         }
-        if address >> 21 != 0 {
-            return Err(TrapKind::InvalidOperation {
-                what: "tapack address does not fit the 18-bit atom index",
-            }
-            .into());
-        }
-        *atom = address >> 3;
+        *address = value;
     }
-    let (lo, hi) = Packed { atoms }.pack();
+    let (lo, hi) = Packed { addresses }.pack();
     write_m(ctx, inst.reg(0), lo);
     write_m(ctx, inst.reg(0) + 1, hi);
     Ok(())
@@ -213,9 +225,9 @@ mod tests {
     const A1: u32 = 0x9_0008;
     const A2: u32 = 0xa_0018;
 
+    /// The packing written out from the module's definition.
     fn pack(a0: u32, a1: u32, a2: u32) -> (u32, u32) {
-        let (a0, a1, a2) = (a0 >> 3, a1 >> 3, a2 >> 3);
-        (a0 | (a2 & 0x3fff) << 18, a1 | (a2 >> 14) << 18)
+        (a0 | (a2 & 0x7ff) << 21, a1 | (a2 >> 11) << 21)
     }
 
     /// Stride register with fields 0, 1, 2 (each a signed 10-bit atom count).
@@ -232,23 +244,26 @@ mod tests {
     }
 
     #[test]
-    fn tapack_packs_atom_indices() {
+    fn tapack_packs_byte_addresses() {
         let (mut ctx, mut env) = (packed_worker(), TestEnv::new());
         ok(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2]));
         assert_eq!((ctx.m[4], ctx.m[5]), pack(A0, A1, A2));
-        // A2's atom index 0x14003 straddles the two registers.
-        assert_eq!(ctx.m[4] >> 18, 0x14003 & 0x3fff);
-        assert_eq!(ctx.m[5] >> 18, 0x14003 >> 14);
+        // A2 = 0xa0018 straddles the two registers' upper 11 bits.
+        assert_eq!(ctx.m[4] >> 21, 0xa0018 & 0x7ff);
+        assert_eq!(ctx.m[5] >> 21, 0xa0018 >> 11);
+        // As binaryOps2D.S rebuilds the store address.
+        assert_eq!((ctx.m[5] >> 21) << 11 | ctx.m[4] >> 21, A2);
         let unpacked = Packed::unpack(ctx.m[4], ctx.m[5]);
         assert_eq!(
             [unpacked.byte(0), unpacked.byte(1), unpacked.byte(2)],
             [A0, A1, A2]
         );
-        ctx.m[1] = A1 + 4;
-        assert!(matches!(
-            traps(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2])),
-            TrapKind::InvalidOperation { .. }
-        ));
+        // With the store address 0 the pair is the two addresses as they were, unaligned too
+        // (ScaledAdd2D_half.S copies two addresses this way).
+        ctx.m[1] = A1 + 2;
+        ctx.m[2] = 0;
+        ok(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2]));
+        assert_eq!((ctx.m[4], ctx.m[5]), (A0, A1 + 2));
         ctx.m[1] = 0x20_0000;
         assert!(matches!(
             traps(&mut ctx, &mut env, one(Tapack, &[4, 0, 1, 2])),
@@ -261,27 +276,40 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Every triple of addresses survives packing, and the two registers read back as
+        /// PopLibs reads them: A0 and A1 in the low bits, A2 rebuilt as binaryOps2D.S does.
+        #[test]
+        fn packing_round_trips(a0 in 0u32..1 << 21, a1 in 0u32..1 << 21, a2 in 0u32..1 << 21) {
+            let (lo, hi) = Packed { addresses: [a0, a1, a2] }.pack();
+            proptest::prop_assert_eq!((lo, hi), pack(a0, a1, a2));
+            proptest::prop_assert_eq!(Packed::unpack(lo, hi).addresses, [a0, a1, a2]);
+            proptest::prop_assert_eq!((lo & 0x1f_ffff, hi & 0x1f_ffff), (a0, a1));
+            proptest::prop_assert_eq!((hi >> 21) << 11 | lo >> 21, a2);
+        }
+    }
+
     #[test]
     fn stride_selection_and_wrap() {
         let stride = strides(-3, 0, 511);
         let mut p = Packed {
-            atoms: [10, 10, 10],
+            addresses: [80, 80, 80],
         };
         p.advance(0, 0b00, stride);
         p.advance(1, 0b01, stride);
         p.advance(2, 0b10, stride);
-        assert_eq!(p.atoms, [11, 7, 10]);
+        assert_eq!(p.addresses, [88, 56, 80]);
         p.advance(2, 0b11, stride);
-        assert_eq!(p.atoms[2], 521);
+        assert_eq!(p.addresses[2], 80 + 511 * 8);
         p.advance(0, 0b01, strides(-512, 0, 0));
-        assert_eq!(p.atoms[0], (11 - 512) as u32 & 0x3ffff);
+        assert_eq!(p.addresses[0], (88 - 512 * 8) as u32 & 0x1f_ffff);
         let mut top = Packed {
-            atoms: [0x3ffff, 0, 0x3ffff],
+            addresses: [0x1f_fff8, 0, 0x1f_fff8],
         };
         top.advance(0, 0, 0);
         top.advance(2, 0, 0);
         top.advance(1, 0b01, strides(-1, 0, 0));
-        assert_eq!(top.atoms, [0, 0x3ffff, 0]);
+        assert_eq!(top.addresses, [0, 0x1f_fff8, 0]);
         assert_eq!(Packed::unpack(top.pack().0, top.pack().1), top);
     }
 

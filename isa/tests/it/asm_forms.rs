@@ -62,6 +62,27 @@ fn shorthands_assemble_as_their_full_forms() {
         ("zero $a3", "or $a3, $azero, 0"),
         ("zero $a2:3", "or64 $a2:3, $azeros, $azeros"),
         ("zero $azeros", "or64 $azeros, $azeros, $azeros"),
+        // PopLibs' spellings (issue 34), each against the row Graphcore's assembler builds.
+        ("mov $m0, $a6", "atom $m0, $a6"),
+        ("get $a6, $TAS", "uget $a6, $TAS"),
+        ("put $TAS, $a6", "uput $TAS, $a6"),
+        ("ld32 $a0, $m1, $azero, 3", "ld32 $a0, $m1, $mzero, 3"),
+        (
+            "ld32step $a0, $azero, $m1+=, 1",
+            "ld32step $a0, $mzero, $m1+=, 1",
+        ),
+        (
+            "f16v4mul $a0:1, $a2:B, $a4:5",
+            "f16v4mul $a0:1, $a2:BL, $a4:5",
+        ),
+        (
+            "f32v2mul $a0:1, $a2:BL, $a4:5",
+            "f32v2mul $a0:1, $a2:B, $a4:5",
+        ),
+        (
+            "f32v2add $a0:1, $a2:BL, $a4:5",
+            "f32v2add $a0:1, $a2:B, $a4:5",
+        ),
     ];
     for (short, full) in pairs {
         assert_eq!(words(short), words(full), "{short}");
@@ -208,7 +229,7 @@ fn bad_forms_are_typed_errors() {
         f.S:3:5: error[E-ASM-005]: `ld32` expects: $mN|$aN, $mN, $mN, imm|$mN; or the shorthand `ld32 $x, $mBase, imm`; or the shorthand `ld32 $x, $mBase, $mOffset`; got: $aN, $mN, $aN
         f.S:4:16: error[E-ASM-006]: half literal 70000 is beyond the largest half (65504)
         f.S:5:20: error[E-ASM-006]: immediate 4096 is out of range for operand 4 of `ld32` (unsigned 12-bit: 0..=4095)
-        f.S:6:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aD:D+1, $aS:S+1`; got: $aN, $aN:N+1
+        f.S:6:5: error[E-ASM-005]: `mov` expects: $mN|$aN, $mN|$aN; or the shorthand `mov $aD:D+1, $aS:S+1`; or the shorthand `mov $mD, $aS`; got: $aN, $aN:N+1
     "#]]
     .assert_eq(&listing(source));
 }

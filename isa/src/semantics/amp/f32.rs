@@ -8,19 +8,23 @@ use crate::csr::{cwei_index, CWEI_COUNT};
 use crate::inst::Inst;
 use crate::numerics::amp::{amp_phase_f32, CALL_CHANNELS};
 
-/// Decodes the f32 forms' flags into the phase (0..8), or `BadFlags`.
-fn phase_f32(inst: &Inst) -> Result<usize, Trap> {
+/// Decodes the f32 forms' flags into the phase (0..8) and the mask of accumulating channels of
+/// a form of `channels` (8 or 16) channels, or `BadFlags`. Engine k is phases 2k and 2k + 1,
+/// whose result slots are channels 2k, 2k + 1 (8 channels) or 4k .. 4k + 3 (16).
+fn phase_f32(inst: &Inst, channels: usize) -> Result<(usize, u16), Trap> {
     let flags = inst.imm(3);
     let bad = |reason| Trap::bad_flags(inst, flags, reason);
-    if (flags >> 3) & 3 != 3 {
+    let Some(n) = super::engines_of((flags >> 3) & 3) else {
         return Err(bad(
-            "bits [4:3] must be 0b11 (E4, all engines); E1/E2 are not modelled",
+            "bits [4:3] 0b10 (a combination of engines) are not modelled: 0b00 E1, 0b01 E2, 0b11 E4",
         ));
-    }
+    };
     if flags >> 5 != 0 {
         return Err(bad("bit 5 must be 0"));
     }
-    Ok((flags & 7) as usize)
+    let per_engine = channels / 4;
+    let mask = ((1u32 << (per_engine * n)) - 1) as u16;
+    Ok(((flags & 7) as usize, mask))
 }
 
 /// The f32 weight of channel m at phase p of the f32 forms.
@@ -30,25 +34,22 @@ fn f32_weight(cwei: &[u64; CWEI_COUNT], m: usize, p: usize) -> f32 {
     f32::from_bits((word >> (32 * (p % 2))) as u32)
 }
 
-/// Steps 1 and 2 of the f32 forms over the first `channels` channels.
+/// Steps 1 and 2 of the f32 forms over the channels of `mask`.
 fn advance_f32<E: ExecEnv>(
     inst: &Inst,
     ctx: &ContextState,
     env: &mut E,
     out: &mut Pending,
     p: usize,
-    channels: usize,
+    mask: u16,
 ) {
     let x = f32::from_bits(ctx.read_a(inst.reg(1)));
     let cwei = env.cwei();
     let weights: [f32; CALL_CHANNELS] = std::array::from_fn(|m| f32_weight(cwei, m, p));
     let amp = out.amp(ctx);
-    if p == 0 {
-        amp.finished[..channels].copy_from_slice(&amp.accumulating[..channels]);
-        amp.accumulating[..channels].copy_from_slice(&amp.pending[..channels]);
-    }
-    for (acc, &w) in amp.accumulating[..channels].iter_mut().zip(&weights) {
-        *acc = amp_phase_f32(*acc, x, w);
+    super::start_group(amp, p, mask);
+    for m in (0..CALL_CHANNELS).filter(|m| mask >> m & 1 != 0) {
+        amp.accumulating[m] = amp_phase_f32(amp.accumulating[m], x, weights[m]);
     }
 }
 
@@ -69,8 +70,8 @@ pub(in crate::semantics) fn f32sisoamp<E: ExecEnv>(
     env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
-    let p = phase_f32(inst)?;
-    advance_f32(inst, ctx, env, out, p, 8);
+    let (p, mask) = phase_f32(inst, 8)?;
+    advance_f32(inst, ctx, env, out, p, mask);
     if p.is_multiple_of(2) {
         f32_pair_out(inst, ctx, out, p);
     }
@@ -84,8 +85,8 @@ pub(in crate::semantics) fn f32sisov2amp<E: ExecEnv>(
     env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
-    let p = phase_f32(inst)?;
-    advance_f32(inst, ctx, env, out, p, 16);
+    let (p, mask) = phase_f32(inst, 16)?;
+    advance_f32(inst, ctx, env, out, p, mask);
     f32_pair_out(inst, ctx, out, 2 * p);
     Ok(())
 }

@@ -5,8 +5,21 @@
 //! 4-call pipeline depth, the phase-0 partial / phase 1–3 accumulate behaviour and the warm-up
 //! / drain usage, but not the exact flag bits, queue mechanics or rounding points):
 //!
-//! Flags imm6: bits \[1:0\] = phase p; bits \[3:2\] must be 0b11 (E4: all engines; E1/E2 are not
-//! modelled → `BadFlags`); bits \[5:4\] must be 0 (→ `BadFlags`).
+//! Flags imm6: bits \[1:0\] = phase p; bits \[3:2\] = the engines that accumulate (below);
+//! bits \[5:4\] must be 0 (→ `BadFlags`).
+//!
+//! **Engine selects** (`TAMP_*_E1`, `_E2`, `_E4`) \[A\]: engine k owns the channels whose
+//! results phase k gives out (f16 forms: 2k, 2k + 1, and for the 16-channel forms 2k + 8,
+//! 2k + 9 too; f32 forms, where engine k is phases 2k and 2k + 1: 2k, 2k + 1 of `f32sisoamp`,
+//! 4k .. 4k + 3 of `f32sisov2amp`). With En (the field 0b00 = E1, 0b01 = E2, 0b11 = E4; 0b10,
+//! a combination of engines, is not modelled → `BadFlags`) only engines 0 .. n − 1 take part in
+//! steps 1 and 2 below: the other channels' accumulators are left as they are; steps 3 and 4
+//! move phase p's lanes whatever n is. So popsparse's 4 × 4 blocks run as one-phase groups on
+//! engine 0 (`f16v4hihov4amp … TAMP_F16V4_E1_P0`: channels 0, 1, 8, 9, one group per call), its
+//! 8 × 8 blocks as two-phase groups (E2), and a call of any phase may drain results
+//! (`f32sisoamp … TAMP_F32_E1_P2` gives out channels 2, 3 with only engine 0 accumulating).
+//! The flag values are the project's (`TAMP_F16V4_En_Pp` = field << 2 | p, `TAMP_F32_En_Pp` =
+//! field << 3 | p; `tessera isa` lists them), since the SDK's are not public.
 //!
 //! `f16v4hihov4amp` / `f8v8hihov4amp` (16 channels m = 0..15), per call with input pair x,
 //! partial pair P (4 f16) and phase p:
@@ -151,31 +164,69 @@ impl CweiLanes {
     }
 }
 
-/// Decodes the flags into the phase, or `BadFlags`.
-fn phase(inst: &Inst) -> Result<usize, Trap> {
+/// The number of engines an engine-select field names (0b00 = E1, 0b01 = E2, 0b11 = E4).
+pub(super) fn engines_of(field: u32) -> Option<usize> {
+    match field {
+        0b00 => Some(1),
+        0b01 => Some(2),
+        0b11 => Some(4),
+        _ => None,
+    }
+}
+
+/// The channels engines `0 .. n` own in a form of `channels` (8 or 16) f16 channels, as a mask.
+pub(super) fn f16_engine_channels(n: usize, channels: usize) -> u16 {
+    (0..n.min(PHASES)).fold(0u16, |mask, k| {
+        let pair = 0b11 << (2 * k);
+        if channels > 8 {
+            mask | pair | pair << 8
+        } else {
+            mask | pair
+        }
+    })
+}
+
+/// Decodes the flags into the phase and the mask of accumulating channels of a form of
+/// `channels` channels, or `BadFlags`.
+fn phase(inst: &Inst, channels: usize) -> Result<(usize, u16), Trap> {
     let flags = inst.imm(3);
     let bad = |reason| Trap::bad_flags(inst, flags, reason);
-    if (flags >> 2) & 3 != 3 {
+    let Some(n) = engines_of((flags >> 2) & 3) else {
         return Err(bad(
-            "bits [3:2] must be 0b11 (E4, all engines); E1/E2 are not modelled",
+            "bits [3:2] 0b10 (a combination of engines) are not modelled: 0b00 E1, 0b01 E2, 0b11 E4",
         ));
-    }
+    };
     if flags >> 4 != 0 {
         return Err(bad("bits [5:4] must be 0"));
     }
-    Ok((flags & 3) as usize)
+    Ok(((flags & 3) as usize, f16_engine_channels(n, channels)))
 }
 
-/// Step 1 of the module doc over the first `channels` channels.
+/// Whether `mask` is every one of the first `channels` channels.
 #[inline]
-fn start_group(amp: &mut super::AmpState, p: usize, channels: usize) {
-    if p == 0 {
+fn all_of(mask: u16, channels: usize) -> bool {
+    u32::from(mask) == (1u32 << channels) - 1
+}
+
+/// Step 1 of the module doc over the channels of `mask` (a group starts at phase 0).
+#[inline]
+fn start_group(amp: &mut super::AmpState, p: usize, mask: u16) {
+    if p != 0 {
+        return;
+    }
+    let channels = 16 - mask.leading_zeros() as usize;
+    if all_of(mask, channels) {
         amp.finished[..channels].copy_from_slice(&amp.accumulating[..channels]);
         amp.accumulating[..channels].copy_from_slice(&amp.pending[..channels]);
+        return;
+    }
+    for m in (0..16).filter(|m| mask >> m & 1 != 0) {
+        amp.finished[m] = amp.accumulating[m];
+        amp.accumulating[m] = amp.pending[m];
     }
 }
 
-/// Steps 1 and 2 over the first `channels` channels with input lanes `x` (f32 values as the
+/// Steps 1 and 2 over the channels of `mask` with input lanes `x` (f32 values as the
 /// definition multiplies them) and the phase's weights decoded in `format`.
 #[inline]
 fn advance<E: ExecEnv, const L: usize>(
@@ -183,7 +234,7 @@ fn advance<E: ExecEnv, const L: usize>(
     env: &mut E,
     out: &mut Pending,
     p: usize,
-    channels: usize,
+    mask: u16,
     x: &[f32; L],
     format: LaneFormat,
 ) {
@@ -205,11 +256,18 @@ fn advance<E: ExecEnv, const L: usize>(
         (None, None) => unreachable!("an environment without a cache decodes into `local`"),
     };
     let amp = out.amp(ctx);
-    start_group(amp, p, channels);
+    start_group(amp, p, mask);
+    let channels = 16 - mask.leading_zeros() as usize;
     let mut acc = [0.0f32; CALL_CHANNELS];
     acc[..channels].copy_from_slice(&amp.accumulating[..channels]);
     amp_phase_channels(&mut acc, x, lanes);
-    amp.accumulating[..channels].copy_from_slice(&acc[..channels]);
+    if all_of(mask, channels) {
+        amp.accumulating[..channels].copy_from_slice(&acc[..channels]);
+    } else {
+        for m in (0..channels).filter(|m| mask >> m & 1 != 0) {
+            amp.accumulating[m] = acc[m];
+        }
+    }
 }
 
 /// The channel whose result lane `lane` of a 16-channel call of phase `p` carries, and whose
@@ -250,9 +308,9 @@ pub(super) fn f16v4hihov4amp<E: ExecEnv>(
     env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
-    let p = phase(inst)?;
+    let (p, mask) = phase(inst, 16)?;
     let x = f16_lanes(ctx.read_a64(inst.reg(1)));
-    advance(ctx, env, out, p, 16, &x, LaneFormat::F16);
+    advance(ctx, env, out, p, mask, &x, LaneFormat::F16);
     hiho_v4_out(inst, ctx, out, p);
     Ok(())
 }
@@ -264,7 +322,7 @@ pub(super) fn f8v8hihov4amp<E: ExecEnv>(
     env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
-    let p = phase(inst)?;
+    let (p, mask) = phase(inst, 16)?;
     let infmt = env.supervisor_csr(index::FP_INFMT);
     let w_format = Fp8Format::from_format_bit(infmt & field::FP_INFMT_CWEI_FMT);
     let x = Fp8Phase::new(
@@ -274,13 +332,13 @@ pub(super) fn f8v8hihov4amp<E: ExecEnv>(
         scale_from_field(env.supervisor_csr(index::FP_ISCL)),
     );
     match x.scaled_lanes() {
-        Some(lanes) => advance(ctx, env, out, p, 16, lanes, LaneFormat::Fp8(w_format)),
+        Some(lanes) => advance(ctx, env, out, p, mask, lanes, LaneFormat::Fp8(w_format)),
         None => {
             // A scale off the f32 fast path: the per-channel definition, in f64.
             let cwei = env.cwei();
             let amp = out.amp(ctx);
-            start_group(amp, p, 16);
-            for m in 0..16 {
+            start_group(amp, p, mask);
+            for m in (0..16).filter(|m| mask >> m & 1 != 0) {
                 let weights = cwei[cwei_index(m as u8, p as u8) as usize];
                 amp.accumulating[m] = x.apply(amp.accumulating[m], weights.to_le_bytes());
             }
@@ -297,9 +355,9 @@ pub(super) fn f16v4sisoamp<E: ExecEnv>(
     env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
-    let p = phase(inst)?;
+    let (p, mask) = phase(inst, 8)?;
     let x = f16_lanes(ctx.read_a64(inst.reg(1)));
-    advance(ctx, env, out, p, 8, &x, LaneFormat::F16);
+    advance(ctx, env, out, p, mask, &x, LaneFormat::F16);
     let partials = singles(ctx.read_a64(inst.reg(2)));
     let amp = out.amp(ctx);
     let result = [amp.finished[2 * p], amp.finished[2 * p + 1]];
@@ -316,9 +374,9 @@ pub(super) fn f16v4hihoamp<E: ExecEnv>(
     env: &mut E,
     out: &mut Pending,
 ) -> Result<(), Trap> {
-    let p = phase(inst)?;
+    let (p, mask) = phase(inst, 8)?;
     let x = f16_lanes(ctx.read_a64(inst.reg(1)));
-    advance(ctx, env, out, p, 8, &x, LaneFormat::F16);
+    advance(ctx, env, out, p, mask, &x, LaneFormat::F16);
     let partials = halves(ctx.read_a(inst.reg(2)));
     let amp = out.amp(ctx);
     let result = [

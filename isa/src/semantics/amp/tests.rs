@@ -64,9 +64,9 @@ fn amp_call(
 }
 
 #[test]
-fn flags_must_select_e4_and_leave_the_top_bits_clear() {
+fn flags_must_select_e1_e2_or_e4_and_leave_the_top_bits_clear() {
     let (mut ctx, mut env) = (worker(), TestEnv::new());
-    for bad in [0b0000, 0b0100, 0b1000, 0b01_1100, 0b10_1101] {
+    for bad in [0b1000, 0b1011, 0b01_1100, 0b10_1101, 0b01_0000] {
         for op in [F16v4hihov4amp, F8v8hihov4amp, F16v4sisoamp] {
             let kind = traps(&mut ctx, &mut env, one(op, &[0, 2, 4, bad]));
             assert!(
@@ -507,9 +507,9 @@ fn f32_amp_forms_multiply_a_matrix_by_vectors_over_eight_phases() {
 }
 
 #[test]
-fn f32_amp_flags_select_e4_and_eight_phases() {
+fn f32_amp_flags_select_e1_e2_or_e4_and_eight_phases() {
     let (mut ctx, mut env) = (worker(), TestEnv::new());
-    for bad in [0x00, 0x07, 0x08, 0x10, 0x38, 0x3f] {
+    for bad in [0x10, 0x17, 0x20, 0x38, 0x3f] {
         for op in [F32sisoamp, F32sisov2amp] {
             let kind = traps(&mut ctx, &mut env, one(op, &[4, 0, 2, bad]));
             assert!(
@@ -518,8 +518,112 @@ fn f32_amp_flags_select_e4_and_eight_phases() {
             );
         }
     }
-    let kind = traps(&mut ctx, &mut env, one(F16v4hihoamp, &[4, 0, 2, 0]));
+    let kind = traps(&mut ctx, &mut env, one(F16v4hihoamp, &[4, 0, 2, 0b1000]));
     assert!(matches!(kind, TrapKind::BadFlags { .. }));
+}
+
+/// E1 (`TAMP_F16V4_E1_P0`, as popsparse's 4 × 4 blocks use it): every call is a one-phase group
+/// of engine 0 (channels 0, 1, 8, 9): a partial in at call k, the input at k + 1, the result
+/// out at k + 2, each against the definition; the other engines' accumulators are untouched.
+#[test]
+fn e1_runs_one_phase_groups_on_engine_0_alone() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut env = TestEnv::new();
+    for word in env.cwei.iter_mut() {
+        *word = halves4(&[rng.f16(), rng.f16(), rng.f16(), rng.f16()]);
+    }
+    let mut ctx = worker();
+    // Engine 1's channel 2 holds a value an E1 call must leave alone.
+    ctx.amp.accumulating[2] = 7.0;
+    ctx.amp.finished[2] = 5.0;
+    const CALLS: usize = 6;
+    let inputs: Vec<[u16; 4]> = (0..CALLS).map(|_| [0; 4].map(|_: u16| rng.f16())).collect();
+    let partials: Vec<[u16; 4]> = (0..CALLS).map(|_| [0; 4].map(|_: u16| rng.f16())).collect();
+    let e1_p0 = 0b0000;
+    let mut outputs = Vec::new();
+    for k in 0..CALLS {
+        ctx.write_a64(0, halves4(&inputs[k]));
+        ctx.write_a64(2, halves4(&partials[k]));
+        ok(&mut ctx, &mut env, one(F16v4hihov4amp, &[4, 0, 2, e1_p0]));
+        outputs.push(ctx.read_a64(4));
+    }
+    let engine0 = [0usize, 1, 8, 9];
+    for k in 0..CALLS - 2 {
+        for (lane, &m) in engine0.iter().enumerate() {
+            let w = env.cwei[cwei_index(m as u8, 0) as usize];
+            let w: [u16; 4] = std::array::from_fn(|i| (w >> (16 * i)) as u16);
+            let want = amp_result_out(amp_phase_f16(
+                amp_partial_in(partials[k][lane]),
+                inputs[k + 1],
+                w,
+            ));
+            let got = (outputs[k + 2] >> (16 * lane)) as u16;
+            assert_eq!(got, want, "call {k} channel {m}");
+        }
+    }
+    assert_eq!((ctx.amp.accumulating[2], ctx.amp.finished[2]), (7.0, 5.0));
+}
+
+/// E2 groups take two phases and engines 0 and 1; an E1 call of phase 1 still gives out
+/// channels 2 and 3 of the finished group, as popsparse drains with `f32sisoamp …
+/// TAMP_F32_E1_P2`.
+#[test]
+fn e2_groups_take_two_phases_and_any_phase_drains() {
+    let mut rng = Rng(0x5eed_1234_abcd_0002);
+    let mut env = TestEnv::new();
+    for word in env.cwei.iter_mut() {
+        *word = halves4(&[rng.f16(), rng.f16(), rng.f16(), rng.f16()]);
+    }
+    let mut ctx = worker();
+    let (e2, e1) = (0b0100, 0b0000);
+    let x0 = [0; 4].map(|_: u16| rng.f16());
+    let x1 = [0; 4].map(|_: u16| rng.f16());
+    // f16v4sisoamp: partials (f32 pairs) into channels 0-1 (phase 0) and 2-3 (phase 1).
+    let pairs = [
+        u64::from(f32::to_bits(1.5)) | u64::from(f32::to_bits(-0.25)) << 32,
+        u64::from(f32::to_bits(0.75)) | u64::from(f32::to_bits(2.0)) << 32,
+    ];
+    for (ph, &pair) in pairs.iter().enumerate() {
+        ctx.write_a64(0, 0);
+        ctx.write_a64(2, pair);
+        ok(
+            &mut ctx,
+            &mut env,
+            one(F16v4sisoamp, &[4, 0, 2, e2 | ph as u32]),
+        );
+    }
+    for (ph, x) in [x0, x1].iter().enumerate() {
+        ctx.write_a64(0, halves4(x));
+        ctx.write_a64(2, 0);
+        ok(
+            &mut ctx,
+            &mut env,
+            one(F16v4sisoamp, &[4, 0, 2, e2 | ph as u32]),
+        );
+    }
+    // The group of x0, x1 finishes at the next phase 0; its channels 2, 3 leave at phase 2.
+    ctx.write_a64(0, 0);
+    ok(&mut ctx, &mut env, one(F16v4sisoamp, &[4, 0, 2, e2]));
+    ok(&mut ctx, &mut env, one(F16v4sisoamp, &[6, 0, 2, e1 | 1]));
+    let result = |m: usize, start: f32| {
+        let lanes = |ph: usize| {
+            let w = env.cwei[cwei_index(m as u8, ph as u8) as usize];
+            std::array::from_fn(|i| (w >> (16 * i)) as u16)
+        };
+        amp_phase_f16(amp_phase_f16(start, x0, lanes(0)), x1, lanes(1))
+    };
+    let out = ctx.read_a64(6);
+    assert_eq!(
+        (out as u32, (out >> 32) as u32),
+        (result(2, 0.75).to_bits(), result(3, 2.0).to_bits())
+    );
+    let out = ctx.read_a64(4);
+    assert_eq!(
+        (out as u32, (out >> 32) as u32),
+        (result(0, 1.5).to_bits(), result(1, -0.25).to_bits())
+    );
+    // Engines 2 and 3 (channels 4..8) never took part.
+    assert!(ctx.amp.accumulating[4..8].iter().all(|&a| a == 0.0));
 }
 
 /// The four partials (or results) of a 16-channel call of phase `p`, in lane order:

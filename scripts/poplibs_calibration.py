@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""Runs PopLibs' assembly codelets as written on one simulated tile, checks their outputs against
+references written here, and sets their simulated cycles beside PopLibs' own cycle estimators
+(issue 34: the estimators as the simulator's calibration).
+
+Usage: scripts/poplibs_calibration.py POPLIBS_DIR [--tessera target/release/tessera]
+                                      [--cpp clang] [--hardware FILE.csv] [--only NAME,...]
+
+PopLibs is not part of this repository: point POPLIBS_DIR at a checkout of
+https://github.com/graphcore/poplibs (measured at 7eac0f26). Each codelet's file is preprocessed
+as `scripts/poplibs_corpus.py` does (clang, `-D__IPU__ -D__IPU_ARCH_VERSION__=21`, the stand-in
+SDK headers), built with the files it links with, and run with `tessera asm run` as worker 0 on
+an ipu21 tile, its vertex state and data written here. No PopLibs file is modified or copied.
+
+The table (CASES below) has, per codelet: its class, file and entry, a builder of the vertex
+state and data for a size, a reference of every output element (pure Python: f16 through
+`struct`'s IEEE half), and PopLibs' estimator for it, transcribed from
+`lib/popops/popopsCycleEstimators.cpp` and `lib/popops/PerformanceEstimation.cpp` (worker
+cycles: one a bundle of that worker; the tile runs six workers in turn, so a worker alone issues
+one bundle every 6 tile cycles).
+
+`--hardware FILE.csv` takes measured cycles (`kernel,shape,cycles`, `kernel` the case's name,
+`shape` as the report prints it, cycles in worker cycles as PopLibs' estimators count them) and
+reports the simulator's error against them per class, so that a user with a C600 can calibrate
+the simulator. Output: one line per case (class, codelet, shape, simulated, estimate, ratio,
+outputs), then per class the range of simulated / estimate and, with --hardware, of simulated /
+measured.
+"""
+
+import argparse
+import collections
+import csv
+import importlib.util
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("poplibs_corpus", os.path.join(HERE, "poplibs_corpus.py"))
+corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corpus)
+
+
+def f16_bits(x):
+    """The IEEE half nearest to x (round to nearest even), as bits."""
+    try:
+        return struct.unpack("<H", struct.pack("<e", x))[0]
+    except OverflowError:
+        return 0x7C00 if x > 0 else 0xFC00
+
+
+def f16_value(bits):
+    return struct.unpack("<e", struct.pack("<H", bits))[0]
+
+
+def f32_bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def f32_value(bits):
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def f32(x):
+    """x rounded to the nearest f32 (ties to even)."""
+    return f32_value(f32_bits(x))
+
+
+class Data:
+    """The data file of one run: labelled blocks of words and halves, 8-byte aligned."""
+
+    def __init__(self):
+        self.lines = ["    .section .data.calibration", "    .align 8"]
+
+    def words(self, label, values, guard=False):
+        self.lines += ["    .align 8", f"{label}:"] + [f"    .int {v}" for v in values]
+        if guard:
+            self.guard(label)
+
+    def halves(self, label, bits):
+        self.lines += ["    .align 8", f"{label}:"] + [f"    .short {b}" for b in bits]
+        self.guard(label)
+
+    def guard(self, label):
+        """Two words after an output, which the codelet must leave as they are."""
+        self.lines += ["    .align 8", f"{label}_guard:", "    .int 0x5a5a5a5a, 0x5a5a5a5a"]
+
+    def space(self, label, size, align=8):
+        self.lines += [f"    .align {align}", f"{label}:", f"    .space {size}"]
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+# ---- ScaledAdd2D and friends (popops/codelets/asm/ScaledAdd2D_*.S) --------------------------
+
+
+def scaled_2d_estimate(sizes, kind, operation, mem_constrained):
+    """ScaledArithmetic2DCycleEstimate (popopsCycleEstimators.cpp)."""
+    float_axpby = operation in ("axplusby", "axminusby") and kind == "float"
+    inner = 2 if mem_constrained and not float_axpby else 3
+    grain = 2 if kind == "float" else 4
+    cycles = 9 + 1
+    if operation == "subtract":
+        cycles += 2
+    if operation == "axplusby":
+        cycles += 6
+    for n in sizes:
+        cycles += 15
+        cycles += (5 if n // grain else 0) + (n // grain) * inner
+        if kind == "float":
+            cycles += 7 if n % grain else 0
+        else:
+            rem = n % grain
+            cycles += (4 if rem else 0) + (6 if rem >= 2 else 0) + (7 if rem % 2 == 1 else 0)
+    return cycles
+
+
+def scaled_2d_case(kind, operation, fast):
+    """A, a list of vectors, becomes a·A + b·B (b = k, a = 1 for ScaledAdd; b = −k for
+    ScaledSubtract); the vertex: A (list of (pointer, size)), its count, B (list of pointers),
+    the scale(s) by pointer. `fast` puts A and B in different memory elements (the codelet's
+    memory-constrained entry); the slow entry finds them close and takes its other path."""
+
+    def build(sizes, rng):
+        d = Data()
+        k = rng.choice([0.75, -1.5, 0.125, 3.0])
+        a_coef = rng.choice([0.5, -2.0, 1.25]) if operation == "axplusby" else 1.0
+        half = kind == "half"
+        enc = f16_bits if half else f32_bits
+        dec = f16_value if half else f32_value
+        outputs, a_list, b_list = [], [], []
+        for i, n in enumerate(sizes):
+            a = [enc(rng.uniform(-4, 4)) for _ in range(n)]
+            b = [enc(rng.uniform(-4, 4)) for _ in range(n)]
+            if half:
+                d.halves(f"a{i}", a)
+            else:
+                d.words(f"a{i}", a, guard=True)
+            if fast:
+                # Another memory element (16 KiB apart) for B.
+                d.space(f"gap{i}", 0x4000)
+            (d.halves if half else d.words)(f"b{i}", b)
+            a_list += [f"a{i}", n]
+            b_list += [f"b{i}"]
+            # The instructions' rules (isa/src/semantics/accumulate.rs): `f16v4mix` rounds each
+            # product to f32, then their sum to f32, then to f16; `f32v2axpy` rounds the
+            # product, then the sum. ScaledSubtract is ScaledAdd with −k (exact).
+            kk = -k if operation == "subtract" else k
+            if half:
+                want = [f32(f32(a_coef * dec(x)) + f32(kk * dec(y))) for x, y in zip(a, b)]
+            else:
+                want = [f32(f32(kk * dec(y)) + dec(x)) for x, y in zip(a, b)]
+            outputs.append((f"a{i}", "float16" if half else "float32", n, [enc(w) for w in want]))
+        d.words("alist", a_list)
+        d.words("blist", b_list)
+        scale = [f16_bits(k) if half else f32_bits(k)]
+        if operation == "axplusby":
+            d.halves("scale", [f16_bits(k)]) if half else d.words("scale", [f32_bits(k)])
+            d.halves("scaleA", [f16_bits(a_coef)]) if half else d.words("scaleA", [f32_bits(a_coef)])
+            d.words("vertex", ["alist", len(sizes), "blist", "scaleA", "scale"])
+        else:
+            (d.halves if half else d.words)("scale", scale)
+            d.words("vertex", ["alist", len(sizes), "blist", "scale"])
+        return d, outputs
+
+    return build
+
+
+def scaled_2d_name(kind, operation, fast):
+    codelet = {"add": "ScaledAdd2D", "subtract": "ScaledSubtract2D", "axplusby": "aXPlusbY2D"}[operation]
+    types = {"add": f"{kind}_{kind}_{kind}", "subtract": f"{kind}_{kind}", "axplusby": f"{kind}_{kind}"}[operation]
+    return f"__runCodelet_popops__{codelet}___{types}_{'true' if fast else 'false'}"
+
+
+# ---- Fill and Fill2d (popops/codelets/asm/Fill.S) -------------------------------------------
+
+
+def fill_one(n, kind):
+    """_fillCycleEstimate (PerformanceEstimation.cpp) for n elements."""
+    width = 4 if kind == "half" else 2
+    if kind == "half":
+        return {1: 15, 2: 21}.get(n, 26 + n // width)
+    return 16 + n // width + 6 + (n % width == 1) + 1
+
+
+def fill_case(kind, two_d):
+    def build(sizes, rng):
+        d = Data()
+        half = kind == "half"
+        value = f16_bits(rng.uniform(-8, 8)) if half else f32_bits(rng.uniform(-8, 8))
+        outputs = []
+        for i, n in enumerate(sizes):
+            d.space(f"pad{i}", 2 * (i % 4) if half else 0, align=8)  # vary the alignment
+            d.lines += [f"out{i}:", f"    .space {n * (2 if half else 4)}"]
+            d.lines += [f"out{i}_guard:", "    .int 0x5a5a5a5a, 0x5a5a5a5a"]
+            outputs.append((f"out{i}", "float16" if half else "float32", n, [value] * n))
+        if two_d:
+            d.words("outlist", [x for i, n in enumerate(sizes) for x in (f"out{i}", n)])
+            d.words("vertex", [value, "outlist", len(sizes)])
+        else:
+            d.words("vertex", [value, "out0", sizes[0]])
+        return d, outputs
+
+    return build
+
+
+def fill_estimate(sizes, kind, two_d):
+    if not two_d:
+        return fill_one(sizes[0], kind)
+    cycles = 5 + sum(fill_one(n, kind) for n in sizes)
+    cycles += kind != "half"
+    cycles -= (2 + (kind != "half")) * len(sizes)
+    return cycles
+
+
+Case = collections.namedtuple("Case", "name klass source entry build estimate shapes")
+
+
+def cases():
+    out = []
+    scaled_shapes = [[37], [4, 64, 3], [256], [9, 1, 2, 130]]
+    for kind, operation, fast in [
+        ("half", "add", True),
+        ("half", "add", False),
+        ("float", "add", True),
+        ("float", "add", False),
+        ("half", "subtract", True),
+        ("half", "axplusby", True),
+    ]:
+        source = f"lib/popops/codelets/asm/ScaledAdd2D_{kind}.S"
+        entry = scaled_2d_name(kind, operation, fast)
+        out.append(
+            Case(
+                name=entry.replace("__runCodelet_popops__", ""),
+                klass="elementwise (scaled add)",
+                source=source,
+                entry=entry,
+                build=scaled_2d_case(kind, operation, fast),
+                estimate=lambda s, k=kind, o=operation, f=fast: scaled_2d_estimate(s, k, o, f),
+                shapes=scaled_shapes,
+            )
+        )
+    for kind in ("half", "float"):
+        for two_d in (False, True):
+            entry = f"__runCodelet_popops__Fill{'2d' if two_d else ''}___{kind}"
+            out.append(
+                Case(
+                    name=entry.replace("__runCodelet_popops__", ""),
+                    klass="fill",
+                    source="lib/popops/codelets/asm/Fill.S",
+                    entry=entry,
+                    build=fill_case(kind, two_d),
+                    estimate=lambda s, k=kind, t=two_d: fill_estimate(s, k, t),
+                    shapes=[[1], [2], [7], [64], [301]] if not two_d else [[3, 64], [1, 2, 5, 100]],
+                )
+            )
+    return out
+
+
+def read_npy(path):
+    raw = open(path, "rb").read()
+    header = struct.unpack("<H", raw[8:10])[0]
+    return raw[10 + header :]
+
+
+def run_case(case, shape, args, work, built):
+    rng = random.Random(hash((case.name, tuple(shape))) & 0xFFFFFFFF)
+    data, outputs = case.build(shape, rng)
+    data_path = os.path.join(work, "data.S")
+    with open(data_path, "w") as f:
+        f.write(data.text())
+    cmd = [args.tessera, "asm", "run", *built, data_path, "--worker", "--entry", case.entry, "--vertex", "vertex"]
+    files = []
+    for i, (sym, dtype, count, _) in enumerate(outputs):
+        path = os.path.join(work, f"out{i}.npy")
+        cmd += ["--output", f"{sym}={path}:{dtype}:{count}"]
+        # The guard words after the output, which the codelet must leave alone.
+        gpath = os.path.join(work, f"guard{i}.npy")
+        cmd += ["--output", f"{sym}_guard={gpath}:uint32:2"]
+        files.append((path, gpath))
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, (r.stderr.strip().splitlines() or ["failed"])[0]
+    cycles = int(re.search(r"^cycles: (\d+)", r.stdout, re.M).group(1))
+    bad = 0
+    for (path, gpath), (_, dtype, count, want) in zip(files, outputs):
+        raw = read_npy(path)
+        width = 2 if dtype == "float16" else 4
+        got = [int.from_bytes(raw[width * i : width * i + width], "little") for i in range(count)]
+        bad += sum(g != w for g, w in zip(got, want))
+        guard = read_npy(gpath)
+        if guard != b"\x5a" * 8:
+            bad += 1
+    return cycles, "exact" if bad == 0 else f"{bad} wrong"
+
+
+def shape_text(shape):
+    return "x".join(str(n) for n in shape)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("poplibs")
+    ap.add_argument("--tessera", default="target/release/tessera")
+    ap.add_argument("--cpp", default="clang")
+    ap.add_argument("--hardware", help="measured cycles: kernel,shape,cycles")
+    ap.add_argument("--only", help="comma-separated case names")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="poplibs-calibration-")
+    sdk = os.path.join(work, "_sdk")
+    corpus.write_stand_ins(sdk)
+    includes = [sdk] + corpus.include_dirs(a.poplibs)
+    measured = {}
+    if a.hardware:
+        with open(a.hardware) as f:
+            for row in csv.DictReader(f):
+                measured[(row["kernel"], row["shape"])] = float(row["cycles"])
+    built_sources = {}
+    per_class = collections.defaultdict(list)
+    wanted = set(a.only.split(",")) if a.only else None
+    print(f"{'class':26s} {'codelet':44s} {'shape':14s} {'simulated':>9s} {'estimate':>8s} {'ratio':>6s}  outputs")
+    for case in cases():
+        if wanted and case.name not in wanted:
+            continue
+        if case.source not in built_sources:
+            out = os.path.join(work, os.path.basename(case.source) + ".s")
+            ok, err = corpus.preprocess(a.cpp, os.path.join(a.poplibs, case.source), includes, out)
+            built_sources[case.source] = [out] if ok else None
+        built = built_sources[case.source]
+        for shape in case.shapes:
+            if built is None:
+                print(f"{case.klass:26s} {case.name:44s} does not preprocess")
+                break
+            cycles, outcome = run_case(case, shape, a, work, built)
+            if cycles is None:
+                print(f"{case.klass:26s} {case.name:44s} {shape_text(shape):14s} failed: {outcome}")
+                continue
+            worker = cycles / 6
+            estimate = case.estimate(shape)
+            ratio = worker / estimate
+            hw = measured.get((case.name, shape_text(shape)))
+            per_class[case.klass].append((ratio, worker / hw if hw else None))
+            print(f"{case.klass:26s} {case.name:44s} {shape_text(shape):14s} {worker:9.1f} {estimate:8d} {ratio:6.3f}  {outcome}")
+    print()
+    for klass, rows in per_class.items():
+        ratios = [r for r, _ in rows]
+        line = f"{klass:26s} simulated / estimate {min(ratios):.3f} .. {max(ratios):.3f} over {len(rows)} cases"
+        hw = [h for _, h in rows if h is not None]
+        if hw:
+            line += f"; simulated / measured {min(hw):.3f} .. {max(hw):.3f} over {len(hw)}"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
