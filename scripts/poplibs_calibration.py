@@ -218,7 +218,153 @@ def fill_estimate(sizes, kind, two_d):
     return cycles
 
 
-Case = collections.namedtuple("Case", "name klass source entry build estimate shapes")
+# ---- Clamp (popops/codelets/asm/Clamp.S) ----------------------------------------------------
+
+
+def clamp_case(kind):
+    """out[i] = min(max(in1[i], in2[i]), in3[i]) per element (`f32clamp`, `f16v2clamp`); the
+    vertex: lists of in1, in2, in3 pointers, the out list of (pointer, size), the count."""
+
+    def build(sizes, rng):
+        d = Data()
+        half = kind == "half"
+        enc = f16_bits if half else f32_bits
+        lists = {"in1": [], "in2": [], "in3": [], "out": []}
+        outputs = []
+        for i, n in enumerate(sizes):
+            x = [rng.uniform(-6, 6) for _ in range(n)]
+            lo = [rng.uniform(-4, 0) for _ in range(n)]
+            hi = [rng.uniform(0, 4) for _ in range(n)]
+            x, lo, hi = ([enc(v) for v in vs] for vs in (x, lo, hi))
+            dec = f16_value if half else f32_value
+            for name, values in (("in1", x), ("in2", lo), ("in3", hi)):
+                if half:
+                    d.halves(f"{name}_{i}", values)
+                else:
+                    d.words(f"{name}_{i}", values)
+                lists[name].append(f"{name}_{i}")
+            if half and i % 2 == 1:
+                d.space(f"skew{i}", 2, align=8)  # an output starting at 2 mod 4
+                d.lines += [f"out_{i}:", f"    .space {2 * n}"]
+                d.guard(f"out_{i}")
+            elif half:
+                d.halves(f"out_{i}", [0] * n)
+            else:
+                d.words(f"out_{i}", [0] * n, guard=True)
+            lists["out"] += [f"out_{i}", n]
+            want = [enc(min(max(dec(a), dec(b)), dec(c))) for a, b, c in zip(x, lo, hi)]
+            outputs.append((f"out_{i}", "float16" if half else "float32", n, want))
+        for name in ("in1", "in2", "in3", "out"):
+            d.words(f"{name}_list", lists[name])
+        d.words("vertex", ["in1_list", "in2_list", "in3_list", "out_list", len(sizes)])
+        return d, outputs
+
+    return build
+
+
+def clamp_estimate(sizes, kind):
+    """Clamp's estimator: 5 + per vector 6 + 2 per vector of the 64-bit data path."""
+    width = 4 if kind == "half" else 2
+    return 5 + sum(6 + 2 * ((n + width - 1) // width) for n in sizes)
+
+
+# ---- ReduceAdd (poplin/codelets/asm/ReduceAdd.S): all six workers on one vertex ----------
+
+
+def reduce_add_case(out_kind, partials_kind):
+    """out[c] = the sum over partials p of partials[p][c], accumulated in f32 in order p; the
+    vertex: a list of pointers to the partial vectors, out, numPartials and numElems (16 bits
+    each). A multi-vertex: every worker runs the entry on the same vertex (the harness's
+    supervisor `runall`s it)."""
+
+    def build(shape, rng):
+        num_partials, num_elems = shape
+        d = Data()
+        half_in = partials_kind == "half"
+        pointers = []
+        columns = [[] for _ in range(num_elems)]
+        for p in range(num_partials):
+            values = [rng.uniform(-2, 2) for _ in range(num_elems)]
+            if half_in:
+                bits = [f16_bits(v) for v in values]
+                d.halves(f"partial{p}", bits)
+                values = [f16_value(b) for b in bits]
+            else:
+                bits = [f32_bits(v) for v in values]
+                d.words(f"partial{p}", bits)
+                values = [f32_value(b) for b in bits]
+            pointers.append(f"partial{p}")
+            for c, v in enumerate(values):
+                columns[c].append(v)
+        # Columns in whole groups of 8 (and with half partials a last group of 4) sum in f32
+        # (`f16v8acc`, `f16v4acc`, `f32v4acc`); with half partials the last 1 to 3 columns sum
+        # in f16, rounded at every add (`f16v2add`: the codelet's remainder paths).
+        f16_sum = set()
+        if half_in:
+            r = num_elems % 8
+            start = num_elems - r + (4 if r >= 4 else 0)
+            f16_sum = set(range(start, num_elems))
+        want = []
+        for c, col in enumerate(columns):
+            acc = 0.0
+            for v in col:
+                acc = f16_value(f16_bits(acc + v)) if c in f16_sum else f32(acc + v)
+            want.append(f32_bits(acc) if out_kind == "float" else f16_bits(acc))
+        d.words("partials", pointers)
+        if out_kind == "float":
+            d.words("out", [0] * num_elems, guard=True)
+        else:
+            d.halves("out", [0] * num_elems)
+        d.lines += ["    .align 8", "vertex:", "    .int partials, out",
+                    f"    .short {num_partials}, {num_elems}"]
+        return d, [("out", "float32" if out_kind == "float" else "float16", num_elems, want)]
+
+    return build
+
+
+def reduce_add_estimate(shape, out_kind, partials_kind):
+    """getReduceCycleEstimate (poplin/PerformanceEstimation.hpp), the multi-input form, in tile
+    cycles (its worker cycles times six)."""
+    num_partials, out_size = shape
+    partials_float = partials_kind == "float"
+    acc_width = 4 if partials_float else 8
+    in_path = 64 // (32 if partials_float else 16)
+    cycles = 32
+    per_loop = acc_width // min(acc_width, in_path) + 1
+    loops = out_size // acc_width
+    for i in range((acc_width - 1).bit_length()):
+        if out_size & (1 << i):
+            loops += 1
+    per_worker = loops // 6
+    if loops % 6:
+        if out_size & (acc_width - 1):
+            cycles += 2 * num_partials + (13 if partials_float else 11)
+        else:
+            per_worker += 1
+    if out_kind == "float":
+        cycles += (per_loop * num_partials + (7 if partials_float else 9)) * per_worker
+    else:
+        cycles += (per_loop * num_partials + (6 if partials_float else 8)) * per_worker
+    return cycles * 6
+
+
+Case = collections.namedtuple(
+    "Case", "name klass source entry build estimate shapes multi", defaults=(False,)
+)
+
+# A multi-vertex runs on all six workers from this supervisor, which `runall`s the entry on
+# the vertex and waits; its own cost is a few cycles beside the codelet's.
+MULTI_HARNESS = """
+    .section .text.calibration_harness
+    .supervisor
+    .align 8
+calibration_harness:
+    setzi $m0, {entry}
+    setzi $m1, vertex
+    runall $m0, $m1, 0
+    sync TEXCH_SYNCZONE_LOCAL
+    br $m10
+"""
 
 
 def cases():
@@ -259,6 +405,33 @@ def cases():
                     shapes=[[1], [2], [7], [64], [301]] if not two_d else [[3, 64], [1, 2, 5, 100]],
                 )
             )
+    for kind in ("half", "float"):
+        entry = f"__runCodelet_popops__Clamp___{kind}"
+        out.append(
+            Case(
+                name=entry.replace("__runCodelet_popops__", ""),
+                klass="elementwise (clamp)",
+                source="lib/popops/codelets/asm/Clamp.S",
+                entry=entry,
+                build=clamp_case(kind),
+                estimate=lambda s, k=kind: clamp_estimate(s, k),
+                shapes=[[1], [8], [33], [2, 7, 64]],
+            )
+        )
+    for out_kind, partials_kind in (("float", "half"), ("half", "half"), ("float", "float")):
+        entry = f"__runCodelet_poplin__ReduceAdd___{out_kind}_{partials_kind}_false_false"
+        out.append(
+            Case(
+                name=entry.replace("__runCodelet_poplin__", ""),
+                klass="reduction",
+                source="lib/poplin/codelets/asm/ReduceAdd.S",
+                entry=entry,
+                build=reduce_add_case(out_kind, partials_kind),
+                estimate=lambda s, o=out_kind, p=partials_kind: reduce_add_estimate(s, o, p),
+                shapes=[[2, 8], [5, 48], [16, 100], [3, 7]],
+                multi=True,
+            )
+        )
     return out
 
 
@@ -274,7 +447,12 @@ def run_case(case, shape, args, work, built):
     data_path = os.path.join(work, "data.S")
     with open(data_path, "w") as f:
         f.write(data.text())
-    cmd = [args.tessera, "asm", "run", *built, data_path, "--worker", "--entry", case.entry, "--vertex", "vertex"]
+        if case.multi:
+            f.write(MULTI_HARNESS.format(entry=case.entry))
+    if case.multi:
+        cmd = [args.tessera, "asm", "run", *built, data_path, "--entry", "calibration_harness"]
+    else:
+        cmd = [args.tessera, "asm", "run", *built, data_path, "--worker", "--entry", case.entry, "--vertex", "vertex"]
     files = []
     for i, (sym, dtype, count, _) in enumerate(outputs):
         path = os.path.join(work, f"out{i}.npy")
@@ -340,7 +518,9 @@ def main():
             if cycles is None:
                 print(f"{case.klass:26s} {case.name:44s} {shape_text(shape):14s} failed: {outcome}")
                 continue
-            worker = cycles / 6
+            # Worker estimates count a worker's cycles (one in six tile cycles); a multi-vertex's
+            # counts tile cycles.
+            worker = cycles if case.multi else cycles / 6
             estimate = case.estimate(shape)
             ratio = worker / estimate
             hw = measured.get((case.name, shape_text(shape)))

@@ -26,10 +26,11 @@
 //
 // Numerics (mirrored by the Rust reference): s_i = f16_rne(a_i + b_i) (f16v4add). Mean
 // partials in blocks of 8 elements (two groups of the worker's chunk, from its first group):
-// f16v8acc of the block, so AACC[0] += s0, += s1; AACC[2] += s2, += s3; AACC[4] += s4, += s5;
-// AACC[6] += s6, += s7, each half widened exactly and each addition rounded; a lone last group
+// f16v8acc of the block, so AACC[2j] += s_j for j in 0..8 (one accumulator a half, as PopLibs'
+// ReduceAdd reads them), each half widened exactly and each addition rounded; a lone last group
 // and the tail group (missing lanes 0) are blocks whose upper half is 0. The partial is
-// (L0 + L2) + (L1 + L3) (L = AACC[0], [2], [4], [6]). The variance pass (layernorm_stats.S)
+// ((L0 + L2) + (L4 + L6)) + ((L1 + L3) + (L5 + L7)) (Lj = AACC[2j], four f32v2gina). The
+// variance pass (layernorm_stats.S)
 // reads the stored s; then
 //   mean = (((P0 + P2) + P4) + ((P1 + P3) + P5)) * inv_n
 //   rstd = f32oorx((((V0 + V2) + V4) + ((V1 + V3) + V5)) * inv_n + eps)
@@ -192,9 +193,13 @@ add_layernorm_moments_add:
 .Ladd_tail_acc:
     { nop ; f16v8acc $a4:7 }
 .Ladd_partial:
-    { nop ; f32v2gina $a0:1, $azeros, 0 }
-    { nop ; f32v2gina $a2:3, $azeros, 0 }
+    { nop ; f32v2gina $a0:1, $azeros, 0 }     // (L0, L1)
+    { nop ; f32v2gina $a2:3, $azeros, 0 }     // (L2, L3)
+    { nop ; f32v2gina $a4:5, $azeros, 0 }     // (L4, L5)
+    { nop ; f32v2gina $a6:7, $azeros, 0 }     // (L6, L7)
     { nop ; f32v2add $a0:1, $a0:1, $a2:3 }
+    { nop ; f32v2add $a4:5, $a4:5, $a6:7 }
+    { nop ; f32v2add $a0:1, $a0:1, $a4:5 }
     { nop ; f32add $a0, $a0, $a1 }
     { st32 $a0, $m6, $mzero, 0 ; fnop }
     { add $m6, $m6, ROW_SCRATCH_BYTES ; fnop }

@@ -15,10 +15,11 @@
 //
 // Variance pass, per row: the mean from the six partials (f32, as norm_var), m16 = f16(mean),
 // and for each worker's groups in pairs (a, b) in order, d = f16(x - m16) (f16v4sub), then
-// f16v8sqacc {d_a, d_b}: AACC[0] += d_a0^2 then += d_a1^2, AACC[2] += d_a2^2, d_a3^2, AACC[4]
-// and AACC[6] the same with d_b (each square exact in f32, each sum rounded); a lone last group
-// goes as {d, 0}. The worker's partial is (AACC[0] + AACC[4]) + (AACC[2] + AACC[6]), stored in
-// its variance slot (scratch word 6 + w) as norm_var does. 3 bundles a pair of groups.
+// f16v8sqacc {d_a, d_b}: AACC[2j] += d_aj^2 and AACC[8 + 2j] += d_bj^2 (one accumulator a half,
+// each square exact in f32, each sum rounded); a lone last group goes as {d, 0}. The worker's
+// partial is ((L0 + L2) + (L4 + L6)) + ((L1 + L3) + (L5 + L7)) (Lj = AACC[2j], four
+// f32v2gina), stored in its variance slot (scratch word 6 + w) as norm_var does. 3 bundles a
+// pair of groups.
 //
 // Normalising pass, per row: mean and rstd from the twelve partials exactly as layernorm_f16's
 // pass (f32), m16 = f16(mean) and r16 = f16(rstd) (RNE), then per element in f16, every step
@@ -108,9 +109,13 @@ K_VAR:
     { nop ; f16v4sub $a0:1, $a6:7, $a4:5 }
     { nop ; f16v8sqacc $a0:3 }
 .Lhv_partial:
-    { nop ; f32v2gina $a0:1, $azeros, 0 }
-    { add $m4, $m4, $m7 ; f32v2gina $a2:3, $azeros, 0 }
+    { nop ; f32v2gina $a0:1, $azeros, 0 }                 // (L0, L1)
+    { add $m4, $m4, $m7 ; f32v2gina $a2:3, $azeros, 0 }   // (L2, L3)
+    { nop ; f32v2gina $a6:7, $azeros, 0 }                 // (L4, L5)
+    { nop ; f32v2gina $a8:9, $azeros, 0 }                 // (L6, L7)
     { nop ; f32v2add $a0:1, $a0:1, $a2:3 }
+    { nop ; f32v2add $a6:7, $a6:7, $a8:9 }
+    { nop ; f32v2add $a0:1, $a0:1, $a6:7 }
     { nop ; f32add $a0, $a0, $a1 }
     { st32 $a0, $m6, $m10, 0 ; fnop }
     { add $m6, $m6, ROW_SCRATCH_BYTES ; fnop }

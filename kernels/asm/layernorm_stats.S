@@ -27,11 +27,11 @@
 // the row, never written). Any region, no element constraints (one access per bundle).
 //
 // Numerics (FP32 throughout, every operation RNE; mirrored bit for bit by the Rust reference):
-// * Mean partial of worker w for a row: the accumulators AACC[0], AACC[2] start at +0; each of
-//   the worker's groups (x0, x1, x2, x3) in order does AACC[0] += x0, += x1; AACC[2] += x2,
-//   += x3 (f16v8acc with the upper half of the quad zero, each half widened exactly, one
-//   rounding per addition). The tail group has its missing lanes set to 0. The partial is
-//   (L0 + L2) + (L1 + L3) with L0..L3 = AACC[0], [2], [4], [6] (AACC[4], [6] stay 0).
+// * Mean partial of worker w for a row: the accumulators start at +0; each of the worker's
+//   groups (x0, x1, x2, x3) in order does AACC[2j] += xj (f16v8acc with the upper half of the
+//   quad zero: one accumulator a half, each widened exactly, one rounding per addition;
+//   AACC[8..14] add +0). The tail group has its missing lanes set to 0. The partial is
+//   (L0 + L2) + (L1 + L3) with L0..L3 = AACC[0], [2], [4], [6].
 // * Row sum = ((P0 + P2) + P4) + ((P1 + P3) + P5) over the six partials; mean = sum * inv_n
 //   (the ISA has no f32 divide). For a constant row the sum n*c is exact, and sum * inv_n
 //   gives c back exactly for every f16 c at n = 1152, 1728, 2152, 4304 (and most n; not all,

@@ -20,11 +20,12 @@
 //   e   = f16v2exp(t)                        (exp in f64 rounded once to f16)
 //   l   = E + O: E the f32 sum of the even columns' e in order, O of the odd ones
 //   l16 = f16(l)
-// At s == 1 (the scale folded into the queries) t = f16(x - m16) and l = (S0 + S2) + (S1 + S3),
-// S_k the f32 sum in column order of the columns accumulator AACC[2k] takes: in the fast path's
-// whole blocks of four regular groups (the first 16 floor((g - 1) / 4) columns, g = the row's
-// groups of 4), those with (c % 8) / 2 == k (one f16v8acc a pair of groups); past them, those
-// with c % 4 == k (one f16v4acc a group). See the unit loops below.
+// At s == 1 (the scale folded into the queries) t = f16(x - m16) and
+// l = ((S0 + S2) + (S4 + S6)) + ((S1 + S3) + (S5 + S7)), S_k the f32 sum in column order of the
+// columns accumulator AACC[2k] takes: in the fast path's whole blocks of four regular groups
+// (the first 16 floor((g - 1) / 4) columns, g = the row's groups of 4), those with c % 8 == k
+// (one f16v8acc a pair of groups, one accumulator a half); past them, those with c % 4 == k (one
+// f16v4acc a group; S4..S7 get none there). See the unit loops below.
 // Specials: a NaN or +inf in a row makes its e NaN as softmax_f16 does; a row of -inf only has
 // m = -inf and e = NaN (attention scores are finite).
 //
@@ -60,7 +61,7 @@
 // unit_blocks COUNT: the fast path's whole blocks of four regular groups, `rpt COUNT` of 14
 // bundles (see 2'' below). The groups go in pairs: each group's x is loaded into $a6:7, the
 // pair's e land in $a0:1 and $a2:3 and are summed by one f16v8acc at the next pair's start
-// (AACC[0], [2], [4], [6] take the pair's columns 0-1, 2-3, 4-5, 6-7 in order); every e is
+// (AACC[0], [2], ..., [14] take the pair's columns 0 .. 7, one each); every e is
 // stored as soon as it is complete except the block's last, stored at the next block's start
 // through $m2 (the junk slot of worker scratch before the first block); $m1, the block's base,
 // then moves on by P.
@@ -332,8 +333,12 @@ softmax_part_f16:
 .Lf_sums:
     { add $m1, $m1, $m4 ; f32v2gina $a6:7, $azeros, 0 }  // (S0, S1)
     { add $m1, $m1, -32 ; f32v2gina $a2:3, $azeros, 0 }  // (S2, S3); $m1: the statistics
-    { ld32 $m11, $mvertex_base, $mzero, V_RS ; f32v2add $a6:7, $a6:7, $a2:3 }
-    { add $m5, $m5, $m11 ; f32add $a6, $a6, $a7 }     // l = (S0 + S2) + (S1 + S3)
+    { ld32 $m11, $mvertex_base, $mzero, V_RS ; f32v2gina $a0:1, $azeros, 0 }  // (S4, S5)
+    { add $m5, $m5, $m11 ; f32v2gina $a8:9, $azeros, 0 }  // (S6, S7)
+    { nop ; f32v2add $a6:7, $a6:7, $a2:3 }
+    { nop ; f32v2add $a0:1, $a0:1, $a8:9 }
+    { nop ; f32v2add $a6:7, $a6:7, $a0:1 }
+    { nop ; f32add $a6, $a6, $a7 }     // l = ((S0 + S2) + (S4 + S6)) + ((S1 + S3) + (S5 + S7))
     { ld32 $m11, $mvertex_base, $mzero, V_STRIDE ; f32tof16 $a6, $a6 }
     { shl $m11, $m11, 1 ; sort4x16lo $a0, $a4, $a6 }  // (m16, l16)
     { add $m3, $m3, $m11 ; mov $a1, $azero }

@@ -413,7 +413,7 @@ instructions! {
 
     // ---- aux: accumulators ----
     F32v4acc = "f32v4acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8200, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += 4 x f32 (f32 RNE).";
-    F16v8acc = "f16v8acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8100, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += 8 x f16 widened, lanes 2i and 2i+1 into AACC[2i].";
+    F16v8acc = "f16v8acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8100, sem Inferred, [aqr(B23)], "AACC[2j] += h[j] for the 8 halves, widened: eight sums (PopLibs' ReduceAdd reads them with four f32v2gina).";
     F32v2gina = "f32v2gina", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_4000, sem Confirmed, [apw(B19), apr(B23), zimm(IMM12)], "Read AACC[0,2] (zimm bit 0: odd [1,3]); push $aS into AACC[12,14]; shift down.";
     F16v2gina = "f16v2gina", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_5000, sem Confirmed, [aw(B19), ar(B23), zimm(IMM12)], "As f32v2gina, with 2 x f16 in and out (f16 RNE).";
     F16v4acc = "f16v4acc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8000, sem Assumed, [apr(B23)], "AACC[0,2,4,6] += 4 x f16 widened (f32 RNE).";
@@ -422,9 +422,9 @@ instructions! {
     F16v2cmac = "f16v2cmac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0300, sem Assumed, [ar(B23), ar(B15)], "AACC[0] += a0*b0 + a1*b1 (exact products, lateral sum and accumulation f32 RNE).";
     F16v4cmac = "f16v4cmac", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5a00_0200, sem Assumed, [apr(B23), apr(B15)], "AACC[0] += a0*b0 + a1*b1, AACC[2] += a2*b2 + a3*b3.";
     F32v4sqacc = "f32v4sqacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8a00, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += q*q (4 x f32, product and sum each f32 RNE).";
-    F16v8sqacc = "f16v8sqacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8900, sem Assumed, [aqr(B23)], "AACC[2i] += h[2i]^2, then += h[2i+1]^2 (8 x f16, exact squares, f32 RNE sums).";
+    F16v8sqacc = "f16v8sqacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8900, sem Inferred, [aqr(B23)], "AACC[2j] += h[j]^2 for the 8 halves (exact squares, f32 RNE sums), as f16v8acc.";
     F32v4absacc = "f32v4absacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8600, sem Assumed, [aqr(B23)], "AACC[0,2,4,6] += |q| (4 x f32, f32 RNE).";
-    F16v8absacc = "f16v8absacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8500, sem Assumed, [aqr(B23)], "AACC[2i] += |h[2i]|, then += |h[2i+1]| (8 x f16 widened, f32 RNE).";
+    F16v8absacc = "f16v8absacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8500, sem Inferred, [aqr(B23)], "AACC[2j] += |h[j]| for the 8 halves (widened, f32 RNE), as f16v8acc.";
     F16v4absacc = "f16v4absacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5900_8400, sem Assumed, [apr(B23)], "AACC[0,2,4,6] += |x| (4 x f16 widened, f32 RNE).";
     F16v4gacc = "f16v4gacc", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5000_0400, sem Assumed, [apw(B7)], "$aD = AACC[0,2,4,6] as 4 x f16 (RNE); the accumulators are kept.";
     F16v4mix = "f16v4mix", Aux, Worker, Pairable, Simple, Accumulate, enc Confirmed 0x5800_000a, sem Assumed, [apw(B7), apr(B23), apr(B15)], "AACC[0,2,4,6] = a*x + b*y with a, b = $TAS low, high half; $aD gets the previous AACC[0,2,4,6] as f16.";

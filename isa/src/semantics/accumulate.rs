@@ -8,8 +8,13 @@
 //!   AACC\[0\] = (TAS × x0) + y0 and AACC\[2\] = (TAS × x1) + y1 with two roundings (multiply, then
 //!   add), TAS being the f32 in `$TAS`.
 //! * `f32v4acc q`: AACC\[0\] += q0, AACC\[2\] += q1, AACC\[4\] += q2, AACC\[6\] += q3.
-//! * `f16v8acc q` (8 halves, half 2i and 2i+1 of the quad): AACC\[2i\] += h\[2i\], then
-//!   AACC\[2i\] += h\[2i+1\], each widened exactly.
+//! * `f16v8acc q` (8 halves, h\[j\] = half j of the quad): AACC\[2j\] += h\[j\] for j in 0..8, each
+//!   widened exactly: eight sums, one a half \[I\]. POPLIBS `poplin/codelets/asm/ReduceAdd.S`
+//!   (`ReduceAdd<float,half>`, production code for convolution reductions) sums 8 columns of
+//!   halves with one `f16v8acc` a row and stores "the independent sums of 8 columns" with four
+//!   `f32v2gina`, which read AACC\[0, 2\], \[4, 6\], \[8, 10\], \[12, 14\] in turn
+//!   (`scripts/poplibs_calibration.py` runs it exact). Until 2026-12-07 the model added the
+//!   halves in pairs into AACC\[0\] .. \[6\], which that codelet contradicts.
 //! * `f16v4acc x`: AACC\[2i\] += x\[i\] widened, for the four halves.
 //! * `f32v4sqacc`, `f16v8sqacc`, `f32v4absacc`, `f16v8absacc`, `f16v4absacc` (ASM-DOC: "accumulation
 //!   of squares" / "of absolute values" to single precision \[C\]) use the same entries as
@@ -135,14 +140,17 @@ pub(super) fn f32v4acc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
     }
 }
 
-/// `f16v8acc $aS:S+3`.
+/// The eight halves of a quad, in order.
+fn halves8(q: [u32; 4]) -> [u16; 8] {
+    std::array::from_fn(|j| halves(q[j / 2])[j % 2])
+}
+
+/// `f16v8acc $aS:S+3`: AACC\[2j\] += h\[j\].
 pub(super) fn f16v8acc(inst: &Inst, ctx: &ContextState, out: &mut Pending) {
-    let q = read_quad(ctx, inst.reg(0));
+    let h = halves8(read_quad(ctx, inst.reg(0)));
     let acc = out.aacc(ctx);
-    for (i, &s) in q.iter().enumerate() {
-        let h = halves(s);
-        acc[2 * i] = f32_add(acc[2 * i], f16_to_f32(h[0]));
-        acc[2 * i] = f32_add(acc[2 * i], f16_to_f32(h[1]));
+    for (j, &x) in h.iter().enumerate() {
+        acc[2 * j] = f32_add(acc[2 * j], f16_to_f32(x));
     }
 }
 
@@ -173,14 +181,12 @@ pub(super) fn f32v4termacc(inst: &Inst, ctx: &ContextState, out: &mut Pending, t
     }
 }
 
-/// `f16v8sqacc` / `f16v8absacc $aS:S+3`: AACC\[2i\] += term(h\[2i\]), then += term(h\[2i+1\]).
+/// `f16v8sqacc` / `f16v8absacc $aS:S+3`: AACC\[2j\] += term(h\[j\]).
 pub(super) fn f16v8termacc(inst: &Inst, ctx: &ContextState, out: &mut Pending, term: Term) {
-    let q = read_quad(ctx, inst.reg(0));
+    let h = halves8(read_quad(ctx, inst.reg(0)));
     let acc = out.aacc(ctx);
-    for (i, &s) in q.iter().enumerate() {
-        for h in halves(s) {
-            acc[2 * i] = f32_add(acc[2 * i], term.of(f16_to_f32(h)));
-        }
+    for (j, &x) in h.iter().enumerate() {
+        acc[2 * j] = f32_add(acc[2 * j], term.of(f16_to_f32(x)));
     }
 }
 
@@ -302,25 +308,33 @@ mod tests {
             &ctx.aacc[..8],
             &[2.0, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]
         );
-        // f16v8acc: lane 2i then lane 2i+1, each rounded. At 2^25 (f32 spacing 4) adding 2.0
-        // twice is lost (each add is a tie, rounded to even), while adding 4.0 at once is not.
+        // f16v8acc: half j into AACC[2j], eight sums (as PopLibs' ReduceAdd reads them).
         let h = |x: f32| f32_to_f16(x) as u32;
         ctx.a[4] = h(0.5) | h(0.25) << 16;
         ctx.a[5] = h(-1.0) | h(1.0) << 16;
-        ctx.a[6] = h(0.0) | h(0.0) << 16;
-        ctx.a[7] = h(2.0) | h(2.0) << 16;
+        ctx.a[6] = h(0.0) | h(3.0) << 16;
+        ctx.a[7] = h(2.0) | h(-2.0) << 16;
         ok(&mut ctx, &mut env, one(F16v8acc, &[4]));
         assert_eq!(
-            &ctx.aacc[..8],
-            &[2.75, 0.0, 4.0, 0.0, 6.0, 0.0, 33_554_432.0, 0.0]
-        );
-        assert_ne!(f32_add(33_554_432.0, 4.0), 33_554_432.0);
-        assert_eq!(
-            ctx.aacc[6],
-            f32_add(
-                f32_add(33_554_432.0, f16_to_f32(h(2.0) as u16)),
-                f16_to_f32(h(2.0) as u16)
-            )
+            &ctx.aacc[..16],
+            &[
+                2.5,
+                0.0,
+                4.25,
+                0.0,
+                5.0,
+                0.0,
+                f32_add(33_554_432.0, 1.0),
+                0.0,
+                0.0,
+                0.0,
+                3.0,
+                0.0,
+                2.0,
+                0.0,
+                -2.0,
+                0.0
+            ]
         );
     }
 
@@ -489,7 +503,7 @@ mod tests {
         for i in 0..4 {
             assert_eq!(ctx.aacc[2 * i], f32_add(sq[i], abs[i]));
         }
-        // f16v8: lanes 2i and 2i+1 into AACC[2i]; squares of halves are exact in f32.
+        // f16v8: half j into AACC[2j]; squares of halves are exact in f32.
         let h = |x: f32| f32_to_f16(x) as u32;
         let (mut ctx, mut env) = (worker(), TestEnv::new());
         ctx.a[8] = h(-0.5) | h(3.0) << 16;
@@ -498,10 +512,15 @@ mod tests {
         ctx.a[11] = h(65504.0) | h(0.0) << 16;
         ok(&mut ctx, &mut env, one(F16v8sqacc, &[8]));
         let big = 65504.0f32 * 65504.0;
-        assert_eq!(&ctx.aacc[..8], &[9.25, 0.0, 2.0, 0.0, 4.0, 0.0, big, 0.0]);
+        let squares = [0.25, 9.0, 1.0, 1.0, 4.0, 0.0, big, 0.0];
+        for (j, &sq) in squares.iter().enumerate() {
+            assert_eq!(ctx.aacc[2 * j], sq, "half {j}");
+        }
         ok(&mut ctx, &mut env, one(F16v8absacc, &[8]));
-        assert_eq!(&ctx.aacc[..6], &[12.75, 0.0, 4.0, 0.0, 6.0, 0.0]);
-        assert_eq!(ctx.aacc[6], f32_add(big, 65504.0));
+        let abs = [0.5, 3.0, 1.0, 1.0, 2.0, 0.0, 65504.0, 0.0];
+        for j in 0..8 {
+            assert_eq!(ctx.aacc[2 * j], f32_add(squares[j], abs[j]), "half {j}");
+        }
         // f16v4absacc: one half per even entry.
         let (mut ctx, mut env) = (worker(), TestEnv::new());
         ctx.a[2] = h(-0.25) | h(0.5) << 16;

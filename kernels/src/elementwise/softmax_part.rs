@@ -110,20 +110,25 @@ fn scaled_row(padded: usize, lane: impl Fn(usize) -> u16, m16: u16, s: f32) -> (
 
 /// The exponentials and their sum at `s = 1` (the scale folded into the queries; the header's
 /// unit loops): `t = f16(x − m16)` (`f16v4sub`, one rounding), the exponentials summed in
-/// column order into four accumulators `S0..S3`, `l = (S0 + S2) + (S1 + S3)`. Column c goes to
-/// `S((c mod 8) div 2)` in the whole blocks of four regular groups (the first
-/// 16 ⌊(g − 1)/4⌋ columns of g groups: `f16v8acc` over a pair of groups adds lanes 2k and
-/// 2k + 1 to accumulator k), to `S(c mod 4)` past them (`f16v4acc` over one group).
+/// column order into eight accumulators `S0..S7`,
+/// `l = ((S0 + S2) + (S4 + S6)) + ((S1 + S3) + (S5 + S7))`. Column c goes to `S(c mod 8)` in the
+/// whole blocks of four regular groups (the first 16 ⌊(g − 1)/4⌋ columns of g groups: `f16v8acc`
+/// over a pair of groups adds half j to accumulator j), to `S(c mod 4)` past them (`f16v4acc`
+/// over one group). (The rows without such a block fold only `S0..S3`: the same value, as
+/// `S4..S7` are +0 there.)
 fn unit_row(padded: usize, lane: impl Fn(usize) -> u16, m16: u16) -> (Vec<u16>, u16) {
     let paired = 16 * ((padded / 4).saturating_sub(1) / 4);
-    let mut sums = [0.0f32; 4];
+    let mut sums = [0.0f32; 8];
     let mut e = vec![0u16; padded];
     for (c, out) in e.iter_mut().enumerate() {
         *out = f16_exp(f16_sub(lane(c), m16));
-        let k = if c < paired { (c % 8) / 2 } else { c % 4 };
+        let k = if c < paired { c % 8 } else { c % 4 };
         sums[k] = f32_add(sums[k], f16_to_f32(*out));
     }
-    let l = f32_add(f32_add(sums[0], sums[2]), f32_add(sums[1], sums[3]));
+    let l = f32_add(
+        f32_add(f32_add(sums[0], sums[2]), f32_add(sums[4], sums[6])),
+        f32_add(f32_add(sums[1], sums[3]), f32_add(sums[5], sums[7])),
+    );
     (e, f32_to_f16(l))
 }
 
@@ -481,14 +486,15 @@ fn estimate(cols: u64, unit: bool, panels: bool, rows_of: impl Fn(usize) -> u64)
 /// group, the maximum's ends and the set-up of the exponentials, with g − 3 in the maximum's
 /// loop; a `rpt` and 14 bundles a whole block of four regular groups (none without one);
 /// 3 after the blocks and 6 a regular group of the last block; 4 for the masked group; the
-/// zero groups (a `brz`, then a `rpt` and one bundle each); 8 for the sums and the statistics,
-/// then 3 zero stores for panels and 2 branches.
+/// zero groups (a `brz`, then a `rpt` and one bundle each); 12 for the sums (four `f32v2gina`,
+/// three adds of pairs, one of singles) and the statistics, then 3 zero stores for panels and 2
+/// branches.
 fn fast_unit_row(g: u64, panels: bool) -> u64 {
     let (blocks, rest) = ((g - 1) / 4, (g - 1) % 4);
     let zeros = (4 - g % 4) % 4;
     let block_loop = if blocks > 0 { 1 + 14 * blocks } else { 0 };
     let zero_groups = 1 + if zeros > 0 { 1 + zeros } else { 0 };
-    12 + (g - 3) + block_loop + 3 + 6 * rest + 4 + zero_groups + 8 + 3 * u64::from(panels) + 2
+    12 + (g - 3) + block_loop + 3 + 6 * rest + 4 + zero_groups + 12 + 3 * u64::from(panels) + 2
 }
 
 /// The case of a compiler call: `rows` rows of `cols` halves with a row stride of `in_stride`

@@ -331,22 +331,23 @@ impl Kernel for AddLayerNormMoments {
 }
 
 /// Cycle estimate from the loop structure (see [`super::stats::cycles`]): pass 1 takes 6
-/// bundles per two groups (3 on the pace path) and about 20 (24) around them per row; pass 2 is
-/// the shared variance pass; pass 3 takes 14 bundles per row for worker 0's rows.
+/// bundles per two groups (3 on the pace path) and about 24 (28) around them per row, the
+/// eight accumulators read out with four `f32v2gina`; pass 2 is the shared variance pass;
+/// pass 3 takes 14 bundles per row for worker 0's rows.
 fn estimate(shape: &Shape, fast: bool) -> u64 {
     let add = if fast {
         cycles::busiest(
             shape,
             25,
             &|c| match c {
-                0 => 13,
-                1 => 20,
-                _ => 3 * (c / 2) + (c % 2) + 24,
+                0 => 17,
+                1 => 24,
+                _ => 3 * (c / 2) + (c % 2) + 28,
             },
             18,
         )
     } else {
-        cycles::busiest(shape, 27, &|c| if c > 0 { 3 * c + 20 } else { 13 }, 18)
+        cycles::busiest(shape, 27, &|c| if c > 0 { 3 * c + 24 } else { 17 }, 18)
     };
     let fin = 11 + 14 * (shape.rows as u64).div_ceil(WORKERS as u64) + 1;
     cycles::total(&[add, cycles::var_pass(shape, false), fin])

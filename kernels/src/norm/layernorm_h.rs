@@ -13,7 +13,7 @@
 use super::data::{f32s, Dist};
 use super::layernorm::{Fp8Out, LnSpec, RANDOM_DISTS};
 use super::stats::{
-    combine_partials, cycles, fold_lanes, mean_partial, shape_words, MeanLanes, Shape,
+    combine_partials, cycles, fold_eight_lanes, mean_partial, shape_words, MeanLanes, Shape,
     ROW_SCRATCH_BYTES, V_END,
 };
 use crate::case::{bytes, Buffer, Case, Region, VertexWord};
@@ -575,9 +575,9 @@ impl LayerNormH {
 
 /// m16 = f16(mean) of a row (the mean of `layernorm_stats.S`'s pass 1) and its rstd from the
 /// variance pass of `layernorm_h_body.S`: each worker's groups in pairs, d = f16(x − m16), the
-/// squares added as f16v8sqacc adds them (AACC[2i] += h[2i]², then += h[2i+1]² over the quad
-/// {d_a, d_b}, a lone last group with zeros), folded, the six partials combined, times inv_n;
-/// rstd = f32oorx(var + eps).
+/// squares added as f16v8sqacc adds them (lane j += h[j]² over the quad {d_a, d_b}, a lone last
+/// group with zeros), the eight lanes folded (`fold_eight_lanes`), the six partials combined,
+/// times inv_n; rstd = f32oorx(var + eps).
 pub fn row_stats_h(shape: &Shape, row: &[u16]) -> (u16, f32) {
     let mut sums = [0.0f32; WORKERS];
     for (w, sum) in sums.iter_mut().enumerate() {
@@ -589,7 +589,7 @@ pub fn row_stats_h(shape: &Shape, row: &[u16]) -> (u16, f32) {
     for (w, partial) in squares.iter_mut().enumerate() {
         let (first, count) = shape.split[w];
         let groups: Vec<usize> = (first as usize..(first + count) as usize).collect();
-        let mut acc = [0.0f32; 4];
+        let mut acc = [0.0f32; 8];
         for pair in groups.chunks(2) {
             let mut quad = [0u16; 8];
             for (k, &g) in pair.iter().enumerate() {
@@ -597,14 +597,11 @@ pub fn row_stats_h(shape: &Shape, row: &[u16]) -> (u16, f32) {
                     quad[4 * k + i] = f16_sub(row[4 * g + i], m16);
                 }
             }
-            for (lane, a) in acc.iter_mut().enumerate() {
-                *a = f32_add(
-                    f32_add(*a, square(quad[2 * lane])),
-                    square(quad[2 * lane + 1]),
-                );
+            for (a, &h) in acc.iter_mut().zip(&quad) {
+                *a = f32_add(*a, square(h));
             }
         }
-        *partial = fold_lanes(acc);
+        *partial = fold_eight_lanes(acc);
     }
     let var = f32_mul(combine_partials(&squares), shape.inv_n);
     (m16, f32_oorx(f32_add(var, shape.eps)))
@@ -624,13 +621,14 @@ fn estimate(shape: &Shape, own: Option<&Shape>, fp8: bool) -> u64 {
         0,
     );
     // The variance pass: 19 set-up bundles (fitted: the listing has 20); per row 9 for the mean and m16, 3 a pair of
-    // groups and 2 around them, 1 + 3 for a lone last group, 7 for the partial.
+    // groups and 2 around them, 1 + 3 for a lone last group, 11 for the partial (four
+    // `f32v2gina` and three adds).
     let var = cycles::busiest(
         shape,
         19,
         &|c| {
             let (pairs, lone) = (c / 2, c % 2);
-            9 + if pairs > 0 { 3 * pairs + 2 } else { 0 } + 1 + 3 * lone + 7
+            9 + if pairs > 0 { 3 * pairs + 2 } else { 0 } + 1 + 3 * lone + 11
         },
         0,
     );

@@ -121,21 +121,28 @@ pub enum MeanLanes {
     Blocks,
 }
 
-/// f16v8acc: AACC[2i] += h[2i], then += h[2i + 1] (each half widened exactly).
-fn f16v8acc(acc: &mut [f32; 4], quad: [u16; 8]) {
-    for (lane, acc) in acc.iter_mut().enumerate() {
-        *acc = f32_add(
-            f32_add(*acc, f16_to_f32(quad[2 * lane])),
-            f16_to_f32(quad[2 * lane + 1]),
-        );
+/// f16v8acc: lane j (AACC[2j]) += h[j], each half widened exactly (isa/src/semantics/accumulate.rs).
+fn f16v8acc(acc: &mut [f32; 8], quad: [u16; 8]) {
+    for (acc, &h) in acc.iter_mut().zip(&quad) {
+        *acc = f32_add(*acc, f16_to_f32(h));
     }
 }
 
-/// Worker `w`'s partial sum of a row (f16 bits). With [`MeanLanes::Groups`] each group is
-/// one f16v8acc of {group, 0}: AACC[0] += x0 then x1, AACC[2] += x2 then x3 (AACC[4], AACC[6]
-/// += +0 twice); with [`MeanLanes::Blocks`] pairs of groups fill all four lanes.
+/// ((L0 + L2) + (L4 + L6)) + ((L1 + L3) + (L5 + L7)): how a worker folds eight accumulator
+/// lanes (four `f32v2gina`, then pairwise adds).
+pub fn fold_eight_lanes(l: [f32; 8]) -> f32 {
+    f32_add(
+        f32_add(f32_add(l[0], l[2]), f32_add(l[4], l[6])),
+        f32_add(f32_add(l[1], l[3]), f32_add(l[5], l[7])),
+    )
+}
+
+/// Worker `w`'s partial sum of a row (f16 bits). Each f16v8acc adds half j of its quad to lane j.
+/// With [`MeanLanes::Groups`] each group is one f16v8acc of {group, 0}, so lanes 0..4 sum the
+/// groups' columns 0..4 and the worker folds them (`fold_lanes`); with [`MeanLanes::Blocks`] a
+/// pair of groups fills all eight lanes and the worker folds the eight (`fold_eight_lanes`).
 pub fn mean_partial(shape: &Shape, row: &[u16], w: usize, lanes: MeanLanes) -> f32 {
-    let mut acc = [0.0f32; 4];
+    let mut acc = [0.0f32; 8];
     let groups = worker_groups(shape, w);
     let full: Vec<[u16; 4]> = groups
         .iter()
@@ -161,7 +168,10 @@ pub fn mean_partial(shape: &Shape, row: &[u16], w: usize, lanes: MeanLanes) -> f
     if let Some(x) = tail {
         f16v8acc(&mut acc, [x[0], x[1], x[2], x[3], 0, 0, 0, 0]);
     }
-    fold_lanes(acc)
+    match lanes {
+        MeanLanes::Groups => fold_lanes([acc[0], acc[1], acc[2], acc[3]]),
+        MeanLanes::Blocks => fold_eight_lanes(acc),
+    }
 }
 
 /// Worker `w`'s partial sum of squared deviations: lane i += (f32(x_i) - mean)^2 (f32v4acc),
@@ -327,28 +337,27 @@ mod tests {
 
     #[test]
     fn block_lanes_pair_consecutive_groups() {
-        // n = 48: two groups per worker. Worker 1 has groups 2 and 3 (elements 8..16).
-        // Groups: lane 0 = ((x8 + x9) + x12) + x13, lane 1 = ((x10 + x11) + x14) + x15.
-        // Blocks: lane 0 = x8 + x9, lane 1 = x10 + x11, lane 2 = x12 + x13, lane 3 = x14 + x15.
+        // n = 48: two groups per worker. Worker 1 has groups 2 and 3 (elements 8..16); every
+        // f16v8acc half has its own lane (AACC[2j]).
+        // Groups: lane j = x(8 + j) + x(12 + j) for j < 4, folded (L0 + L2) + (L1 + L3).
+        // Blocks: lane j = x(8 + j) for j < 8, folded ((L0 + L2) + (L4 + L6)) + ((L1 + L3) +
+        // (L5 + L7)).
         let s = shape(1, 48);
         let values: Vec<f32> = (0..48)
             .map(|i| 1000.0 + i as f32 * 0.5 + if i % 3 == 0 { 0.25 } else { 0.0 })
             .collect();
         let row = halves(&values);
         let x: Vec<f32> = row.iter().map(|&h| f16_to_f32(h)).collect();
-        let seq = |v: &[f32]| v.iter().fold(0.0f32, |a, &b| f32_add(a, b));
-        let groups = fold_lanes([
-            seq(&[x[8], x[9], x[12], x[13]]),
-            seq(&[x[10], x[11], x[14], x[15]]),
-            0.0,
-            0.0,
-        ]);
-        let blocks = fold_lanes([
-            seq(&[x[8], x[9]]),
-            seq(&[x[10], x[11]]),
-            seq(&[x[12], x[13]]),
-            seq(&[x[14], x[15]]),
-        ]);
+        let groups = fold_lanes(std::array::from_fn(|j| f32_add(x[8 + j], x[12 + j])));
+        let (l, by_hand) = (
+            |j: usize| x[8 + j],
+            f32_add(
+                f32_add(f32_add(x[8], x[10]), f32_add(x[12], x[14])),
+                f32_add(f32_add(x[9], x[11]), f32_add(x[13], x[15])),
+            ),
+        );
+        let blocks = fold_eight_lanes(std::array::from_fn(l));
+        assert_eq!(blocks, by_hand);
         assert_eq!(mean_partial(&s, &row, 1, MeanLanes::Groups), groups);
         assert_eq!(mean_partial(&s, &row, 1, MeanLanes::Blocks), blocks);
     }
