@@ -256,7 +256,7 @@ pub(super) fn f16v2gina(inst: &Inst, ctx: &ContextState, out: &mut Pending) -> R
 mod tests {
     use crate::csr::index;
     use crate::inst::Opcode::*;
-    use crate::numerics::{f16_to_f32, f32_add, f32_mul, f32_to_f16};
+    use crate::numerics::{f32_add, f32_mul, f32_to_f16};
     use crate::semantics::test_env::*;
     use crate::semantics::TrapKind;
 
