@@ -268,6 +268,38 @@ def clamp_estimate(sizes, kind):
     return 5 + sum(6 + 2 * ((n + width - 1) // width) for n in sizes)
 
 
+# ---- Select (popops/codelets/asm/select_half.S) -----------------------------------------------
+
+
+def select_case(sizes, rng):
+    """out[i] = in3[i] ? in1[i] : in2[i] (in3 bools, one byte each); the vertex: lists of in1,
+    in2, in3 pointers, the out list of (pointer, size), the count."""
+    d = Data()
+    lists = {"in1": [], "in2": [], "in3": [], "out": []}
+    outputs = []
+    for i, n in enumerate(sizes):
+        a = [f16_bits(rng.uniform(-4, 4)) for _ in range(n)]
+        b = [f16_bits(rng.uniform(-4, 4)) for _ in range(n)]
+        c = [rng.choice([0, 1]) for _ in range(n)]
+        d.halves(f"in1_{i}", a)
+        d.halves(f"in2_{i}", b)
+        d.lines += ["    .align 8", f"in3_{i}:"] + [f"    .byte {v}" for v in c]
+        d.halves(f"out_{i}", [0] * n)
+        for name in ("in1", "in2", "in3"):
+            lists[name].append(f"{name}_{i}")
+        lists["out"] += [f"out_{i}", n]
+        outputs.append((f"out_{i}", "float16", n, [x if t else y for x, y, t in zip(a, b, c)]))
+    for name in ("in1", "in2", "in3", "out"):
+        d.words(f"{name}_list", lists[name])
+    d.words("vertex", ["in1_list", "in2_list", "in3_list", "out_list", len(sizes)])
+    return d, outputs
+
+
+def select_estimate(sizes):
+    """Select's estimator (selectCycles): 5 + per vector 6 + 5 an element."""
+    return 5 + sum(6 + 5 * n for n in sizes)
+
+
 # ---- ReduceAdd (poplin/codelets/asm/ReduceAdd.S): all six workers on one vertex ----------
 
 
@@ -367,6 +399,12 @@ calibration_harness:
 """
 
 
+def case(entry, klass, source, build, estimate, shapes, multi=False):
+    """A row of the table, named after its entry without the `__runCodelet_LIB__` prefix."""
+    name = re.sub(r"^__runCodelet_[a-z]+__", "", entry)
+    return Case(name, klass, source, entry, build, estimate, shapes, multi)
+
+
 def cases():
     out = []
     scaled_shapes = [[37], [4, 64, 3], [256], [9, 1, 2, 130]]
@@ -378,57 +416,57 @@ def cases():
         ("half", "subtract", True),
         ("half", "axplusby", True),
     ]:
-        source = f"lib/popops/codelets/asm/ScaledAdd2D_{kind}.S"
-        entry = scaled_2d_name(kind, operation, fast)
         out.append(
-            Case(
-                name=entry.replace("__runCodelet_popops__", ""),
-                klass="elementwise (scaled add)",
-                source=source,
-                entry=entry,
-                build=scaled_2d_case(kind, operation, fast),
-                estimate=lambda s, k=kind, o=operation, f=fast: scaled_2d_estimate(s, k, o, f),
-                shapes=scaled_shapes,
+            case(
+                scaled_2d_name(kind, operation, fast),
+                "elementwise (scaled add)",
+                f"lib/popops/codelets/asm/ScaledAdd2D_{kind}.S",
+                scaled_2d_case(kind, operation, fast),
+                lambda s, k=kind, o=operation, f=fast: scaled_2d_estimate(s, k, o, f),
+                scaled_shapes,
             )
         )
     for kind in ("half", "float"):
         for two_d in (False, True):
-            entry = f"__runCodelet_popops__Fill{'2d' if two_d else ''}___{kind}"
             out.append(
-                Case(
-                    name=entry.replace("__runCodelet_popops__", ""),
-                    klass="fill",
-                    source="lib/popops/codelets/asm/Fill.S",
-                    entry=entry,
-                    build=fill_case(kind, two_d),
-                    estimate=lambda s, k=kind, t=two_d: fill_estimate(s, k, t),
-                    shapes=[[1], [2], [7], [64], [301]] if not two_d else [[3, 64], [1, 2, 5, 100]],
+                case(
+                    f"__runCodelet_popops__Fill{'2d' if two_d else ''}___{kind}",
+                    "fill",
+                    "lib/popops/codelets/asm/Fill.S",
+                    fill_case(kind, two_d),
+                    lambda s, k=kind, t=two_d: fill_estimate(s, k, t),
+                    [[3, 64], [1, 2, 5, 100]] if two_d else [[1], [2], [7], [64], [301]],
                 )
             )
-    for kind in ("half", "float"):
-        entry = f"__runCodelet_popops__Clamp___{kind}"
         out.append(
-            Case(
-                name=entry.replace("__runCodelet_popops__", ""),
-                klass="elementwise (clamp)",
-                source="lib/popops/codelets/asm/Clamp.S",
-                entry=entry,
-                build=clamp_case(kind),
-                estimate=lambda s, k=kind: clamp_estimate(s, k),
-                shapes=[[1], [8], [33], [2, 7, 64]],
+            case(
+                f"__runCodelet_popops__Clamp___{kind}",
+                "elementwise (clamp)",
+                "lib/popops/codelets/asm/Clamp.S",
+                clamp_case(kind),
+                lambda s, k=kind: clamp_estimate(s, k),
+                [[1], [8], [33], [2, 7, 64]],
             )
         )
+    out.append(
+        case(
+            "__runCodelet_popops__Select___half",
+            "select",
+            "lib/popops/codelets/asm/select_half.S",
+            select_case,
+            select_estimate,
+            [[1], [2], [9], [3, 40]],
+        )
+    )
     for out_kind, partials_kind in (("float", "half"), ("half", "half"), ("float", "float")):
-        entry = f"__runCodelet_poplin__ReduceAdd___{out_kind}_{partials_kind}_false_false"
         out.append(
-            Case(
-                name=entry.replace("__runCodelet_poplin__", ""),
-                klass="reduction",
-                source="lib/poplin/codelets/asm/ReduceAdd.S",
-                entry=entry,
-                build=reduce_add_case(out_kind, partials_kind),
-                estimate=lambda s, o=out_kind, p=partials_kind: reduce_add_estimate(s, o, p),
-                shapes=[[2, 8], [5, 48], [16, 100], [3, 7]],
+            case(
+                f"__runCodelet_poplin__ReduceAdd___{out_kind}_{partials_kind}_false_false",
+                "reduction",
+                "lib/poplin/codelets/asm/ReduceAdd.S",
+                reduce_add_case(out_kind, partials_kind),
+                lambda s, o=out_kind, p=partials_kind: reduce_add_estimate(s, o, p),
+                [[2, 8], [5, 48], [16, 100], [3, 7]],
                 multi=True,
             )
         )

@@ -522,16 +522,22 @@ fn f32_amp_flags_select_e1_e2_or_e4_and_eight_phases() {
     assert!(matches!(kind, TrapKind::BadFlags { .. }));
 }
 
+/// An environment whose 64 `$CWEI` words hold random f16 weights.
+fn env_with_f16_weights(rng: &mut Rng) -> TestEnv {
+    let mut env = TestEnv::new();
+    for word in env.cwei.iter_mut() {
+        *word = halves4(&[rng.f16(), rng.f16(), rng.f16(), rng.f16()]);
+    }
+    env
+}
+
 /// E1 (`TAMP_F16V4_E1_P0`, as popsparse's 4 × 4 blocks use it): every call is a one-phase group
 /// of engine 0 (channels 0, 1, 8, 9): a partial in at call k, the input at k + 1, the result
 /// out at k + 2, each against the definition; the other engines' accumulators are untouched.
 #[test]
 fn e1_runs_one_phase_groups_on_engine_0_alone() {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
-    let mut env = TestEnv::new();
-    for word in env.cwei.iter_mut() {
-        *word = halves4(&[rng.f16(), rng.f16(), rng.f16(), rng.f16()]);
-    }
+    let mut env = env_with_f16_weights(&mut rng);
     let mut ctx = worker();
     // Engine 1's channel 2 holds a value an E1 call must leave alone.
     ctx.amp.accumulating[2] = 7.0;
@@ -570,10 +576,7 @@ fn e1_runs_one_phase_groups_on_engine_0_alone() {
 #[test]
 fn e2_groups_take_two_phases_and_any_phase_drains() {
     let mut rng = Rng(0x5eed_1234_abcd_0002);
-    let mut env = TestEnv::new();
-    for word in env.cwei.iter_mut() {
-        *word = halves4(&[rng.f16(), rng.f16(), rng.f16(), rng.f16()]);
-    }
+    let mut env = env_with_f16_weights(&mut rng);
     let mut ctx = worker();
     let (e2, e1) = (0b0100, 0b0000);
     let x0 = [0; 4].map(|_: u16| rng.f16());
