@@ -300,6 +300,45 @@ def select_estimate(sizes):
     return 5 + sum(6 + 5 * n for n in sizes)
 
 
+# ---- UnaryOp2D (popops/codelets/asm/unaryOps2D.S) -------------------------------------------
+
+
+def unary_2d_case(op):
+    """out[i] = op(in[i]) per element (SIGNUM of halves: −1, +0 or 1; BITWISE_NOT of shorts); the vertex: the list of in pointers, the out list of (pointer,
+    size), the count."""
+
+    def build(sizes, rng):
+        d = Data()
+        ins, outs, outputs = [], [], []
+        for i, n in enumerate(sizes):
+            if op == "SIGNUM":
+                values = [rng.choice([0.0, -0.0, rng.uniform(-3, 3)]) for _ in range(n)]
+                x = [f16_bits(v) for v in values]
+                # PopLibs' definition, (0 < x) − (x < 0): +0 for either zero.
+                want = [f16_bits(float((f16_value(b) > 0) - (f16_value(b) < 0))) for b in x]
+            else:
+                x = [rng.randrange(0, 1 << 16) for _ in range(n)]
+                want = [~v & 0xFFFF for v in x]
+            d.halves(f"in{i}", x)
+            d.halves(f"out{i}", [0] * n)
+            ins.append(f"in{i}")
+            outs += [f"out{i}", n]
+            outputs.append((f"out{i}", "float16" if op == "SIGNUM" else "uint16", n, want))
+        d.words("in_list", ins)
+        d.words("out_list", outs)
+        d.words("vertex", ["in_list", "out_list", len(sizes)])
+        return d, outputs
+
+    return build
+
+
+def unary_2d_estimate(sizes, op):
+    """UnaryOp2D's estimator: 20 + per vector unaryOpInnerLoopCycles (SIGNUM half: (5 + 4) a
+    vector of 4; BITWISE_NOT short: 2 a loop of 4)."""
+    per_four = 9 if op == "SIGNUM" else 2
+    return 20 + sum(per_four * ((n + 3) // 4) for n in sizes)
+
+
 # ---- ReduceAdd (poplin/codelets/asm/ReduceAdd.S): all six workers on one vertex ----------
 
 
@@ -458,6 +497,17 @@ def cases():
             [[1], [2], [9], [3, 40]],
         )
     )
+    for op, kind in (("SIGNUM", "half"), ("BITWISE___NOT", "short")):
+        out.append(
+            case(
+                f"__runCodelet_popops__UnaryOp2D___popops__expr__UnaryOpType__{op}_{kind}",
+                "elementwise (unary)",
+                "lib/popops/codelets/asm/unaryOps2D.S",
+                unary_2d_case(op.replace("___", "_")),
+                lambda s, o=op: unary_2d_estimate(s, "SIGNUM" if o == "SIGNUM" else "NOT"),
+                [[1], [4], [7], [3, 64]],
+            )
+        )
     for out_kind, partials_kind in (("float", "half"), ("half", "half"), ("float", "float")):
         out.append(
             case(
@@ -506,7 +556,7 @@ def run_case(case, shape, args, work, built):
     bad = 0
     for (path, gpath), (_, dtype, count, want) in zip(files, outputs):
         raw = read_npy(path)
-        width = 2 if dtype == "float16" else 4
+        width = {"float16": 2, "uint16": 2, "float32": 4, "uint32": 4}[dtype]
         got = [int.from_bytes(raw[width * i : width * i + width], "little") for i in range(count)]
         bad += sum(g != w for g, w in zip(got, want))
         guard = read_npy(gpath)
