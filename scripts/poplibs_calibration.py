@@ -339,6 +339,51 @@ def unary_2d_estimate(sizes, op):
     return 20 + sum(per_four * ((n + 3) // 4) for n in sizes)
 
 
+# ---- NormaliseImage (popops/codelets/asm/NormaliseImage.S): uint8 → half, multi-vertex -------
+
+
+def normalise_image_case(shape, rng):
+    """Pixels of three uint8 channels become four halves: ((x · inScale) − offset_c) · scale_c
+    for c < 3 and +0 for the padding channel, each step one f16 RNE rounding (`f16v4mul`,
+    `f16v4sub`; the byte becomes its half through `sort8x8lo` and two × 2^12, exactly). The
+    vertex: in, out, scales (4 halves), offsets (4 halves), inScale (a half), the pixels packed
+    as (per worker << 3) | remainder. All six workers run it (pixel p on worker p mod 6)."""
+    (pixels,) = shape
+    d = Data()
+    x = [rng.randrange(0, 256) for _ in range(3 * pixels)]
+    scales = [f16_bits(rng.uniform(0.5, 2.0)) for _ in range(3)] + [f16_bits(rng.uniform(1, 2))]
+    offsets = [f16_bits(rng.uniform(-1, 1)) for _ in range(3)] + [f16_bits(rng.uniform(-1, 1))]
+    in_scale = f16_bits(rng.choice([1 / 255, 0.5, 1.0]))
+    d.lines += ["    .align 8", "pixels_in:"] + [f"    .byte {v}" for v in x]
+    d.lines += ["    .align 8", "    .space 8"]
+    d.halves("out", [0] * (4 * pixels))
+    d.halves("scales", scales)
+    d.halves("offsets", offsets)
+    d.lines += ["    .align 8", "vertex:", "    .int pixels_in, out, scales, offsets",
+                f"    .short {in_scale}, 0", f"    .int {(pixels // 6) << 3 | pixels % 6}"]
+
+    def h(v):
+        return f16_value(f16_bits(v))
+
+    want = []
+    for p in range(pixels):
+        for c in range(4):
+            if c == 3:
+                want.append(0)
+                continue
+            t = h(x[3 * p + c] * f16_value(in_scale))
+            t = h(t - f16_value(offsets[c]))
+            want.append(f16_bits(h(t * f16_value(scales[c]))))
+    return d, [("out", "float16", 4 * pixels, want)]
+
+
+def normalise_image_estimate(shape):
+    """NormaliseImage's estimator (uint8): six workers × (28 + 8 a pixel + 1)."""
+    (pixels,) = shape
+    per_worker, rem = pixels // 6, pixels % 6
+    return 6 * (28 + (per_worker + (rem > 1)) * 8 + 1)
+
+
 # ---- ReduceAdd (poplin/codelets/asm/ReduceAdd.S): all six workers on one vertex ----------
 
 
@@ -508,6 +553,17 @@ def cases():
                 [[1], [4], [7], [3, 64]],
             )
         )
+    out.append(
+        case(
+            "__runCodelet_popops__NormaliseImage___unsigned_char_half",
+            "cast (uint8 to half)",
+            "lib/popops/codelets/asm/NormaliseImage.S",
+            normalise_image_case,
+            normalise_image_estimate,
+            [[1], [6], [13], [200]],
+            multi=True,
+        )
+    )
     for out_kind, partials_kind in (("float", "half"), ("half", "half"), ("float", "float")):
         out.append(
             case(
