@@ -339,6 +339,49 @@ def unary_2d_estimate(sizes, op):
     return 20 + sum(per_four * ((n + 3) // 4) for n in sizes)
 
 
+# ---- BinaryOp2D (popops/codelets/asm/binaryOps2D.S) ------------------------------------------
+
+
+def binary_2d_case(op, kind):
+    """out[i] = in1[i] op in2[i] (ADD, MULTIPLY; one rounding to the type, `f16v4add`,
+    `f32v2mul`, ...); the vertex: lists of in1 and in2 pointers, the out list of (pointer,
+    size), the count."""
+
+    def build(sizes, rng):
+        d = Data()
+        half = kind == "half"
+        enc, dec = (f16_bits, f16_value) if half else (f32_bits, f32_value)
+        l1, l2, lo, outputs = [], [], [], []
+        for i, n in enumerate(sizes):
+            a = [enc(rng.uniform(-8, 8)) for _ in range(n)]
+            b = [enc(rng.uniform(-8, 8)) for _ in range(n)]
+            for name, values in (("x", a), ("y", b), ("z", [0] * n)):
+                if half:
+                    d.halves(f"{name}{i}", values)
+                else:
+                    d.words(f"{name}{i}", values, guard=True)
+            l1.append(f"x{i}")
+            l2.append(f"y{i}")
+            lo += [f"z{i}", n]
+            f = (lambda u, v: u + v) if op == "ADD" else (lambda u, v: u * v)
+            outputs.append((f"z{i}", "float16" if half else "float32", n,
+                            [enc(f(dec(u), dec(v))) for u, v in zip(a, b)]))
+        d.words("in1_list", l1)
+        d.words("in2_list", l2)
+        d.words("out_list", lo)
+        d.words("vertex", ["in1_list", "in2_list", "out_list", len(sizes)])
+        return d, outputs
+
+    return build
+
+
+def binary_2d_estimate(sizes, kind):
+    """BinaryOp2D's estimator for an op with an assembly codelet: 5 + per vector (1 + 2) a
+    natural vector (4 halves, 2 floats)."""
+    width = 4 if kind == "half" else 2
+    return 5 + sum(3 * ((n + width - 1) // width) for n in sizes)
+
+
 # ---- NormaliseImage (popops/codelets/asm/NormaliseImage.S): uint8 → half, multi-vertex -------
 
 
@@ -551,6 +594,17 @@ def cases():
                 unary_2d_case(op.replace("___", "_")),
                 lambda s, o=op: unary_2d_estimate(s, "SIGNUM" if o == "SIGNUM" else "NOT"),
                 [[1], [4], [7], [3, 64]],
+            )
+        )
+    for op, kind in (("ADD", "half"), ("MULTIPLY", "half"), ("ADD", "float")):
+        out.append(
+            case(
+                f"__runCodelet_popops__BinaryOp2D___popops__expr__BinaryOpType__{op}_{kind}",
+                "elementwise (binary)",
+                "lib/popops/codelets/asm/binaryOps2D.S",
+                binary_2d_case(op, kind),
+                lambda s, k=kind: binary_2d_estimate(s, k),
+                [[1], [5], [64], [3, 33]],
             )
         )
     out.append(
