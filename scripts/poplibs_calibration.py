@@ -27,7 +27,6 @@ outputs), then per class the range of simulated / estimate and, with --hardware,
 measured.
 """
 
-import argparse
 import collections
 import csv
 import importlib.util
@@ -680,10 +679,7 @@ def shape_text(shape):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("poplibs")
-    ap.add_argument("--tessera", default="target/release/tessera")
-    ap.add_argument("--cpp", default="clang")
+    ap = corpus.arguments(__doc__)
     ap.add_argument("--hardware", help="measured cycles: kernel,shape,cycles")
     ap.add_argument("--only", help="comma-separated case names")
     a = ap.parse_args()

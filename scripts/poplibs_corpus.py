@@ -145,11 +145,18 @@ def cause(stderr):
     return stderr.strip().splitlines()[0][:160] if stderr.strip() else "(no message)"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(description):
+    """The arguments every script over a PopLibs checkout takes: its folder, the `tessera`
+    binary and the preprocessor."""
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("poplibs")
     ap.add_argument("--tessera", default="target/release/tessera")
     ap.add_argument("--cpp", default="clang")
+    return ap
+
+
+def main():
+    ap = arguments(__doc__)
     ap.add_argument("--keep", help="write the preprocessed files here")
     ap.add_argument("--json", help="write the per-file results here")
     ap.add_argument("-v", "--verbose", action="store_true")
