@@ -506,9 +506,225 @@ def reduce_add_estimate(shape, out_kind, partials_kind):
     return cycles * 6
 
 
-Case = collections.namedtuple(
-    "Case", "name klass source entry build estimate shapes multi", defaults=(False,)
-)
+# ---- ConvPartial1x1Out<half,*> (poplin/codelets/asm/conv_partial_1x1_*.S): supervisor codelets ---
+
+# The order `ld64putcs` fills `$CWEI` from 8-byte weight chunks (LOAD_WEIGHTS_1X1 in
+# conv_partial_1x1_supervisor.S, 64-bit loads): 8 units take slots 0..31 in turn, 16 units
+# 0–7, 32–39, 8–15, 40–47, ...
+CWEI_LOAD_ORDER = {
+    8: list(range(32)),
+    16: [b + k for q in range(4) for b in (8 * q, 32 + 8 * q) for k in range(8)],
+}
+
+
+def conv_partitions(field):
+    """The field split over the six workers as PopLibs' planner does: contiguous runs of
+    ⌈field / 6⌉ positions, the last ones short or empty."""
+    per_worker = -(-field // 6)
+    out, start = [], 0
+    for _ in range(6):
+        n = max(0, min(per_worker, field - start))
+        out.append((start, n))
+        start += n
+    return out
+
+
+def conv_1x1_case(partials, units):
+    """A multi-group 1×1 convolution on the AMP, PopLibs' supervisor codelet and its workers as
+    written. shape = (conv groups, in-channel groups, out-channel groups, AMP passes, field
+    positions): 16 input channels a group, `units` · passes output channels a group.
+
+    The vertex (ConvPartial1x1Out.cpp, the SUP_* offsets of conv_partial_1x1_supervisor.S):
+    in (cg·ig pointers, row cg·ig + i), weights (cg·ig·og pointers, row cg·og·ig + i·og +
+    (og − 1 − o), and one more the supervisor prefetches), out (cg·og pointers), the worklist
+    (per worker: out offset and in offset in 8-byte units, field positions − 3), then
+    numConvGroupsM1, numOutGroupsM1, numInGroups, transformedInStride (1: contiguous),
+    outChansPerGroup, transformedOutStride (getTransformedOutStride, not flipped),
+    inChansPerGroup. The weights of an out group are laid out as PopLibs' C++ codelet reads them
+    (channel-major, wCol = outChan · 16 + inChan), and its outputs must come out in the same
+    natural order: with 16 units that checks the `$CWEI` slot and output-lane order the AMP model
+    takes from hardware (isa/src/semantics/amp/mod.rs).
+
+    The reference follows the AMP's rules: per output channel and field position, the partial
+    (0 in the first in-channel group: the codelet zeroes its outputs first) enters as f32, the
+    16 products (exact in f32) are added in input-channel order with one f32 rounding each, and
+    the result leaves as the partials' type (f16 RNE, or the f32 itself)."""
+    half_out = partials == "half"
+
+    def build(shape, rng):
+        groups, in_groups, out_groups, passes, field = shape
+        out_chans = units * passes
+        d = Data()
+        inputs = {}
+        for c in range(groups):
+            for i in range(in_groups):
+                inputs[c, i] = [f16_bits(rng.uniform(-2, 2)) for _ in range(16 * field)]
+                d.halves(f"in_{c}_{i}", inputs[c, i])
+        weights = {}
+        order = []
+        for c in range(groups):
+            for i in range(in_groups):
+                for o in reversed(range(out_groups)):
+                    weights[c, i, o] = [f16_bits(rng.uniform(-1, 1)) for _ in range(16 * out_chans)]
+                    order.append((c, i, o))
+        # The outputs in interleaved memory, as the vertex declares them (`Output<Vector<…,
+        # ONE_PTR, outAlign, true>>`: the h16 worker reads partials with `ld128step`), and so
+        # in another memory element than the inputs (`elem(**in) != elem(**out)`: a pace
+        # instruction reads an input and a partial in one cycle).
+        d.lines += ["    .section .data.interleaved_calibration", "    .align 16"]
+        outputs, out_labels = [], []
+        for c in range(groups):
+            for o in range(out_groups):
+                label = f"out_{c}_{o}"
+                d.lines += ["    .align 16"]
+                garbage = [rng.randrange(0x3C00, 0x4000) for _ in range(out_chans * field)]
+                if half_out:
+                    d.halves(label, garbage)
+                else:
+                    d.words(label, [g << 16 for g in garbage], guard=True)
+                out_labels.append(label)
+                want = []
+                for pos in range(field):
+                    for m in range(out_chans):
+                        acc = 0.0
+                        for i in range(in_groups):
+                            x = inputs[c, i][16 * pos : 16 * pos + 16]
+                            w = weights[c, i, o][16 * m : 16 * m + 16]
+                            for xb, wb in zip(x, w):
+                                acc = f32(acc + f16_value(xb) * f16_value(wb))
+                            if half_out:
+                                acc = f16_value(f16_bits(acc))
+                        want.append(f16_bits(acc) if half_out else f32_bits(acc))
+                outputs.append((label, "float16" if half_out else "float32", out_chans * field, want))
+        d.lines += ["    .section .data.calibration"]
+        for c, i, o in order:
+            d.halves(f"w_{c}_{i}_{o}", weights[c, i, o])
+        d.words("in_list", [f"in_{c}_{i}" for c in range(groups) for i in range(in_groups)])
+        labels = [f"w_{c}_{i}_{o}" for c, i, o in order]
+        d.words("weights_list", labels + [labels[0]])
+        d.words("out_list", out_labels)
+        out_bytes = 2 if half_out else 4
+        worklist = []
+        for start, n in conv_partitions(field):
+            worklist += [start * out_chans * out_bytes // 8, (n - 3) & 0xFFFF, start * 16 * 2 // 8]
+        d.lines += ["    .align 8", "worklist:"] + [f"    .short {v}" for v in worklist]
+        threshold = (-4 if half_out else -6) - (8 if units > 8 else 0)
+        out_stride = (threshold + out_chans) & 0xFFFF
+        d.lines += [
+            "    .align 8",
+            "vertex:",
+            "    .int in_list, weights_list, out_list, worklist",
+            f"    .short {groups - 1}, {out_groups - 1}, {in_groups}, 1, {out_chans}, {out_stride}, 16, 0",
+        ]
+        return d, outputs
+
+    return build
+
+
+def conv_1x1_estimate(shape, partials, units, retention=False):
+    """getConvPartial1x1SupervisorCycleEstimate (poplin/PerformanceEstimation.hpp) for half
+    activations, 64-bit weight loads: tile cycles. With `retention`, less the worker-state
+    savings the code has and the estimator leaves out."""
+    groups, in_groups, out_groups, passes, field = shape
+    float_partials = partials == "float"
+    # Half activations with float partials, or on 16 units, share one worker (the h16 file).
+    common = units == 16 or float_partials
+    keep_first, keep_rest = (7, 3) if common else (0, 0)
+
+    def inner(zeroing):
+        most, least = 0, None
+        for _, n in conv_partitions(field):
+            if common:
+                tail = 1 if zeroing else 2
+                cycles = {0: 20 + tail, 1: 31 + tail, 2: 40 + tail}.get(n)
+                if cycles is None:
+                    cycles = (37 if zeroing else 38) + (n - 3) * 4
+            elif n == 0:
+                cycles = 24
+            elif n == 1:
+                cycles = 39 + (2 + 2) * zeroing
+            elif n == 2:
+                cycles = 40 + (2 + 2 * 2) * zeroing
+            else:
+                cycles = 41 + (2 + 2 * n) * zeroing + (n - 3) * 4
+            cycles -= keep_first
+            most = max(most, 6 * cycles)
+            least = 6 * cycles if least is None else min(least, 6 * cycles)
+        return max(most, least + 14)
+
+    loads = units * (4 * 4 * 2) // 8  # units × 32 weight bytes at 8 bytes a cycle
+    with_zero, without = inner(True), inner(False)
+    saved = 0
+    if retention:
+        # The worker keeps its partition (and within an input channel group its input pointer)
+        # between calls: a call after the first enters at convPartialFlattenedFieldStateRetained
+        # (skipping the partition's 8 bundles on 8 units with half partials, 12 in the h16
+        # file) or at ...StateRetainedInChanPtr (2 bundles more). PopLibs' estimator credits
+        # none of it for half partials on 8 units (conv1x1WorkerRetentionSavings: (0, 0)) and
+        # 7 (4 when the input channel group changes) in the h16 file; the rest is taken off
+        # here, one worker bundle = 6 tile cycles.
+        calls = groups * in_groups * out_groups * passes
+        changes = groups * in_groups - 1
+        same_group, new_group = (14 - 7, 12 - 4) if common else (10, 8)
+        saved = 6 * (same_group * (calls - 1 - changes) + new_group * changes)
+    return (
+        -saved
+        + 50
+        + 6 * (keep_first + keep_rest * (in_groups * groups - 1))
+        + groups
+        * (
+            12
+            + common
+            + (in_groups - 1) * (15 - common + 1 + out_groups * (19 + passes * (6 + loads + without)))
+            + (10 + 1 + out_groups * (19 - common + passes * (7 + loads + with_zero)))
+        )
+    )
+
+
+# ---- Cast1DSingleWorker<half,quarter>: written here (kernels/asm/poplibs_style/) ------------
+
+REPO = os.path.dirname(HERE)
+FP8_TABLES = os.path.join(REPO, "testdata", "fp8")
+
+
+def fp8_table(fmt, fpscl):
+    """The oracle: the FP8 code of every f16 pattern × 2^fpscl, made outside the project
+    (testdata/fp8, NumPy and ml_dtypes), NANOO off (the workers' $FP_CTL as `asm run` starts
+    them: saturating)."""
+    return read_npy(os.path.join(FP8_TABLES, f"f16_to_{fmt}_fpscl{fpscl}_nanoo0.npy"))
+
+
+def cast_half_quarter_case(shape, rng):
+    """dst[i] = FP8(src[i] · 2^−scale) for the metadata's format and scale; the vertex: src,
+    dst, numElems, the metadata's address (the project's choice, see the kernel). shape = (n,
+    format, scale): format 1 F143, 0 F152; scale one of 4, 0, −4 (the tables' $FP_SCL −4, 0,
+    4). The inputs are any f16 patterns, NaNs and infinities among them; the output's atoms are
+    filled with 0x5a first, and the bytes after the last element must keep it."""
+    n, fmt, scale = shape
+    d = Data()
+    x = [rng.randrange(0, 1 << 16) for _ in range(n)]
+    d.halves("src", x)
+    table = fp8_table("f143" if fmt else "f152", -scale)
+    padded = -(-n // 8) * 8
+    want = [table[b] for b in x] + [0x5A] * (padded - n)
+    d.lines += ["    .section .data.interleaved_calibration", "    .align 8", "dst:"]
+    d.lines += [f"    .byte {0x5A}" for _ in range(padded)]
+    d.guard("dst")
+    d.lines += ["    .section .data.calibration", "metadata:", f"    .byte {(fmt << 7) | (scale & 0x3F)}"]
+    d.words("vertex", ["src", "dst", n, "metadata"])
+    return d, [("dst", "uint8", padded, want)]
+
+
+def cast_half_quarter_estimate(shape):
+    """getCast1DSingleWorkerCycleEstimate (popops/PerformanceEstimation.cpp) for half → quarter:
+    3 + 2 + castWorkerCycles, the aux-pipeline form (a vector of 8 at 2 cycles, 19 of prologue,
+    1 + 2 a remainder bit)."""
+    n = shape[0]
+    cycles = 19 + 2 * (n // 8)
+    for bit in range(3):
+        cycles += 1 + (2 if (n % 8) & (1 << bit) else 0)
+    return 3 + 2 + cycles
+
 
 # A multi-vertex runs on all six workers from this supervisor, which `runall`s the entry on
 # the vertex and waits; its own cost is a few cycles beside the codelet's.
@@ -524,11 +740,54 @@ calibration_harness:
     br $m10
 """
 
+# A supervisor codelet is called as Poplar calls it: the vertex in $m0, a stack in $sp, the
+# return address in $lr. The host's return address is kept in memory across the call.
+SUPERVISOR_HARNESS = """
+    .section .data.calibration_stack
+    .align 8
+calibration_return:
+    .int 0, 0
+calibration_stack:
+    .space 512
+calibration_stack_top:
+    .section .text.calibration_harness
+    .supervisor
+    .align 8
+calibration_harness:
+    setzi $m1, calibration_return
+    st32 $m10, $m1, 0
+    setzi $m0, vertex
+    setzi $sp, calibration_stack_top
+    call $lr, {entry}
+    setzi $m1, calibration_return
+    ld32 $m10, $m1, 0
+    br $m10
+    .align 8
+calibration_empty:
+    br $lr
+"""
 
-def case(entry, klass, source, build, estimate, shapes, multi=False):
+# How a codelet is started: as worker 0 alone (its estimate counts that worker's cycles, one
+# in six of the tile's), as a multi-vertex on all six workers, or as a supervisor codelet
+# (both estimates count tile cycles).
+WORKER, MULTI, SUPERVISOR = "worker", "multi", "supervisor"
+HARNESS = {MULTI: MULTI_HARNESS, SUPERVISOR: SUPERVISOR_HARNESS}
+
+# `adjusted`: where PopLibs' estimator is the one that is off, the estimate corrected as its
+# docstring says; the summary gives the ratio to both.
+# `local`: the source is in this repository (kernels/asm/poplibs_style/), not in PopLibs;
+# `tolerance`: with --check, the largest |simulated / estimate − 1| the case may show.
+Case = collections.namedtuple(
+    "Case",
+    "name klass source entry build estimate shapes mode adjusted local tolerance",
+    defaults=(WORKER, None, False, None),
+)
+
+
+def case(entry, klass, source, build, estimate, shapes, mode=WORKER, adjusted=None, local=False, tolerance=None):
     """A row of the table, named after its entry without the `__runCodelet_LIB__` prefix."""
     name = re.sub(r"^__runCodelet_[a-z]+__", "", entry)
-    return Case(name, klass, source, entry, build, estimate, shapes, multi)
+    return Case(name, klass, source, entry, build, estimate, shapes, mode, adjusted, local, tolerance)
 
 
 def cases():
@@ -614,7 +873,7 @@ def cases():
             normalise_image_case,
             normalise_image_estimate,
             [[1], [6], [13], [200]],
-            multi=True,
+            mode=MULTI,
         )
     )
     for out_kind, partials_kind in (("float", "half"), ("half", "half"), ("float", "float")):
@@ -626,10 +885,53 @@ def cases():
                 reduce_add_case(out_kind, partials_kind),
                 lambda s, o=out_kind, p=partials_kind: reduce_add_estimate(s, o, p),
                 [[2, 8], [5, 48], [16, 100], [3, 7]],
-                multi=True,
+                mode=MULTI,
             )
         )
+    for partials, units in (("half", 8), ("float", 8), ("half", 16)):
+        out.append(
+            case(
+                f"__runCodelet_poplin__ConvPartial1x1Out___half_{partials}_true_false_{units}_4_false",
+                "AMP convolution (1x1)",
+                "lib/poplin/codelets/asm/"
+                + ("conv_partial_1x1_half_half.S" if (partials, units) == ("half", 8)
+                   else "conv_partial_1x1_half_float_8_and_half_half_h16.S"),
+                conv_1x1_case(partials, units),
+                lambda s, p=partials, u=units: conv_1x1_estimate(s, p, u),
+                [[1, 1, 1, 1, 6], [1, 1, 1, 1, 30], [2, 2, 1, 1, 20], [1, 2, 2, 2, 48], [3, 1, 2, 1, 13]],
+                mode=SUPERVISOR,
+                adjusted=lambda s, p=partials, u=units: conv_1x1_estimate(s, p, u, retention=True),
+            )
+        )
+    out.append(
+        case(
+            "__runCodelet_popops__Cast1DSingleWorker___half_quarter",
+            "cast (half to FP8)",
+            "kernels/asm/poplibs_style/Cast1DSingleWorker_half_quarter.S",
+            cast_half_quarter_case,
+            cast_half_quarter_estimate,
+            [[n, fmt, scale] for n, fmt, scale in
+             [(1, 1, 0), (7, 0, 4), (8, 1, -4), (13, 1, 4), (64, 0, 0), (203, 1, 0), (1000, 0, -4)]],
+            local=True,
+            # PopLibs' constants are its C++ codelet's (19 cycles of prologue); this kernel's is
+            # shorter and its tail longer, so small sizes read 0.76 .. 1.12.
+            tolerance=0.25,
+        )
+    )
     return out
+
+
+def harness_cycles(mode, args, work):
+    """The cycles of a harness around a codelet that returns at once (`calibration_empty`):
+    what the caller adds to a supervisor codelet's run, taken off before the comparison
+    (PopLibs' estimators count the codelet from its first instruction to its return)."""
+    path = os.path.join(work, "empty.S")
+    with open(path, "w") as f:
+        f.write("    .section .data.calibration\n    .align 8\nvertex:\n    .int 0\n")
+        f.write(HARNESS[mode].format(entry="calibration_empty"))
+    cmd = [args.tessera, "asm", "run", path, "--entry", "calibration_harness"]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return int(re.search(r"^cycles: (\d+)", r.stdout, re.M).group(1))
 
 
 def read_npy(path):
@@ -644,9 +946,9 @@ def run_case(case, shape, args, work, built):
     data_path = os.path.join(work, "data.S")
     with open(data_path, "w") as f:
         f.write(data.text())
-        if case.multi:
-            f.write(MULTI_HARNESS.format(entry=case.entry))
-    if case.multi:
+        if case.mode != WORKER:
+            f.write(HARNESS[case.mode].format(entry=case.entry))
+    if case.mode != WORKER:
         cmd = [args.tessera, "asm", "run", *built, data_path, "--entry", "calibration_harness"]
     else:
         cmd = [args.tessera, "asm", "run", *built, data_path, "--worker", "--entry", case.entry, "--vertex", "vertex"]
@@ -665,7 +967,7 @@ def run_case(case, shape, args, work, built):
     bad = 0
     for (path, gpath), (_, dtype, count, want) in zip(files, outputs):
         raw = read_npy(path)
-        width = {"float16": 2, "uint16": 2, "float32": 4, "uint32": 4}[dtype]
+        width = {"uint8": 1, "float16": 2, "uint16": 2, "float32": 4, "uint32": 4}[dtype]
         got = [int.from_bytes(raw[width * i : width * i + width], "little") for i in range(count)]
         bad += sum(g != w for g, w in zip(got, want))
         guard = read_npy(gpath)
@@ -679,30 +981,48 @@ def shape_text(shape):
 
 
 def main():
-    ap = corpus.arguments(__doc__)
+    ap = corpus.arguments(__doc__, poplibs_optional=True)
     ap.add_argument("--hardware", help="measured cycles: kernel,shape,cycles")
     ap.add_argument("--only", help="comma-separated case names")
+    ap.add_argument("--local", action="store_true",
+                    help="run the codelets written here in PopLibs' style (no POPLIBS_DIR needed)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if an output is wrong, a case fails, or a case with a tolerance is off by more")
+    ap.add_argument("--tolerance", type=float,
+                    help="with --check, the tolerance of every case (instead of the table's)")
     a = ap.parse_args()
+    if not a.local and not a.poplibs:
+        ap.error("give POPLIBS_DIR (a checkout of graphcore/poplibs) or --local")
     work = tempfile.mkdtemp(prefix="poplibs-calibration-")
-    sdk = os.path.join(work, "_sdk")
-    corpus.write_stand_ins(sdk)
-    includes = [sdk] + corpus.include_dirs(a.poplibs)
+    includes = []
+    if a.poplibs:
+        sdk = os.path.join(work, "_sdk")
+        corpus.write_stand_ins(sdk)
+        includes = [sdk] + corpus.include_dirs(a.poplibs)
     measured = {}
     if a.hardware:
         with open(a.hardware) as f:
             for row in csv.DictReader(f):
                 measured[(row["kernel"], row["shape"])] = float(row["cycles"])
     built_sources = {}
+    baseline = {}
     per_class = collections.defaultdict(list)
+    failures = []
     wanted = set(a.only.split(",")) if a.only else None
     print(f"{'class':26s} {'codelet':44s} {'shape':14s} {'simulated':>9s} {'estimate':>8s} {'ratio':>6s}  outputs")
     for case in cases():
         if wanted and case.name not in wanted:
             continue
+        if case.local != a.local:
+            continue
         if case.source not in built_sources:
-            out = os.path.join(work, os.path.basename(case.source) + ".s")
-            ok, err = corpus.preprocess(a.cpp, os.path.join(a.poplibs, case.source), includes, out)
-            built_sources[case.source] = [out] if ok else None
+            if case.local:
+                # Written here: the assembler's own `#define`s suffice.
+                built_sources[case.source] = [os.path.join(REPO, case.source)]
+            else:
+                out = os.path.join(work, os.path.basename(case.source) + ".s")
+                ok, err = corpus.preprocess(a.cpp, os.path.join(a.poplibs, case.source), includes, out)
+                built_sources[case.source] = [out] if ok else None
         built = built_sources[case.source]
         for shape in case.shapes:
             if built is None:
@@ -711,23 +1031,45 @@ def main():
             cycles, outcome = run_case(case, shape, a, work, built)
             if cycles is None:
                 print(f"{case.klass:26s} {case.name:44s} {shape_text(shape):14s} failed: {outcome}")
+                failures.append(f"{case.name} {shape_text(shape)}: {outcome}")
                 continue
             # Worker estimates count a worker's cycles (one in six tile cycles); a multi-vertex's
             # counts tile cycles.
-            worker = cycles if case.multi else cycles / 6
+            worker = cycles / 6 if case.mode == WORKER else cycles
+            if case.mode == SUPERVISOR:
+                if SUPERVISOR not in baseline:
+                    baseline[SUPERVISOR] = harness_cycles(SUPERVISOR, a, work)
+                worker -= baseline[SUPERVISOR]
             estimate = case.estimate(shape)
             ratio = worker / estimate
             hw = measured.get((case.name, shape_text(shape)))
-            per_class[case.klass].append((ratio, worker / hw if hw else None))
+            adjusted = worker / case.adjusted(shape) if case.adjusted else None
+            per_class[case.klass].append((ratio, worker / hw if hw else None, adjusted))
             print(f"{case.klass:26s} {case.name:44s} {shape_text(shape):14s} {worker:9.1f} {estimate:8d} {ratio:6.3f}  {outcome}")
+            if outcome != "exact":
+                failures.append(f"{case.name} {shape_text(shape)}: outputs {outcome}")
+            tolerance = a.tolerance if a.tolerance is not None else case.tolerance
+            if tolerance is not None and abs(ratio - 1) > tolerance:
+                failures.append(
+                    f"{case.name} {shape_text(shape)}: simulated / estimate {ratio:.3f}, "
+                    f"outside 1 ± {tolerance}"
+                )
     print()
     for klass, rows in per_class.items():
-        ratios = [r for r, _ in rows]
+        ratios = [r for r, _, _ in rows]
         line = f"{klass:26s} simulated / estimate {min(ratios):.3f} .. {max(ratios):.3f} over {len(rows)} cases"
-        hw = [h for _, h in rows if h is not None]
+        adjusted = [j for _, _, j in rows if j is not None]
+        if adjusted:
+            line += f" (corrected estimate: {min(adjusted):.3f} .. {max(adjusted):.3f})"
+        hw = [h for _, h, _ in rows if h is not None]
         if hw:
             line += f"; simulated / measured {min(hw):.3f} .. {max(hw):.3f} over {len(hw)}"
         print(line)
+    if a.check and failures:
+        print(f"\n{len(failures)} check(s) failed:", file=sys.stderr)
+        for f in failures:
+            print(f"  {f}", file=sys.stderr)
+        return 1
     return 0
 
 

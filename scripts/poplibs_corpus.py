@@ -145,11 +145,11 @@ def cause(stderr):
     return stderr.strip().splitlines()[0][:160] if stderr.strip() else "(no message)"
 
 
-def arguments(description):
+def arguments(description, poplibs_optional=False):
     """The arguments every script over a PopLibs checkout takes: its folder, the `tessera`
     binary and the preprocessor."""
     ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("poplibs")
+    ap.add_argument("poplibs", nargs="?" if poplibs_optional else None)
     ap.add_argument("--tessera", default="target/release/tessera")
     ap.add_argument("--cpp", default="clang")
     return ap

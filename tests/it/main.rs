@@ -1,6 +1,7 @@
 //! The `tessera` package's end-to-end tests, one binary (a binary per file would link the whole workspace again): the CLI, the compiler on small graphs and the tower, the kernels through the checker, `.npy`, the profile page in a browser, and the tidy checks.
 
 mod asm_corpus;
+mod calibration_harness;
 mod checker;
 mod cli;
 mod cli_asm;

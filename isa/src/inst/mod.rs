@@ -281,7 +281,7 @@ instructions! {
     Ldb16StepAReg = "ldb16step", Main, Worker, Pairable, Load, LoadStore, enc Confirmed 0x4700_0601, sem Confirmed, [aw(B7), mr(B23), minc(B15), mr(B19)], "$a = half at base+delta, broadcast; delta += 2*$mStride.";
 
     // ---- triple-packed addresses (main) ----
-    Tapack = "tapack", Main, Both, Pairable, Simple, Pace, enc Assumed 0x3c00_0000, sem Inferred, [mpw(B19), mr(B23), mr(B15), mr(B7)], "Pack three byte addresses into a pair: lo = A0 | A2 << 21, hi = A1 | (A2 >> 11) << 21 (load 0 and load 1 as plain addresses; semantics/pace.rs).";
+    Tapack = "tapack", Main, Both, Pairable, Simple, Pace, enc Assumed 0x3c00_0000, sem Inferred, [mpw(B19), mr(B23), mr(B15), mr(B7)], "Pack three byte addresses (each source's low 21 bits) into a pair: lo = A0 | A2 << 21, hi = A1 | (A2 >> 11) << 21 (load 0 and load 1 as plain addresses; semantics/pace.rs).";
     Ld2x64pace = "ld2x64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x4600_0000, sem Confirmed, [apw(B19), apw(B7), mpinc(B15), mr(B23), zimm(IMM4)], "Two 64-bit loads from packed addresses 0 and 1; both post-increment.";
     Ldst64pace = "ldst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0100, sem Confirmed, [apw(B19), apr(B7), mpinc(B15), mr(B23), zimm(IMM4)], "64-bit load from address 0 and store to address 2; both post-increment.";
     Ld2xst64pace = "ld2xst64pace", Main, Worker, Pairable, Load, Pace, enc Confirmed 0x5600_0800, sem Confirmed, [aqw(PACE_QUAD), apr(B7), mpinc(B15), mr(B23), zimm(PACE_IMM6)], "Two 64-bit loads (into a quad) and one 64-bit store; all post-increment.";
