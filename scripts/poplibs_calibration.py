@@ -506,6 +506,86 @@ def reduce_add_estimate(shape, out_kind, partials_kind):
     return cycles * 6
 
 
+# ---- BroadcastVectorInner2D<ADD,half> (popops/codelets/asm/vectorInnerAdd_half.S) ----------
+
+
+def broadcast_inner_case(shape, rng):
+    """out[i][b·len + a] = data[i][b·len + a] + B[i][a]: a vector B repeated over the blocks of
+    data. shape: (len, blockCount) per vector. The vertex (BroadcastVectorInner2D.cpp): the B
+    list, the workList (n − 1, then len and blockCount per vector, 16 bits each), the data
+    list, the out list (another memory element: `elem(**data) != elem(**out)`). Values are
+    multiples of 2^−8 in (−4, 4), so x + y is exact in f32 and the fast paths' f16v4mix (sum
+    rounded to f32, then to f16) and the slow path's f16v2add agree: one RNE rounding to f16."""
+    pairs = [tuple(shape[k : k + 2]) for k in range(0, len(shape), 2)]
+    d = Data()
+    outs = []
+
+    def value():
+        return f16_bits(rng.randrange(-1023, 1024) / 256)
+
+    for i, (length, blocks) in enumerate(pairs):
+        b = [value() for _ in range(length)]
+        x = [value() for _ in range(length * blocks)]
+        d.halves(f"B{i}", b)
+        d.halves(f"data{i}", x)
+        want = [f16_bits(f16_value(x[k]) + f16_value(b[k % length])) for k in range(length * blocks)]
+        outs.append((f"out{i}", "float16", length * blocks, want))
+    d.lines += ["    .section .data.interleaved_calibration"]
+    for label, _, count, _ in outs:
+        d.halves(label, [0x7E00] * count)
+    d.lines += ["    .section .data.calibration"]
+    d.words("B_list", [f"B{i}" for i in range(len(pairs))])
+    d.words("data_list", [f"data{i}" for i in range(len(pairs))])
+    d.words("out_list", [f"out{i}" for i in range(len(pairs))])
+    work = [len(pairs) - 1] + [v for pair in pairs for v in pair]
+    d.lines += ["    .align 8", "work_list:"] + [f"    .short {v}" for v in work]
+    d.words("vertex", ["B_list", "work_list", "data_list", "out_list"])
+    return d, outs
+
+
+def broadcast_inner_estimate(shape):
+    """BroadcastVectorInner2D<ADD, half>'s estimator (popopsCycleEstimators.cpp):
+    vectorInner2DAddCycles + 3, the core's paths transcribed (vector width 4). It does not know
+    the codelet's own path for a B of exactly 4 halves (`.Lfour_addends_pipeline`, "an
+    optimisation for a length of exactly 4"), which it charges as the multiple-of-4 pipeline:
+    such vectors simulate ~13 cycles under it (4×2: 37 against 50), the estimator's error."""
+    pairs = [tuple(shape[k : k + 2]) for k in range(0, len(shape), 2)]
+
+    def scalar(length, blocks):
+        return 5 + length * (2 + blocks * 9 + 3) + 1
+
+    def multiple_of_8(length, blocks):
+        cycles = 2
+        loops = length // 8
+        if blocks == 1:
+            return cycles + 3 + 7 * loops + 1
+        return cycles + 4 + loops * (8 + 2 * (blocks - 1) + 7) + 1
+
+    def multiple_of_4(length, blocks):
+        loops = length // 4
+        return 5 + loops * (7 + 2 * (blocks // 2 - 1) + 1 + blocks % 2 + 5) + 1
+
+    def core(length, blocks):
+        cycles = 1
+        if blocks == 0:
+            return cycles
+        cycles += 2
+        if length > 2048:
+            return cycles + scalar(length, blocks)
+        cycles += 2
+        if length % 8 == 0:
+            return cycles + multiple_of_8(length, blocks)
+        cycles += 2
+        if blocks < 2:
+            return cycles + scalar(length, blocks)
+        cycles += 2
+        if length % 4 == 0:
+            return cycles + multiple_of_4(length, blocks)
+        return cycles + scalar(length, blocks)
+
+    return 3 + sum(15 + core(length, blocks) for length, blocks in pairs) + 1 + 3
+
+
 # ---- ConvPartial1x1Out<half,*> (poplin/codelets/asm/conv_partial_1x1_*.S): supervisor codelets ---
 
 # The order `ld64putcs` fills `$CWEI` from 8-byte weight chunks (LOAD_WEIGHTS_1X1 in
@@ -888,6 +968,16 @@ def cases():
                 mode=MULTI,
             )
         )
+    out.append(
+        case(
+            "__runCodelet_popops__BroadcastVectorInner2D___popops__expr__BinaryOpType__ADD_half",
+            "broadcast (vector inner)",
+            "lib/popops/codelets/asm/vectorInnerAdd_half.S",
+            broadcast_inner_case,
+            broadcast_inner_estimate,
+            [[8, 4], [16, 3, 4, 5], [3, 4, 12, 2], [24, 1], [5, 2, 8, 1, 4, 6], [64, 16]],
+        )
+    )
     for partials, units in (("half", 8), ("float", 8), ("half", 16)):
         out.append(
             case(
