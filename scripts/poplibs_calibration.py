@@ -29,6 +29,7 @@ measured.
 
 import collections
 import csv
+import math
 import importlib.util
 import os
 import random
@@ -506,6 +507,49 @@ def reduce_add_estimate(shape, out_kind, partials_kind):
     return cycles * 6
 
 
+# ---- BroadcastScalar2Types2DData<VARIANCE_TO_INV_STD_DEV,float,half> (VarianceConversion2D.S) -
+
+
+def variance_case(sizes, rng):
+    """out[i] = 1 / √(in[i] + ε), floats in and halves out: LayerNorm's statistics step. The
+    vertex (from the codelet's offsets): the in list of (pointer, count) pairs, its length, the
+    out list of pointers, a pointer to ε. Each element: `f32v2add` (one f32 rounding), `f32oorx`
+    (the model: 1/√x in f64, rounded once to f32: isa/src/numerics/float.rs), `f32v2tof16`
+    (RNE); an odd last element is merged into its word with `roll16`, so the half after it must
+    keep its value."""
+    d = Data()
+    eps = f32(rng.choice([1e-6, 1e-5, 0.01]))
+    ins, outs, outputs = [], [], []
+    for i, n in enumerate(sizes):
+        x = [f32(rng.uniform(0.0, 4.0)) for _ in range(n)]
+        d.words(f"in{i}", [f32_bits(v) for v in x])
+        d.lines += ["    .section .data.interleaved_calibration"]
+        d.halves(f"out{i}", [0x7E00] * n + ([0x1234] if n % 2 else []))
+        d.lines += ["    .section .data.calibration"]
+        want = [f16_bits(f32(1.0 / math.sqrt(f32(v + eps)))) for v in x]
+        if n % 2:
+            want.append(0x1234)
+        ins += [f"in{i}", n]
+        outs.append(f"out{i}")
+        outputs.append((f"out{i}", "float16", len(want), want))
+    d.words("in_list", ins)
+    d.words("out_list", outs)
+    d.words("epsilon", [f32_bits(eps)])
+    d.words("vertex", ["in_list", len(sizes), "out_list", "epsilon"])
+    return d, outputs
+
+
+def variance_estimate(sizes):
+    """broadcastArithmeticCycleEstimate for VARIANCE_TO_INV_STD_DEV, float in and half out
+    (popopsCycleEstimators.cpp; its perf table: 12 cycles a loop of 2 floats, no per-loop
+    overhead): 20 + per vector 28 + 12 · ⌈n / 2⌉. The table is the binary ops' generic one;
+    this codelet's loop issues 4 bundles a pair (`{ld64step; f32v2tof16}`, `{st32step;
+    f32v2add}`, `f32oorx`, `f32oorx`), and a lone worker issues one bundle every six tile
+    cycles, which hides any latency of `f32oorx` shorter than that: the simulator counts the
+    4 (0.34 .. 0.37 of the estimate), the estimator is the one that is off."""
+    return 20 + sum(28 + 12 * ((n + 1) // 2) for n in sizes)
+
+
 # ---- BroadcastVectorInner2D<ADD,half> (popops/codelets/asm/vectorInnerAdd_half.S) ----------
 
 
@@ -968,6 +1012,17 @@ def cases():
                 mode=MULTI,
             )
         )
+    out.append(
+        case(
+            "__runCodelet_popops__BroadcastScalar2Types2DData___popops__expr__BinaryOpType__"
+            "VARIANCE___TO___INV___STD___DEV_float_half",
+            "normalisation (variance to 1/std)",
+            "lib/popops/codelets/asm/VarianceConversion2D.S",
+            variance_case,
+            variance_estimate,
+            [[1], [2], [7], [64], [3, 10, 33]],
+        )
+    )
     out.append(
         case(
             "__runCodelet_popops__BroadcastVectorInner2D___popops__expr__BinaryOpType__ADD_half",
