@@ -507,6 +507,51 @@ def reduce_add_estimate(shape, out_kind, partials_kind):
     return cycles * 6
 
 
+# ---- EncodeOneHot<unsigned,half> (popops/codelets/asm/EncodeOneHot.S): a supervisor ----------
+
+MASKED_LABEL_CODE = 0xFFFFFFFF  # PopLibs' include/popops/EncodingConstants.hpp
+
+
+def one_hot_case(shape, rng):
+    """Row i of out (slice halves wide) gets 1.0 at indices[i] − offset when that is in
+    [0, slice) and indices[i] is not MASKED_LABEL_CODE; every other half keeps its value (the
+    codelet writes whole words with `stm32`, merging the neighbouring half). shape = (indices,
+    slice, offset). The vertex (from the codelet's offsets): indices, their count, out, slice,
+    offset."""
+    count, width, offset = shape
+    d = Data()
+    indices = []
+    for i in range(count):
+        kind = i % 5
+        if kind == 3:
+            indices.append(MASKED_LABEL_CODE)
+        elif kind == 4:
+            indices.append(rng.choice([max(offset - 1, 0) if offset else width + offset, width + offset + 3]))
+        else:
+            indices.append(offset + rng.randrange(width))
+    before = [rng.randrange(0, 0x3C00) for _ in range(count * width)]
+    want = list(before)
+    for i, index in enumerate(indices):
+        if index != MASKED_LABEL_CODE and 0 <= index - offset < width:
+            want[i * width + index - offset] = 0x3C00
+    d.words("indices", indices)
+    d.halves("out", before)
+    d.words("vertex", ["indices", count, "out", width, offset])
+    return d, [("out", "float16", count * width, want)]
+
+
+def one_hot_estimate(shape):
+    """EncodeOneHot<unsigned, half>'s estimator (popopsCycleEstimators.cpp): the supervisor
+    overhead (11) and the worst case of its loop, 62 + 12 an index, for every index (it cannot
+    tell which branch an index takes), in tile cycles. The table's indices take every path
+    (in range, masked, out of range), so the simulation reads under it; an index in range
+    simulates at 67–68 cycles against the codelet's own count of 64 or 58 + 12. This codelet is
+    the evidence for the supervisor's result-use rule (sim/src/tile/mod.rs): its comments count
+    6 cycles for the reader of an `and` result and of a post-incremented pointer, and before
+    the rule covered ALU results the whole class simulated at 0.49–0.53 of the estimate."""
+    return 11 + (62 + 12) * shape[0]
+
+
 # ---- BroadcastScalar2Types2DData<VARIANCE_TO_INV_STD_DEV,float,half> (VarianceConversion2D.S) -
 
 
@@ -1012,6 +1057,17 @@ def cases():
                 mode=MULTI,
             )
         )
+    out.append(
+        case(
+            "__runCodelet_popops__EncodeOneHot___unsigned_int_half",
+            "encode (one-hot)",
+            "lib/popops/codelets/asm/EncodeOneHot.S",
+            one_hot_case,
+            one_hot_estimate,
+            [[1, 8, 0], [5, 10, 3], [12, 7, 0], [40, 64, 100]],
+            mode=SUPERVISOR,
+        )
+    )
     out.append(
         case(
             "__runCodelet_popops__BroadcastScalar2Types2DData___popops__expr__BinaryOpType__"

@@ -68,7 +68,8 @@ pub enum CoIssue {
 pub enum TimingClass {
     /// One issue, result ready for the thread's next bundle.
     Simple,
-    /// A load: on the supervisor, a dependent instruction next waits `load_use` cycles.
+    /// A load (on the supervisor, as every MRF write, a dependent instruction waits
+    /// `result_use` cycles after it).
     Load,
     /// A branch: on the supervisor, a taken branch stalls `taken_branch` cycles.
     Branch,

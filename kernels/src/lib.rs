@@ -109,5 +109,7 @@ pub fn all_kernels() -> Vec<&'static dyn Kernel> {
 }
 
 /// Cycles the harness's generated supervisor adds around a worker kernel: set-up puts, `runall`
-/// (6-cycle stall), the local `sync` release (6), and `br $m10` (6). Estimates add this.
-pub const WORKER_LAUNCH_OVERHEAD_CYCLES: u64 = 6 + 6 + 6;
+/// (6-cycle stall) after waiting 5 cycles for the vertex address its `mov` wrote (a supervisor
+/// result is read 6 cycles after its instruction, `stalls.result_use`), the local `sync`
+/// release (6), and `br $m10` (6). Estimates add this.
+pub const WORKER_LAUNCH_OVERHEAD_CYCLES: u64 = 5 + 6 + 6 + 6;

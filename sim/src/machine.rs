@@ -26,7 +26,7 @@
 //! | `sram.executable_end` | 0x80000: code runs only in the standard region | \[S\] osmarks/ipu-stack, run on a C600 (docs/reference/hardware-ipu-stack.md §2: "executable region < 0x80000 only") |
 //! | `interleave_granule_bytes` | 8 (addresses differing in bit 3 are different elements) | \[C\] isa §5 parallel-access rule; `TMEM_ATOMSIZE` 64 bits \[C-ipu1\] |
 //! | `contexts.workers`, `contexts.issue_slots` | 6, 6 | \[C\] isa §1 (VPG §4.2.1) |
-//! | `stalls.*` | 6 cycles each: taken branch, CSR write, `run`/`runall`, `sync`, load-use | \[C\] isa §6 (PopLibs `PerformanceEstimation.hpp` cost models) |
+//! | `stalls.*` | 6 cycles each: taken branch, CSR write, `run`/`runall`, `sync`, result-use | \[C\] isa §6 (PopLibs `PerformanceEstimation.hpp` cost models); result-use for ALU results and post-increments as for loads \[I\]: PopLibs' supervisors keep an ALU result six instructions from its reader with nops ("keep nop for 6 instructions pipeline", `conv_partial_1x1_supervisor.S`) and `EncodeOneHot.S` counts 6 cycles for a reader of an `and` result and of a post-incremented pointer |
 //! | `worker.divide_rounds` | 3 (an `f32div` bundle keeps its worker three issue rounds) | \[C\] PopLibs: `f32div` "takes 1 or 3 cycles depending on input" and the cycle estimators charge 3 (`popopsCycleEstimators.cpp`, `vectorInnerDivCoreCycles_*`; `vectorInnerDiv_half.S`); which inputs take 1 is not public, so always 3 \[A\] |
 //! | `worker.repeat_rounds` | 1 (an executed `rpt` costs its own issue round and nothing more: the body's first bundle issues the next round) | \[S\] PopLibs: the pooling estimates (`lib/popnn/PerformanceEstimation.hpp`) match the `rpt` loops of `lib/popnn/codelets/asm/Pooling.S` bundle for bundle with the `rpt` bundle as one cycle (max-pool forward `4 + 3n`: 3 bundles up to and with the `rpt`, a 3-bundle body run `n` times, 1 after; max-pool backward `7 + 5n`; sum-pool `5 + 3n`), and `popnnCycleEstimators.cpp` (`ReduceMaxClassSparse`) itemises `1 // rpt` beside `(numActs - 1) * 3` for a 3-bundle body run `numActs - 1` times; ASM-DOC `rpt.md` calls it a zero-overhead loop. Against: `popopsCycleEstimators.cpp` `vectorInnerAddCoreCycles_float` / `vectorInnerMulCoreCycles_float` (commented "exact") charge `2 * blockCount` for a 2-bundle body their codelet runs `blockCount - 1` times, yet also count the decrement before the loop and the last add-and-store after it, which do the left-out iteration's work: that iteration is counted twice, so the 2 is not read as a set-up cost. Other estimators of that file disagree with one another (`vectorInnerAddCoreCycles_half_multiple_of_8` +2, `_multiple_of_4` +1, `aXPlusbYMixedCoreCycleEstimate` one 5-bundle iteration fewer than its codelet runs). \[A\] until measured |
 //! | `amp.sets`, `amp.channels_per_set` | 2, 8 (16 conv units: 64 FP16 / 128 FP8 MAC per instruction) | sets \[C\] isa §2.3; 8 AMP units per set \[C-ipu1\] isa §2.3; MAC rates \[I\] isa §6, system §A1 |
@@ -223,8 +223,9 @@ pub struct SupervisorStalls {
     pub run: u32,
     /// `sync`.
     pub sync: u32,
-    /// An instruction that uses the result of the preceding load.
-    pub load_use: u32,
+    /// An instruction that reads an MRF register a supervisor instruction wrote (a load, an ALU
+    /// result, a post-increment) issues at least this many cycles after the writer.
+    pub result_use: u32,
 }
 
 /// The AMP unit of one tile.
@@ -570,7 +571,7 @@ impl SupervisorStalls {
         nonzero("stalls.csr_write", self.csr_write)?;
         nonzero("stalls.run", self.run)?;
         nonzero("stalls.sync", self.sync)?;
-        nonzero("stalls.load_use", self.load_use)
+        nonzero("stalls.result_use", self.result_use)
     }
 }
 

@@ -133,7 +133,7 @@ pub fn worker_cycles(bundles: &[u64; WORKERS]) -> u64 {
         .enumerate()
         .filter(|(_, &b)| b > 0)
         .map(|(w, &b)| {
-            let first = if w < 4 { w as u64 + 6 } else { w as u64 };
+            let first = if w < 3 { w as u64 + 12 } else { w as u64 + 6 };
             first + 6 * (b - 1)
         })
         .max()

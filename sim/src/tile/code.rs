@@ -17,7 +17,7 @@ use std::fmt;
 use std::sync::Arc;
 use tessera_isa::image::{BlobId, Image};
 use tessera_isa::inst::emit::{decode_bundle, DecodeError};
-use tessera_isa::inst::{Access, Bundle, OperandKind};
+use tessera_isa::inst::{Access, Bundle};
 use tessera_isa::semantics::PreparedBundle;
 use tessera_isa::table::TimingClass;
 
@@ -26,12 +26,11 @@ use tessera_isa::table::TimingClass;
 pub struct DecodedBundle {
     /// The bundle and its size, with its checks worked out (`tessera_isa::semantics::step_prepared`).
     pub prepared: PreparedBundle,
-    /// MRF registers the bundle reads (bit per register), for the supervisor's load-use stall.
+    /// MRF registers the bundle reads (bit per register), for the supervisor's result-use stall.
     pub reads_m: u16,
-    /// MRF registers a load in this bundle writes (ready `load_use` cycles after the issue).
-    pub load_writes_m: u16,
-    /// MRF registers the bundle writes other than a load's destinations (ready at once, such
-    /// as a load's post-incremented address register).
+    /// MRF registers the bundle writes: a load's destination, an ALU result, a post-incremented
+    /// address register (on the supervisor each is ready `result_use` cycles after the issue);
+    /// not `$m14`/`$m15`, whose reads are constant.
     pub writes_m: u16,
     /// The main instruction's timing class.
     pub timing: TimingClass,
@@ -284,7 +283,6 @@ impl CodeCache {
 
 fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
     let mut reads_m = 0u16;
-    let mut load_writes_m = 0u16;
     let mut writes_m = 0u16;
     let mut timing = TimingClass::Simple;
     let mut divide = false;
@@ -304,39 +302,18 @@ fn describe(bundle: Bundle, size: u32) -> DecodedBundle {
                 Access::Read | Access::ReadWrite => reads_m |= mask,
                 Access::Write | Access::Constant => {}
             }
-            let written = matches!(operand.access, Access::Write | Access::ReadWrite);
-            let loaded = match operand.kind {
-                // `ldd16*` writes its delta register with a loaded value.
-                OperandKind::MRegDelta => true,
-                OperandKind::MRegPostInc | OperandKind::MRegIncrement => false,
-                OperandKind::MReg
-                | OperandKind::AReg
-                | OperandKind::MPair
-                | OperandKind::APair
-                | OperandKind::AQuad
-                | OperandKind::MPairPostInc
-                | OperandKind::ABroadcast
-                | OperandKind::ABroadcastLo
-                | OperandKind::ABroadcastHi
-                | OperandKind::Unsigned
-                | OperandKind::Signed
-                | OperandKind::Target
-                | OperandKind::LowerCsr
-                | OperandKind::UpperCsr
-                | OperandKind::WordAddress => matches!(operand.access, Access::Write),
-            };
-            if desc.timing == TimingClass::Load && loaded {
-                load_writes_m |= mask;
-            } else if written {
+            if matches!(operand.access, Access::Write | Access::ReadWrite) {
                 writes_m |= mask;
             }
         }
     }
+    // `$m14` reads 0 and `$m15` is `$mzero`: a write to either leaves nothing to wait for.
+    let constant =
+        (1u16 << tessera_isa::registers::M_RESERVED) | (1u16 << tessera_isa::registers::M_ZERO);
     DecodedBundle {
         prepared: PreparedBundle::new(bundle, size),
         reads_m,
-        load_writes_m,
-        writes_m: writes_m & !load_writes_m,
+        writes_m: writes_m & !constant,
         timing,
         divide,
     }

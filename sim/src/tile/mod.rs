@@ -14,10 +14,16 @@
 //!   the body's first bundle issues the next round; the basis table weighs PopLibs' estimators).
 //!   The body's bundles then cost one round each, with no cycle for looping back. [S]
 //! - Supervisor stalls: a taken branch, a CSR write, `run`/`runall` and a released `sync` delay
-//!   the supervisor's next issue to `stall` cycles after the instruction; an instruction reading a
-//!   register loaded by a supervisor load waits until `load_use` cycles after the load, however
-//!   many instructions lie between them (each MRF register remembers when its pending load's value
-//!   is ready; a later non-load write of the register makes it ready at once). [C]
+//!   the supervisor's next issue to `stall` cycles after the instruction. [C] An instruction
+//!   reading an MRF register that a supervisor instruction wrote — a load's destination, an ALU
+//!   result or a post-incremented address — waits until `result_use` cycles after that
+//!   instruction, however many lie between them (each register remembers when its last write is
+//!   ready). [I] For loads [C] isa §6; for every write from PopLibs' scheduling, which spaces an
+//!   ALU result and its reader six instructions apart with nops ("keep nop for 6 instructions
+//!   pipeline", `conv_partial_1x1_supervisor.S`: `shr $outstride_s` … `and $temp_s,
+//!   $outstride_s`) and counts "6 cycles" for readers of an `and` result and of a
+//!   post-incremented pointer (`EncodeOneHot.S`); the calibration harness measures both codelets
+//!   (`scripts/poplibs_calibration.py`).
 //! - `send` occupies the supervisor one cycle per word; `delay n` for n cycles. [A]
 //! - Exchange (see `crate::chip::exchange` for the rules): in one cycle the bundle issued in it
 //!   executes first, then the words arriving in it are written. So a `put $INCOMING_MUX` issued
@@ -223,10 +229,11 @@ pub struct Tile {
     running_mask: u8,
     status: SupervisorStatus,
     supervisor_next_issue: u64,
-    /// Per MRF register: the cycle its pending supervisor load's value is ready.
-    load_ready: [u64; 16],
-    /// MRF registers with a pending supervisor load (bit per register; `load_ready` is valid for these).
-    load_pending: u16,
+    /// Per MRF register: the cycle the value of its pending supervisor write is ready.
+    result_ready: [u64; 16],
+    /// MRF registers with a pending supervisor write (bit per register; `result_ready` is valid
+    /// for these).
+    result_pending: u16,
     /// `$CWEI` and its copy decoded for the AMP, written only through the tile's
     /// [`env::TileEnv`] (read it with [`Tile::cwei`]).
     weights: Box<env::AmpWeights>,
@@ -283,8 +290,8 @@ impl Tile {
             running_mask: 0,
             status: SupervisorStatus::Halted,
             supervisor_next_issue: 0,
-            load_ready: [0; 16],
-            load_pending: 0,
+            result_ready: [0; 16],
+            result_pending: 0,
             weights: Box::default(),
             cycle: 0,
             finished_at: 0,

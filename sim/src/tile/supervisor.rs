@@ -34,11 +34,11 @@ impl Tile {
         )
     }
 
-    /// The cycle at which every register of `registers` (all with a pending load) is ready; forgets
-    /// the loads that are ready by `cycle`.
-    fn load_use_ready(
-        load_ready: &[u64; 16],
-        load_pending: &mut u16,
+    /// The cycle at which every register of `registers` (all with a pending write) is ready;
+    /// forgets the writes that are ready by `cycle`.
+    fn result_use_ready(
+        result_ready: &[u64; 16],
+        result_pending: &mut u16,
         registers: u16,
         cycle: u64,
     ) -> u64 {
@@ -47,10 +47,10 @@ impl Tile {
         while left != 0 {
             let r = left.trailing_zeros() as usize;
             left &= left - 1;
-            if load_ready[r] <= cycle {
-                *load_pending &= !(1 << r);
+            if result_ready[r] <= cycle {
+                *result_pending &= !(1 << r);
             } else {
-                ready = ready.max(load_ready[r]);
+                ready = ready.max(result_ready[r]);
             }
         }
         ready
@@ -62,12 +62,12 @@ impl Tile {
         // A copy: the borrow of the code cache must not outlive the fetch.
         let fetched = *fetch(&mut self.code, self.id, ContextKind::Supervisor, pc, cycle)?;
         let decoded = &fetched;
-        let hazard = decoded.reads_m & self.load_pending;
+        let hazard = decoded.reads_m & self.result_pending;
         if hazard != 0 {
             let ready =
-                Self::load_use_ready(&self.load_ready, &mut self.load_pending, hazard, cycle);
+                Self::result_use_ready(&self.result_ready, &mut self.result_pending, hazard, cycle);
             if cycle < ready {
-                // Load-use hazard: the slot goes unused until the loaded value is ready.
+                // Result-use hazard: the slot goes unused until the written value is ready.
                 self.supervisor_next_issue = ready;
                 return Ok(());
             }
@@ -107,18 +107,14 @@ impl Tile {
             | TimingClass::Repeat
             | TimingClass::Divide => {}
         }
-        if decoded.writes_m & self.load_pending != 0 {
-            // A later write replaces the loaded value: its readers need not wait for the load.
-            self.load_pending &= !decoded.writes_m;
-        }
-        if decoded.load_writes_m != 0 {
-            let ready = cycle + stalls.load_use as u64;
-            let mut loaded = decoded.load_writes_m;
-            while loaded != 0 {
-                self.load_ready[loaded.trailing_zeros() as usize] = ready;
-                loaded &= loaded - 1;
+        if decoded.writes_m != 0 {
+            let ready = cycle + stalls.result_use as u64;
+            let mut written = decoded.writes_m;
+            while written != 0 {
+                self.result_ready[written.trailing_zeros() as usize] = ready;
+                written &= written - 1;
             }
-            self.load_pending |= decoded.load_writes_m;
+            self.result_pending |= decoded.writes_m;
         }
         // Exchange CSR writes (at most two: `sendpicp`'s XPIC and PIC), each with the cycles it
         // leads the words it is for (a timed XPIC control), and the words sent.

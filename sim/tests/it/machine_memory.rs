@@ -84,7 +84,7 @@ fn ipu21_has_the_documented_parameters() {
             stalls.csr_write,
             stalls.run,
             stalls.sync,
-            stalls.load_use
+            stalls.result_use
         ],
         [6; 5]
     );
@@ -158,8 +158,8 @@ fn unknown_field_is_rejected_by_name() {
 
 #[test]
 fn missing_field_is_rejected_by_name() {
-    let err = validation_error(&edited_ipu21("load_use: 6", ""));
-    assert!(err.to_string().contains("load_use"), "{err}");
+    let err = validation_error(&edited_ipu21("result_use: 6", ""));
+    assert!(err.to_string().contains("result_use"), "{err}");
     let err = validation_error(&edited_ipu21("divide_rounds: 3", "divide_rounds: 0"));
     assert!(err.to_string().contains("worker.divide_rounds"), "{err}");
     let err = validation_error(&edited_ipu21("repeat_rounds: 1", "repeat_rounds: 0"));

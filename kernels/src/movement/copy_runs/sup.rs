@@ -81,60 +81,72 @@ pub fn compiler_case(spec: &CopyRunsSpec) -> Result<Case, ParamError> {
 
 /// The supervisor's cycles from entry to its return, by the kernel's control flow and the
 /// ipu21's supervisor timing: one instruction a cycle, a taken branch 6 cycles to the next
-/// instruction, a loaded register usable 6 cycles after its load (machines/ipu21.ron).
+/// instruction, a register written by any instruction (a load, an ALU result, a post-increment)
+/// usable 6 cycles after it (machines/ipu21.ron, `stalls.result_use`). Each line names the
+/// registers the instruction reads and writes.
 fn estimate_entries(entries: &[Entry]) -> u64 {
     let mut c = Clock::default();
-    for _ in 0..4 {
-        c.load(&[], 0); // src, dst, table, E
+    for dst in 0..4 {
+        c.op(&[], &[dst]); // ld32 src, dst, table, E
     }
-    c.op(&[3]); // E - 1
+    c.op(&[3], &[3]); // E - 1
     for (i, &(src, _, words)) in entries.iter().enumerate() {
-        c.load(&[], 4);
-        c.load(&[], 5);
-        c.load(&[], 6);
-        c.op(&[]); // table += 12
-        c.op(&[5]); // dst address
+        for dst in [4, 5, 6] {
+            c.op(&[2], &[dst]); // ld32 from the table
+        }
+        c.op(&[2], &[2]); // table += 12
+        c.op(&[5, 1], &[5]); // dst address
         let zeros = src == ZERO_RUN;
         c.branch(&[4], zeros);
         let mut left = words;
         if !zeros {
-            c.op(&[4]); // src address
+            c.op(&[4, 0], &[4]); // src address
         }
-        c.op(&[6]); // cmpult
+        c.op(&[6], &[7]); // cmpult
         c.branch(&[7], left < 4);
         while left >= 4 {
             if !zeros {
                 for r in [7, 8, 9, 11] {
-                    c.load(&[4], r);
+                    c.op(&[4], &[r, 4]); // ld32step
                 }
             }
             for r in [7, 8, 9, 11] {
-                c.op(if zeros { &[] } else { std::slice::from_ref(&r) });
+                // st32step (of $mzero for a run of zeros)
+                if zeros {
+                    c.op(&[5], &[5]);
+                } else {
+                    c.op(&[r, 5], &[5]);
+                }
             }
             left -= 4;
-            c.op(&[6]);
-            c.op(&[6]);
+            c.op(&[6], &[6]); // add
+            c.op(&[6], &[7]); // cmpult
             c.branch(&[7], left >= 4);
         }
         c.branch(&[6], left == 0);
         while left > 0 {
             left -= 1;
             if zeros {
-                c.op(&[]);
-                c.op(&[6]);
+                c.op(&[5], &[5]); // st32step $mzero
+                c.op(&[6], &[6]); // add
             } else {
-                c.load(&[4], 7);
-                c.op(&[6]);
-                c.op(&[7]);
+                c.op(&[4], &[7, 4]); // ld32step
+                c.op(&[6], &[6]); // add
+                c.op(&[7, 5], &[5]); // st32step
             }
             c.branch(&[6], left > 0);
         }
         if zeros && words % 4 != 0 {
             c.branch(&[], true); // bri .Lnext
         }
-        c.branch(&[3], i + 1 < entries.len());
+        // brnzdec: reads and decrements E, taken back to the next entry.
+        let at = c.op(&[3], &[3]);
+        if i + 1 < entries.len() {
+            c.t = at + TAKEN_BRANCH;
+        }
     }
-    c.branch(&[], true); // br $m10
+    // `br $m10` ends the call: the run ends with its issue.
+    c.op(&[10], &[]);
     c.t
 }
 
@@ -146,22 +158,22 @@ struct Clock {
 }
 
 const TAKEN_BRANCH: u64 = 6;
-const LOAD_USE: u64 = 6;
+const RESULT_USE: u64 = 6;
 
 impl Clock {
-    fn op(&mut self, reads: &[usize]) -> u64 {
+    /// One instruction: it issues once what it `reads` is ready; what it `writes` is ready
+    /// `RESULT_USE` cycles later.
+    fn op(&mut self, reads: &[usize], writes: &[usize]) -> u64 {
         let at = reads.iter().map(|&r| self.ready[r]).fold(self.t, u64::max);
         self.t = at + 1;
+        for &w in writes {
+            self.ready[w] = at + RESULT_USE;
+        }
         at
     }
 
-    fn load(&mut self, reads: &[usize], dst: usize) {
-        let at = self.op(reads);
-        self.ready[dst] = at + LOAD_USE;
-    }
-
     fn branch(&mut self, reads: &[usize], taken: bool) {
-        let at = self.op(reads);
+        let at = self.op(reads, &[]);
         if taken {
             self.t = at + TAKEN_BRANCH;
         }

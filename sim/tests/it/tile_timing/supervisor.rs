@@ -1,4 +1,6 @@
-//! Supervisor stalls: taken branches, CSR writes, load-use, `delay`, `run`/`runall` (rule R5).
+//! Supervisor stalls: taken branches, CSR writes, result-use, `delay`, `run`/`runall` (rule R5).
+//! A register written by a supervisor instruction (a load, an ALU result such as `setzi`'s, a
+//! post-increment) is ready 6 cycles after the writer issues, so a reader right after waits.
 
 use super::*;
 
@@ -10,11 +12,12 @@ pub(super) fn supervisor_cycles(body: &str) -> u64 {
 #[test]
 fn a_taken_supervisor_branch_stalls_six_cycles() {
     let program = |value: u32| format!("    setzi $m1, {value}\n    brz $m1, 1f\n1:\n");
-    // setzi at 0, brz at 1. Taken: the next issue waits until 1 + 6 = 7 (R5), so `br $m10`
-    // issues at 7 and the run takes 8 cycles. Not taken: `br $m10` issues at 2, 3 cycles.
+    // setzi at 0; brz reads its result, ready at 6 (R5), so brz issues at 6. Taken: the next
+    // issue waits until 6 + 6 = 12 (R5), so `br $m10` issues at 12 and the run takes 13 cycles.
+    // Not taken: `br $m10` issues at 7, 8 cycles.
     let taken = supervisor_cycles(&program(0));
     let not_taken = supervisor_cycles(&program(1));
-    assert_eq!((taken, not_taken), (8, 3));
+    assert_eq!((taken, not_taken), (13, 8));
     assert_eq!(
         taken - not_taken,
         6 - 1,
@@ -27,12 +30,13 @@ fn a_taken_supervisor_branch_stalls_six_cycles() {
 
 #[test]
 fn a_supervisor_brnzdec_loop_stalls_on_every_taken_iteration() {
-    // setzi at 0; brnzdec taken K times (6 cycles each, R5), then falls through (1 cycle):
-    // `br $m10` at 1 + 6K + 1, so 6K + 3 cycles.
+    // setzi at 0; the first brnzdec reads $m1 at 6 (R5); taken K times (6 cycles each, R5, which
+    // also covers its own decrement's result-use), then falls through (1 cycle): `br $m10` at
+    // 6 + 6K + 1, so 6K + 8 cycles.
     for k in [0u64, 1, 10] {
         assert_eq!(
             supervisor_cycles(&format!("    setzi $m1, {k}\n1:  brnzdec $m1, 1b\n")),
-            6 * k + 3,
+            6 * k + 8,
             "k {k}"
         );
     }
@@ -53,22 +57,22 @@ fn a_csr_write_stalls_six_cycles() {
 
 #[test]
 fn a_supervisor_load_use_waits_six_cycles_after_the_load() {
-    // setzi at 0, ld32 at 1 (ready at 1 + 6 = 7).
+    // setzi at 0; ld32 reads its result at 6 (R5), the load is ready at 6 + 6 = 12.
     let load = "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n";
-    // The next instruction reads $m1: it waits until 7; `br $m10` at 8: 9 cycles.
+    // The next instruction reads $m1: it waits until 12; `br $m10` at 13: 14 cycles.
     assert_eq!(
         supervisor_cycles(&format!("{load}    add $m3, $m1, 1\n")),
-        9
+        14
     );
-    // The next instruction does not read $m1: add at 2, `br $m10` at 3: 4 cycles.
+    // The next instruction does not read $m1: add at 7, `br $m10` at 8: 9 cycles.
     assert_eq!(
         supervisor_cycles(&format!("{load}    add $m3, $m2, 1\n")),
-        4
+        9
     );
-    // A store of the loaded register reads it too: it waits until 7 as well.
+    // A store of the loaded register reads it too: it waits until 12 as well.
     assert_eq!(
         supervisor_cycles(&format!("{load}    st32 $m1, $m2, $mzero, 1\n")),
-        9
+        14
     );
     // The value used is the loaded one.
     let source = "    .text\n    .align 8\nsup:\n    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n    add $m3, $m1, 1\n    st32 $m3, $m2, $mzero, 1\n    br $m10\n\n    .data\n    .align 8\ndata:\n    .int 5, 6\n";
@@ -80,72 +84,108 @@ fn a_supervisor_load_use_waits_six_cycles_after_the_load() {
 }
 
 /// isa.md §6 states the stall as "a register load-use (a load followed by an add that needs it)"
-/// and `sim/src/tile/mod.rs` as "waits until `load_use` cycles after the load": a reader two
+/// and `sim/src/tile/mod.rs` as "waits until `result_use` cycles after the writer": a reader two
 /// instructions after the load (still only 2 cycles after it) waits until load + 6 too.
 #[test]
 fn a_supervisor_load_use_waits_even_with_an_instruction_in_between() {
-    // setzi 0, ld32 1 (ready at 7), nop 2, add waits until 7, br at 8: 9 cycles.
+    // setzi 0, ld32 6 (ready at 12), nop 7, add waits until 12, br at 13: 14 cycles.
     assert_eq!(
         supervisor_cycles(
             "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n    nop\n    add $m3, $m1, 1\n"
         ),
-        9
+        14
+    );
+}
+
+/// An ALU result is ready 6 cycles after its instruction, as a load's is: PopLibs keeps a `shr`
+/// result six instructions from its reader with nops (`conv_partial_1x1_supervisor.S`, "keep
+/// nop for 6 instructions pipeline") and counts "6 cycles" for the reader of an `and` result
+/// (`EncodeOneHot.S`).
+#[test]
+fn a_supervisor_alu_result_is_ready_six_cycles_after_its_instruction() {
+    // add at 0 (ready 6); a reader right after waits until 6, br at 7: 8 cycles.
+    assert_eq!(
+        supervisor_cycles("    add $m1, $m2, 1\n    add $m3, $m1, 1\n"),
+        8
+    );
+    // Five instructions between: the reader issues at 6 without waiting, br at 7: 8 cycles.
+    assert_eq!(
+        supervisor_cycles(
+            "    add $m1, $m2, 1\n    nop\n    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
+        ),
+        8
+    );
+    // A chain of three dependent adds: 0, 6, 12; br at 13: 14 cycles.
+    assert_eq!(
+        supervisor_cycles("    add $m1, $m2, 1\n    add $m1, $m1, 1\n    add $m1, $m1, 1\n"),
+        14
+    );
+    // Independent adds issue back to back: 0, 1, 2; br at 3: 4 cycles.
+    assert_eq!(
+        supervisor_cycles("    add $m1, $m2, 1\n    add $m3, $m2, 1\n    add $m4, $m2, 1\n"),
+        4
+    );
+    // A write to `$mzero` leaves nothing to wait for: add at 0, its reader at 1, br at 2: 3.
+    assert_eq!(
+        supervisor_cycles("    add $mzero, $m2, 1\n    add $m3, $mzero, 1\n"),
+        3
     );
 }
 
 #[test]
 fn supervisor_load_use_is_tracked_per_register() {
+    // setzi at 0; ld32 reads its result at 6 and is ready at 12 (R5).
     let load = "    setzi $m2, data\n    ld32 $m1, $m2, $mzero, 0\n";
-    // Four instructions between: nops at 2..5, the reader waits until 7 (not 6), br at 8: 9.
+    // Four instructions between: nops at 7..10, the reader waits until 12 (not 11), br at 13: 14.
     assert_eq!(
         supervisor_cycles(&format!(
             "{load}    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
         )),
-        9
+        14
     );
-    // Five instructions between: nops at 2..6, the reader issues at 7 without waiting: 9.
+    // Five instructions between: nops at 7..11, the reader issues at 12 without waiting: 14.
     assert_eq!(
         supervisor_cycles(&format!(
             "{load}    nop\n    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
         )),
-        9
+        14
     );
-    // Six between: the reader at 8 is long past the load; br at 9: 10 cycles.
+    // Six between: the reader at 13 is past the load; br at 14: 15 cycles.
     assert_eq!(
         supervisor_cycles(&format!(
             "{load}    nop\n    nop\n    nop\n    nop\n    nop\n    nop\n    add $m3, $m1, 1\n"
         )),
-        10
+        15
     );
-    // Two loads in a row: ld32 $m1 at 1 (ready 7), ld32 $m4 at 2 (ready 8). A reader of $m1
-    // right after waits until 7, a reader of $m4 then issues at 8, br at 9: 10 cycles.
+    // Two loads in a row: ld32 $m1 at 6 (ready 12), ld32 $m4 at 7 (ready 13). A reader of $m1
+    // right after waits until 12, a reader of $m4 then issues at 13, br at 14: 15 cycles.
     assert_eq!(
         supervisor_cycles(&format!(
             "{load}    ld32 $m4, $m2, $mzero, 1\n    add $m3, $m1, 1\n    add $m5, $m4, 1\n"
         )),
-        10
+        15
     );
-    // A reader of both waits for the later load: 8; br at 9: 10 cycles.
+    // A reader of both waits for the later load: 13; br at 14: 15 cycles.
     assert_eq!(
         supervisor_cycles(&format!(
             "{load}    ld32 $m4, $m2, $mzero, 1\n    add $m3, $m1, $m4\n"
         )),
-        10
+        15
     );
-    // A later non-load write replaces the loaded value: setzi $m1 at 2, its reader issues at 3
-    // without waiting, br at 4: 5 cycles.
+    // A later write takes over: setzi $m1 at 7 is ready at 13, and its reader waits for it, br
+    // at 14: 15 cycles.
     assert_eq!(
         supervisor_cycles(&format!("{load}    setzi $m1, 3\n    add $m3, $m1, 1\n")),
-        5
+        15
     );
-    // A load's post-incremented address register is ready at once: ld32step at 1 writes $m1
-    // (ready 7) and $m2 (now); the reader of $m2 issues at 2, the reader of $m1 waits until 7,
-    // br at 8: 9 cycles.
+    // A load's post-incremented address register is a result too (`EncodeOneHot.S` counts 6
+    // cycles for its reader): ld32step at 6 writes $m1 and $m2, both ready at 12; the reader of
+    // $m2 waits until 12, the reader of $m1 then issues at 13, br at 14: 15 cycles.
     assert_eq!(
         supervisor_cycles(
             "    setzi $m2, data\n    ld32step $m1, $mzero, $m2+=, 1\n    add $m3, $m2, 1\n    add $m3, $m1, 1\n"
         ),
-        9
+        15
     );
 }
 
@@ -184,10 +224,11 @@ stamps:
     .int 0
 ";
     let (cycles, tile, object) = run_supervisor(source, "sup");
-    // The two setzi issue at 0 and 1, `run` at 2: the `get` waits until 2 + 6 = 8 (R5) and
-    // stamps 8. Worker 0 is launched at 3 (R6) and its exitz issues at 6, the first slot-0
-    // cycle >= 3 (R2); it ends at 12 (R3). st32 at 9, `sync 2` at 10 finds no worker running and
-    // stalls 6 (R5): `br $m10` at 16, 17 cycles.
-    assert_eq!(tile.memory.read_u32(symbol(&object, "stamps")).unwrap(), 8);
-    assert_eq!(cycles, 17);
+    // The two setzi issue at 0 and 1; `run` reads $m1, ready at 6 (R5), and issues at 6. Worker 0
+    // is launched at 7 (R6) and its exitz issues at 12, the first slot-0 cycle >= 7 (R2); it ends
+    // at 18 (R3). The `get` may issue from 6 + 6 = 12 (R5), but slot 0 is the worker's then: it
+    // stamps 13. st32 reads the `get`'s result, ready at 19 (R5): st32 at 19, `sync 2` at 20
+    // finds no worker running and stalls 6 (R5): `br $m10` at 26, 27 cycles.
+    assert_eq!(tile.memory.read_u32(symbol(&object, "stamps")).unwrap(), 13);
+    assert_eq!(cycles, 27);
 }

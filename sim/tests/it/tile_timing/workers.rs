@@ -19,8 +19,8 @@ fn one_worker_alone_takes_six_cycles_per_bundle() {
     }
 }
 
-/// `setzi $m1, work` (cycle 0); `runall` (cycle 1); `sync 2`; `br $m10`, with each of the six
-/// workers running `n` bundles.
+/// `setzi $m1, work` (cycle 0); `runall` (cycle 6: it reads the `setzi` result); `sync 2`;
+/// `br $m10`, with each of the six workers running `n` bundles.
 pub(super) fn six_worker_program(n: usize) -> String {
     format!(
         "    .text
@@ -44,25 +44,26 @@ fn six_workers_each_take_six_cycles_per_bundle() {
         let (cycles, tile, object) = run_supervisor(&six_worker_program(n), "sup");
         let work = symbol(&object, "work");
         // Derivation:
-        // - `setzi` issues at 0, `runall` at 1 (R4: no worker runs yet). R6: launch L = 2, and the
-        //   supervisor may not issue again before 1 + 6 = 7 (R5).
-        // - R2: workers 2, 3, 4, 5 first issue at 2, 3, 4, 5 (their slots in round [0, 6)); workers
-        //   0 and 1 at 6 and 7 (their slots in round 0 had passed). Worker w's last bundle (the
-        //   exitz) issues at first_w + 6(n - 1): 6n - 4 .. 6n - 1 for workers 2..5, 6n and 6n + 1
-        //   for workers 0 and 1. R3: workers 2..5 end at 6n, workers 0 and 1 at 6n + 6 — each 6n
-        //   cycles after the start of the round of its first issue.
-        // - R4: with six workers running the supervisor is suspended. Worker 2 frees slot 2 first
-        //   (its exit issues at 6n - 4) but slot 2 next comes round at 6n + 2, after the last exit
-        //   (worker 1 at 6n + 1); the other slots free later, so `sync 2` issues at 6n + 2
-        //   (>= 7), finds no worker running and stalls 6 (R5): `br $m10` issues at 6n + 8 and is
-        //   the last activity, so the run takes 6n + 9 cycles. (With six workers `sync` can only
-        //   issue once they have all exited, so its wait-and-release path — released 6 cycles
-        //   after the last exit issues — is pinned with one worker in the next test.)
-        assert_eq!(cycles, 6 * n64 + 9, "{n} bundles per worker");
+        // - `setzi` issues at 0; `runall` reads its result, ready at 6 (R5), and issues at 6 (R4:
+        //   no worker runs yet). R6: launch L = 7, and the supervisor may not issue again before
+        //   6 + 6 = 12 (R5).
+        // - R2: workers 1, 2, 3, 4, 5 first issue at 7 .. 11 (their slots in round [6, 12));
+        //   worker 0 at 12 (its slot in that round had passed). Worker w's last bundle (the exitz)
+        //   issues at first_w + 6(n - 1): 6n + 1 .. 6n + 5 for workers 1..5, 6n + 6 for worker 0.
+        //   R3: workers 1..5 end at 6n + 6, worker 0 at 6n + 12 — each 6n cycles after the start
+        //   of the round of its first issue.
+        // - R4: with six workers running the supervisor is suspended. Worker 1 frees slot 1 first
+        //   (its exit issues at 6n + 1) but slot 1 next comes round at 6n + 7, after the last
+        //   exit (worker 0 at 6n + 6); so `sync 2` issues at 6n + 7 (>= 12), finds no worker
+        //   running and stalls 6 (R5): `br $m10` issues at 6n + 13 and is the last activity, so
+        //   the run takes 6n + 14 cycles. (With six workers `sync` can only issue once they have
+        //   all exited, so its wait-and-release path — released 6 cycles after the last exit
+        //   issues — is pinned with one worker in the next test.)
+        assert_eq!(cycles, 6 * n64 + 14, "{n} bundles per worker");
         let expected: Vec<WorkerSpan> = (0..WORKERS as u8)
             .map(|w| {
-                let first_round = if w >= 2 { 0 } else { 6 };
-                span(w, work, 2, first_round + 6 * n64)
+                let first_round = if w >= 1 { 6 } else { 12 };
+                span(w, work, 7, first_round + 6 * n64)
             })
             .collect();
         assert_eq!(sorted_spans(&tile), expected);
@@ -74,7 +75,7 @@ fn six_workers_each_take_six_cycles_per_bundle() {
         .iter()
         .map(|&n| run_supervisor(&six_worker_program(n), "sup").0)
         .collect();
-    assert_eq!(totals, vec![15, 21, 69, 609]);
+    assert_eq!(totals, vec![20, 26, 74, 614]);
 }
 
 #[test]
@@ -95,18 +96,18 @@ work:
             worker_bundles(n)
         );
         let (cycles, tile, object) = run_supervisor(&source, "sup");
-        // `setzi` at 0, `run` at 1: worker 0 launched at 2 (R6), first issue in slot 0 at 6 (R2),
-        // exit issues at 6 + 6(n - 1) = 6n and its round ends at 6n + 6 (R3). The supervisor
-        // resumes at 1 + 6 = 7 (R5) in slot 1, which no worker holds (R4): `sync 2` issues at 7
-        // and waits. The exit at 6n releases it at 6n + 6 (R5): `br $m10` issues at 6n + 6,
-        // so the run takes 6n + 7 cycles (n >= 2).
-        // (For n = 1 the exit at 6 comes before `sync` issues at 7, so `sync` finds no worker
-        // and stalls 6 itself: `br $m10` at 13, 14 cycles.)
-        let expected = if n == 1 { 14 } else { 6 * n64 + 7 };
+        // `setzi` at 0, `run` at 6 (it reads the `setzi` result, R5): worker 0 launched at 7
+        // (R6), first issue in slot 0 at 12 (R2), exit issues at 12 + 6(n - 1) = 6n + 6 and its
+        // round ends at 6n + 12 (R3). The supervisor may resume at 6 + 6 = 12 (R5), but slot 0 is
+        // the worker's then (R4): `sync 2` issues at 13 and waits. The exit at 6n + 6 releases it
+        // at 6n + 12 (R5): `br $m10` issues at 6n + 12, so the run takes 6n + 13 cycles (n >= 2).
+        // (For n = 1 the exit at 12 comes before `sync` issues at 13, so `sync` finds no worker
+        // and stalls 6 itself: `br $m10` at 19, 20 cycles.)
+        let expected = if n == 1 { 20 } else { 6 * n64 + 13 };
         assert_eq!(cycles, expected, "{n} bundles");
         assert_eq!(
             sorted_spans(&tile),
-            vec![span(0, symbol(&object, "work"), 2, 6 * n64 + 6)]
+            vec![span(0, symbol(&object, "work"), 7, 6 * n64 + 12)]
         );
     }
 }
@@ -148,33 +149,35 @@ stamps:
     let stamps = symbol(&object, "stamps");
     let first = tile.memory.read_u32(stamps).unwrap() as u64;
     let second = tile.memory.read_u32(stamps + 4).unwrap() as u64;
-    // `runall` issues at 2: launch at 3 (R6), the supervisor could issue again at 8 (R5).
-    // Worker 0 first issues at 6 (R2) and runs get, and, brz (taken), exitz at 6, 12, 18, 24.
-    // Until then all six workers run and the supervisor is suspended (R4) even though its stall
-    // ended at 8. Slot 0 is free from 25 on: the first `get` issues at 30, and the second one
-    // round later at 36, since slots 1..5 are still held by workers.
+    // `runall` reads the first `setzi`'s result and issues at 6 (R5): launch at 7 (R6), the
+    // supervisor could issue again at 12 (R5). Workers 1..5 first issue at 7..11 and worker 0 at
+    // 12 (R2); worker 0 runs get, and, brz (taken), exitz at 12, 18, 24, 30. Until then all six
+    // workers run and the supervisor is suspended (R4) even though its stall ended at 12. Slot 0
+    // is free from 31 on: the first `get` issues at 36, and the second one round later at 42,
+    // since slots 1..5 are still held by workers.
     let exit_of_worker0 = sorted_spans(&tile)[0];
     assert_eq!(
-        exit_of_worker0.end, 30,
-        "worker 0's exitz issued at 24, its round ends at 30"
+        exit_of_worker0.end, 36,
+        "worker 0's exitz issued at 30, its round ends at 36"
     );
-    assert_eq!((first, second), (30, 36));
-    // The supervisor then issues in slot 0 only: the two st32 at 42 and 48 and `sync 2` at 54,
-    // which waits. Workers 1..5 run M + 6 bundles (get, and, brz, setzi, M + 1 brnzdec, exitz),
-    // first issuing at 7, 8, 3, 4, 5 (R2); the last exit is worker 2's at 8 + 6(M + 5) = 6M + 38,
-    // releasing the supervisor at 6M + 44 (R5), when `br $m10` issues: 6M + 45 cycles.
-    assert_eq!(cycles, 6 * M + 45);
-    assert_eq!(cycles, 645);
+    assert_eq!((first, second), (36, 42));
+    // The supervisor then issues in slot 0 only: the st32 of the first stamp at 48 (its result
+    // was ready at 42, when the second `get` took the slot), the second st32 at 54 and `sync 2`
+    // at 60, which waits. Workers 1..5 run M + 6 bundles (get, and, brz, setzi, M + 1 brnzdec,
+    // exitz), first issuing at 7..11 (R2); the last exit is worker 5's at 11 + 6(M + 5) =
+    // 6M + 41, releasing the supervisor at 6M + 47 (R5), when `br $m10` issues: 6M + 48 cycles.
+    assert_eq!(cycles, 6 * M + 48);
+    assert_eq!(cycles, 648);
     let ends: Vec<u64> = sorted_spans(&tile).iter().map(|s| s.end).collect();
     assert_eq!(
         ends,
         vec![
-            30,
+            36,
             6 * M + 42,
             6 * M + 42,
-            6 * M + 36,
-            6 * M + 36,
-            6 * M + 36
+            6 * M + 42,
+            6 * M + 42,
+            6 * M + 42
         ]
     );
     assert_eq!(tile.counters.supervisor_bundles, 9);
