@@ -507,6 +507,50 @@ def reduce_add_estimate(shape, out_kind, partials_kind):
     return cycles * 6
 
 
+# ---- HasNaNOrInf2D<half,true> (popops/codelets/asm/HasNaN.S) --------------------------------
+
+
+def has_nan_case(shape, rng):
+    """out = 1.0f if any element of the vectors is a NaN or an infinity, else 0.0f. The codelet
+    sums |x| in the accumulators (`f16v8absacc`, `f16v4absacc`), adds the sums with `f32v2gina`
+    and `f32v2add`, and asks `f32class` of (s − s) for a NaN: so it checks the accumulators'
+    model too. shape = (where, sizes...): where = −1 puts no special value, 0 an infinity in
+    the first vector, 1 a NaN in the last element of the last vector, 2 a −infinity in the
+    middle of the last vector. The vertex (the codelet's offsets): the list of (pointer, size)
+    pairs, its length, out."""
+    where, *sizes = shape
+    d = Data()
+    pairs = []
+    vectors = []
+    for i, n in enumerate(sizes):
+        vectors.append([f16_bits(rng.uniform(-60000, 60000)) for _ in range(n)])
+    if where == 0:
+        vectors[0][len(vectors[0]) // 3] = 0x7C00
+    elif where == 1:
+        vectors[-1][-1] = 0x7E01
+    elif where == 2:
+        vectors[-1][len(vectors[-1]) // 2] = 0xFC00
+    for i, v in enumerate(vectors):
+        d.halves(f"v{i}", v)
+        pairs += [f"v{i}", len(v)]
+    d.words("pairs", pairs)
+    d.words("out", [0x5A5A5A5A], guard=True)
+    d.words("vertex", ["pairs", len(sizes), "out"])
+    want = f32_bits(1.0) if where >= 0 else f32_bits(0.0)
+    return d, [("out", "uint32", 1, [want])]
+
+
+def has_nan_estimate(shape):
+    """hasNan2DCycles for half, NaN or infinity (popopsCycleEstimators.cpp), in a worker's
+    cycles: 6 + 1 + per vector 12 + 2 a group of 8 + 2 for each of the 4, 2 and 1 remainders,
+    then 12 of the NaN check and 2 to store."""
+    _, *sizes = shape
+    cycles = 6 + 1
+    for n in sizes:
+        cycles += 12 + 2 * (n // 8) + sum(2 for bit in (4, 2, 1) if n & bit)
+    return cycles + 1 + 11 + 2
+
+
 # ---- EncodeOneHot<unsigned,half> (popops/codelets/asm/EncodeOneHot.S): a supervisor ----------
 
 MASKED_LABEL_CODE = 0xFFFFFFFF  # PopLibs' include/popops/EncodingConstants.hpp
@@ -1057,6 +1101,16 @@ def cases():
                 mode=MULTI,
             )
         )
+    out.append(
+        case(
+            "__runCodelet_popops__HasNaNOrInf2D___half_true",
+            "check (NaN or infinity)",
+            "lib/popops/codelets/asm/HasNaN.S",
+            has_nan_case,
+            has_nan_estimate,
+            [[-1, 8], [-1, 13, 1, 7], [0, 64, 3], [1, 5, 40], [2, 2, 100], [-1, 300]],
+        )
+    )
     out.append(
         case(
             "__runCodelet_popops__EncodeOneHot___unsigned_int_half",
