@@ -939,6 +939,48 @@ def cast_half_quarter_estimate(shape):
     return 3 + 2 + cycles
 
 
+def fp8_decode_table(fmt):
+    """The oracle's value of every FP8 code, unscaled (testdata/fp8, NaN for 0x80)."""
+    raw = read_npy(os.path.join(FP8_TABLES, f"{fmt}_decode.npy"))
+    return [struct.unpack("<f", raw[4 * i : 4 * i + 4])[0] for i in range(256)]
+
+
+def cast_quarter_half_case(shape, rng):
+    """dst[i] = half(value(src[i]) · 2^scale) for the metadata's format and scale, rounded to
+    nearest even (exact where it fits), the NaN code to the canonical f16 NaN 0x7e00
+    (docs/reference/isa.md); the vertex: src, dst, numElems, the metadata's address. shape =
+    (n, format, scale). The output's atoms are filled with 0x5a5a first, and the halves after
+    the last element must keep it."""
+    n, fmt, scale = shape
+    d = Data()
+    codes = [rng.randrange(0, 256) for _ in range(n)]
+    d.lines += ["    .align 8", "src:"] + [f"    .byte {c}" for c in codes]
+    d.guard("src")
+    table = fp8_decode_table("f143" if fmt else "f152")
+    padded = -(-n // 4) * 4
+    want = []
+    for c in codes:
+        v = table[c]
+        want.append(0x7E00 if v != v else f16_bits(v * 2.0**scale))
+    want += [0x5A5A] * (padded - n)
+    d.lines += ["    .section .data.interleaved_calibration"]
+    d.halves("dst", [0x5A5A] * padded)
+    d.lines += ["    .section .data.calibration", "metadata:", f"    .byte {(fmt << 7) | (scale & 0x3F)}"]
+    d.words("vertex", ["src", "dst", n, "metadata"])
+    return d, [("dst", "float16", padded, want)]
+
+
+def cast_quarter_half_estimate(shape):
+    """getCast1DSingleWorkerCycleEstimate for quarter → half: 3 + 2 + castWorkerCycles, the
+    aux-pipeline form (a vector of 4 at 1 cycle: loads of 8 codes, stores of 4 halves; 19 of
+    prologue; 1 + 2 a remainder bit of 2)."""
+    n = shape[0]
+    cycles = 19 + n // 4
+    for bit in range(2):
+        cycles += 1 + (2 if (n % 4) & (1 << bit) else 0)
+    return 3 + 2 + cycles
+
+
 # A multi-vertex runs on all six workers from this supervisor, which `runall`s the entry on
 # the vertex and waits; its own cost is a few cycles beside the codelet's.
 MULTI_HARNESS = """
@@ -1171,6 +1213,22 @@ def cases():
             # PopLibs' constants are its C++ codelet's (19 cycles of prologue); this kernel's is
             # shorter and its tail longer, so small sizes read 0.76 .. 1.12.
             tolerance=0.25,
+        )
+    )
+    out.append(
+        case(
+            "__runCodelet_popops__Cast1DSingleWorker___quarter_half",
+            "cast (FP8 to half)",
+            "kernels/asm/poplibs_style/Cast1DSingleWorker_quarter_half.S",
+            cast_quarter_half_case,
+            cast_quarter_half_estimate,
+            [[n, fmt, scale] for n, fmt, scale in
+             [(1, 1, 0), (3, 0, 4), (4, 1, -4), (7, 1, 4), (8, 0, 0), (13, 0, -4), (64, 1, 0), (1003, 0, 4)]],
+            local=True,
+            # As its pair: PopLibs' constants are its C++ codelet's (19 cycles of prologue and
+            # 1 + 2 a remainder bit); this kernel's prologue is shorter and its tail (masks and
+            # merges) longer, so small sizes read 0.74 .. 1.29, large ones 1.01.
+            tolerance=0.30,
         )
     )
     return out

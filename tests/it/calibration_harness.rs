@@ -1,6 +1,6 @@
 //! The calibration harness in CI (issue 34): `scripts/poplibs_calibration.py --local --check`
-//! runs the codelets written here in PopLibs' style (`kernels/asm/poplibs_style/`) on one tile,
-//! checks every output byte against its reference (the FP8 cast against `testdata/fp8`'s
+//! runs the codelets written here in PopLibs' style (`kernels/asm/poplibs_style/`: the FP8 casts
+//! both ways) on one tile, checks every output byte against its reference (`testdata/fp8`'s
 //! tables, made outside the project) and the bytes around it, and sets the simulated cycles
 //! beside PopLibs' own estimator; `--check` fails on a wrong output or a ratio outside the
 //! case's tolerance. A second run with a tolerance no simulation meets checks that the harness
@@ -58,13 +58,15 @@ fn local_codelets_are_exact_and_near_their_estimates() {
     assert!(out.status.success(), "harness failed:\n{stdout}\n{stderr}");
     let rows: Vec<&str> = stdout.lines().filter(|l| l.ends_with("exact")).collect();
     assert!(
-        rows.len() >= 7,
+        rows.len() >= 15,
         "expected every case to run and be exact:\n{stdout}"
     );
-    assert!(
-        stdout.contains("cast (half to FP8)"),
-        "the FP8 cast class is missing:\n{stdout}"
-    );
+    for class in ["cast (half to FP8)", "cast (FP8 to half)"] {
+        assert!(
+            stdout.contains(class),
+            "the class {class} is missing:\n{stdout}"
+        );
+    }
 }
 
 #[test]
