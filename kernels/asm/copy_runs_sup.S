@@ -11,10 +11,13 @@
 //   3: E       entries (>= 1)
 // Every item (o, r) of a copy_runs table is one entry here (kernels/src/movement/copy_runs/
 // sup.rs flattens them), so the kernel has no outer loop and no strides.
-// Per entry 10 instructions and the branches; four words a pass of 11 instructions (loads
-// before stores, so no store waits), the last 0..3 words one at a time.
-// Registers: $m0 src, $m1 dst, $m2 table, $m3 entries left, $m4 src address, $m5 dst address,
-// $m6 words left, $m7 $m8 $m9 $m11 the words (and $m7 a test).
+// A supervisor register written by any instruction is read 6 cycles after it at the earliest
+// (sim/src/tile/mod.rs), so nothing here reads a register right after writing it: a pass copies
+// four words with fixed-offset loads and stores (the stores 6 cycles after their loads) and one
+// pointer add each side, and a loop counts passes with `brnzdec`. The last 0..3 words go one at
+// a time. `src` is loaded again per entry, so $m0 serves as the fourth word of a pass.
+// Registers: $m0 src (then a word), $m1 dst, $m2 table, $m3 entries left, $m4 src address, $m5
+// dst address, $m6 words after the passes, $m7 passes left, $m8 $m9 $m11 the words.
 
     .section .text.copy_runs_sup
     .globl copy_runs_sup
@@ -22,60 +25,63 @@
     .supervisor
     .align 8
 copy_runs_sup:
-    ld32 $m0, $mvertex_base, $mzero, 0
     ld32 $m1, $mvertex_base, $mzero, 1
     ld32 $m2, $mvertex_base, $mzero, 2
     ld32 $m3, $mvertex_base, $mzero, 3
     add $m3, $m3, -1
 .Lentry:
-    ld32 $m4, $m2, $mzero, 0
-    ld32 $m5, $m2, $mzero, 1
-    ld32 $m6, $m2, $mzero, 2
+    ld32 $m6, $m2, $mzero, 2                // words
+    ld32 $m4, $m2, $mzero, 0                // src offset (or zeros)
+    ld32 $m5, $m2, $mzero, 1                // dst offset
+    ld32 $m0, $mvertex_base, $mzero, 0      // src
     add $m2, $m2, 12
+    shr $m7, $m6, 2                         // passes of four words
+    and $m6, $m6, 3                         // the words after them
     add $m5, $m5, $m1
     brneg $m4, .Lzeros
     add $m4, $m4, $m0
-    cmpult $m7, $m6, 4
-    brnz $m7, .Lsingle
+    brz $m7, .Lsingle
+    add $m7, $m7, -1
 .Lquad:
-    // Four words a pass while four or more are left: the loads first, so no store waits.
-    ld32step $m7, $mzero, $m4+=, 1
-    ld32step $m8, $mzero, $m4+=, 1
-    ld32step $m9, $mzero, $m4+=, 1
-    ld32step $m11, $mzero, $m4+=, 1
-    st32step $m7, $mzero, $m5+=, 1
-    st32step $m8, $mzero, $m5+=, 1
-    st32step $m9, $mzero, $m5+=, 1
-    st32step $m11, $mzero, $m5+=, 1
-    add $m6, $m6, -4
-    cmpult $m7, $m6, 4
-    brz $m7, .Lquad
+    ld32 $m8, $m4, $mzero, 0
+    ld32 $m9, $m4, $mzero, 1
+    ld32 $m11, $m4, $mzero, 2
+    ld32 $m0, $m4, $mzero, 3
+    add $m4, $m4, 16
+    st32 $m8, $m5, $mzero, 0
+    st32 $m9, $m5, $mzero, 1
+    st32 $m11, $m5, $mzero, 2
+    st32 $m0, $m5, $mzero, 3
+    add $m5, $m5, 16
+    brnzdec $m7, .Lquad
 .Lsingle:
     brz $m6, .Lnext
-.Lone:
-    ld32step $m7, $mzero, $m4+=, 1
     add $m6, $m6, -1
-    st32step $m7, $mzero, $m5+=, 1
-    brnz $m6, .Lone
+.Lone:
+    ld32 $m8, $m4, $mzero, 0
+    add $m4, $m4, 4
+    st32 $m8, $m5, $mzero, 0
+    add $m5, $m5, 4
+    brnzdec $m6, .Lone
 .Lnext:
     brnzdec $m3, .Lentry
     br $m10
 .Lzeros:
-    cmpult $m7, $m6, 4
-    brnz $m7, .Lzero_single
+    brz $m7, .Lzero_single
+    add $m7, $m7, -1
 .Lzero_quad:
-    st32step $mzero, $mzero, $m5+=, 1
-    st32step $mzero, $mzero, $m5+=, 1
-    st32step $mzero, $mzero, $m5+=, 1
-    st32step $mzero, $mzero, $m5+=, 1
-    add $m6, $m6, -4
-    cmpult $m7, $m6, 4
-    brz $m7, .Lzero_quad
+    st32 $mzero, $m5, $mzero, 0
+    st32 $mzero, $m5, $mzero, 1
+    st32 $mzero, $m5, $mzero, 2
+    st32 $mzero, $m5, $mzero, 3
+    add $m5, $m5, 16
+    brnzdec $m7, .Lzero_quad
 .Lzero_single:
     brz $m6, .Lnext
-.Lzero_one:
-    st32step $mzero, $mzero, $m5+=, 1
     add $m6, $m6, -1
-    brnz $m6, .Lzero_one
+.Lzero_one:
+    st32 $mzero, $m5, $mzero, 0
+    add $m5, $m5, 4
+    brnzdec $m6, .Lzero_one
     bri .Lnext
     .size copy_runs_sup, . - copy_runs_sup

@@ -86,64 +86,66 @@ pub fn compiler_case(spec: &CopyRunsSpec) -> Result<Case, ParamError> {
 /// registers the instruction reads and writes.
 fn estimate_entries(entries: &[Entry]) -> u64 {
     let mut c = Clock::default();
-    for dst in 0..4 {
-        c.op(&[], &[dst]); // ld32 src, dst, table, E
+    for dst in 1..4 {
+        c.op(&[], &[dst]); // ld32 dst, table, E
     }
     c.op(&[3], &[3]); // E - 1
     for (i, &(src, _, words)) in entries.iter().enumerate() {
-        for dst in [4, 5, 6] {
-            c.op(&[2], &[dst]); // ld32 from the table
-        }
+        c.op(&[2], &[6]); // ld32 words
+        c.op(&[2], &[4]); // ld32 src offset
+        c.op(&[2], &[5]); // ld32 dst offset
+        c.op(&[], &[0]); // ld32 src
         c.op(&[2], &[2]); // table += 12
+        c.op(&[6], &[7]); // shr: passes
+        c.op(&[6], &[6]); // and: the words after them
         c.op(&[5, 1], &[5]); // dst address
         let zeros = src == ZERO_RUN;
         c.branch(&[4], zeros);
-        let mut left = words;
+        let passes = u64::from(words / 4);
+        let left = u64::from(words % 4);
         if !zeros {
             c.op(&[4, 0], &[4]); // src address
         }
-        c.op(&[6], &[7]); // cmpult
-        c.branch(&[7], left < 4);
-        while left >= 4 {
-            if !zeros {
-                for r in [7, 8, 9, 11] {
-                    c.op(&[4], &[r, 4]); // ld32step
-                }
-            }
-            for r in [7, 8, 9, 11] {
-                // st32step (of $mzero for a run of zeros)
+        c.branch(&[7], passes == 0);
+        if passes > 0 {
+            c.op(&[7], &[7]); // passes - 1
+            for pass in 0..passes {
                 if zeros {
-                    c.op(&[5], &[5]);
+                    for _ in 0..4 {
+                        c.op(&[5], &[]); // st32 $mzero
+                    }
                 } else {
-                    c.op(&[r, 5], &[5]);
+                    for r in [8, 9, 11, 0] {
+                        c.op(&[4], &[r]); // ld32
+                    }
+                    c.op(&[4], &[4]); // src += 16
+                    for r in [8, 9, 11, 0] {
+                        c.op(&[r, 5], &[]); // st32
+                    }
                 }
+                c.op(&[5], &[5]); // dst += 16
+                c.branch_writing(&[7], &[7], pass + 1 < passes); // brnzdec
             }
-            left -= 4;
-            c.op(&[6], &[6]); // add
-            c.op(&[6], &[7]); // cmpult
-            c.branch(&[7], left >= 4);
         }
         c.branch(&[6], left == 0);
-        while left > 0 {
-            left -= 1;
-            if zeros {
-                c.op(&[5], &[5]); // st32step $mzero
-                c.op(&[6], &[6]); // add
-            } else {
-                c.op(&[4], &[7, 4]); // ld32step
-                c.op(&[6], &[6]); // add
-                c.op(&[7, 5], &[5]); // st32step
+        if left > 0 {
+            c.op(&[6], &[6]); // words - 1
+            for word in 0..left {
+                if zeros {
+                    c.op(&[5], &[]); // st32 $mzero
+                } else {
+                    c.op(&[4], &[8]); // ld32
+                    c.op(&[4], &[4]); // src += 4
+                    c.op(&[8, 5], &[]); // st32
+                }
+                c.op(&[5], &[5]); // dst += 4
+                c.branch_writing(&[6], &[6], word + 1 < left); // brnzdec
             }
-            c.branch(&[6], left > 0);
+            if zeros {
+                c.branch(&[], true); // bri .Lnext
+            }
         }
-        if zeros && words % 4 != 0 {
-            c.branch(&[], true); // bri .Lnext
-        }
-        // brnzdec: reads and decrements E, taken back to the next entry.
-        let at = c.op(&[3], &[3]);
-        if i + 1 < entries.len() {
-            c.t = at + TAKEN_BRANCH;
-        }
+        c.branch_writing(&[3], &[3], i + 1 < entries.len()); // brnzdec: the next entry
     }
     // `br $m10` ends the call: the run ends with its issue.
     c.op(&[10], &[]);
@@ -173,7 +175,12 @@ impl Clock {
     }
 
     fn branch(&mut self, reads: &[usize], taken: bool) {
-        let at = self.op(reads, &[]);
+        self.branch_writing(reads, &[], taken);
+    }
+
+    /// A branch that also writes registers (`brnzdec` decrements its counter).
+    fn branch_writing(&mut self, reads: &[usize], writes: &[usize], taken: bool) {
+        let at = self.op(reads, writes);
         if taken {
             self.t = at + TAKEN_BRANCH;
         }
