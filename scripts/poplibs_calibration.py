@@ -507,6 +507,69 @@ def reduce_add_estimate(shape, out_kind, partials_kind):
     return cycles * 6
 
 
+# ---- DynamicSlice2D<half> (popops/codelets/asm/dynamicSlice.S + SliceCopyFunction.S) ---------
+
+DELTAN_OFFSET_BITS_HALF = 20  # dynamicSlice.S, without the SDK's VECTORLIST_AVAIL_DELTAN
+
+
+def dynamic_slice_case(shape, rng):
+    """subT[r · sub + s] = baseT[r · base + (offset + s) mod base] for each region r (a slice of
+    `sub` of the `base` vectors of each region, from `offset`, wrapping: numBaseElements' top
+    bit set). shape = (regions, base, sub, region size, offset). Each of baseT and subT is a
+    Poplar vector list laid out as the codelet unpacks it (the layout without the SDK's
+    VECTORLIST_AVAIL_DELTAN): a base address and a table of one word per vector, its size in
+    elements above bit 20 and its offset from the base in elements below. The vertex (the
+    codelet's VOFF_* offsets): the offset's address, baseT's base, baseT's table, numSubElements
+    (16 bits), subT's base, subT's table, numRegions (16 bits), numBaseElements."""
+    regions, base, sub, size, offset = shape
+    d = Data()
+    vectors = [[f16_bits(rng.uniform(-8, 8)) for _ in range(size)] for _ in range(regions * base)]
+    # baseT's vectors in a shuffled order inside one block, to check the table is followed.
+    order = list(range(regions * base))
+    rng.shuffle(order)
+    flat, place = [], {}
+    for v in order:
+        place[v] = len(flat)
+        flat += vectors[v]
+        flat += [0x7E00] * (-len(flat) % 4)  # each vector 8-byte aligned
+    d.halves("base_block", flat)
+    d.words("base_table", [(size << DELTAN_OFFSET_BITS_HALF) | place[v] for v in range(regions * base)])
+    outputs = []
+    d.lines += ["    .section .data.interleaved_calibration"]
+    stride = size + (-size % 4)
+    d.halves("sub_block", [0x5A5A] * (regions * sub * stride))
+    d.lines += ["    .section .data.calibration"]
+    d.words("sub_table", [(size << DELTAN_OFFSET_BITS_HALF) | (i * stride) for i in range(regions * sub)])
+    want = []
+    for r in range(regions):
+        for j in range(sub):
+            src = vectors[r * base + (offset + j) % base]
+            want += src + [0x5A5A] * (stride - size)
+    outputs.append(("sub_block", "float16", len(want), want))
+    d.words("offset_value", [offset])
+    d.lines += [
+        "    .align 8",
+        "vertex:",
+        "    .int offset_value, base_block, base_table",
+        f"    .short {sub}, 0",
+        "    .int sub_block, sub_table",
+        f"    .short {regions}, 0",
+        f"    .int {base | 0x80000000}",
+    ]
+    return d, outputs
+
+
+def dynamic_slice_estimate(shape):
+    """DynamicSlice2D<half>'s estimator (popopsCycleEstimators.cpp): 27 + per region
+    (31 + 2 a vector of 4) · numSubElements + 13, in a worker's cycles. It charges 2 cycles per
+    64 bits copied, but `Slice_copy_function_half` (SliceCopyFunction.S) copies 32 bits per
+    2 bundles (`ld32step`, `st32step`) even when both sides are aligned: long regions simulate
+    over it (100 halves: 166 against 121), the estimator is the one that is off."""
+    regions, base, sub, size, offset = shape
+    vectors = (size + 3) // 4
+    return 27 + regions * ((31 + 2 * vectors) * sub + 13)
+
+
 # ---- HasNaNOrInf2D<half,true> (popops/codelets/asm/HasNaN.S) --------------------------------
 
 
@@ -1034,15 +1097,18 @@ HARNESS = {MULTI: MULTI_HARNESS, SUPERVISOR: SUPERVISOR_HARNESS}
 # `tolerance`: with --check, the largest |simulated / estimate − 1| the case may show.
 Case = collections.namedtuple(
     "Case",
-    "name klass source entry build estimate shapes mode adjusted local tolerance",
-    defaults=(WORKER, None, False, None),
+    "name klass source entry build estimate shapes mode adjusted local tolerance extra_sources",
+    defaults=(WORKER, None, False, None, ()),
 )
 
 
-def case(entry, klass, source, build, estimate, shapes, mode=WORKER, adjusted=None, local=False, tolerance=None):
-    """A row of the table, named after its entry without the `__runCodelet_LIB__` prefix."""
+def case(entry, klass, source, build, estimate, shapes, mode=WORKER, adjusted=None, local=False,
+         tolerance=None, extra_sources=()):
+    """A row of the table, named after its entry without the `__runCodelet_LIB__` prefix;
+    `extra_sources` are the files it links with (PopLibs' shared functions)."""
     name = re.sub(r"^__runCodelet_[a-z]+__", "", entry)
-    return Case(name, klass, source, entry, build, estimate, shapes, mode, adjusted, local, tolerance)
+    return Case(name, klass, source, entry, build, estimate, shapes, mode, adjusted, local,
+                tolerance, tuple(extra_sources))
 
 
 def cases():
@@ -1143,6 +1209,17 @@ def cases():
                 mode=MULTI,
             )
         )
+    out.append(
+        case(
+            "__runCodelet_popops__DynamicSlice2D___half",
+            "movement (dynamic slice)",
+            "lib/popops/codelets/asm/dynamicSlice.S",
+            dynamic_slice_case,
+            dynamic_slice_estimate,
+            [[1, 4, 2, 8, 1], [2, 5, 3, 6, 3], [3, 4, 4, 13, 2], [1, 8, 1, 100, 7]],
+            extra_sources=["lib/popops/codelets/asm/SliceCopyFunction.S"],
+        )
+    )
     out.append(
         case(
             "__runCodelet_popops__HasNaNOrInf2D___half_true",
@@ -1333,9 +1410,12 @@ def main():
                 # Written here: the assembler's own `#define`s suffice.
                 built_sources[case.source] = [os.path.join(REPO, case.source)]
             else:
-                out = os.path.join(work, os.path.basename(case.source) + ".s")
-                ok, err = corpus.preprocess(a.cpp, os.path.join(a.poplibs, case.source), includes, out)
-                built_sources[case.source] = [out] if ok else None
+                built = []
+                for source in (case.source,) + case.extra_sources:
+                    out = os.path.join(work, os.path.basename(source) + ".s")
+                    ok, err = corpus.preprocess(a.cpp, os.path.join(a.poplibs, source), includes, out)
+                    built = built + [out] if ok and built is not None else None
+                built_sources[case.source] = built
         built = built_sources[case.source]
         for shape in case.shapes:
             if built is None:
