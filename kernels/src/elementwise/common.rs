@@ -123,10 +123,11 @@ pub fn fp8_settings() -> Vec<Fp8Out> {
 }
 
 /// Cycles of a worker kernel whose workers issue `bundles[w]` bundles each (the `exitz`
-/// included), under the checker's supervisor stub: `runall` issues at cycle 3, so worker w first
-/// issues at cycle w + 6 (w < 4) or w (w >= 4), one bundle every 6 cycles; the supervisor's
-/// `sync` is released 6 cycles after the last `exitz` issues and `br $m10` ends the run one cycle
-/// later.
+/// included), under the checker's supervisor stub: `runall` waits for the vertex address its
+/// `mov` wrote (a supervisor result is read 6 cycles after its instruction) and issues at cycle
+/// 8, so worker w first issues at cycle w + 12 (w < 3) or w + 6 (w >= 3), one bundle every 6
+/// cycles; the supervisor's `sync` is released 6 cycles after the last `exitz` issues and
+/// `br $m10` ends the run one cycle later.
 pub fn worker_cycles(bundles: &[u64; WORKERS]) -> u64 {
     let last_exit = bundles
         .iter()
