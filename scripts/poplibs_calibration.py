@@ -266,19 +266,28 @@ def cases():
             [[8, 4], [16, 3, 4, 5], [3, 4, 12, 2], [24, 1], [5, 2, 8, 1, 4, 6], [64, 16]],
         )
     )
-    for partials, units in (("half", 8), ("float", 8), ("half", 16)):
+    for partials, units, ld128 in (
+        ("half", 8, False),
+        ("float", 8, False),
+        ("half", 16, False),
+        ("half", 8, True),
+        ("half", 16, True),
+    ):
         out.append(
             case(
-                f"__runCodelet_poplin__ConvPartial1x1Out___half_{partials}_true_false_{units}_4_false",
+                f"__runCodelet_poplin__ConvPartial1x1Out___half_{partials}_true_{str(ld128).lower()}"
+                f"_{units}_4_false",
                 "AMP convolution (1x1)",
                 "lib/poplin/codelets/asm/"
                 + ("conv_partial_1x1_half_half.S" if (partials, units) == ("half", 8)
                    else "conv_partial_1x1_half_float_8_and_half_half_h16.S"),
-                conv.conv_1x1_case(partials, units),
-                lambda s, p=partials, u=units: conv.conv_1x1_estimate(s, p, u),
+                conv.conv_1x1_case(partials, units, ld128),
+                lambda s, p=partials, u=units, w=ld128: conv.conv_1x1_estimate(s, p, u, ld128=w),
                 [[1, 1, 1, 1, 6], [1, 1, 1, 1, 30], [2, 2, 1, 1, 20], [1, 2, 2, 2, 48], [3, 1, 2, 1, 13]],
                 mode=SUPERVISOR,
-                adjusted=lambda s, p=partials, u=units: conv.conv_1x1_estimate(s, p, u, retention=True),
+                adjusted=lambda s, p=partials, u=units, w=ld128: conv.conv_1x1_estimate(
+                    s, p, u, retention=True, ld128=w
+                ),
             )
         )
     out.append(

@@ -16,7 +16,7 @@ def conv_partitions(field):
     return out
 
 
-def conv_1x1_case(partials, units):
+def conv_1x1_case(partials, units, ld128=False):
     """A multi-group 1×1 convolution on the AMP, PopLibs' supervisor codelet and its workers as
     written. shape = (conv groups, in-channel groups, out-channel groups, AMP passes, field
     positions): 16 input channels a group, `units` · passes output channels a group.
@@ -83,9 +83,14 @@ def conv_1x1_case(partials, units):
                                 acc = f16_value(f16_bits(acc))
                         want.append(f16_bits(acc) if half_out else f32_bits(acc))
                 outputs.append((label, "float16" if half_out else "float32", out_chans * field, want))
-        d.lines += ["    .section .data.calibration"]
+        # 128-bit weight loads (`ld128putcs`) need the weights in interleaved memory, 16-byte
+        # aligned (the vertex's `Vector<…, weightsAlign, use128BitLoad>`).
+        if not ld128:
+            d.lines += ["    .section .data.calibration"]
         for c, i, o in order:
+            d.lines += ["    .align 16"]
             d.halves(f"w_{c}_{i}_{o}", weights[c, i, o])
+        d.lines += ["    .section .data.calibration"]
         d.words("in_list", [f"in_{c}_{i}" for c in range(groups) for i in range(in_groups)])
         labels = [f"w_{c}_{i}_{o}" for c, i, o in order]
         d.words("weights_list", labels + [labels[0]])
@@ -108,7 +113,7 @@ def conv_1x1_case(partials, units):
     return build
 
 
-def conv_1x1_estimate(shape, partials, units, retention=False):
+def conv_1x1_estimate(shape, partials, units, retention=False, ld128=False):
     """getConvPartial1x1SupervisorCycleEstimate (poplin/PerformanceEstimation.hpp) for half
     activations, 64-bit weight loads: tile cycles. With `retention`, less the worker-state
     savings the code has and the estimator leaves out."""
@@ -139,7 +144,8 @@ def conv_1x1_estimate(shape, partials, units, retention=False):
             least = 6 * cycles if least is None else min(least, 6 * cycles)
         return max(most, least + 14)
 
-    loads = units * (4 * 4 * 2) // 8  # units × 32 weight bytes at 8 bytes a cycle
+    # units × 32 weight bytes at 8 bytes a cycle (16 with `ld128putcs`)
+    loads = units * (4 * 4 * 2) // (16 if ld128 else 8)
     with_zero, without = inner(True), inner(False)
     saved = 0
     if retention:
