@@ -23,6 +23,10 @@
 #define W_S        5      // S
 #define W_RS       6      // RS
 #define W_COUNT    7      // count
+#define W_CEND     8      // (count - 2)*RS + 16: where a chained launch's stores resume, from the C row
+#define W_WRAP     9      // the pace stride with field 0 = the wrap from row count-1 to row 0
+#define RECORD_WORDS 10
+#define FLAG_CHAIN 2      // flags bit 1: K-blocks 1 .. kbs-1 chained (see K_WORKER_C)
 // Launch record (in S; the vertex of every worker in the kb >= 1 launches).
 #define L_XDELTA   0      // 8 * kb * XSTEP: bytes from A's K-block 0 to kb
 #define L_NBOFF    1      // nb * 32: bytes from C row start to column block nb
@@ -40,6 +44,45 @@
 #define P2 TAMP_F16V4_E4_P2
 #define P3 TAMP_F16V4_E4_P3
 #define ZAACC (1 << CSR_W_FP_CLR__ZAACC__SHIFT)
+
+// load_cwei: one weight block's 16 columns (32 bytes each, in order) into the channels whose
+// results phase p gives as lanes 0..3 (2p, 2p + 1, 2p + 8, 2p + 9: the hardware's AMP order,
+// isa::semantics::amp::out_channel), so the outputs come in column order: $CWEI words 0-7,
+// 32-39, 8-15, 40-47, ... as osmarks/ipu-stack's GEMM loads them on a C600.
+.macro load_cwei
+    ld128putcs 0
+    ld128putcs 2
+    ld128putcs 4
+    ld128putcs 6
+    ld128putcs 32
+    ld128putcs 34
+    ld128putcs 36
+    ld128putcs 38
+    ld128putcs 8
+    ld128putcs 10
+    ld128putcs 12
+    ld128putcs 14
+    ld128putcs 40
+    ld128putcs 42
+    ld128putcs 44
+    ld128putcs 46
+    ld128putcs 16
+    ld128putcs 18
+    ld128putcs 20
+    ld128putcs 22
+    ld128putcs 48
+    ld128putcs 50
+    ld128putcs 52
+    ld128putcs 54
+    ld128putcs 24
+    ld128putcs 26
+    ld128putcs 28
+    ld128putcs 30
+    ld128putcs 56
+    ld128putcs 58
+    ld128putcs 60
+    ld128putcs 62
+.endm
 
 // ---------------------------------------------------------------------------------------------
 // Supervisor.
@@ -67,6 +110,7 @@ K_SUP:
     shl $m7, $m7, 2
     setzi $m0, K_WORKER_Z
     setzi $m8, K_WORKER_ZR              // kb = 0 of nb >= 1: retained state (no C0)
+    and $m4, $m11, FLAG_CHAIN           // chained (0 otherwise: then it is the nb offset)
     and $m11, $m11, 1
     brz $m11, .Lsup_entry0
     setzi $m0, K_WORKER
@@ -84,50 +128,15 @@ K_SUP:
     setzi $m8, .Lzr_small
 .Lsup_entry_n:
     ld32 $m7, $mvertex_base, $mzero, V_XSTEP
-    shl $m7, $m7, 3                     // bytes
-    mov $m4, $mzero
     add $m6, $m6, -1
+    brnz $m4, .Lsup_chained
+    shl $m7, $m7, 3                     // bytes
 .Lsup_nb:
     // K-block 0 of column block nb: every worker gets its record.
     sync TEXCH_SYNCZONE_LOCAL           // $CWEI and S are shared: wait for every worker
-    // The block's 16 columns (32 bytes each, in order) go to the channels whose results phase
-    // p gives as lanes 0..3 (2p, 2p + 1, 2p + 8, 2p + 9: the hardware's AMP order,
-    // isa::semantics::amp::out_channel), so the outputs come in column order: $CWEI words
-    // 0-7, 32-39, 8-15, 40-47, ... as osmarks/ipu-stack's GEMM loads them on a C600.
-    ld128putcs 0
-    ld128putcs 2
-    ld128putcs 4
-    ld128putcs 6
-    ld128putcs 32
-    ld128putcs 34
-    ld128putcs 36
-    ld128putcs 38
-    ld128putcs 8
-    ld128putcs 10
-    ld128putcs 12
-    ld128putcs 14
-    ld128putcs 40
-    ld128putcs 42
-    ld128putcs 44
-    ld128putcs 46
-    ld128putcs 16
-    ld128putcs 18
-    ld128putcs 20
-    ld128putcs 22
-    ld128putcs 48
-    ld128putcs 50
-    ld128putcs 52
-    ld128putcs 54
-    ld128putcs 24
-    ld128putcs 26
-    ld128putcs 28
-    ld128putcs 30
-    ld128putcs 56
-    ld128putcs 58
-    ld128putcs 60
-    ld128putcs 62
+    load_cwei
     st32 $m4, $m2, $mzero, L_NBOFF
-    runall $m0, $m1, 8                  // worker w: vertex = its record (8 words each)
+    runall $m0, $m1, RECORD_WORDS       // worker w: vertex = its record (10 words each)
     // Book-keeping runs while the workers do (in the slots they free as they exit).
     ld32 $m5, $m2, $mzero, L_KBM1
     mov $m3, $mzero
@@ -137,38 +146,7 @@ K_SUP:
     // K-blocks 1 .. kbs-1: every worker gets S (its own state is in its scratch).
     add $m3, $m3, $m7
     sync TEXCH_SYNCZONE_LOCAL
-    ld128putcs 0
-    ld128putcs 2
-    ld128putcs 4
-    ld128putcs 6
-    ld128putcs 32
-    ld128putcs 34
-    ld128putcs 36
-    ld128putcs 38
-    ld128putcs 8
-    ld128putcs 10
-    ld128putcs 12
-    ld128putcs 14
-    ld128putcs 40
-    ld128putcs 42
-    ld128putcs 44
-    ld128putcs 46
-    ld128putcs 16
-    ld128putcs 18
-    ld128putcs 20
-    ld128putcs 22
-    ld128putcs 48
-    ld128putcs 50
-    ld128putcs 52
-    ld128putcs 54
-    ld128putcs 24
-    ld128putcs 26
-    ld128putcs 28
-    ld128putcs 30
-    ld128putcs 56
-    ld128putcs 58
-    ld128putcs 60
-    ld128putcs 62
+    load_cwei
     st32 $m3, $m2, $mzero, L_XDELTA
     runall $m11, $m9, 0
     brnzdec $m5, .Lsup_kb
@@ -176,6 +154,49 @@ K_SUP:
     add $m4, $m4, 32
     mov $m0, $m8
     brnzdec $m6, .Lsup_nb
+    sync TEXCH_SYNCZONE_LOCAL
+    br $m10
+    // Chained (flags bit 1, kbs >= 3): per column block, K-block 0 as above, K-block 1 from an
+    // empty pipeline that it leaves full (K_WORKER_NFC), K-blocks 2 .. kbs-2 continuing it
+    // (K_WORKER_C), K-block kbs-1 continuing it and draining it (K_WORKER_CD).
+.Lsup_chained:
+    shl $m7, $m7, 3
+    mov $m4, $mzero
+.Lsup_nbc:
+    sync TEXCH_SYNCZONE_LOCAL
+    load_cwei
+    st32 $m4, $m2, $mzero, L_NBOFF
+    runall $m0, $m1, RECORD_WORDS
+    ld32 $m5, $m2, $mzero, L_KBM1
+    mov $m3, $mzero
+    add $m5, $m5, -2                    // K-blocks 2 .. kbs-2, counted down by brnzdec
+    setzi $m11, K_WORKER_NFC
+    // K-block 1: every worker gets its record (K_WORKER_NFC reads its chained state there).
+    add $m3, $m3, $m7
+    sync TEXCH_SYNCZONE_LOCAL
+    load_cwei
+    st32 $m3, $m2, $mzero, L_XDELTA
+    runall $m11, $m1, RECORD_WORDS
+    setzi $m11, K_WORKER_C
+    brz $m5, .Lsup_kbc_last
+    add $m5, $m5, -1
+.Lsup_kbc_s:
+    add $m3, $m3, $m7
+    sync TEXCH_SYNCZONE_LOCAL
+    load_cwei
+    st32 $m3, $m2, $mzero, L_XDELTA
+    runall $m11, $m9, 0
+    brnzdec $m5, .Lsup_kbc_s
+.Lsup_kbc_last:
+    add $m3, $m3, $m7
+    sync TEXCH_SYNCZONE_LOCAL
+    setzi $m11, K_WORKER_CD
+    load_cwei
+    st32 $m3, $m2, $mzero, L_XDELTA
+    runall $m11, $m9, 0
+    add $m4, $m4, 32
+    mov $m0, $m8
+    brnzdec $m6, .Lsup_nbc
     sync TEXCH_SYNCZONE_LOCAL
     br $m10
     .size K_SUP, . - K_SUP
@@ -188,26 +209,19 @@ K_SUP:
 // A's row jump (RA/8 - 3 atoms after its row's 4th atom: 1 for panels, RA = 32). A's 4th atom
 // of a row is loaded in the bundles b = 2 mod 4, the same as the partials' and before C's.
 //
-// K_WORKER_NF: K-blocks 1 .. kbs-1 when every worker has 3 rows or more (M >= 18); the
-// partials are C itself. Vertex = S; the rest of the state is in the worker's scratch.
-    .section .text.K_WORKER_NF
-    .globl K_WORKER_NF
-    .type K_WORKER_NF, @function
-    .worker
-    .align 8
-K_WORKER_NF:
-    // The state is the worker's own, retained from its K-block 0 launch in this call (a
-    // worker's registers persist across exit and launch, as osmarks/ipu-stack's GEMM relies on
-    // on the C600): $m4 A's row in K-block 0, $m7 the C row + RS, $m8 the C row, $m2 the pace
-    // stride, $m6 count - 3. Only the K-block's offset comes from S.
+// nf_warm: b = -1 .. 2 of a K-block >= 1 from an empty pipeline (K_WORKER_NF, K_WORKER_NFC):
+// the partials of row 0 straight from C (two 128-bit loads), setup in between.
+.macro nf_warm
     { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; setzi $a6, ZAACC }
-    // b = -1 .. 2: partials of row 0 straight from C (two 128-bit loads), setup in between.
     { ld128 $a0:3, $m8, $mzero, 0                  ; uput $FP_CLR, $a6 }   // zero the AMP state
     { ld128 $a4:7, $m8, $mzero, 1                  ; AMP $azeros, $azeros, $a0:1, P0 }
     { add $m9, $m4, $m3                            ; AMP $azeros, $azeros, $a2:3, P1 }  // A: panel kb
     { tapack $m0:1, $m9, $m7, $m8                  ; AMP $azeros, $azeros, $a4:5, P2 }
-.Lpipe3:
-    // b = 3 .. 9: inputs from row 0, partials from row 1, no results yet.
+.endm
+
+// pipe3: b = 3 .. 9, inputs from row 0, partials from row 1, no results yet; then b = 10, the
+// steady state's first bundle.
+.macro pipe3
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $azeros, $a6:7, P3 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P0 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P1 }
@@ -215,13 +229,24 @@ K_WORKER_NF:
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $azeros, $a0:1, $a2:3, P3 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
-    // b = 10 .. 4count-2: the steady state (input, partials and result every bundle).
     { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
-    { rpt $m6, 3                                   ; fnop }
+.endm
+
+// row_body STRIDE: four bundles of the steady state (input, partials and result every bundle:
+// phase 3 of one input row, phases 0 .. 2 of the next), the last one's jumps (A's row and the
+// partials') from STRIDE: $m2, or $m10 where the partials wrap to row 0.
+.macro row_body stride
     { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b000000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
     { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
     { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b010000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
-    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, \stride, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+.endm
+
+// tail_drain: b = 11 .. 4count-2 (the steady state), the last inputs with no partials, the
+// drain and the last stores (K_WORKER_NF, K_WORKER_CD). The caller exits.
+.macro tail_drain
+    { rpt $m6, 3                                   ; fnop }
+    row_body $m2
     // b = 4count-1 .. 4count+2: the last inputs, no partials.
     { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
     { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
@@ -235,9 +260,127 @@ K_WORKER_NF:
     { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $azeros, $azeros, P3 }
     { st64pace $a4:5, $m0:1+=, $m2, 0b00 ; fnop }
     st64pace $a6:7, $m0:1+=, $m2, 0b00
+.endm
+
+// tail_chain: b = 11 .. 4count+3 of a launch that leaves the pipeline full for the next
+// K-block's (K_WORKER_NFC, K_WORKER_C): the steady state through the last input row, whose
+// calls take the partials of row 0 (the partials' pointer wraps from row count-1 to row 0 with
+// $m10's field 0), and no drain: the exit leaves row count-1 accumulating, row 0's partials
+// pending, and the results of calls 4count+2, 4count+3 (row count-2's phases 2, 3) in $a4:5,
+// $a6:7, for K_WORKER_C's first stores; the store pointer at row count-2's third atom ($m5), the
+// partials' at row 1 ($m7).
+.macro tail_chain
+    { rpt $m11, 3                                  ; fnop }
+    row_body $m2
+    row_body $m10
+    // b = 4count-1 .. 4count+2: the last inputs with the partials of row 0.
+    row_body $m2
+    // b = 4count+3: the last input phase; nothing loads.
+    { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $a0:1, $a2:3, P3 }
+    exitz $mzero
+.endm
+
+// ---------------------------------------------------------------------------------------------
+// K_WORKER_NF: K-blocks 1 .. kbs-1 when every worker has 3 rows or more (M >= 18); the
+// partials are C itself. Vertex = S; the rest of the state is in the worker's scratch.
+    .section .text.K_WORKER_NF
+    .globl K_WORKER_NF
+    .type K_WORKER_NF, @function
+    .worker
+    .align 8
+K_WORKER_NF:
+    // The state is the worker's own, retained from its K-block 0 launch in this call (a
+    // worker's registers persist across exit and launch, as osmarks/ipu-stack's GEMM relies on
+    // on the C600): $m4 A's row in K-block 0, $m7 the C row + RS, $m8 the C row, $m2 the pace
+    // stride, $m6 count - 3. Only the K-block's offset comes from S.
+    nf_warm
+.Lpipe3:
+    pipe3
+    tail_drain
 .Lexit:
     exitz $mzero
     .size K_WORKER_NF, . - K_WORKER_NF
+
+// ---------------------------------------------------------------------------------------------
+// Chained K-blocks (flags bit 1: M >= 24, so every worker has 4 rows or more, kbs >= 3, and the
+// wrap from row count-1 to row 0, (count-1) RS/8 + 3 atoms, fits the pace stride's signed
+// 10-bit field 0). A launch's last input row takes the partials of row 0 for the next K-block
+// and the worker exits with the pipeline full; the next launch, once the supervisor has loaded
+// the next weight block, goes on from it: no drain, no warm-up, no fresh set-up in between. The
+// AMP's accumulators and pending partials persist across exit and launch like the registers
+// [A]: the simulator keeps the whole context; ipu-stack's GEMM shows the registers kept on the
+// C600 (see K_WORKER_NF), not yet the AMP's state. A call uses the weights of its own input,
+// so the calls after the reload use the new block and nothing else changes: every output bit
+// is the unchained kernel's.
+// Retained: $m5 the store pointer where a chained launch resumes (row count-2's third atom of
+// the column block), $m10 the pace stride with field 0 = -((count-1) RS/8 + 3), $m11 count - 4,
+// set by K_WORKER_NFC from the worker's record (its vertex, as in the K-block 0 launches).
+//
+// K_WORKER_NFC: K-block 1, from an empty pipeline, leaving it full; 5 bundles more than
+// K_WORKER_NF's start for the chained state.
+    .section .text.K_WORKER_NFC
+    .globl K_WORKER_NFC
+    .type K_WORKER_NFC, @function
+    .worker
+    .align 8
+K_WORKER_NFC:
+    // Vertex = the worker's record (the supervisor runs this launch with the records): the
+    // chained launches' state first, then K_WORKER_NF's start.
+    { ld32 $m3, $mvertex_base, $mzero, W_S         ; setzi $a6, ZAACC }
+    { ld32 $m5, $mvertex_base, $mzero, W_CEND      ; uput $FP_CLR, $a6 }   // zero the AMP state
+    { ld32 $m3, $m3, $mzero, L_XDELTA              ; fnop }
+    { ld32 $m10, $mvertex_base, $mzero, W_WRAP     ; fnop }
+    { add $m5, $m5, $m8                            ; fnop }
+    { add $m11, $m6, -1                            ; fnop }
+    { ld128 $a0:3, $m8, $mzero, 0                  ; fnop }
+    { ld128 $a4:7, $m8, $mzero, 1                  ; AMP $azeros, $azeros, $a0:1, P0 }
+    { add $m9, $m4, $m3                            ; AMP $azeros, $azeros, $a2:3, P1 }
+    { tapack $m0:1, $m9, $m7, $m8                  ; AMP $azeros, $azeros, $a4:5, P2 }
+    pipe3
+    tail_chain
+    .size K_WORKER_NFC, . - K_WORKER_NFC
+
+// c_head: a chained launch's first bundles: the pointers packed again (A at the K-block's row 0,
+// the partials at row 1, the stores where the last launch left them), the first operands, then
+// the rows 0 and 1 (calls 0 .. 6): the first stores are the last launch's row count-2 (phases
+// 2, 3) and row count-1, whose results the calls of row 0 give out; after its fourth atom the
+// store pointer wraps to row 0 ($m10's field 0).
+.macro c_head
+    { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; fnop }
+    { add $m9, $m4, $m3                            ; fnop }
+    { tapack $m0:1, $m9, $m7, $m5                  ; fnop }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; fnop }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
+    { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b010000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b000000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
+    { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m10, 0b010000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+.endm
+
+// K_WORKER_C: K-blocks 2 .. kbs-2, from the pipeline the last launch left, leaving it full.
+    .section .text.K_WORKER_C
+    .globl K_WORKER_C
+    .type K_WORKER_C, @function
+    .worker
+    .align 8
+K_WORKER_C:
+    c_head
+    tail_chain
+    .size K_WORKER_C, . - K_WORKER_C
+
+// K_WORKER_CD: K-block kbs-1, from the pipeline the last launch left, drained.
+    .section .text.K_WORKER_CD
+    .globl K_WORKER_CD
+    .type K_WORKER_CD, @function
+    .worker
+    .align 8
+K_WORKER_CD:
+    c_head
+    tail_drain
+    exitz $mzero
+    .size K_WORKER_CD, . - K_WORKER_CD
 
 // ---------------------------------------------------------------------------------------------
 // K_WORKER_N: K-blocks 1 .. kbs-1 when some worker has fewer than 3 rows (M < 18): the row

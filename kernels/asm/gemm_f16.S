@@ -28,5 +28,8 @@
 #define K_WORKER_N  gemm_f16_worker_n
 #define K_WORKER_NF gemm_f16_worker_nf
 #define K_WORKER_ZR gemm_f16_worker_zr
+#define K_WORKER_NFC gemm_f16_worker_nfc
+#define K_WORKER_C  gemm_f16_worker_c
+#define K_WORKER_CD gemm_f16_worker_cd
 
 // The code follows in gemm_amp_body.S (appended to this header by the kernel's `source`).

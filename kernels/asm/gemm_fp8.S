@@ -27,6 +27,9 @@
 //     +4 pace stride: bits 9:0 (field 0) = RS/8 - 3 (the row jump in 8-byte atoms), fields
 //        1 and 2 zero (field 1 is the "hold" stride); bit 31 set when count < 3
 //     +5 S                   +6 RS                  +7 count
+//     +8 C + (first + count - 2)*RS + 16: where a chained launch's stores resume
+//     +9 the pace stride with field 0 = -((count-1)*RS/8 + 3): the wrap from row count-1 to 0
+//   flags bit 1: K-blocks 1 .. kbs-1 chained (M >= 24, kbs >= 3, every wrap fits 10 bits)
 // Worker scratch: 20 bytes at $mworker_base ($WORKERn_BASE), written by a worker's kb = 0
 // launch and read by its kb >= 1 launches (packed addresses, C row, stride, rpt count).
 //
@@ -57,7 +60,15 @@
 // loads the K-block's byte offset from S; row 0's partials come from C with two ld128 and the
 // rest of the setup rides in the warm-up bundles) or gemm_fp8_worker_n (M < 18: one more
 // bundle to check the rows). K-block 0 of column blocks nb >= 1 without C0 and with M >= 18
-// runs gemm_fp8_worker_zr: the C rows moved on by 32 bytes, 3 setup bundles.
+// runs gemm_fp8_worker_zr: the C rows moved on by 32 bytes, 4 setup bundles.
+// Chained (flags bit 1): K-block 1 runs gemm_fp8_worker_nfc, which starts like _nf but ends
+// after its last input row, whose calls already take row 0's partials for the next K-block;
+// K-blocks 2 .. kbs-2 run gemm_fp8_worker_c, which goes on from the pipeline the last launch
+// left (4 setup bundles, then every bundle an input call: its first calls give out the last
+// launch's row count-1) and leaves it full again; K-block kbs-1 runs gemm_fp8_worker_cd, the
+// same start with the drain. Per launch 4*count + 8, + 6 and + 12 bundles against + 14.
+// The AMP's accumulators and pending partials persisting across exit and launch is [A]
+// (gemm_amp_body.S, K_WORKER_C).
 // Retained registers [HW]: a worker's $m and $a registers persist from one `runall` to the
 // next. osmarks/ipu-stack's F16 GEMM (device/gemm_f16_amp.S, "Workers retain their activation
 // and output state between invocations"), which runs numerically checked on a C600, launches
@@ -80,5 +91,8 @@
 #define K_WORKER_N  gemm_fp8_worker_n
 #define K_WORKER_NF gemm_fp8_worker_nf
 #define K_WORKER_ZR gemm_fp8_worker_zr
+#define K_WORKER_NFC gemm_fp8_worker_nfc
+#define K_WORKER_C  gemm_fp8_worker_c
+#define K_WORKER_CD gemm_fp8_worker_cd
 
 // The code follows in gemm_amp_body.S (appended to this header by the kernel's `source`).

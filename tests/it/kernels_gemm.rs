@@ -72,10 +72,12 @@ fn small_cases_pass_on_both_kernels() {
 
 #[test]
 fn a_wrong_phase_flag_is_reported_as_a_mismatch() {
-    // The steady-state bundle that feeds phase 0 issues phase 1 instead.
-    let line =
-        "{ ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }";
-    let broken = patch(GEMM_FP8.source(), line, &line.replace("P0 }", "P1 }"));
+    // The steady-state bundle that feeds phase 0 (in the rpt body, `row_body`) issues phase 1
+    // instead.
+    let site = ".macro row_body stride\n    \
+        { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b000000 ; AMP $a6:7, $a0:1, $a2:3, P3 }\n    \
+        { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }";
+    let broken = patch(GEMM_FP8.source(), site, &site.replace("P0 }", "P1 }"));
     let case = GEMM_FP8.make_case(&spec(48, 64, 16, true));
     assert!(
         run(&GEMM_FP8, None, &case).passed,
@@ -96,8 +98,8 @@ fn a_dropped_store_is_reported_as_a_mismatch() {
     // The last store of every launch (the final phase of each worker's last row) is dropped.
     let broken = patch(
         GEMM_FP8.source(),
-        "    st64pace $a6:7, $m0:1+=, $m2, 0b00\n.Lexit:",
-        "    nop\n.Lexit:",
+        "    st64pace $a6:7, $m0:1+=, $m2, 0b00\n.endm",
+        "    nop\n.endm",
     );
     let case = GEMM_FP8.make_case(&spec(24, 64, 32, false));
     let result = run(&GEMM_FP8, Some(&broken), &case);
@@ -105,6 +107,25 @@ fn a_dropped_store_is_reported_as_a_mismatch() {
     let failure = result.failure.unwrap();
     eprintln!("reported: {failure}");
     assert!(failure.contains("output `c`"), "{failure}");
+}
+
+#[test]
+fn a_chained_launch_without_its_row_wrap_is_caught() {
+    // K_WORKER_C's stores go on from row count-1 to row count instead of wrapping to row 0:
+    // the results of K-blocks 2 .. kbs-2 land a worker's rows further on.
+    let broken = patch(
+        GEMM_FP8.source(),
+        "$m0:1+=, $m10, 0b010000",
+        "$m0:1+=, $m2, 0b010000",
+    );
+    let case = GEMM_FP8.make_case(&spec(48, 128, 32, false));
+    assert!(
+        case.name.contains("m=48") && run(&GEMM_FP8, None, &case).passed,
+        "the unpatched kernel passes this chained case"
+    );
+    let result = run(&GEMM_FP8, Some(&broken), &case);
+    assert!(!result.passed, "the checker must catch the missing wrap");
+    eprintln!("reported: {}", result.failure.unwrap());
 }
 
 #[test]

@@ -43,7 +43,7 @@ pub(super) const V_NBS: usize = 7;
 pub(super) const V_FLAGS: usize = 8;
 pub(super) const V_XSTEP: usize = 9;
 pub(super) const V_WORKERS: usize = 16;
-pub(super) const RECORD_WORDS: usize = 8;
+pub(super) const RECORD_WORDS: usize = 10;
 /// The stride word of a worker record.
 pub(super) const W_STRIDE: usize = 4;
 /// Bytes of the scratch buffer S (the launch record and the supervisor's constants).
@@ -52,6 +52,31 @@ pub(super) const SCRATCH_BYTES: usize = 16;
 pub(super) const SLOW_FLAG: u32 = 1 << 31;
 /// flags bit 0: add C0.
 pub(super) const FLAG_PARTIALS: u32 = 1;
+/// flags bit 1: K-blocks 1 .. kbs−1 chained, each launch going on from the pipeline the last
+/// one left ([`chains`]).
+pub(super) const FLAG_CHAIN: u32 = 2;
+/// Fewest rows of a chained product: every worker has at least 4 (the even split of 24).
+pub(super) const CHAIN_MIN_ROWS: u32 = 24;
+/// Fewest K-blocks of a chained product: K-block 1 leaves the pipeline full, kbs−1 drains it.
+pub(super) const CHAIN_MIN_K_BLOCKS: usize = 3;
+
+/// The wrap of the partials' and the stores' pointer from row `count − 1`'s last atom to row 0,
+/// in 8-byte atoms (rows `rs` bytes apart), if it fits the pace stride's signed 10-bit field.
+pub(super) fn row_wrap(count: u32, rs: usize) -> Option<u32> {
+    let atoms = (count as i64 - 1) * (rs as i64 / 8) + 3;
+    (atoms <= 512).then_some((-atoms) as u32 & 0x3ff)
+}
+
+/// Whether a product of `m` rows, `kbs` K-blocks and row stride `rs` runs its K-blocks 1 ..
+/// kbs−1 chained: every worker has 4 rows or more, there are 3 K-blocks or more, and every
+/// worker's row wrap fits ([`row_wrap`]).
+pub(super) fn chains(m: u32, kbs: usize, rs: usize) -> bool {
+    m >= CHAIN_MIN_ROWS
+        && kbs >= CHAIN_MIN_K_BLOCKS
+        && super::estimate::rows_split(m)
+            .iter()
+            .all(|&(_, count)| row_wrap(count, rs).is_some())
+}
 /// Largest row stride the 10-bit pace stride field allows: RS/8 − 3 ≤ 511 (for C, and for A in
 /// rows).
 pub const MAX_ROW_STRIDE_BYTES: usize = 8 * (511 + 3);
@@ -237,7 +262,10 @@ impl AmpGemm {
         vertex[V_M] = VertexWord::Value(m as u32);
         vertex[V_KBS] = VertexWord::Value(kbs as u32);
         vertex[V_NBS] = VertexWord::Value(nbs as u32);
-        vertex[V_FLAGS] = VertexWord::Value(if spec.partials { FLAG_PARTIALS } else { 0 });
+        let chain = chains(m as u32, kbs, rs);
+        vertex[V_FLAGS] = VertexWord::Value(
+            if spec.partials { FLAG_PARTIALS } else { 0 } | if chain { FLAG_CHAIN } else { 0 },
+        );
         vertex[V_XSTEP] = VertexWord::Value(xstep as u32);
         let stride = ((rs / 8 - 3) as u32 & 0x3ff) | ((ra / 8 - 3) as u32 & 0x3ff) << A_JUMP_SHIFT;
         for (first, count) in super::estimate::rows_split(m as u32) {
@@ -258,6 +286,9 @@ impl AmpGemm {
                 address("s"),
                 VertexWord::Value(rs as u32),
                 VertexWord::Value(count),
+                // The chained launches' resumed stores and row wrap (unused unless chained).
+                VertexWord::Value((count.max(2) - 2) * rs as u32 + 16),
+                VertexWord::Value(stride & !0x3ff | row_wrap(count, rs).unwrap_or(0)),
             ]);
         }
         debug_assert_eq!(vertex.len(), V_WORKERS + WORKERS * RECORD_WORDS);
@@ -380,5 +411,20 @@ mod tests {
             .buffers
             .iter()
             .any(|b| b.name == "c" && b.role == Role::Output && b.len() == 13 * 64));
+    }
+
+    /// The row wrap is the pace field's signed 10-bit atom count back from row count − 1's
+    /// last atom to row 0, and a product chains only where every worker's wrap fits.
+    #[test]
+    fn the_row_wrap_fits_the_pace_field_or_the_product_does_not_chain() {
+        // 8 rows of 18 column blocks (RS = 576 bytes, 72 atoms): 7 · 72 + 3 = 507 atoms back.
+        assert_eq!(row_wrap(8, 576), Some((1024 - 507) as u32));
+        assert_eq!(row_wrap(8, 19 * 32), None, "7 · 76 + 3 = 535 atoms");
+        assert_eq!(row_wrap(1, 32), Some(1024 - 3));
+        assert!(chains(48, 3, 576));
+        assert!(!chains(48, 3, 19 * 32));
+        assert!(!chains(23, 3, 64), "a worker with 3 rows");
+        assert!(!chains(24, 2, 64), "two K-blocks");
+        assert!(chains(24, 3, 64));
     }
 }

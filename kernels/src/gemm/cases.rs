@@ -283,6 +283,7 @@ fn fp8_specs() -> Vec<GemmSpec> {
         a_row_stride: Some(296),
         ..spec((30, 288, 40), true, h, STD, IL, Data::Normal, 707)
     });
+    specs.extend(chain_edges(h, 32));
     specs
 }
 
@@ -423,7 +424,38 @@ fn f16_specs() -> Vec<GemmSpec> {
         a_row_stride: Some(128),
         ..spec((1, 64, 16), false, h, IL, IL, Data::Normal, 805)
     });
+    specs.extend(chain_edges(h, 16));
+    // The attention products at the plan's per-tile shape, chained (kbs 5 and 6, 13 rows a
+    // worker), with partials and A in rows.
+    specs.push(GemmSpec {
+        a_row_stride: Some(160),
+        ..spec((73, 80, 96), true, h, IL, STD, Data::Specials, 950)
+    });
     specs
+}
+
+/// The chained K-blocks' edges ([`super::abi::chains`]) for K-blocks of `block` elements (32
+/// FP8, 16 f16; 32 bytes either way): the fewest rows (24: 4 a worker) and K-blocks (3), the
+/// row wrap at the pace field's end and one column block past it (7 · 4 nbs + 3 atoms: 18
+/// column blocks fit, 19 do not), with and without partials, A in panels and in rows.
+fn chain_edges(h: (Fp8Format, Fp8Format, i32), block: usize) -> Vec<GemmSpec> {
+    let k3 = 3 * block;
+    let row = 32 * 3; // bytes of A's row of 3 K-blocks
+    vec![
+        spec((24, k3, 32), false, h, IL, IL, Data::Normal, 900),
+        spec((24, k3, 17), true, h, STD, IL, Data::Specials, 901),
+        GemmSpec {
+            a_row_stride: Some(row + 32 + 8),
+            ..spec((25, k3 + block, 40), true, h, IL, STD, Data::Normal, 902)
+        },
+        spec((48, k3, 18 * 16), false, h, IL, IL, Data::Normal, 903),
+        spec((48, 2 * k3, 18 * 16), true, h, STD, IL, Data::Wide, 904),
+        spec((48, k3, 19 * 16), false, h, IL, IL, Data::Normal, 905),
+        GemmSpec {
+            a_row_stride: Some(row),
+            ..spec((23, k3, 33), false, h, IL, IL, Data::Normal, 906)
+        },
+    ]
 }
 
 #[cfg(test)]
@@ -453,6 +485,50 @@ mod tests {
                 let case = kernel.random_case(seed);
                 assert_eq!(kernel.reference(&case)[0].len(), case.buffer("c").len());
             }
+        }
+    }
+
+    /// The tables hold chained cases at every edge of [`super::super::abi::chains`] and
+    /// unchained ones just past them (the rows, the K-blocks, the row wrap), with and without
+    /// partials and A in rows.
+    #[test]
+    fn case_tables_cover_the_chains_edges() {
+        use super::super::abi::{FLAG_CHAIN, FLAG_PARTIALS, V_FLAGS, V_KBS, V_M};
+        for kernel in [&GEMM_FP8, &GEMM_F16] {
+            let cases: Vec<_> = kernel
+                .specs()
+                .iter()
+                .map(|s| (s.clone(), kernel.make_case(s)))
+                .collect();
+            let chained = |c: &Case| c.word(V_FLAGS) & FLAG_CHAIN != 0;
+            let has = |what: &str, f: &dyn Fn(&GemmSpec, &Case) -> bool| {
+                assert!(
+                    cases.iter().any(|(s, c)| f(s, c)),
+                    "{}: no case {what}",
+                    kernel.name()
+                );
+            };
+            has("chained at 24 rows", &|_, c| {
+                chained(c) && c.word(V_M) == 24
+            });
+            has("chained at 3 K-blocks", &|_, c| {
+                chained(c) && c.word(V_KBS) == 3
+            });
+            has("chained with partials", &|_, c| {
+                chained(c) && c.word(V_FLAGS) & FLAG_PARTIALS != 0
+            });
+            has("chained with A in rows", &|s, c| {
+                chained(c) && s.a_row_stride.is_some()
+            });
+            has("chained at the wrap's end", &|s, c| {
+                chained(c) && s.n == 18 * 16 && s.m == 48
+            });
+            has("unchained past the wrap", &|s, c| {
+                !chained(c) && s.n == 19 * 16 && s.m == 48
+            });
+            has("unchained at 23 rows", &|s, c| {
+                !chained(c) && s.m == 23 && c.word(V_KBS) >= 3
+            });
         }
     }
 }

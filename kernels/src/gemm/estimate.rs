@@ -1,7 +1,7 @@
 //! The GEMM kernels' cycle estimate: bundles per worker launch from the code structure of
 //! `gemm_amp_body.S`, the supervisor's cost per launch, and the launches of a case.
 
-use super::abi::{FLAG_PARTIALS, V_FLAGS, V_KBS, V_M, V_NBS};
+use super::abi::{FLAG_CHAIN, FLAG_PARTIALS, V_FLAGS, V_KBS, V_M, V_NBS};
 use crate::case::Case;
 use crate::split::{worker_split, WORKERS};
 
@@ -59,6 +59,13 @@ pub(super) enum Launch {
     Next,
     /// K-blocks 1.. when M ≥ 18 (`*_worker_nf`, no row check).
     NextFast,
+    /// Chained, K-block 1: from an empty pipeline, leaving it full (`*_worker_nfc`).
+    ChainFirst,
+    /// Chained, K-blocks 2 .. kbs−2: from the pipeline the last launch left, leaving it full
+    /// (`*_worker_c`).
+    Chained,
+    /// Chained, K-block kbs−1: from the pipeline the last launch left, drained (`*_worker_cd`).
+    ChainedDrain,
 }
 
 /// Cycles from the kernel start to the first launch's `sync`, and after the last launch.
@@ -67,12 +74,19 @@ const EPILOGUE_CYCLES: u64 = 12;
 /// Supervisor cycles per launch on the critical path: the `sync` release (6), 32
 /// `ld128putcs`, one store, `runall`, and the wait for the workers' first slots.
 const LAUNCH_CYCLES: u64 = 6 + 32 + 1 + 1 + 2;
+/// Supervisor cycles per chained launch beyond [`LAUNCH_CYCLES`]: the next launch's entry
+/// set after `runall` and, for the last one, between the `sync` and the weights (measured on the
+/// checker's cases: the chained ones' estimate error moves by one cycle a launch).
+const CHAINED_LAUNCH_EXTRA_CYCLES: u64 = 1;
 
 /// Bundles a worker with `count` rows issues in one launch, from the code structure of the
 /// .S file: setup, the 4·count + 7 bundles from b = 3 to the last store, the `rpt` bubble
 /// and the exit (the first K-block also runs b = -1..2 and a branch); or the plain loop for
-/// fewer than 3 rows: 17 or 18 bundles per row (13 without partials), after a set-up that keeps the
-/// rows, A's and C's rows and the strides for the later launches, which start from them.
+/// fewer than 3 rows: 17 or 18 bundles per row (13 without partials), after a set-up that keeps
+/// the rows, A's and C's rows and the strides for the later launches, which start from them.
+/// Chained launches (4 rows or more): K-block 1 the warm-up, 5 bundles of the chained state
+/// and b = 3 .. 10 but no drain (4·count + 13); the later ones 4 set-up bundles and no warm-up
+/// (4·count + 6), the last one with the drain (4·count + 12).
 pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
     match (launch, count) {
         (Launch::First, 0) => 26,
@@ -89,6 +103,9 @@ pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
         (Launch::Next, 1..=2) => 8 + 17 * count,
         (Launch::Next, _) => 4 * count + 15,
         (Launch::NextFast, _) => 4 * count + 14,
+        (Launch::ChainFirst, _) => 4 * count + 13,
+        (Launch::Chained, _) => 4 * count + 6,
+        (Launch::ChainedDrain, _) => 4 * count + 12,
     }
 }
 
@@ -128,7 +145,16 @@ pub(super) fn estimate_cycles(case: &Case) -> u64 {
     } else {
         Launch::Next
     });
-    PROLOGUE_CYCLES + first + (nbs - 1) * later_first + nbs * (kbs - 1) * next + EPILOGUE_CYCLES
+    let k_blocks = if case.word(V_FLAGS) & FLAG_CHAIN != 0 {
+        // K-block 1 leaves the pipeline full, 2 .. kbs−2 go on from it, kbs−1 drains it.
+        launch(Launch::ChainFirst)
+            + (kbs - 3) * launch(Launch::Chained)
+            + launch(Launch::ChainedDrain)
+            + (kbs - 1) * CHAINED_LAUNCH_EXTRA_CYCLES
+    } else {
+        (kbs - 1) * next
+    };
+    PROLOGUE_CYCLES + first + (nbs - 1) * later_first + nbs * k_blocks + EPILOGUE_CYCLES
 }
 
 #[cfg(test)]

@@ -102,14 +102,14 @@ impl Kernel for AmpGemm {
         match self.precision {
             Precision::Fp8 => {
                 "supervisor; vertex: A (FP8 panels or rows), B ($CWEI blocks, interleaved, 16-aligned), C (M x Np f16, \
-                 interleaved, 16-aligned), C0, S (16 B scratch), M, kbs, nbs, flags (bit 0: add C0), XSTEP (atoms from K-block kb to kb+1), 0 x6, 6 worker records \
-                 (A+RA*first, C+RS*first, C0+RS*first, count-3, RS/8-3 | (RA/8-3)<<20 | bit 31 if count<3, S, RS, count); 20 B worker \
+                 interleaved, 16-aligned), C0, S (16 B scratch), M, kbs, nbs, flags (bit 0: add C0, bit 1: K-blocks chained), XSTEP (atoms from K-block kb to kb+1), 0 x6, 6 worker records \
+                 (A+RA*first, C+RS*first, C0+RS*first, count-3, RS/8-3 | (RA/8-3)<<20 | bit 31 if count<3, S, RS, count, C+RS*(first+count-2)+16, the stride with field 0 the row wrap); 20 B worker \
                  scratch; A, C0, C in different element slots; $FP_INFMT = fmt(A)<<1 | fmt(B), $FP_ISCL = scale"
             }
             Precision::F16 => {
                 "supervisor; vertex: A (f16 panels or rows), B ($CWEI blocks, interleaved, 16-aligned), C (M x Np f16, \
-                 interleaved, 16-aligned), C0, S (16 B scratch), M, kbs, nbs, flags (bit 0: add C0), XSTEP (atoms from K-block kb to kb+1), 0 x6, 6 worker records \
-                 (A+RA*first, C+RS*first, C0+RS*first, count-3, RS/8-3 | (RA/8-3)<<20 | bit 31 if count<3, S, RS, count); 20 B worker \
+                 interleaved, 16-aligned), C0, S (16 B scratch), M, kbs, nbs, flags (bit 0: add C0, bit 1: K-blocks chained), XSTEP (atoms from K-block kb to kb+1), 0 x6, 6 worker records \
+                 (A+RA*first, C+RS*first, C0+RS*first, count-3, RS/8-3 | (RA/8-3)<<20 | bit 31 if count<3, S, RS, count, C+RS*(first+count-2)+16, the stride with field 0 the row wrap); 20 B worker \
                  scratch; A, C0, C in different element slots"
             }
         }
