@@ -181,18 +181,14 @@ K_SUP:
     brz $m5, .Lsup_kbc_last
     add $m5, $m5, -1
 .Lsup_kbc_s:
-    add $m3, $m3, $m7
-    sync TEXCH_SYNCZONE_LOCAL
+    sync TEXCH_SYNCZONE_LOCAL           // (the chained launches keep their own A pointer)
     load_cwei
-    st32 $m3, $m2, $mzero, L_XDELTA
     runall $m11, $m9, 0
     brnzdec $m5, .Lsup_kbc_s
 .Lsup_kbc_last:
-    add $m3, $m3, $m7
     sync TEXCH_SYNCZONE_LOCAL
     setzi $m11, K_WORKER_CD
     load_cwei
-    st32 $m3, $m2, $mzero, L_XDELTA
     runall $m11, $m9, 0
     add $m4, $m4, 32
     mov $m0, $m8
@@ -314,7 +310,8 @@ K_WORKER_NF:
 // is the unchained kernel's.
 // Retained: $m5 the store pointer where a chained launch resumes (row count-2's third atom of
 // the column block), $m10 the pace stride with field 0 = -((count-1) RS/8 + 3), $m11 count - 4,
-// set by K_WORKER_NFC from the worker's record (its vertex, as in the K-block 0 launches).
+// set by K_WORKER_NFC from the worker's record (its vertex, as in the K-block 0 launches), and
+// $m9 A's row in the last launch's K-block, $m3 the bytes from one K-block to the next.
 //
 // K_WORKER_NFC: K-block 1, from an empty pipeline, leaving it full; 5 bundles more than
 // K_WORKER_NF's start for the chained state.
@@ -341,13 +338,14 @@ K_WORKER_NFC:
     .size K_WORKER_NFC, . - K_WORKER_NFC
 
 // c_head: a chained launch's first bundles: the pointers packed again (A at the K-block's row 0,
-// the partials at row 1, the stores where the last launch left them), the first operands, then
+// one K-block on from the last launch's ($m9, by $m3 = 8 XSTEP bytes, both retained from
+// K_WORKER_NFC), the partials at row 1, the stores where the last launch left them), the first
+// operands, then
 // the rows 0 and 1 (calls 0 .. 6): the first stores are the last launch's row count-2 (phases
 // 2, 3) and row count-1, whose results the calls of row 0 give out; after its fourth atom the
 // store pointer wraps to row 0 ($m10's field 0).
 .macro c_head
-    { ld32 $m3, $mvertex_base, $mzero, L_XDELTA    ; fnop }
-    { add $m9, $m4, $m3                            ; fnop }
+    { add $m9, $m9, $m3                            ; fnop }   // A: the next K-block's row
     { tapack $m0:1, $m9, $m7, $m5                  ; fnop }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m2, 0b0000 ; fnop }
     { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }

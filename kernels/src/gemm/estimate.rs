@@ -85,8 +85,8 @@ const CHAINED_LAUNCH_EXTRA_CYCLES: u64 = 1;
 /// fewer than 3 rows: 17 or 18 bundles per row (13 without partials), after a set-up that keeps
 /// the rows, A's and C's rows and the strides for the later launches, which start from them.
 /// Chained launches (4 rows or more): K-block 1 the warm-up, 5 bundles of the chained state
-/// and b = 3 .. 10 but no drain (4·count + 13); the later ones 4 set-up bundles and no warm-up
-/// (4·count + 6), the last one with the drain (4·count + 12).
+/// and b = 3 .. 10 but no drain (4·count + 13); the later ones 3 set-up bundles and no warm-up
+/// (4·count + 5), the last one with the drain (4·count + 11).
 pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
     match (launch, count) {
         (Launch::First, 0) => 26,
@@ -104,8 +104,8 @@ pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
         (Launch::Next, _) => 4 * count + 15,
         (Launch::NextFast, _) => 4 * count + 14,
         (Launch::ChainFirst, _) => 4 * count + 13,
-        (Launch::Chained, _) => 4 * count + 6,
-        (Launch::ChainedDrain, _) => 4 * count + 12,
+        (Launch::Chained, _) => 4 * count + 5,
+        (Launch::ChainedDrain, _) => 4 * count + 11,
     }
 }
 
