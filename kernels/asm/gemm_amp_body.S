@@ -162,6 +162,9 @@ K_SUP:
 .Lsup_chained:
     shl $m7, $m7, 3
     mov $m4, $mzero
+    setzi $m3, K_WORKER_Z               // K-block 0 without C0: one chain over the call
+    cmpeq $m3, $m0, $m3
+    brnz $m3, .Lsup_full
 .Lsup_nbc:
     sync TEXCH_SYNCZONE_LOCAL
     load_cwei
@@ -193,6 +196,39 @@ K_SUP:
     add $m4, $m4, 32
     mov $m0, $m8
     brnzdec $m6, .Lsup_nbc
+    sync TEXCH_SYNCZONE_LOCAL
+    br $m10
+    // Chained without C0: one chain over the whole call.
+.Lsup_full:
+    st32 $m7, $m2, $mzero, L_XDELTA     // K_WORKER_ZC's K-block step
+    setzi $m11, K_WORKER_ZC
+    setzi $m0, K_WORKER_ZX
+    sync TEXCH_SYNCZONE_LOCAL
+    load_cwei
+    runall $m11, $m1, RECORD_WORDS
+.Lsup_full_nb:
+    ld32 $m5, $m2, $mzero, L_KBM1
+    setzi $m11, K_WORKER_C
+    add $m5, $m5, -2                    // K-blocks 1 .. kbs-2, counted down by brnzdec
+.Lsup_full_kb:
+    sync TEXCH_SYNCZONE_LOCAL
+    load_cwei
+    runall $m11, $m9, 0
+    brnzdec $m5, .Lsup_full_kb
+    setzi $m11, K_WORKER_CZ             // K-block kbs-1: into the next column block,
+    brnz $m6, .Lsup_full_last
+    setzi $m11, K_WORKER_CD             // or drained after the last
+.Lsup_full_last:
+    sync TEXCH_SYNCZONE_LOCAL
+    load_cwei
+    runall $m11, $m9, 0
+    brz $m6, .Lsup_full_end
+    add $m6, $m6, -1
+    sync TEXCH_SYNCZONE_LOCAL
+    load_cwei
+    runall $m0, $m9, 0                  // K-block 0 of the next column block
+    bri .Lsup_full_nb
+.Lsup_full_end:
     sync TEXCH_SYNCZONE_LOCAL
     br $m10
     .size K_SUP, . - K_SUP
@@ -379,6 +415,117 @@ K_WORKER_CD:
     tail_drain
     exitz $mzero
     .size K_WORKER_CD, . - K_WORKER_CD
+
+// ---------------------------------------------------------------------------------------------
+// Chained without C0 (flags bit 1 and not bit 0): the whole call is one chain. K-block 0 of
+// column block 0 runs K_WORKER_ZC (fresh, zero partials, leaving the pipeline full), K-blocks
+// 1 .. kbs-2 K_WORKER_C, K-block kbs-1 K_WORKER_CZ (its last input row's partials zero, for the
+// next column block) or, in the last column block, K_WORKER_CD; K-block 0 of column blocks
+// nb >= 1 runs K_WORKER_ZX, which goes on from K_WORKER_CZ's pipeline: its first results are the
+// last column block's, and the stores wrap to this one's row 0 ($m10's field 1 = field 0 + 4
+// atoms). Zero-partial K-blocks hold the partials' pointer at C row 0 (read into $azeros), whose
+// K-block 0 results the last input row takes as the next K-block's partials.
+
+// z_body: four bundles of the zero-partial stream (phase 3 of one input row, phases 0 .. 2 of
+// the next; A and the stores only).
+.macro z_body
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
+.endm
+
+// z_tail_chain: the zero-partial stream from row 1's phase 3 to the last input row, whose calls
+// take C row 0's partials (the partials' pointer, held there, moves on to row 1), no drain.
+.macro z_tail_chain
+    { rpt $m6, 3                                   ; fnop }
+    z_body
+    { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b000000 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000000 ; AMP $a4:5, $a0:1, $a2:3, P0 }
+    { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m2, 0b010000 ; AMP $a6:7, $a0:1, $a2:3, P1 }
+    { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
+    { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $a0:1, $a2:3, P3 }
+    exitz $mzero
+.endm
+
+// K_WORKER_ZC: K-block 0 of column block 0, zero partials, from an empty pipeline, leaving it
+// full. Vertex = the worker's record; every chained register set here.
+    .section .text.K_WORKER_ZC
+    .globl K_WORKER_ZC
+    .type K_WORKER_ZC, @function
+    .worker
+    .align 8
+K_WORKER_ZC:
+    { ld32 $m3, $mvertex_base, $mzero, W_S         ; setzi $a0, ZAACC }
+    { ld32 $m4, $mvertex_base, $mzero, W_X0        ; uput $FP_CLR, $a0 }
+    { ld32 $m8, $mvertex_base, $mzero, W_O0        ; fnop }
+    { ld32 $m7, $mvertex_base, $mzero, W_RS        ; fnop }
+    { ld32 $m3, $m3, $mzero, L_XDELTA              ; fnop }   // 8 XSTEP: one K-block
+    { ld32 $m5, $mvertex_base, $mzero, W_CEND      ; fnop }
+    { tapack $m0:1, $m4, $m8, $m8                  ; fnop }   // the partials held at C row 0
+    { ld32 $m2, $mvertex_base, $mzero, W_STRIDE    ; fnop }
+    { ld32 $m6, $mvertex_base, $mzero, W_RM3       ; fnop }
+    { ld32 $m10, $mvertex_base, $mzero, W_WRAP     ; fnop }
+    { add $m7, $m8, $m7                            ; fnop }   // C row + RS
+    { add $m5, $m5, $m8                            ; fnop }
+    { add $m11, $m6, -1                            ; fnop }
+    { mov $m9, $m4                                 ; fnop }   // A's row in this K-block
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P0 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P1 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1011 ; AMP $azeros, $a0:1, $azeros, P2 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P3 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    z_tail_chain
+    .size K_WORKER_ZC, . - K_WORKER_ZC
+
+// K_WORKER_CZ: K-block kbs-1 of a column block before the last, from the pipeline the last
+// launch left, leaving it full with zero partials pending (the next column block's K-block 0).
+    .section .text.K_WORKER_CZ
+    .globl K_WORKER_CZ
+    .type K_WORKER_CZ, @function
+    .worker
+    .align 8
+K_WORKER_CZ:
+    c_head
+    { rpt $m6, 3                                   ; fnop }
+    row_body $m2
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $a2:3, P3 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    { st64pace $a6:7, $m0:1+=, $m2, 0b00 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    exitz $mzero
+    .size K_WORKER_CZ, . - K_WORKER_CZ
+
+// K_WORKER_ZX: K-block 0 of column block nb >= 1, zero partials, from K_WORKER_CZ's pipeline,
+// leaving it full: the C rows moved on by one column block, A at K-block 0, the partials held at
+// the new C row 0, the stores where the last launch left them; its first results (rows count-2
+// and count-1 of the last column block) stored, the store pointer wraps to this column block's
+// row 0 with $m10's field 1.
+    .section .text.K_WORKER_ZX
+    .globl K_WORKER_ZX
+    .type K_WORKER_ZX, @function
+    .worker
+    .align 8
+K_WORKER_ZX:
+    { add $m8, $m8, 32                             ; fnop }
+    { add $m7, $m7, 32                             ; fnop }
+    { tapack $m0:1, $m4, $m8, $m5                  ; fnop }
+    { add $m5, $m5, 32                             ; fnop }
+    { mov $m9, $m4                                 ; fnop }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0100 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m2, 0b0000 ; AMP $a6:7, $a0:1, $azeros, P3 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ldst64pace $a0:1, $a6:7, $m0:1+=, $m10, 0b1000 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
+    z_tail_chain
+    .size K_WORKER_ZX, . - K_WORKER_ZX
 
 // ---------------------------------------------------------------------------------------------
 // K_WORKER_N: K-blocks 1 .. kbs-1 when some worker has fewer than 3 rows (M < 18): the row

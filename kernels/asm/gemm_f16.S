@@ -31,5 +31,8 @@
 #define K_WORKER_NFC gemm_f16_worker_nfc
 #define K_WORKER_C  gemm_f16_worker_c
 #define K_WORKER_CD gemm_f16_worker_cd
+#define K_WORKER_ZC gemm_f16_worker_zc
+#define K_WORKER_CZ gemm_f16_worker_cz
+#define K_WORKER_ZX gemm_f16_worker_zx
 
 // The code follows in gemm_amp_body.S (appended to this header by the kernel's `source`).

@@ -64,9 +64,15 @@
 // Chained (flags bit 1): K-block 1 runs gemm_fp8_worker_nfc, which starts like _nf but ends
 // after its last input row, whose calls already take row 0's partials for the next K-block;
 // K-blocks 2 .. kbs-2 run gemm_fp8_worker_c, which goes on from the pipeline the last launch
-// left (4 setup bundles, then every bundle an input call: its first calls give out the last
+// left (3 setup bundles, then every bundle an input call: its first calls give out the last
 // launch's row count-1) and leaves it full again; K-block kbs-1 runs gemm_fp8_worker_cd, the
-// same start with the drain. Per launch 4*count + 8, + 6 and + 12 bundles against + 14.
+// same start with the drain. Without C0 the whole call is one chain: K-block 0 of column
+// block 0 runs gemm_fp8_worker_zc (every chained register from the record, leaving the
+// pipeline full), K-block kbs-1 of the other column blocks but the last gemm_fp8_worker_cz (its
+// last row's partials zero), K-block 0 of column blocks nb >= 1 gemm_fp8_worker_zx (going on
+// from it: its first results are the last column block's); only the last launch drains. Per
+// launch 4*count + 5 bundles for the chained K-blocks (+ 13 for K-block 1 with C0, + 11 for the
+// drained one, + 8 for _zx, + 17 for _zc) against + 14 (_nf).
 // The AMP's accumulators and pending partials persisting across exit and launch is [A]
 // (gemm_amp_body.S, K_WORKER_C).
 // Retained registers [HW]: a worker's $m and $a registers persist from one `runall` to the
@@ -94,5 +100,8 @@
 #define K_WORKER_NFC gemm_fp8_worker_nfc
 #define K_WORKER_C  gemm_fp8_worker_c
 #define K_WORKER_CD gemm_fp8_worker_cd
+#define K_WORKER_ZC gemm_fp8_worker_zc
+#define K_WORKER_CZ gemm_fp8_worker_cz
+#define K_WORKER_ZX gemm_fp8_worker_zx
 
 // The code follows in gemm_amp_body.S (appended to this header by the kernel's `source`).

@@ -129,6 +129,22 @@ fn a_chained_launch_without_its_row_wrap_is_caught() {
 }
 
 #[test]
+fn a_next_column_blocks_wrap_left_out_is_caught() {
+    // K_WORKER_ZX's stores hold at the last column block's last row instead of wrapping to the
+    // new column block's row 0 (field 1 of $m2 is 0).
+    let broken = patch(
+        GEMM_FP8.source(),
+        "$m0:1+=, $m10, 0b1000",
+        "$m0:1+=, $m2, 0b1000",
+    );
+    let case = GEMM_FP8.make_case(&spec(48, 128, 48, false));
+    assert!(run(&GEMM_FP8, None, &case).passed);
+    let result = run(&GEMM_FP8, Some(&broken), &case);
+    assert!(!result.passed, "the checker must catch the missing wrap");
+    eprintln!("reported: {}", result.failure.unwrap());
+}
+
+#[test]
 fn a_store_past_the_output_is_caught_by_the_write_guard() {
     // One row, one column block: C is 32 bytes. The plain loop's pointer bump after the last
     // store becomes a second store of the last result one atom further: the output itself stays

@@ -288,7 +288,11 @@ impl AmpGemm {
                 VertexWord::Value(count),
                 // The chained launches' resumed stores and row wrap (unused unless chained).
                 VertexWord::Value((count.max(2) - 2) * rs as u32 + 16),
-                VertexWord::Value(stride & !0x3ff | row_wrap(count, rs).unwrap_or(0)),
+                VertexWord::Value({
+                    // Field 0 the wrap to row 0, field 1 to the next column block's row 0.
+                    let wrap = row_wrap(count, rs).unwrap_or(0);
+                    stride & !0xfffff | wrap | ((wrap + 4) & 0x3ff) << 10
+                }),
             ]);
         }
         debug_assert_eq!(vertex.len(), V_WORKERS + WORKERS * RECORD_WORDS);

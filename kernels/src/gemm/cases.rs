@@ -517,6 +517,9 @@ mod tests {
             has("chained with partials", &|_, c| {
                 chained(c) && c.word(V_FLAGS) & FLAG_PARTIALS != 0
             });
+            has("one chain over several column blocks", &|s, c| {
+                chained(c) && c.word(V_FLAGS) & FLAG_PARTIALS == 0 && s.n > 16
+            });
             has("chained with A in rows", &|s, c| {
                 chained(c) && s.a_row_stride.is_some()
             });

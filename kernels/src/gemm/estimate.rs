@@ -66,6 +66,15 @@ pub(super) enum Launch {
     Chained,
     /// Chained, K-block kbs−1: from the pipeline the last launch left, drained (`*_worker_cd`).
     ChainedDrain,
+    /// Chained without C0, K-block 0 of column block 0: fresh, leaving the pipeline full
+    /// (`*_worker_zc`).
+    ChainZeroFirst,
+    /// Chained without C0, K-block 0 of column blocks 1..: from the last column block's
+    /// pipeline (`*_worker_zx`).
+    ChainZeroNext,
+    /// Chained without C0, K-block kbs−1 of a column block before the last: leaving zero
+    /// partials pending for the next (`*_worker_cz`).
+    ChainedZeroOut,
 }
 
 /// Cycles from the kernel start to the first launch's `sync`, and after the last launch.
@@ -78,6 +87,11 @@ const LAUNCH_CYCLES: u64 = 6 + 32 + 1 + 1 + 2;
 /// set after `runall` and, for the last one, between the `sync` and the weights (measured on the
 /// checker's cases: the chained ones' estimate error moves by one cycle a launch).
 const CHAINED_LAUNCH_EXTRA_CYCLES: u64 = 1;
+/// The one chain's prologue beyond [`PROLOGUE_CYCLES`]: the test for C0 and the K-block step
+/// stored for `*_worker_zc`.
+const FULL_CHAIN_PROLOGUE_CYCLES: u64 = 8;
+/// The chained prologue's test for C0 where there is C0 (its result read at once).
+const CHAIN_TEST_CYCLES: u64 = 13;
 
 /// Bundles a worker with `count` rows issues in one launch, from the code structure of the
 /// .S file: setup, the 4·count + 7 bundles from b = 3 to the last store, the `rpt` bubble
@@ -86,7 +100,10 @@ const CHAINED_LAUNCH_EXTRA_CYCLES: u64 = 1;
 /// the rows, A's and C's rows and the strides for the later launches, which start from them.
 /// Chained launches (4 rows or more): K-block 1 the warm-up, 5 bundles of the chained state
 /// and b = 3 .. 10 but no drain (4·count + 13); the later ones 3 set-up bundles and no warm-up
-/// (4·count + 5), the last one with the drain (4·count + 11).
+/// (4·count + 5), the last one with the drain (4·count + 11). Chained without C0: K-block 0
+/// of column block 0 reads every register of the chain from its record (4·count + 17), of the
+/// others 5 set-up bundles and 8 more calls (4·count + 8), and the K-block before it leaves
+/// zero partials pending (4·count + 5).
 pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
     match (launch, count) {
         (Launch::First, 0) => 26,
@@ -106,6 +123,9 @@ pub(super) fn worker_bundles(count: u64, launch: Launch) -> u64 {
         (Launch::ChainFirst, _) => 4 * count + 13,
         (Launch::Chained, _) => 4 * count + 5,
         (Launch::ChainedDrain, _) => 4 * count + 11,
+        (Launch::ChainZeroFirst, _) => 4 * count + 17,
+        (Launch::ChainZeroNext, _) => 4 * count + 8,
+        (Launch::ChainedZeroOut, _) => 4 * count + 5,
     }
 }
 
@@ -145,7 +165,22 @@ pub(super) fn estimate_cycles(case: &Case) -> u64 {
     } else {
         Launch::Next
     });
-    let k_blocks = if case.word(V_FLAGS) & FLAG_CHAIN != 0 {
+    let chained = case.word(V_FLAGS) & FLAG_CHAIN != 0;
+    if chained && !partials {
+        // One chain over the call: K-block 0 of column block 0 fresh, of the others going on
+        // from the last column block's last K-block; only the last column block drains.
+        let launches = nbs * kbs - 1;
+        return PROLOGUE_CYCLES
+            + FULL_CHAIN_PROLOGUE_CYCLES
+            + launch(Launch::ChainZeroFirst)
+            + (nbs - 1) * (launch(Launch::ChainZeroNext) + launch(Launch::ChainedZeroOut))
+            + nbs * (kbs - 2) * launch(Launch::Chained)
+            + launch(Launch::ChainedDrain)
+            + launches * CHAINED_LAUNCH_EXTRA_CYCLES
+            + EPILOGUE_CYCLES;
+    }
+    let chain_test = if chained { CHAIN_TEST_CYCLES } else { 0 };
+    let k_blocks = if chained {
         // K-block 1 leaves the pipeline full, 2 .. kbs−2 go on from it, kbs−1 drains it.
         launch(Launch::ChainFirst)
             + (kbs - 3) * launch(Launch::Chained)
@@ -154,7 +189,12 @@ pub(super) fn estimate_cycles(case: &Case) -> u64 {
     } else {
         (kbs - 1) * next
     };
-    PROLOGUE_CYCLES + first + (nbs - 1) * later_first + nbs * k_blocks + EPILOGUE_CYCLES
+    PROLOGUE_CYCLES
+        + chain_test
+        + first
+        + (nbs - 1) * later_first
+        + nbs * k_blocks
+        + EPILOGUE_CYCLES
 }
 
 #[cfg(test)]
