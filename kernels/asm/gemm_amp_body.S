@@ -426,6 +426,19 @@ K_WORKER_CD:
 // atoms). Zero-partial K-blocks hold the partials' pointer at C row 0 (read into $azeros), whose
 // K-block 0 results the last input row takes as the next K-block's partials.
 
+// z_pipe: b = 3 .. 9 of a zero-partial K-block 0 from an empty pipeline (K_WORKER_Z,
+// K_WORKER_ZR, K_WORKER_ZC): inputs of row 0 and row 1, the partials' address held (read into
+// $azeros), no results before b = 8.
+.macro z_pipe
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P0 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P1 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1011 ; AMP $azeros, $a0:1, $azeros, P2 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P3 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a4:5, $a0:1, $azeros, P0 }
+    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a6:7, $a0:1, $azeros, P1 }
+.endm
+
 // z_body: four bundles of the zero-partial stream (phase 3 of one input row, phases 0 .. 2 of
 // the next; A and the stores only).
 .macro z_body
@@ -470,13 +483,7 @@ K_WORKER_ZC:
     { add $m5, $m5, $m8                            ; fnop }
     { add $m11, $m6, -1                            ; fnop }
     { mov $m9, $m4                                 ; fnop }   // A's row in this K-block
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P0 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P1 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1011 ; AMP $azeros, $a0:1, $azeros, P2 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P3 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a4:5, $a0:1, $azeros, P0 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    z_pipe
     { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
     z_tail_chain
     .size K_WORKER_ZC, . - K_WORKER_ZC
@@ -698,13 +705,7 @@ K_WORKER_ZR:
     { tapack $m0:1, $m4, $m7, $m8                  ; fnop }
 .Lz_stream:
     // b = 3 .. 9: inputs of row 0 and row 1 (the second address holds).
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; fnop }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P0 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P1 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1011 ; AMP $azeros, $a0:1, $azeros, P2 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $azeros, $a0:1, $azeros, P3 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a4:5, $a0:1, $azeros, P0 }
-    { ld2x64pace $a0:1, $azeros, $m0:1+=, $m2, 0b1000 ; AMP $a6:7, $a0:1, $azeros, P1 }
+    z_pipe
     // b = 10 .. 4count+2: input and result every bundle.
     { ldst64pace $a0:1, $a4:5, $m0:1+=, $m2, 0b0011 ; AMP $a4:5, $a0:1, $azeros, P2 }
     { rpt $m6, 3                                   ; fnop }

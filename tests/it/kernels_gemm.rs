@@ -109,39 +109,42 @@ fn a_dropped_store_is_reported_as_a_mismatch() {
     assert!(failure.contains("output `c`"), "{failure}");
 }
 
+/// A chained case of `spec` passes, and fails with the source's `old` replaced by `new`.
+fn a_chained_mutation_is_caught(old: &str, new: &str, spec: GemmSpec, what: &str) {
+    let broken = patch(GEMM_FP8.source(), old, new);
+    let case = GEMM_FP8.make_case(&spec);
+    assert!(
+        run(&GEMM_FP8, None, &case).passed,
+        "the unpatched kernel passes {}",
+        case.name
+    );
+    let result = run(&GEMM_FP8, Some(&broken), &case);
+    assert!(!result.passed, "the checker must catch {what}");
+    eprintln!("reported: {}", result.failure.unwrap());
+}
+
 #[test]
 fn a_chained_launch_without_its_row_wrap_is_caught() {
     // K_WORKER_C's stores go on from row count-1 to row count instead of wrapping to row 0:
     // the results of K-blocks 2 .. kbs-2 land a worker's rows further on.
-    let broken = patch(
-        GEMM_FP8.source(),
+    a_chained_mutation_is_caught(
         "$m0:1+=, $m10, 0b010000",
         "$m0:1+=, $m2, 0b010000",
+        spec(48, 128, 32, true),
+        "the missing row wrap",
     );
-    let case = GEMM_FP8.make_case(&spec(48, 128, 32, false));
-    assert!(
-        case.name.contains("m=48") && run(&GEMM_FP8, None, &case).passed,
-        "the unpatched kernel passes this chained case"
-    );
-    let result = run(&GEMM_FP8, Some(&broken), &case);
-    assert!(!result.passed, "the checker must catch the missing wrap");
-    eprintln!("reported: {}", result.failure.unwrap());
 }
 
 #[test]
 fn a_next_column_blocks_wrap_left_out_is_caught() {
     // K_WORKER_ZX's stores hold at the last column block's last row instead of wrapping to the
     // new column block's row 0 (field 1 of $m2 is 0).
-    let broken = patch(
-        GEMM_FP8.source(),
+    a_chained_mutation_is_caught(
         "$m0:1+=, $m10, 0b1000",
         "$m0:1+=, $m2, 0b1000",
+        spec(48, 128, 48, false),
+        "the missing column-block wrap",
     );
-    let case = GEMM_FP8.make_case(&spec(48, 128, 48, false));
-    assert!(run(&GEMM_FP8, None, &case).passed);
-    let result = run(&GEMM_FP8, Some(&broken), &case);
-    assert!(!result.passed, "the checker must catch the missing wrap");
-    eprintln!("reported: {}", result.failure.unwrap());
 }
 
 #[test]
