@@ -393,7 +393,8 @@ K_WORKER_NFC:
     { ld2xst64pace $a0:3, $a4:5, $m0:1+=, $m2, 0b000111 ; AMP $a4:5, $a0:1, $a2:3, P2 }
 .endm
 
-// K_WORKER_C: K-blocks 2 .. kbs-2, from the pipeline the last launch left, leaving it full.
+// K_WORKER_C: K-blocks 2 .. kbs-2 (1 .. kbs-2 in one chain without C0), from the pipeline the
+// last launch left, leaving it full.
     .section .text.K_WORKER_C
     .globl K_WORKER_C
     .type K_WORKER_C, @function
