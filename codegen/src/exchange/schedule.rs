@@ -255,22 +255,30 @@ fn receiver_requirements_into(
                     arrival + csr,
                 ));
                 needs.push((delivery.tile, Resource::Supervisor, end - 1, end + csr));
+                // The port from the pointer's `setzi` to the stalled `put` that stops listening.
+                needs.push((
+                    delivery.tile,
+                    Resource::Port,
+                    arrival - SETUP_BEFORE_ARRIVAL,
+                    end + csr,
+                ));
             }
             // The pointer, the mux on and the mux off, each in a cycle of its own that starts
-            // no outgoing stream of the receiver (`emit::emit_tile_timed`).
+            // no outgoing stream of the receiver (`emit::emit_tile_timed`). The port from the
+            // pointer's event to the last word: the next receive's pointer moves no earlier
+            // than this one's last word lands, and its mux selection, leading its words by the
+            // same lead, comes after this one's is released (the controls' own cycles differ).
+            // No supervisor instruction stalls, so receives follow each other a cycle apart
+            // where `SupervisorPuts` spends 8 cycles of set-up and a 6-cycle stall on each.
             ReceiveControls::TimedStreams => {
                 let lead = target.mux_lead(delivery.tile);
-                for at in timed_control_cycles(arrival, window, lead) {
+                let cycles = timed_control_cycles(arrival, window, lead);
+                for at in cycles {
                     needs.push((delivery.tile, Resource::Control, at, at + 1));
                 }
+                needs.push((delivery.tile, Resource::Port, cycles[0].min(arrival), end));
             }
         }
-        needs.push((
-            delivery.tile,
-            Resource::Port,
-            arrival - SETUP_BEFORE_ARRIVAL,
-            end + csr,
-        ));
     }
 }
 
