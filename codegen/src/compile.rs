@@ -30,6 +30,9 @@ pub enum CompileError {
     Emit(#[from] EmitError),
     #[error(transparent)]
     Split(#[from] SplitError),
+    /// Weighing a phase's multicasts as unicasts (`exchange::spread`).
+    #[error("E-COMPILE-003 weighing multicasts as unicasts: {0}")]
+    Spread(#[source] crate::exchange::ExchangeError),
     #[error("E-COMPILE-001 no finalist fits the machine: {}", .0.join("; "))]
     NoFinalistFits(Vec<String>),
     #[error("E-COMPILE-002 {first}; with SRAM-saving strategies: {second}")]
@@ -261,7 +264,7 @@ fn compile_with(
             let started = Instant::now();
             let (mid, log) = build(&planned, finalist)?;
             say("lowering");
-            let lowered = match lower_with(&mid, store, target.tiles, options_lower) {
+            let mut lowered = match lower_with(&mid, store, target.tiles, options_lower) {
                 Ok(lowered) => lowered,
                 Err(e) if !last_attempt => {
                     say(&format!(
@@ -276,6 +279,8 @@ fn compile_with(
             if options.trace.timing {
                 constants_by_op(&lowered.program, &options.trace);
             }
+            crate::exchange::spread::spread_multicasts(target, &mut lowered.program)
+                .map_err(CompileError::Spread)?;
             say("verifying the tile program");
             verify(&lowered.program)?;
             times.lower += started.elapsed().as_secs_f64();

@@ -36,6 +36,7 @@
 pub mod check;
 pub mod emit;
 pub mod schedule;
+pub mod spread;
 
 use serde::{Deserialize, Serialize};
 

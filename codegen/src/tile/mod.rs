@@ -277,8 +277,14 @@ impl Program {
 
     /// Resolves a phase's transfers to addresses.
     pub fn resolve_phase(&self, phase: usize, addresses: &[Vec<u32>]) -> Vec<Transfer> {
-        self.phases[phase]
-            .iter()
+        resolve_transfers(&self.phases[phase], addresses)
+    }
+}
+
+/// Transfers resolved to addresses: `addresses[tile][buffer]` is where each buffer lies.
+pub fn resolve_transfers(list: &[SymbolicTransfer], addresses: &[Vec<u32>]) -> Vec<Transfer> {
+    {
+        list.iter()
             .map(|t| Transfer {
                 sender: t.sender,
                 source: addresses[t.sender as usize][t.source.0 .0 as usize] + t.source.1,
