@@ -163,4 +163,17 @@ impl Target {
             paired_exchange: true,
         }
     }
+
+    /// The ipu21 as the compiler's tests see it: [`Target::test_small`]'s tile on 1472 tiles
+    /// with the ipu21's fabric (its route timing and mux lead).
+    #[cfg(test)]
+    pub(crate) fn test_ipu21() -> Target {
+        Target {
+            name: "ipu21".into(),
+            tiles: tessera_isa::fabric::IPU21_TILES,
+            tiles_per_column: 64,
+            fabric: tessera_isa::fabric::Fabric::Ipu21,
+            ..Target::test_small()
+        }
+    }
 }

@@ -124,13 +124,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn ipu21() -> Target {
-        Target {
-            name: "ipu21".into(),
-            tiles: tessera_isa::fabric::IPU21_TILES,
-            tiles_per_column: 64,
-            fabric: tessera_isa::fabric::Fabric::Ipu21,
-            ..Target::test_small()
-        }
+        Target::test_ipu21()
     }
 
     /// A program of one phase: each of `senders` (tiles 0, 1, …) multicasts `words` words from

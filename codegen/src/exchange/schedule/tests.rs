@@ -64,18 +64,8 @@ fn reference(target: &Target, phase: &ExchangePhase) -> PhaseSchedule {
     }
 }
 
-/// Random phases on the 16-tile test chip: senders, word counts and broadcasts to distinct
-/// receivers, each delivery to its own destination range.
-/// The ipu21 as the compiler sees it: the small target's tile on 1472 tiles with the ipu21's
-/// fabric (its route timing and mux lead).
 fn ipu21() -> Target {
-    Target {
-        name: "ipu21".into(),
-        tiles: tessera_isa::fabric::IPU21_TILES,
-        tiles_per_column: 64,
-        fabric: tessera_isa::fabric::Fabric::Ipu21,
-        ..Target::test_small()
-    }
+    Target::test_ipu21()
 }
 
 /// A timed receive's three controls fall in three cycles, whatever its window and lead; the
