@@ -3,6 +3,7 @@
 use super::super::{check::check, emit::emit, Delivery, Transfer};
 use super::*;
 use proptest::prelude::*;
+use std::collections::BTreeMap;
 
 /// The earliest common start computed round by round (every interval's earliest slot from
 /// the same start, the start moved to the latest of them), the scheduler's first form: a
