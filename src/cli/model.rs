@@ -69,7 +69,7 @@ pub struct ModelArgs {
     #[arg(long)]
     sram_saving: bool,
     /// Planner: offer the key blocks' softmax parts in AMP panels, which the product with the
-    /// values reads where they lie (`true` or `false`; by default at batch 1 only, where it
+    /// values reads where they lie (`true` or `false`; by default on, at every batch, where it
     /// measured better: see `PlanOptions::softmax_part_panels`).
     #[arg(long)]
     softmax_panels: Option<bool>,
@@ -376,7 +376,7 @@ fn compile_with_progress(
     let progress = |stage: &str| bar.set_message(stage.to_string());
     let started = Instant::now();
     let mut options = args.options(machine)?;
-    options.softmax_part_panels = args.softmax_panels.unwrap_or(spec.batch == 1);
+    options.softmax_part_panels = args.softmax_panels.unwrap_or(true);
     options.products_read_rows = args.rows.unwrap_or(spec.batch < 4);
     let compiled = compile_tower(machine, model, spec, &options, Some(&progress));
     bar.finish_and_clear();
