@@ -41,6 +41,7 @@ mod nodes;
 mod periods;
 mod redistribute;
 mod steps;
+mod zero_tails;
 
 use crate::graph::weights::WeightStore;
 use crate::layout::{Layout, ShardMap};

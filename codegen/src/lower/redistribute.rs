@@ -3,6 +3,7 @@
 //! and destination-side copies.
 
 use super::steps::{compute_vstep, exchange_vstep};
+use super::zero_tails::{tailed_copy, TailedCopy};
 use super::{copies, Lower, LowerError, LowerFailure};
 use crate::mid::MidId;
 use crate::redist::after::{behind_covers, tile_copies};
@@ -55,12 +56,45 @@ impl Lower<'_> {
         // Tiles copying both from their own source block and from staging get room behind the
         // staged covers for the source block's bytes (whole words), so one table reads both.
         let both = behind_covers(movement);
+        // Destination-side copies: one table per tile (see `redist::after`).
+        let per_tile = tile_copies(movement, &both).map_err(|tile| {
+            self.fail(
+                LowerFailure::CopyRoom,
+                format!("tile {tile} copies from two buffers without room"),
+            )
+        })?;
+        let covers_end = |t: u32| match both.get(&t) {
+            Some(b) => b.base + (b.hi - b.lo),
+            None => movement.staging_bytes.get(&t).copied().unwrap_or(0),
+        };
+        // Padding read from a zero tail behind the covers where that is cheaper (see
+        // `zero_tails`).
+        let mut covers: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        for m in &movement.moves {
+            for &(tile, buf, offset) in &m.deliveries {
+                if buf == Buf::Staging {
+                    covers
+                        .entry(tile)
+                        .or_default()
+                        .push((offset, offset + 4 * m.words));
+                }
+            }
+        }
+        let mut tails: HashMap<u32, TailedCopy> = HashMap::new();
+        for copy in &per_tile {
+            let staged = movement.staging_bytes.get(&copy.tile).copied().unwrap_or(0);
+            let covers = covers.get(&copy.tile).map_or(&[][..], Vec::as_slice);
+            if let Some(tailed) = tailed_copy(copy, staged, covers, element)
+                .map_err(|e| self.fail(LowerFailure::CopyTable, e))?
+            {
+                tails.insert(copy.tile, tailed);
+            }
+        }
         let mut staging: HashMap<u32, BufferId> = HashMap::new();
-        for (&t, &bytes) in &movement.staging_bytes {
-            let bytes = match both.get(&t) {
-                Some(b) => b.base + (b.hi - b.lo),
-                None => bytes,
-            };
+        for &t in movement.staging_bytes.keys() {
+            let bytes = tails
+                .get(&t)
+                .map_or_else(|| covers_end(t), TailedCopy::staging_bytes);
             let b = self.new_buffer(
                 t,
                 &format!("{label}.staging"),
@@ -168,6 +202,11 @@ impl Lower<'_> {
                 let mut deliveries = Vec::with_capacity(m.deliveries.len());
                 for &(tile, buf, offset) in &m.deliveries {
                     let b = buffer(self, tile, buf)?;
+                    // Covers moved up the staging buffer (see `zero_tails`).
+                    let offset = match tails.get(&tile).filter(|_| buf == Buf::Staging) {
+                        Some(t) => t.cover_offset(offset),
+                        None => offset,
+                    };
                     self.touch(tile, b, v);
                     deliveries.push((tile, b, offset));
                 }
@@ -199,17 +238,12 @@ impl Lower<'_> {
                 ops.push(label.clone());
             }
         }
-        // Destination-side copies: one table per tile (see `redist::after`).
-        let per_tile = tile_copies(movement, &both).map_err(|tile| {
-            self.fail(
-                LowerFailure::CopyRoom,
-                format!("tile {tile} copies from two buffers without room"),
-            )
-        })?;
         for copy in per_tile {
             let tile = copy.tile;
             let dest = buffer(self, tile, Buf::Dest)?;
-            let from = match copy.behind {
+            let tailed = tails.remove(&tile);
+            let behind = tailed.as_ref().map_or(copy.behind, |t| t.behind);
+            let from = match behind {
                 None if copy.from == Buf::Dest => dest,
                 None => buffer(self, tile, copy.from)?,
                 Some(b) => {
@@ -229,8 +263,17 @@ impl Lower<'_> {
                     bigger
                 }
             };
-            let calls = copies::copy_params(&copy.runs, element)
-                .map_err(|e| self.fail(LowerFailure::CopyTable, e))?;
+            let calls = match tailed {
+                Some(tailed) => {
+                    // The tail zeroed first, in the staging buffer itself.
+                    for params in tailed.zero {
+                        self.call(compute_vstep(after), tile, params, &[(from, 0), (from, 0)])?;
+                    }
+                    tailed.copy
+                }
+                None => copies::copy_params(&copy.runs, element)
+                    .map_err(|e| self.fail(LowerFailure::CopyTable, e))?,
+            };
             // Into a product's panels from the exchange's staging: a paced copy if asked for.
             let paced = self.options.paced_copies
                 && from != dest
