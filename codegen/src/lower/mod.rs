@@ -39,6 +39,7 @@ mod copy_estimates;
 pub mod host;
 mod nodes;
 mod periods;
+mod rebalance;
 mod redistribute;
 mod steps;
 mod zero_tails;
@@ -197,6 +198,8 @@ struct Lower<'a> {
     body: Option<(usize, usize)>,
     /// Layered weight buffers (tile, buffer) → stride: one slice per loop iteration.
     layered: HashMap<(u32, BufferId), u32>,
+    /// Copies from a tile's own source block that may run earlier (`rebalance`).
+    movable: Vec<rebalance::MovableCopy>,
 }
 
 impl Lower<'_> {
@@ -313,6 +316,7 @@ pub fn lower_with(
         floors: schedule.floors,
         body: schedule.body,
         layered: HashMap::new(),
+        movable: Vec::new(),
     };
     for (id, node) in mid.nodes.iter() {
         lowering.node = id;
@@ -329,6 +333,8 @@ pub fn lower_with(
             lowering.carry()?;
         }
     }
+    let movable = std::mem::take(&mut lowering.movable);
+    lowering.rebalance_copies(&movable);
     let lowered = lowering.finish();
     Ok(lowered)
 }

@@ -2,6 +2,7 @@
 //! the bytes stay put), staging and send buffers, source-side copies, the exchange transfers,
 //! and destination-side copies.
 
+use super::rebalance::MovableCopy;
 use super::steps::{compute_vstep, exchange_vstep};
 use super::zero_tails::{tailed_copy, TailedCopy};
 use super::{copies, Lower, LowerError, LowerFailure};
@@ -274,6 +275,9 @@ impl Lower<'_> {
                 None => copies::copy_params(&copy.runs, element)
                     .map_err(|e| self.fail(LowerFailure::CopyTable, e))?,
             };
+            // A copy from the tile's own source block alone waits for no exchange: it may also
+            // run in the step its source is ready in (`rebalance`).
+            let first = self.calls.len();
             // Into a product's panels from the exchange's staging: a paced copy if asked for.
             let paced = self.options.paced_copies
                 && from != dest
@@ -288,6 +292,13 @@ impl Lower<'_> {
                     }
                 }
                 self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
+            }
+            if copy.from == Buf::Source && behind.is_none() && exchange {
+                self.movable.push(MovableCopy {
+                    calls: first..self.calls.len(),
+                    tile,
+                    early: compute_vstep(self.ready[x.index()]),
+                });
             }
         }
         self.ready[id.index()] = after;

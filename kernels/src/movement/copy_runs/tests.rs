@@ -211,3 +211,42 @@ fn first_items_are_packed_as_outer_and_run() {
     assert_eq!(case.word(V_FLAGS) >> 4, index_bits(table.runs.len() as u32));
     assert_eq!(split_of(&case), worker_split(table.items()));
 }
+
+/// Nine rows of 264 bytes (a block's own rows into a product's operand): a worker copies whole
+/// runs, so the constructor cuts them into pieces all six workers share (pieces of 64 bytes or
+/// more where 256 left them whole), copying the same bytes in fewer estimated cycles.
+#[test]
+fn few_long_runs_are_shared_out_among_the_workers() {
+    let spec = CopyRunsSpec {
+        runs: (0..9u32)
+            .map(|r| Run::copy(320 * r, 272 * r, 264))
+            .collect(),
+        outer: 1,
+        src_stride: 0,
+        dst_stride: 0,
+        granule: Granule::Word8,
+        distinct: false,
+    };
+    let case = compiler_case(&spec).unwrap();
+    let table = table_of(&case);
+    assert!(table.runs.len() >= 18, "{} runs", table.runs.len());
+    let whole = Table {
+        runs: spec.runs.clone(),
+        outer: 1,
+        src_stride: 0,
+        dst_stride: 0,
+        flags: table.flags,
+    };
+    let estimate = super::cost::estimate(&whole, &worker_split(9));
+    assert!(
+        CopyRuns.estimate_cycles(&case) < estimate,
+        "{} against {estimate} whole",
+        CopyRuns.estimate_cycles(&case)
+    );
+    let src: Vec<u8> = (0..case.buffer("src").len()).map(|i| i as u8).collect();
+    let dst = case.buffer("dst").len();
+    assert_eq!(
+        copy_runs_reference(&table.runs, 1, 0, 0, &src, dst),
+        copy_runs_reference(&spec.runs, 1, 0, 0, &src, dst)
+    );
+}
