@@ -24,7 +24,7 @@
 //! reference given a malformed case may panic (kernel code, not input checking); cases built by
 //! the kernels' own constructors are well-formed.
 
-use crate::place::root;
+use crate::place::root_offset;
 use crate::tile::verify::{verify, TileVerifyError};
 use crate::tile::{BufferId, HostTensorPlan, Program, StepKind};
 use std::borrow::Cow;
@@ -83,8 +83,8 @@ fn zeros(len: usize) -> Cow<'static, [u8]> {
 /// A program being executed: the bytes of every buffer of every tile.
 pub struct RefExec<'a> {
     program: &'a Program,
-    /// Per tile: buffer → its alias root.
-    roots: Vec<Vec<usize>>,
+    /// Per tile: buffer → its alias root and where it starts in it.
+    roots: Vec<Vec<(usize, u32)>>,
     /// Per tile, per root: the bytes (empty for non-roots and released roots); borrowed from
     /// the program's contents or [`ZEROS`] until first written.
     memory: Vec<Vec<Cow<'a, [u8]>>>,
@@ -107,25 +107,30 @@ impl<'a> RefExec<'a> {
         let mut roots = Vec::with_capacity(program.tiles.len());
         let mut memory = Vec::with_capacity(program.tiles.len());
         for tile in &program.tiles {
-            let tile_roots: Vec<usize> = (0..tile.buffers.len())
-                .map(|i| root(tile, BufferId(i as u32)).0 as usize)
+            let tile_roots: Vec<(usize, u32)> = (0..tile.buffers.len())
+                .map(|i| {
+                    let (r, offset) = root_offset(tile, BufferId(i as u32));
+                    (r.0 as usize, offset)
+                })
                 .collect();
             let mut sizes = vec![0usize; tile.buffers.len()];
             for (i, buffer) in tile.buffers.iter().enumerate() {
-                let r = tile_roots[i];
-                sizes[r] = sizes[r].max(buffer.bytes as usize);
+                let (r, offset) = tile_roots[i];
+                sizes[r] = sizes[r].max(offset as usize + buffer.bytes as usize);
             }
             let mut bytes: Vec<Cow<'a, [u8]>> = sizes.iter().map(|&len| zeros(len)).collect();
             for (i, buffer) in tile.buffers.iter().enumerate() {
                 if let Some(contents) = &buffer.contents {
-                    let r = tile_roots[i];
-                    let whole = contents.len() == sizes[r];
+                    let (r, offset) = tile_roots[i];
+                    let offset = offset as usize;
+                    let whole = offset == 0 && contents.len() == sizes[r];
                     match (whole, &bytes[r]) {
                         // The root's whole contents: read in place.
                         (true, Cow::Borrowed(current)) if current.iter().all(|&b| b == 0) => {
                             bytes[r] = Cow::Borrowed(contents.as_slice());
                         }
-                        _ => bytes[r].to_mut()[..contents.len()].copy_from_slice(contents),
+                        _ => bytes[r].to_mut()[offset..offset + contents.len()]
+                            .copy_from_slice(contents),
                     }
                 }
             }
@@ -190,13 +195,15 @@ impl<'a> RefExec<'a> {
     /// Bytes `[offset, offset + len)` of a buffer (through its alias root); in range after
     /// `verify`.
     fn bytes(&self, tile: u32, buffer: BufferId, offset: u32, len: usize) -> &[u8] {
-        let r = self.roots[tile as usize][buffer.0 as usize];
-        &self.memory[tile as usize][r][offset as usize..offset as usize + len]
+        let (r, base) = self.roots[tile as usize][buffer.0 as usize];
+        let at = (base + offset) as usize;
+        &self.memory[tile as usize][r][at..at + len]
     }
 
     fn bytes_mut(&mut self, tile: u32, buffer: BufferId, offset: u32, len: usize) -> &mut [u8] {
-        let r = self.roots[tile as usize][buffer.0 as usize];
-        &mut self.memory[tile as usize][r].to_mut()[offset as usize..offset as usize + len]
+        let (r, base) = self.roots[tile as usize][buffer.0 as usize];
+        let at = (base + offset) as usize;
+        &mut self.memory[tile as usize][r].to_mut()[at..at + len]
     }
 
     /// From now on, releases each buffer after the last step that reads or writes it (an
@@ -218,7 +225,7 @@ impl<'a> RefExec<'a> {
             .map(|roots| vec![None; roots.len()])
             .collect();
         let mut touch = |tile: u32, buffer: BufferId, position: usize| {
-            let r = self.roots[tile as usize][buffer.0 as usize];
+            let (r, _) = self.roots[tile as usize][buffer.0 as usize];
             let last = &mut last_use[tile as usize][r];
             *last = Some(last.map_or(position, |l: usize| l.max(position)));
         };
@@ -378,13 +385,13 @@ impl<'a> RefExec<'a> {
 fn compute_tile(
     tile: &crate::tile::TileProgram,
     memory: &mut [Cow<'_, [u8]>],
-    roots: &[usize],
+    roots: &[(usize, u32)],
     step: usize,
     at: &dyn Fn(BufferId, u32) -> u32,
 ) -> Result<(), RefExecError> {
     let range = |id: BufferId, offset: u32, len: usize| {
-        let r = roots[id.0 as usize];
-        let offset = at(id, offset);
+        let (r, base) = roots[id.0 as usize];
+        let offset = base + at(id, offset);
         (r, offset as usize..offset as usize + len)
     };
     for call in &tile.calls[step] {

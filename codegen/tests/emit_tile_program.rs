@@ -237,6 +237,7 @@ fn decl(name: &str, live: (usize, usize), contents: Option<Vec<u8>>) -> BufferDe
         category: BufferCategory::Tensor(name.into()),
         live,
         alias_of: None,
+        alias_offset: 0,
         contents: contents.map(std::sync::Arc::new),
     }
 }
@@ -286,6 +287,7 @@ fn buffers_sharing_memory_write_only_their_contents() {
     let late = program.tiles[0].add_buffer(decl("late", (1, 1), None));
     program.tiles[0].add_buffer(BufferDecl {
         alias_of: Some(late),
+        alias_offset: 0,
         bytes: 32,
         ..decl("alias", (1, 1), None)
     });

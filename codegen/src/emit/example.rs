@@ -24,6 +24,7 @@ pub(crate) fn buffer(
         category,
         live,
         alias_of: None,
+        alias_offset: 0,
         contents: None,
     }
 }
@@ -170,6 +171,7 @@ fn add_call(
             category,
             live,
             alias_of: None,
+            alias_offset: 0,
             contents,
         });
         bindings.push((id, 0));

@@ -44,7 +44,7 @@ fn roots(
             initial: false,
             output: false,
         });
-        entry.end = entry.end.max(start + buffer.bytes as u64);
+        entry.end = entry.end.max(addresses[i] as u64 + buffer.bytes as u64);
         entry.live = (
             entry.live.0.min(buffer.live.0),
             entry.live.1.max(buffer.live.1),

@@ -27,6 +27,7 @@ impl Lower<'_> {
             category,
             live: (0, 0),
             alias_of: None,
+            alias_offset: 0,
             contents,
         });
         self.uses[tile as usize].push((NO_STEP, 0));

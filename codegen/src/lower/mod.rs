@@ -37,6 +37,7 @@ pub mod calls;
 pub mod copies;
 mod copy_estimates;
 pub mod host;
+mod in_consumer;
 mod nodes;
 mod periods;
 mod rebalance;
@@ -200,6 +201,8 @@ struct Lower<'a> {
     layered: HashMap<(u32, BufferId), u32>,
     /// Copies from a tile's own source block that may run earlier (`rebalance`).
     movable: Vec<rebalance::MovableCopy>,
+    /// Copies that may go, their source placed inside their destination (`in_consumer`).
+    in_consumer: Vec<in_consumer::InConsumer>,
 }
 
 impl Lower<'_> {
@@ -317,6 +320,7 @@ pub fn lower_with(
         body: schedule.body,
         layered: HashMap::new(),
         movable: Vec::new(),
+        in_consumer: Vec::new(),
     };
     for (id, node) in mid.nodes.iter() {
         lowering.node = id;
@@ -333,9 +337,11 @@ pub fn lower_with(
             lowering.carry()?;
         }
     }
+    let candidates = std::mem::take(&mut lowering.in_consumer);
+    let dropped = lowering.place_in_consumers(&candidates);
     let movable = std::mem::take(&mut lowering.movable);
-    lowering.rebalance_copies(&movable);
-    let lowered = lowering.finish();
+    lowering.rebalance_copies(&movable, &dropped);
+    let lowered = lowering.finish(&dropped);
     Ok(lowered)
 }
 

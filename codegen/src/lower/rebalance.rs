@@ -14,7 +14,7 @@
 use super::steps::compute_vstep;
 use super::Lower;
 use crate::plan::cost::CALL_OVERHEAD_CYCLES;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
 /// The calls of one copy from a tile's own source block (indices into the lowering's calls) and
@@ -35,14 +35,19 @@ impl Lower<'_> {
     /// or below it, and the level where the step's saving less the earlier steps' growth is
     /// largest is kept. Copies stay on their side of a loop's body, and go only to steps that
     /// run calls already.
-    pub(super) fn rebalance_copies(&mut self, movable: &[MovableCopy]) {
+    pub(super) fn rebalance_copies(&mut self, movable: &[MovableCopy], dropped: &HashSet<usize>) {
         if movable.is_empty() {
             return;
         }
         let cost = |c: &crate::tile::KernelCall| c.spec.estimate_cycles + CALL_OVERHEAD_CYCLES;
         let mut load: HashMap<(usize, u32), u64> = HashMap::new();
         let mut steps: BTreeMap<usize, u64> = BTreeMap::new();
-        for (v, t, c) in &self.calls {
+        for (_, (v, t, c)) in self
+            .calls
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !dropped.contains(i))
+        {
             let l = load.entry((*v, *t)).or_default();
             *l += cost(c);
             let m = steps.entry(*v).or_default();

@@ -2,6 +2,7 @@
 //! the bytes stay put), staging and send buffers, source-side copies, the exchange transfers,
 //! and destination-side copies.
 
+use super::in_consumer::{whole_block_offset, InConsumer};
 use super::rebalance::MovableCopy;
 use super::steps::{compute_vstep, exchange_vstep};
 use super::zero_tails::{tailed_copy, TailedCopy};
@@ -276,8 +277,16 @@ impl Lower<'_> {
                     .map_err(|e| self.fail(LowerFailure::CopyTable, e))?,
             };
             // A copy from the tile's own source block alone waits for no exchange: it may also
-            // run in the step its source is ready in (`rebalance`).
+            // run in the step its source is ready in (`rebalance`), or, when it moves the whole
+            // block to one place, go (`in_consumer`).
             let first = self.calls.len();
+            let whole_block = (copy.from == Buf::Source && behind.is_none() && exchange)
+                .then(|| {
+                    let source = self.shard_of(x, tile).ok()?;
+                    let bytes = self.program.tiles[tile as usize].buffers[source.0 as usize].bytes;
+                    whole_block_offset(&copy.runs, bytes).map(|offset| (source, offset))
+                })
+                .flatten();
             // Into a product's panels from the exchange's staging: a paced copy if asked for.
             let paced = self.options.paced_copies
                 && from != dest
@@ -293,7 +302,18 @@ impl Lower<'_> {
                 }
                 self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
             }
-            if copy.from == Buf::Source && behind.is_none() && exchange {
+            if let Some((source, offset)) = whole_block {
+                // Neither buffer is written in place from now on (see `in_consumer`).
+                self.shared.insert((tile, source));
+                self.shared.insert((tile, dest));
+                self.in_consumer.push(InConsumer {
+                    tile,
+                    source,
+                    dest,
+                    offset,
+                    calls: first..self.calls.len(),
+                });
+            } else if copy.from == Buf::Source && behind.is_none() && exchange {
                 self.movable.push(MovableCopy {
                     calls: first..self.calls.len(),
                     tile,

@@ -5,7 +5,8 @@
 use super::{Lower, Lowered};
 use crate::mid::{MidId, MidOp, MidProgram};
 use crate::redist::Movement;
-use std::collections::HashMap;
+use crate::tile::KernelCall;
+use std::collections::{HashMap, HashSet};
 
 pub(super) const NO_STEP: usize = usize::MAX;
 
@@ -18,7 +19,16 @@ pub(super) fn exchange_vstep(step: usize) -> usize {
 }
 
 impl Lower<'_> {
-    pub(super) fn finish(mut self) -> Lowered {
+    /// The program: calls in their real steps (but `dropped`, indices into the calls),
+    /// transfers, step labels and buffer lives.
+    pub(super) fn finish(mut self, dropped: &HashSet<usize>) -> Lowered {
+        let calls: Vec<(usize, u32, KernelCall)> = std::mem::take(&mut self.calls)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !dropped.contains(i))
+            .map(|(_, c)| c)
+            .collect();
+        self.calls = calls;
         // The virtual steps in use, in order.
         let mut used: Vec<usize> = self.calls.iter().map(|c| c.0).collect();
         used.extend(

@@ -87,7 +87,7 @@ pub fn check_tile(
             )));
         }
         if let Some(parent) = buffer.alias_of {
-            if addresses[parent.0 as usize] != start {
+            if addresses[parent.0 as usize] + buffer.alias_offset != start {
                 return Err(fail(format!(
                     "`{}` aliases `{}` but is at another address",
                     buffer.name,

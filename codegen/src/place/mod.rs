@@ -105,16 +105,22 @@ pub fn category_name(category: &BufferCategory) -> String {
 }
 
 /// Follows alias links to the buffer that owns the memory.
-pub fn root(program: &TileProgram, mut id: BufferId) -> BufferId {
-    let mut steps = 0;
+pub fn root(program: &TileProgram, id: BufferId) -> BufferId {
+    root_offset(program, id).0
+}
+
+/// Follows alias links to the buffer that owns the memory, and where `id` starts in it.
+pub fn root_offset(program: &TileProgram, mut id: BufferId) -> (BufferId, u32) {
+    let (mut steps, mut offset) = (0, 0u32);
     while let Some(next) = program.buffer(id).alias_of {
+        offset = offset.saturating_add(program.buffer(id).alias_offset);
         id = next;
         steps += 1;
         if steps > program.buffers.len() {
             break;
         }
     }
-    id
+    (id, offset)
 }
 
 fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
@@ -136,7 +142,8 @@ pub fn place_tile(
     let mut size = vec![0u32; count];
     let mut align = vec![8u32; count];
     for (i, buffer) in program.buffers.iter().enumerate() {
-        let r = root(program, BufferId(i as u32)).0 as usize;
+        let (r, offset) = root_offset(program, BufferId(i as u32));
+        let r = r.0 as usize;
         if buffer.alias_of.is_some() && program.buffer(BufferId(r as u32)).alias_of.is_some() {
             return Err(PlaceError::Invalid {
                 tile: program.tile,
@@ -145,7 +152,7 @@ pub fn place_tile(
             });
         }
         live[r] = (live[r].0.min(buffer.live.0), live[r].1.max(buffer.live.1));
-        size[r] = size[r].max(buffer.bytes);
+        size[r] = size[r].max(offset.saturating_add(buffer.bytes));
         align[r] = align[r].max(buffer.align).max(8);
     }
     // First fit in a few orders, the first that fits wins (all deterministic: ties by id).
@@ -308,7 +315,8 @@ fn place_in_order(
     }
     for i in 0..count {
         if program.buffers[i].alias_of.is_some() {
-            addresses[i] = addresses[root(program, BufferId(i as u32)).0 as usize];
+            let (r, offset) = root_offset(program, BufferId(i as u32));
+            addresses[i] = addresses[r.0 as usize] + offset;
         }
     }
     Ok(addresses)
@@ -363,6 +371,7 @@ mod tests {
             category: BufferCategory::Scratch,
             live,
             alias_of: None,
+            alias_offset: 0,
             contents: None,
         };
         let program = TileProgram {

@@ -58,9 +58,14 @@ pub struct BufferDecl {
     /// First and last step (inclusive) the buffer is live in. Constants and host inputs are
     /// live from step 0; host outputs to the last step.
     pub live: (usize, usize),
-    /// `Some(b)`: this buffer is the same memory as `b` (an in-place result); both are placed
-    /// at one address and `b` must be at least as large.
+    /// `Some(b)`: this buffer is the same memory as `b` (an in-place result), at
+    /// [`BufferDecl::alias_offset`] bytes into it; `b` must hold it whole.
     pub alias_of: Option<BufferId>,
+    /// With `alias_of`: where this buffer starts in the one it aliases (a multiple of its
+    /// alignment; 0 for an in-place result, else a producer's result written straight into
+    /// its part of a consumer's operand).
+    #[serde(default)]
+    pub alias_offset: u32,
     /// Initial contents (weights, constants); `None` = uninitialised.
     #[serde(skip)]
     pub contents: Option<Arc<Vec<u8>>>,

@@ -62,7 +62,16 @@ pub fn verify(program: &Program) -> Result<(), TileVerifyError> {
                         buffer.name
                     )));
                 }
-                if tile.buffer(parent).bytes < buffer.bytes {
+                if !buffer.alias_offset.is_multiple_of(buffer.align.max(1)) {
+                    return Err(fail(format!(
+                        "buffer `{}` aliases `{}` at offset {}, not a multiple of its alignment {}",
+                        buffer.name,
+                        tile.buffer(parent).name,
+                        buffer.alias_offset,
+                        buffer.align
+                    )));
+                }
+                if tile.buffer(parent).bytes < buffer.alias_offset.saturating_add(buffer.bytes) {
                     return Err(fail(format!(
                         "buffer `{}` is larger than `{}` it aliases",
                         buffer.name,
