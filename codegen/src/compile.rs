@@ -249,12 +249,14 @@ fn compile_with(
     times.plan += started.elapsed().as_secs_f64();
     let mut refusals = Vec::new();
     for finalist in 0..planned.finalists.len() {
-        // Paced copies and early exchanges first; a finalist that does not lower or place
-        // with them is tried again with fewer before the next finalist. A plan that saves SRAM
-        // does not spend it on early exchanges (at 27 So400m layers they do not place: each
-        // layer's gathered weights would arrive at the start of the layer).
+        // Paced copies, early exchanges and own blocks early first; a finalist that does not
+        // lower or place with them is tried again with fewer before the next finalist. A plan
+        // that saves SRAM spends it on neither early exchanges nor own blocks early (at 27
+        // So400m layers the first do not place: each layer's gathered weights would arrive at
+        // the start of the layer; at batch 4 the second do not: a product's operand would be
+        // live beside its gathered weights).
         let ladder = if options.sram_saving {
-            &LOWER_LADDER[1..]
+            &LOWER_LADDER[2..]
         } else {
             &LOWER_LADDER[..]
         };
@@ -346,20 +348,28 @@ fn compile_with(
 }
 
 /// The lowerings a finalist is tried with, in order: each gives up a choice that costs
-/// placement freedom (early exchanges lengthen destination buffers' lives; paced copies put
-/// buffers in element slots).
-const LOWER_LADDER: [LowerOptions; 3] = [
+/// placement freedom (own blocks early and early exchanges lengthen destination buffers'
+/// lives; paced copies put buffers in element slots).
+const LOWER_LADDER: [LowerOptions; 4] = [
     LowerOptions {
         paced_copies: true,
         early_exchanges: true,
+        own_blocks_early: true,
+    },
+    LowerOptions {
+        paced_copies: true,
+        early_exchanges: true,
+        own_blocks_early: false,
     },
     LowerOptions {
         paced_copies: true,
         early_exchanges: false,
+        own_blocks_early: false,
     },
     LowerOptions {
         paced_copies: false,
         early_exchanges: false,
+        own_blocks_early: false,
     },
 ];
 
@@ -368,12 +378,14 @@ fn lower_options_text(options: LowerOptions) -> String {
     let LowerOptions {
         paced_copies,
         early_exchanges,
+        own_blocks_early,
     } = options;
     let yes_no = |on: bool| if on { "on" } else { "off" };
     format!(
-        "paced copies {}, early exchanges {}",
+        "paced copies {}, early exchanges {}, own blocks early {}",
         yes_no(paced_copies),
-        yes_no(early_exchanges)
+        yes_no(early_exchanges),
+        yes_no(own_blocks_early)
     )
 }
 

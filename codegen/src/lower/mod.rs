@@ -153,6 +153,12 @@ pub struct LowerOptions {
     /// once their source is ready (`steps::join_earlier_phases`): fewer phases and syncs, for
     /// destination buffers that live longer.
     pub early_exchanges: bool,
+    /// A tile's copies from its own source block run in the step the source is ready in where
+    /// that shortens the program (`rebalance`), and a whole block that a copy would move to one
+    /// place in its destination is written there by its producer (`in_consumer`): both make
+    /// destination buffers live from the producer's step (one So400m layer at batch 4, its
+    /// weights gathered, then does not place).
+    pub own_blocks_early: bool,
 }
 
 /// The element slot of a paced copy's source (no kernel uses it).
@@ -338,9 +344,15 @@ pub fn lower_with(
         }
     }
     let candidates = std::mem::take(&mut lowering.in_consumer);
-    let dropped = lowering.place_in_consumers(&candidates);
+    let dropped = if lowering.options.own_blocks_early {
+        lowering.place_in_consumers(&candidates)
+    } else {
+        HashSet::new()
+    };
     let movable = std::mem::take(&mut lowering.movable);
-    lowering.rebalance_copies(&movable, &dropped);
+    if lowering.options.own_blocks_early {
+        lowering.rebalance_copies(&movable, &dropped);
+    }
     let lowered = lowering.finish(&dropped);
     Ok(lowered)
 }

@@ -302,7 +302,7 @@ impl Lower<'_> {
                 }
                 self.call(compute_vstep(after), tile, params, &[(from, 0), (dest, 0)])?;
             }
-            if let Some((source, offset)) = whole_block {
+            if let Some((source, offset)) = whole_block.filter(|_| self.options.own_blocks_early) {
                 // Neither buffer is written in place from now on (see `in_consumer`).
                 self.shared.insert((tile, source));
                 self.shared.insert((tile, dest));
