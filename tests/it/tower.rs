@@ -465,6 +465,55 @@ fn products_read_rows_where_the_exchange_left_them() {
     assert_runs_bit_exactly(&machine, &model, &spec, &compiled, &pixels);
 }
 
+/// A tile's copies of its own source block run in the producer's step or go, the block written
+/// straight into its part of the consumer's operand (`LowerOptions::own_blocks_early`:
+/// `lower/rebalance.rs`, `lower/in_consumer.rs`): the built-in tower compiles for the ipu21 with
+/// them; the same plan lowered without them makes more copy calls and places no source buffer
+/// inside another; both tile programs verify. (That runs with them are bit-exact is every run
+/// test's business: the compiler takes them first.)
+#[test]
+fn own_blocks_go_into_their_consumers() {
+    use tessera_codegen::lower::{lower_with, LowerOptions};
+    use tessera_codegen::tile::verify::verify;
+    let (model, spec) = main_job();
+    let (machine, _graph, compiled) = compile("ipu21", &model, &spec);
+    assert!(
+        compiled.lower_options.own_blocks_early,
+        "the compiler takes own blocks early first"
+    );
+    let without = lower_with(
+        &compiled.mid,
+        &model.store,
+        machine.tiles,
+        LowerOptions {
+            own_blocks_early: false,
+            ..compiled.lower_options
+        },
+    )
+    .unwrap();
+    verify(&compiled.lowered.program).unwrap();
+    verify(&without.program).unwrap();
+    let inside = |p: &tessera_codegen::tile::Program| {
+        p.tiles
+            .iter()
+            .flat_map(|t| &t.buffers)
+            .filter(|b| b.alias_of.is_some() && b.alias_offset > 0)
+            .count()
+    };
+    let calls = |p: &tessera_codegen::tile::Program| {
+        p.tiles
+            .iter()
+            .map(|t| t.calls.iter().map(Vec::len).sum::<usize>())
+            .sum::<usize>()
+    };
+    assert!(
+        inside(&compiled.lowered.program) > 0,
+        "no block placed in its consumer"
+    );
+    assert_eq!(inside(&without.program), 0);
+    assert!(calls(&compiled.lowered.program) < calls(&without.program));
+}
+
 /// Exchanges that stage nothing on their senders join the earliest exchange phase in use once
 /// their source is ready (`LowerOptions::early_exchanges`): the built-in tower compiles for the
 /// ipu21 with them, in fewer phases than the same plan lowered without them, and both tile
