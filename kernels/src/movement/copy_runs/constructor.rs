@@ -114,7 +114,7 @@ pub(super) fn coalesce(runs: &[Run], g: u32) -> Vec<Run> {
 const BALANCE_ITEMS: u64 = 24;
 /// The smallest pieces the balancing tries, largest first: it keeps the one the estimate says
 /// is fastest (a piece's per-run overhead is 7 bundles against 2 a granule; nine rows of 264
-/// bytes, a block's own rows into a product's operand, went 1,089 → 903 estimated cycles with
+/// bytes, a block's own rows into a product's operand, went 1,095 → 945 estimated cycles with
 /// pieces of 64 bytes or more, where 256 left them whole).
 const MIN_PIECE_BYTES: [u32; 3] = [256, 128, 64];
 
